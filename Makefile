@@ -1,0 +1,110 @@
+# AstralVessel: one Makefile for the go.work monorepo.
+# `make run` starts the local stack and asks it a question; `make test` runs the tests.
+
+SHELL := /bin/bash
+MODULES := proto deployer vessel vessel/client sandboxd egress conformance stress
+BIN := $(CURDIR)/.cache/bin
+STATICCHECK_VERSION := 2026.2.2
+STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
+GOTEST_FLAGS ?= -count=1 -timeout 15m
+
+.PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules \
+        run images e2e bench-sandbox bench-turn bench-egress load clean
+
+all: build
+
+## check: the test command: install what is missing, start PostgreSQL, then
+## generated-code check, lint, every module alone, and every test.
+check: setup
+	$(MAKE) proto-check lint modules
+	@dsn=$$(./deploy/postgres-test.sh) && echo "PostgreSQL for tests: $${dsn%%password=*}" && \
+	  VESSEL_TEST_POSTGRES="$$dsn" $(MAKE) test
+
+setup:
+	./deploy/setup.sh
+
+## build: every binary into .cache/bin
+build:
+	@mkdir -p $(BIN)
+	cd deployer && go build -o $(BIN)/ ./cmd/...
+	cd vessel && go build -o $(BIN)/ ./cmd/...
+	cd sandboxd && go build -o $(BIN)/ ./cmd/...
+	cd egress && go build -o $(BIN)/ ./cmd/...
+	cd conformance && go build -o $(BIN)/ ./...
+	cd stress && go build -o $(BIN)/ ./...
+
+## test: every module's tests, each module on its own (GOWORK=off), then the whole
+## local stack under the conformance checks and a short load run.
+test: test-unit test-local
+
+test-unit:
+	@set -e; for m in $(MODULES); do \
+	  echo "== go test $$m"; \
+	  (cd $$m && GOWORK=off go test $(GOTEST_FLAGS) ./...); \
+	done
+
+test-local: build
+	cd conformance && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'LocalStack' ./...
+	cd stress && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'ShortLoad' ./...
+
+## modules: each module builds and vets alone, without go.work
+modules:
+	@set -e; for m in $(MODULES); do \
+	  echo "== $$m (GOWORK=off)"; \
+	  (cd $$m && GOWORK=off go build ./... && GOWORK=off go vet ./...); \
+	done
+
+## lint: gofmt, go vet and staticcheck over every module
+lint: fmt vet staticcheck
+
+fmt:
+	@out=$$(git ls-files -co --exclude-standard '*.go' | xargs -r gofmt -l); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
+
+$(STATICCHECK):
+	@mkdir -p $(dir $@)
+	GOWORK=off GOBIN=$(dir $@) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(dir $@)/staticcheck $@
+
+staticcheck: $(STATICCHECK)
+	@set -e; for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...); done
+
+## proto: regenerate Go code from proto/ with pinned plugins, and buf lint
+proto:
+	./proto/gen.sh
+
+## proto-check: fail when the committed generated code is stale
+proto-check: proto
+	@git diff --exit-code -- proto || { echo "generated code in proto/ is stale: run make proto and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- proto)" || { git status --porcelain -- proto; echo "proto/ has untracked generated files: run make proto and commit"; exit 1; }
+
+## run: start the local stack, ask the example agent one question, stop
+run: build
+	./deploy/local-demo.sh
+
+## images: build every service image (a local Debian base when no registry answers)
+images: build
+	./deploy/images.sh
+
+## e2e: the Compose deployment for real: images, up, isolation probes, conformance, down
+e2e:
+	./deploy/e2e.sh
+
+bench-sandbox:
+	$(MAKE) -C sandboxd bench
+
+bench-turn:
+	$(MAKE) -C vessel bench-turn
+
+bench-egress:
+	$(MAKE) -C egress bench
+
+## load: the spec's load scenario (long; see docs/performance.md)
+load: build
+	cd stress && go run . --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20 --bin-dir $(BIN) --out $(CURDIR)/.cache/load
+
+clean:
+	rm -rf .cache

@@ -1,0 +1,3 @@
+module github.com/astraldeep/astralvessel-go/conformance
+
+go 1.26.0

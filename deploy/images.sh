@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# `make images`: builds every service binary on the host, then one image per service.
+#
+# No registry is needed: the Go binaries are built here (static; sandboxd links libseccomp statically)
+# and copied into images on `scratch`; the sandbox image builds on a local Debian base made by
+# deploy/base-image.sh unless BASE names another image (for example debian:bookworm-slim where a
+# registry is reachable). Each image is tagged <project>-<service>:local, the names the generated
+# Compose file uses.
+#
+# Usage: deploy/images.sh [--project NAME] [--no-build-binaries] [service ...]
+#   services: vessel sandboxd egress deployer scripted-model (default: all)
+#   env: BASE (sandbox base image; default astralvessel-base:bookworm, built when missing)
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+project=astralvessel
+build_bins=1
+services=()
+while (($#)); do
+	case "$1" in
+	--project) project="$2"; shift 2 ;;
+	--project=*) project="${1#*=}"; shift ;;
+	--no-build-binaries) build_bins=0; shift ;;
+	-h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+	-*) echo "images: unknown flag $1" >&2; exit 2 ;;
+	*) services+=("$1"); shift ;;
+	esac
+done
+((${#services[@]})) || services=(vessel sandboxd egress deployer scripted-model)
+base="${BASE:-astralvessel-base:bookworm}"
+out="$root/.cache/images"
+bin="$out/bin"
+mkdir -p "$bin"
+
+log() { printf 'images: %s\n' "$*" >&2; }
+
+# Per service: Go module dir, main package, binary name, Dockerfile.
+module_of() { case "$1" in vessel | scripted-model) echo vessel ;; *) echo "$1" ;; esac; }
+pkg_of() {
+	case "$1" in
+	deployer) echo ./cmd/astralvessel ;;
+	*) echo "./cmd/$1" ;;
+	esac
+}
+binary_of() { case "$1" in deployer) echo astralvessel ;; *) echo "$1" ;; esac; }
+dockerfile_of() {
+	case "$1" in
+	scripted-model) echo "$root/vessel/Dockerfile.scripted-model" ;;
+	*) echo "$root/$1/Dockerfile" ;;
+	esac
+}
+
+build_binary() {
+	local svc="$1" mod pkg name
+	mod="$(module_of "$svc")"
+	pkg="$(pkg_of "$svc")"
+	name="$(binary_of "$svc")"
+	log "go build $mod/${pkg#./} -> .cache/images/bin/$name"
+	if [[ $svc == sandboxd ]]; then
+		# cgo for libseccomp-golang, linked fully static so the binary runs on any base image.
+		(cd "$root/$mod" && CGO_ENABLED=1 go build -trimpath -tags 'netgo osusergo static_build' \
+			-ldflags '-s -w -linkmode external -extldflags -static' -o "$bin/$name" "$pkg")
+	else
+		(cd "$root/$mod" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$bin/$name" "$pkg")
+	fi
+	if ! file "$bin/$name" | grep -q 'statically linked\|static-pie linked'; then
+		log "$name is not statically linked: $(file -b "$bin/$name")"
+		exit 1
+	fi
+}
+
+# The tiny userland every scratch image carries: CA bundle, a passwd naming the runtime user, /tmp.
+make_rootfs() {
+	local r="$1"
+	local ca=/etc/ssl/certs/ca-certificates.crt
+	[[ -r $ca ]] || { log "no CA bundle at $ca (apt-get install ca-certificates)"; exit 1; }
+	rm -rf "$r"
+	mkdir -p "$r/etc/ssl/certs" "$r/tmp"
+	chmod 1777 "$r/tmp"
+	cp "$ca" "$r/etc/ssl/certs/ca-certificates.crt"
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin\n' >"$r/etc/passwd"
+	printf 'root:x:0:\nnonroot:x:65532:\n' >"$r/etc/group"
+}
+
+# Without buildx the CLI falls back to the classic builder anyway; saying so keeps its output quiet.
+if ! docker buildx version >/dev/null 2>&1; then export DOCKER_BUILDKIT=0; fi
+
+start=$SECONDS
+for svc in "${services[@]}"; do
+	case "$svc" in vessel | sandboxd | egress | deployer | scripted-model) ;; *)
+		log "unknown service $svc"
+		exit 2
+		;;
+	esac
+	[[ $build_bins == 0 ]] || build_binary "$svc"
+	ctx="$out/ctx/$svc"
+	rm -rf "$ctx"
+	mkdir -p "$ctx"
+	name="$(binary_of "$svc")"
+	cp "$bin/$name" "$ctx/$name"
+	build_args=()
+	if [[ $svc == sandboxd ]]; then
+		if [[ $base == astralvessel-base:* ]]; then
+			BASE_IMAGE="$base" "$here/base-image.sh"
+		fi
+		build_args=(--build-arg "BASE=$base")
+	else
+		make_rootfs "$ctx/rootfs"
+		[[ $svc != vessel ]] || mkdir -p "$ctx/data"
+	fi
+	tag="$project-$svc:local"
+	log "docker build $tag"
+	docker build -q "${build_args[@]}" --label "org.astralvessel.service=$svc" \
+		-t "$tag" -f "$(dockerfile_of "$svc")" "$ctx" >/dev/null
+done
+log "built ${services[*]} for project $project in $((SECONDS - start))s"

@@ -1,0 +1,522 @@
+package spec
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Deployment defaults.
+const (
+	DefaultProject      = "astralvessel"
+	DefaultFrontSubnet  = "172.31.247.0/24"
+	DefaultFrontAddress = "172.31.247.10"
+	DefaultPort         = 8700
+	DefaultTaskTTLHours = 24
+	DefaultProvider     = "searxng"
+	DefaultScratch      = ByteSize(256 << 20)
+	DefaultMemory       = ByteSize(512 << 20)
+	DefaultPIDs         = 256
+	maxDeploymentBytes  = 4 << 20
+	maxJWKSBytes        = 1 << 20
+	minScratch          = ByteSize(1 << 20)
+	minMemory           = ByteSize(16 << 20)
+)
+
+// SearchProviders are the allowed [search] provider values.
+var SearchProviders = []string{"searxng", "duckduckgo"}
+
+// reservedTargets are sandbox paths a data mount may not cover.
+var reservedTargets = []string{"/agent", "/scratch", "/tmp", "/proc", "/sys", "/dev", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/run", "/var"}
+
+// LoadDeployment reads deployment.toml, resolves env:NAME references with
+// env, applies defaults, validates everything (including every agent's
+// package) and returns the result, or an Errors listing every problem.
+func LoadDeployment(path string, env Env) (*Deployment, error) {
+	data, err := readLimited(path, maxDeploymentBytes)
+	if err != nil {
+		return nil, Errors{{File: path, Msg: err.Error()}}
+	}
+	return loadDeploymentData(path, data, env)
+}
+
+func loadDeploymentData(file string, data []byte, env Env) (*Deployment, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, fmt.Errorf("load deployment %s: %w", file, err)
+	}
+	var d Deployment
+	if err := decodeStrict(file, data, &d); err != nil {
+		return nil, err
+	}
+	d.Path = abs
+	var errs Errors
+	c := &collector{file: file, pos: buildPosMap(data), errs: &errs}
+	v := &validator{c: c, env: env, d: &d, dir: filepath.Dir(file), absDir: filepath.Dir(abs)}
+	v.run()
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &d, nil
+}
+
+type validator struct {
+	c      *collector
+	env    Env
+	d      *Deployment
+	dir    string // the deployment file's folder as named (for messages)
+	absDir string
+}
+
+// resolve replaces an env:NAME value by the variable's value and records
+// the reference, so deploy can hand the same variable to the vessel.
+func (v *validator) resolve(field string, s *string) bool {
+	name, ok := strings.CutPrefix(*s, "env:")
+	if !ok {
+		return true
+	}
+	if !envNamePattern.MatchString(name) {
+		v.c.add(field, "invalid environment variable name %q; want env:NAME with NAME of letters, digits and _", name)
+		return false
+	}
+	val, found := v.env(name)
+	if !found {
+		v.c.add(field, "environment variable %s is not set (referenced as env:%s)", name, name)
+		return false
+	}
+	if v.d.EnvRefs == nil {
+		v.d.EnvRefs = map[string]string{}
+	}
+	v.d.EnvRefs[field] = name
+	*s = val
+	return true
+}
+
+func (v *validator) run() {
+	v.vessel()
+	v.egress()
+	if v.d.Search.Provider == "" {
+		v.d.Search.Provider = DefaultProvider
+	} else if !contains(SearchProviders, v.d.Search.Provider) {
+		v.c.add("search.provider", "unknown provider %q; allowed: searxng, duckduckgo", v.d.Search.Provider)
+	}
+	agents := v.agents()
+	v.apps(agents)
+	v.issuers(agents)
+}
+
+func (v *validator) vessel() {
+	c, ves := v.c, &v.d.Vessel
+	if !c.set("vessel.project") {
+		ves.Project = DefaultProject
+	} else if !idPattern.MatchString(ves.Project) {
+		c.add("vessel.project", "invalid project %q; allowed: lowercase letters, digits and -, starting with a letter or digit", ves.Project)
+	}
+	if ves.FrontSubnet == "" {
+		ves.FrontSubnet = DefaultFrontSubnet
+	}
+	if ves.FrontAddress == "" {
+		ves.FrontAddress = DefaultFrontAddress
+	}
+	if !c.set("vessel.port") {
+		ves.Port = DefaultPort
+	} else if ves.Port < 1 || ves.Port > 65535 {
+		c.add("vessel.port", "%d is out of range; allowed 1 to 65535", ves.Port)
+	}
+	prefix, err := netip.ParsePrefix(ves.FrontSubnet)
+	switch {
+	case err != nil || !prefix.Addr().Is4():
+		c.add("vessel.front_subnet", "invalid subnet %q; want an IPv4 CIDR such as %s", ves.FrontSubnet, DefaultFrontSubnet)
+	case prefix.Bits() > 29:
+		c.add("vessel.front_subnet", "subnet %s is too small; allowed prefix lengths 8 to 29", ves.FrontSubnet)
+	case prefix.Masked() != prefix:
+		c.add("vessel.front_subnet", "%s has host bits set; did you mean %s?", ves.FrontSubnet, prefix.Masked())
+	default:
+		addr, err := netip.ParseAddr(ves.FrontAddress)
+		if err != nil || !addr.Is4() {
+			c.add("vessel.front_address", "invalid address %q; want an IPv4 address inside front_subnet", ves.FrontAddress)
+			break
+		}
+		first := prefix.Addr()
+		if !prefix.Contains(addr) || addr == first || addr == first.Next() || addr == lastAddr(prefix) {
+			c.add("vessel.front_address", "%s must be inside %s and not its network, gateway (first host) or broadcast address", addr, prefix)
+		}
+	}
+	if ves.PublicURL == "" {
+		ves.PublicURL = fmt.Sprintf("http://%s:%d", ves.FrontAddress, ves.Port)
+	} else if msg := checkURL(ves.PublicURL, false); msg != "" {
+		c.add("vessel.public_url", "%s", msg)
+	} else {
+		ves.PublicURL = strings.TrimRight(ves.PublicURL, "/")
+	}
+	if !c.set("vessel.task_ttl_hours") {
+		ves.TaskTTLHours = DefaultTaskTTLHours
+	} else if ves.TaskTTLHours < 1 || ves.TaskTTLHours > 24*365 {
+		c.add("vessel.task_ttl_hours", "%d is out of range; allowed 1 to 8760", ves.TaskTTLHours)
+	}
+	if ves.TaskStore != "" && v.resolve("vessel.task_store", &ves.TaskStore) {
+		u, err := url.Parse(ves.TaskStore)
+		if err != nil || (u.Scheme != "sqlite" && u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			c.add("vessel.task_store", "want sqlite:///path/tasks.sqlite or postgres://user@host/db (env: allowed); leave it out for SQLite in the vessel's data folder")
+		}
+	}
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	a := p.Addr().As4()
+	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	n |= (1 << (32 - p.Bits())) - 1
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+func (v *validator) egress() {
+	c, e := v.c, &v.d.Egress
+	if e.UpstreamURL == "" {
+		c.add("egress.upstream_url", "required: the OpenAI-compatible model endpoint, e.g. \"env:VESSEL_UPSTREAM_MODEL_URL\"")
+	} else if v.resolve("egress.upstream_url", &e.UpstreamURL) {
+		if msg := checkURL(e.UpstreamURL, !e.AllowHTTPUpstream); msg != "" {
+			if strings.HasPrefix(e.UpstreamURL, "http://") {
+				msg += "; set allow_http_upstream = true to allow plain HTTP"
+			}
+			c.add("egress.upstream_url", "%s", msg)
+		}
+	}
+	for i, s := range e.AllowCIDRs {
+		if _, err := netip.ParsePrefix(s); err != nil {
+			c.add(fmt.Sprintf("egress.allow_cidrs[%d]", i), "invalid CIDR %q; want e.g. 10.20.0.0/16", s)
+		}
+	}
+	for i, h := range e.AllowHosts {
+		if h == "" || strings.ContainsAny(h, "/: \t") {
+			c.add(fmt.Sprintf("egress.allow_hosts[%d]", i), "invalid host name %q; want a bare name such as intranet.example.org", h)
+		}
+	}
+}
+
+func (v *validator) agents() map[string]bool {
+	c := v.c
+	ids := map[string]bool{}
+	if len(v.d.Agents) == 0 {
+		c.add("agents", "at least one [[agents]] entry is required")
+	}
+	for i := range v.d.Agents {
+		a := &v.d.Agents[i]
+		f := fmt.Sprintf("agents[%d]", i)
+		switch {
+		case a.ID == "":
+			c.add(f+".id", "required: the agent's id, used in its URL /agents/<id>")
+		case !idPattern.MatchString(a.ID):
+			c.add(f+".id", "invalid id %q; allowed: lowercase letters, digits and -, starting with a letter or digit, at most 63", a.ID)
+		case ids[a.ID]:
+			c.add(f+".id", "duplicate agent id %q", a.ID)
+		}
+		ids[a.ID] = true
+		v.sandbox(f+".sandbox", a)
+		v.services(f+".services", a)
+		if a.Package == "" {
+			c.add(f+".package", "required: the agent folder, relative to this file")
+			continue
+		}
+		a.PackageDir = v.abs(a.Package)
+		pkgDir := v.rel(a.Package)
+		if st, err := os.Stat(a.PackageDir); err != nil || !st.IsDir() {
+			c.add(f+".package", "agent folder %s not found", pkgDir)
+			continue
+		}
+		lp := loadPackage(pkgDir, c.errs)
+		if lp == nil {
+			continue
+		}
+		a.Manifest = lp.manifest
+		for j, t := range lp.manifest.Declared {
+			if t.Service == "" {
+				continue
+			}
+			if _, ok := a.Services[t.Service]; !ok {
+				lp.tools[j].add("service", "service %q is not granted to agent %q; add [agents.services.%s] with its url to %s", t.Service, a.ID, t.Service, v.c.file)
+			}
+		}
+	}
+	return ids
+}
+
+// abs resolves a path written in the deployment file.
+func (v *validator) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(v.absDir, p)
+}
+
+// rel names a path for messages the way the user named the deployment file.
+func (v *validator) rel(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(v.dir, p)
+}
+
+func (v *validator) sandbox(f string, a *Agent) {
+	c, s := v.c, &a.Sandbox
+	if !c.set(f + ".scratch") {
+		s.Scratch = DefaultScratch
+	} else if s.Scratch < minScratch {
+		c.add(f+".scratch", "%d bytes is too small; at least 1MiB", s.Scratch)
+	}
+	if !c.set(f + ".turn_disk") {
+		s.TurnDisk = s.Scratch / 4
+	} else if s.TurnDisk <= 0 || s.TurnDisk > s.Scratch {
+		c.add(f+".turn_disk", "must be more than 0 and at most scratch (%s)", s.Scratch)
+	}
+	if !c.set(f + ".user_disk") {
+		s.UserDisk = s.Scratch / 2
+	} else if s.UserDisk <= 0 || s.UserDisk > s.Scratch {
+		c.add(f+".user_disk", "must be more than 0 and at most scratch (%s)", s.Scratch)
+	}
+	if !c.set(f + ".memory") {
+		s.Memory = DefaultMemory
+	} else if s.Memory < minMemory {
+		c.add(f+".memory", "%d bytes is too small; at least 16MiB", s.Memory)
+	}
+	if !c.set(f + ".pids") {
+		s.PIDs = DefaultPIDs
+	} else if s.PIDs < 8 || s.PIDs > 1<<20 {
+		c.add(f+".pids", "%d is out of range; allowed 8 to 1048576", s.PIDs)
+	}
+	if s.Dockerfile != "" {
+		if st, err := os.Stat(v.abs(s.Dockerfile)); err != nil || !st.Mode().IsRegular() {
+			c.add(f+".dockerfile", "Dockerfile %s not found", v.rel(s.Dockerfile))
+		}
+	}
+	targets := map[string]bool{}
+	for i, m := range s.Mounts {
+		mf := fmt.Sprintf("%s.mounts[%d]", f, i)
+		if m.Source == "" {
+			c.add(mf+".source", "required: the host folder, relative to this file")
+		}
+		switch {
+		case m.Target == "":
+			c.add(mf+".target", "required: an absolute path inside the sandbox, e.g. /data/guide")
+		case !path.IsAbs(m.Target) || path.Clean(m.Target) != m.Target:
+			c.add(mf+".target", "%q must be a clean absolute path, e.g. /data/guide", m.Target)
+		case m.Target == "/" || reserved(m.Target) != "":
+			c.add(mf+".target", "%q is reserved in the sandbox (%s); use a path such as /data/<name>", m.Target, reserved(m.Target))
+		default:
+			for t := range targets {
+				if within(m.Target, t) || within(t, m.Target) {
+					c.add(mf+".target", "%q overlaps the mount at %q", m.Target, t)
+				}
+			}
+			targets[m.Target] = true
+		}
+	}
+}
+
+func reserved(target string) string {
+	for _, r := range reservedTargets {
+		if within(target, r) {
+			return r
+		}
+	}
+	return ""
+}
+
+// within reports whether p is dir or inside it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+func (v *validator) services(f string, a *Agent) {
+	names := make([]string, 0, len(a.Services))
+	for n := range a.Services {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := a.Services[n]
+		sf := f + "." + n
+		if !idPattern.MatchString(n) {
+			v.c.add(sf, "invalid service name %q; allowed: lowercase letters, digits and -", n)
+		}
+		if s.URL == "" {
+			v.c.add(sf+".url", "required: the application's base URL, e.g. http://app:8000")
+		} else if v.resolve(sf+".url", &s.URL) {
+			if msg := checkURL(s.URL, false); msg != "" {
+				v.c.add(sf+".url", "%s", msg)
+			}
+			s.URL = strings.TrimRight(s.URL, "/")
+		}
+		hnames := make([]string, 0, len(s.Headers))
+		for h := range s.Headers {
+			hnames = append(hnames, h)
+		}
+		sort.Strings(hnames)
+		headers := make(map[string]string, len(s.Headers))
+		for _, h := range hnames {
+			val := s.Headers[h]
+			hf := sf + ".headers." + h
+			if !validHeaderName(h) {
+				v.c.add(hf, "invalid header name %q", h)
+			} else if strings.HasPrefix(http.CanonicalHeaderKey(h), "X-Vessel-") {
+				v.c.add(hf, "headers starting X-Vessel- are set by the vessel itself")
+			}
+			v.resolve(hf, &val)
+			if strings.ContainsAny(val, "\r\n") {
+				v.c.add(hf, "header values must not contain line breaks")
+			}
+			headers[h] = val
+		}
+		s.Headers = headers
+		a.Services[n] = s
+	}
+}
+
+func validHeaderName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for _, r := range h {
+		if r > 127 || !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("!#$%&'*+.^`|~", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *validator) checkAgents(f string, list []string, agents map[string]bool) {
+	if len(list) == 0 {
+		v.c.add(f, "required: the ids of the agents it may call")
+	}
+	for i, id := range list {
+		if !agents[id] {
+			v.c.add(fmt.Sprintf("%s[%d]", f, i), "no agent with id %q in this deployment", id)
+		}
+	}
+}
+
+func (v *validator) apps(agents map[string]bool) {
+	ids := map[string]bool{}
+	for i := range v.d.Apps {
+		a := &v.d.Apps[i]
+		f := fmt.Sprintf("apps[%d]", i)
+		switch {
+		case !idPattern.MatchString(a.ID):
+			v.c.add(f+".id", "invalid or missing id %q; allowed: lowercase letters, digits and -, starting with a letter or digit", a.ID)
+		case ids[a.ID]:
+			v.c.add(f+".id", "duplicate app id %q", a.ID)
+		}
+		ids[a.ID] = true
+		if a.KeySHA256 == "" {
+			v.c.add(f+".key_sha256", "required: the hex SHA-256 of the app's key (e.g. env:VESSEL_APP_KEY_SHA256)")
+		} else if v.resolve(f+".key_sha256", &a.KeySHA256) {
+			a.KeySHA256 = strings.ToLower(strings.TrimSpace(a.KeySHA256))
+			if b, err := hex.DecodeString(a.KeySHA256); err != nil || len(b) != 32 {
+				v.c.add(f+".key_sha256", "want 64 hex characters (sha256sum of the key), got %d characters", len(a.KeySHA256))
+			}
+		}
+		v.checkAgents(f+".agents", a.Agents, agents)
+	}
+}
+
+func (v *validator) issuers(agents map[string]bool) {
+	ids := map[string]bool{}
+	for i := range v.d.Issuers {
+		is := &v.d.Issuers[i]
+		f := fmt.Sprintf("issuers[%d]", i)
+		switch {
+		case !idPattern.MatchString(is.ID):
+			v.c.add(f+".id", "invalid or missing id %q; allowed: lowercase letters, digits and -, starting with a letter or digit", is.ID)
+		case ids[is.ID]:
+			v.c.add(f+".id", "duplicate issuer id %q", is.ID)
+		}
+		ids[is.ID] = true
+		if is.Issuer == "" {
+			v.c.add(f+".issuer", "required: the token issuer (iss) URL")
+		} else if msg := checkURL(is.Issuer, true); msg != "" {
+			v.c.add(f+".issuer", "%s", msg)
+		}
+		if is.Audience == "" {
+			v.c.add(f+".audience", "required: the audience (aud) tokens must carry")
+		}
+		switch {
+		case is.JWKSURL != "" && is.JWKSFile != "":
+			v.c.add(f+".jwks_file", "set exactly one of jwks_url and jwks_file, not both")
+		case is.JWKSURL == "" && is.JWKSFile == "":
+			v.c.add(f+".jwks_url", "required: set jwks_url (https) or jwks_file (a JWK set on disk)")
+		case is.JWKSURL != "":
+			if msg := checkURL(is.JWKSURL, true); msg != "" {
+				v.c.add(f+".jwks_url", "%s", msg)
+			}
+		default:
+			v.checkJWKS(f+".jwks_file", is.JWKSFile)
+		}
+		for j, p := range is.AuthorizedParties {
+			if strings.TrimSpace(p) == "" {
+				v.c.add(fmt.Sprintf("%s.authorized_parties[%d]", f, j), "must not be empty")
+			}
+		}
+		v.checkAgents(f+".agents", is.Agents, agents)
+	}
+}
+
+func (v *validator) checkJWKS(f, p string) {
+	data, err := readLimited(v.abs(p), maxJWKSBytes)
+	if err != nil {
+		v.c.add(f, "JWK set %s: %v", v.rel(p), err)
+		return
+	}
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(data, &set); err != nil || len(set.Keys) == 0 {
+		v.c.add(f, `%s is not a JWK set: want JSON {"keys": [...]} with at least one key`, v.rel(p))
+	}
+}
+
+// checkURL returns "" for an acceptable absolute http(s) URL, else why not.
+func checkURL(s string, httpsOnly bool) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		if httpsOnly {
+			return fmt.Sprintf("invalid URL %q; want https://host/...", s)
+		}
+		return fmt.Sprintf("invalid URL %q; want http:// or https:// with a host", s)
+	}
+	if httpsOnly && u.Scheme != "https" {
+		return fmt.Sprintf("%q must use https", s)
+	}
+	if u.User != nil {
+		return fmt.Sprintf("%q must not carry credentials in the URL", s)
+	}
+	return ""
+}
+
+// HostPathProblems checks what only the deploying machine has: every data
+// mount's source folder. The vessel, which never sees those folders, does
+// not call it.
+func HostPathProblems(d *Deployment) error {
+	var errs Errors
+	for _, a := range d.Agents {
+		for i, m := range a.Sandbox.Mounts {
+			src := m.Source
+			if !filepath.IsAbs(src) {
+				src = filepath.Join(filepath.Dir(d.Path), src)
+			}
+			if st, err := os.Stat(src); err != nil || !st.IsDir() {
+				errs = append(errs, &Error{File: d.Path, Field: fmt.Sprintf("agent %s: sandbox.mounts[%d].source", a.ID, i), Msg: fmt.Sprintf("folder %s not found", src)})
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}

@@ -1,0 +1,367 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Package defaults.
+const (
+	DefaultAPIKey       = "env:VESSEL_MODEL_KEY"
+	DefaultMaxSteps     = 12
+	DefaultDeadline     = 300 // seconds
+	DefaultVersion      = "1.0.0"
+	DefaultToolTimeout  = 60 // seconds
+	maxDeadlineSeconds  = 86400
+	maxMaxSteps         = 1000
+	maxToolTimeout      = 3600
+	maxToolFileBytes    = 1 << 20
+	maxManifestBytes    = 1 << 20
+	manifestFile        = "vessel.toml"
+	promptFile          = "prompt.md"
+	toolsDir            = "tools"
+	packagePlaceholder  = "{package}"
+	outputFilesAllowed  = "png, svg, csv, pdf"
+	builtinToolsAllowed = "read, glob, list, grep, bash, webfetch, websearch, present"
+)
+
+// OutputFileTypes are the file types an agent may return.
+var OutputFileTypes = []string{"png", "svg", "csv", "pdf"}
+
+var (
+	idPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// loadedPackage keeps a manifest with the positions of its files, so the
+// deployment can report problems it finds (an ungranted service) on the
+// right line of the right tool file.
+type loadedPackage struct {
+	manifest *Manifest
+	tools    []*collector // parallel to manifest.Declared
+}
+
+// LoadPackage reads an agent folder: vessel.toml, prompt.md (which must
+// exist; its text is read per turn by ReadPrompt) and tools/*.toml. The
+// model's api_key stays a reference ("env:NAME"); Model.ResolveAPIKey reads
+// it when the key is needed, so loading never needs the key.
+func LoadPackage(dir string, env Env) (*Manifest, error) {
+	_ = env // no package field takes env: references at load time
+	var errs Errors
+	lp := loadPackage(dir, &errs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return lp.manifest, nil
+}
+
+func loadPackage(dir string, errs *Errors) *loadedPackage {
+	file := filepath.Join(dir, manifestFile)
+	data, err := readLimited(file, maxManifestBytes)
+	if err != nil {
+		*errs = append(*errs, &Error{File: file, Msg: err.Error()})
+		return nil
+	}
+	var m Manifest
+	if err := decodeStrict(file, data, &m); err != nil {
+		*errs = append(*errs, asErrors(err)...)
+		return nil
+	}
+	c := &collector{file: file, pos: buildPosMap(data), errs: errs}
+	validateManifest(c, dir, &m)
+	lp := &loadedPackage{manifest: &m}
+	loadTools(dir, lp, errs)
+	if m.Tools.Enabled == nil {
+		m.Tools.Enabled = []string{}
+	}
+	if m.Output.Files == nil {
+		m.Output.Files = []string{}
+	}
+	return lp
+}
+
+func asErrors(err error) Errors {
+	var es Errors
+	if errors.As(err, &es) {
+		return es
+	}
+	return Errors{{Msg: err.Error()}}
+}
+
+func readLimited(file string, limit int64) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("file is %d bytes; at most %d allowed", st.Size(), limit)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", err)
+	}
+	return data, nil
+}
+
+func validateManifest(c *collector, dir string, m *Manifest) {
+	if strings.TrimSpace(m.Name) == "" {
+		c.add("name", "required: the agent's display name")
+	}
+	if strings.TrimSpace(m.Description) == "" {
+		c.add("description", "required: one or two sentences saying what the agent does")
+	}
+	if m.Version == "" {
+		m.Version = DefaultVersion
+	}
+	for i, ex := range m.Examples {
+		if strings.TrimSpace(ex) == "" {
+			c.add(fmt.Sprintf("examples[%d]", i), "must not be empty")
+		}
+	}
+	if !c.set("deadline_seconds") {
+		m.DeadlineSecs = DefaultDeadline
+	} else if m.DeadlineSecs < 1 || m.DeadlineSecs > maxDeadlineSeconds {
+		c.add("deadline_seconds", "%d is out of range; allowed 1 to %d", m.DeadlineSecs, maxDeadlineSeconds)
+	}
+	if st, err := os.Stat(filepath.Join(dir, promptFile)); err != nil || !st.Mode().IsRegular() {
+		*c.errs = append(*c.errs, &Error{File: filepath.Join(dir, promptFile), Msg: "missing: every agent folder needs a prompt.md briefing"})
+	}
+	for i, p := range m.PromptAppend {
+		field := fmt.Sprintf("prompt_append[%d]", i)
+		if msg := packageRelative(p); msg != "" {
+			c.add(field, "%s", msg)
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(dir, p)); err != nil || !st.Mode().IsRegular() {
+			c.add(field, "file %q not found in the agent folder", p)
+		}
+	}
+
+	// [model]
+	if strings.TrimSpace(m.Model.Name) == "" {
+		c.add("model.name", "required: the model name the endpoint serves")
+	}
+	if m.Model.BaseURL != "" {
+		if msg := checkURL(m.Model.BaseURL, false); msg != "" {
+			c.add("model.base_url", "%s", msg)
+		}
+	}
+	if !c.set("model.api_key") {
+		m.Model.APIKey = DefaultAPIKey
+	} else if name, ok := strings.CutPrefix(m.Model.APIKey, "env:"); ok && !envNamePattern.MatchString(name) {
+		c.add("model.api_key", "invalid environment variable name %q; want env:NAME with NAME of letters, digits and _", name)
+	} else if m.Model.APIKey == "" {
+		c.add("model.api_key", `must not be empty; leave it out for the default %q`, DefaultAPIKey)
+	}
+	if !c.set("model.max_steps") {
+		m.Model.MaxSteps = DefaultMaxSteps
+	} else if m.Model.MaxSteps < 1 || m.Model.MaxSteps > maxMaxSteps {
+		c.add("model.max_steps", "%d is out of range; allowed 1 to %d", m.Model.MaxSteps, maxMaxSteps)
+	}
+
+	// [tools]
+	seen := map[string]bool{}
+	for i, name := range m.Tools.Enabled {
+		field := fmt.Sprintf("tools.enabled[%d]", i)
+		if _, ok := BuiltinTools[name]; !ok {
+			c.add(field, "unknown built-in tool %q; allowed: %s", name, builtinToolsAllowed)
+		} else if seen[name] {
+			c.add(field, "%q is listed twice", name)
+		}
+		seen[name] = true
+	}
+	if seen["present"] && !m.Output.Primitives {
+		c.add("tools.enabled", `"present" needs [output] primitives = true`)
+	}
+
+	// [output]
+	seenOut := map[string]bool{}
+	for i, f := range m.Output.Files {
+		field := fmt.Sprintf("output.files[%d]", i)
+		if !contains(OutputFileTypes, f) {
+			c.add(field, "unknown file type %q; allowed: %s", f, outputFilesAllowed)
+		} else if seenOut[f] {
+			c.add(field, "%q is listed twice", f)
+		}
+		seenOut[f] = true
+	}
+}
+
+// set reports whether the file wrote this key (so an explicit 0 is checked
+// rather than replaced by the default).
+func (c *collector) set(field string) bool {
+	_, ok := c.pos.lines[field]
+	return ok
+}
+
+func loadTools(dir string, lp *loadedPackage, errs *Errors) {
+	td := filepath.Join(dir, toolsDir)
+	entries, err := os.ReadDir(td)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		*errs = append(*errs, &Error{File: td, Msg: fmt.Sprintf("cannot read the tools folder: %v", err)})
+		return
+	}
+	byName := map[string]string{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".toml") {
+			continue
+		}
+		file := filepath.Join(td, e.Name())
+		data, err := readLimited(file, maxToolFileBytes)
+		if err != nil {
+			*errs = append(*errs, &Error{File: file, Msg: err.Error()})
+			continue
+		}
+		var t Tool
+		if err := decodeStrict(file, data, &t); err != nil {
+			*errs = append(*errs, asErrors(err)...)
+			continue
+		}
+		t.File = file
+		c := &collector{file: file, pos: buildPosMap(data), errs: errs}
+		validateTool(c, &t)
+		if t.Name != "" {
+			if other, dup := byName[t.Name]; dup {
+				c.add("name", "tool %q is also declared in %s; tool names must be unique", t.Name, other)
+			} else if _, builtin := BuiltinTools[t.Name]; builtin {
+				c.add("name", "%q is the name of a built-in tool; choose another name", t.Name)
+			}
+			byName[t.Name] = file
+		}
+		lp.manifest.Declared = append(lp.manifest.Declared, t)
+		lp.tools = append(lp.tools, c)
+	}
+	// Sorted by name so the manifest, and hence the fingerprint, does not
+	// depend on directory order.
+	idx := make([]int, len(lp.manifest.Declared))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		return lp.manifest.Declared[idx[a]].Name < lp.manifest.Declared[idx[b]].Name
+	})
+	tools := make([]Tool, len(idx))
+	cols := make([]*collector, len(idx))
+	for i, j := range idx {
+		tools[i], cols[i] = lp.manifest.Declared[j], lp.tools[j]
+	}
+	lp.manifest.Declared, lp.tools = tools, cols
+}
+
+func validateTool(c *collector, t *Tool) {
+	if t.Name == "" {
+		c.add("name", "required: the name the model calls the tool by")
+	} else if !toolNamePattern.MatchString(t.Name) {
+		c.add("name", "invalid tool name %q; allowed: 1 to 64 letters, digits, _ and -", t.Name)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		c.add("description", "required: tells the model what the tool does")
+	}
+	hasCmd, hasSvc := c.set("command"), c.set("service")
+	switch {
+	case hasCmd && hasSvc:
+		c.add("service", "a tool has either command (runs in the sandbox) or service (answered by the application), not both")
+	case !hasCmd && !hasSvc:
+		c.add("command", "required: set command (runs in the sandbox) or service + path (answered by the application)")
+	case hasCmd:
+		if len(t.Command) == 0 || strings.TrimSpace(t.Command[0]) == "" {
+			c.add("command", `must name a program, e.g. ["python3", "{package}/tools/x.py"]`)
+		}
+		if c.set("path") {
+			c.add("path", "only service tools have a path")
+		}
+	case hasSvc:
+		if !idPattern.MatchString(t.Service) {
+			c.add("service", "invalid service name %q; allowed: lowercase letters, digits and -, starting with a letter or digit", t.Service)
+		}
+		if !strings.HasPrefix(t.Path, "/") {
+			c.add("path", "required for a service tool: the endpoint path, starting with /")
+		}
+	}
+	if t.Scope == "" {
+		c.add("scope", "required: one of %s", strings.Join(Scopes, ", "))
+	} else if !contains(Scopes, t.Scope) {
+		c.add("scope", "unknown scope %q; allowed: %s", t.Scope, strings.Join(Scopes, ", "))
+	}
+	if !c.set("timeout_seconds") {
+		t.TimeoutSeconds = DefaultToolTimeout
+	} else if t.TimeoutSeconds < 1 || t.TimeoutSeconds > maxToolTimeout {
+		c.add("timeout_seconds", "%d is out of range; allowed 1 to %d", t.TimeoutSeconds, maxToolTimeout)
+	}
+	if t.Parameters == nil {
+		t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+	} else if typ, _ := t.Parameters["type"].(string); typ != "object" {
+		c.add("parameters.type", `the arguments' JSON Schema must have type = "object"`)
+	}
+}
+
+// packageRelative checks a path meant to stay inside the agent folder.
+func packageRelative(p string) string {
+	if p == "" {
+		return "must not be empty"
+	}
+	if filepath.IsAbs(p) || !filepath.IsLocal(p) {
+		return fmt.Sprintf("%q must be a relative path inside the agent folder", p)
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ResolveAPIKey returns the model key the manifest names: the value of the
+// environment variable for "env:NAME", else the literal string.
+func (m *Model) ResolveAPIKey(env Env) (string, error) {
+	name, ok := strings.CutPrefix(m.APIKey, "env:")
+	if !ok {
+		return m.APIKey, nil
+	}
+	v, found := env(name)
+	if !found {
+		return "", fmt.Errorf("model.api_key: environment variable %s is not set", name)
+	}
+	return v, nil
+}
+
+// ReadPrompt returns the agent's briefing: prompt.md followed by each
+// prompt_append file, separated by blank lines. It reads the files on every
+// call so prompt edits need no redeploy.
+func ReadPrompt(agent *Agent) (string, error) {
+	if agent == nil || agent.Manifest == nil {
+		return "", errors.New("read prompt: agent has no loaded manifest")
+	}
+	files := append([]string{promptFile}, agent.Manifest.PromptAppend...)
+	parts := make([]string, 0, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(agent.PackageDir, f))
+		if err != nil {
+			return "", fmt.Errorf("read prompt of agent %s: %w", agent.ID, err)
+		}
+		parts = append(parts, strings.TrimRight(string(b), "\n"))
+	}
+	return strings.Join(parts, "\n\n"), nil
+}

@@ -1,0 +1,149 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// posMap records the line of every key in a TOML document, under the same
+// dotted paths (with [i] for array elements) that validation messages use,
+// so semantic errors point at a line just as syntax errors do.
+type posMap struct {
+	lines  map[string]int
+	arrays map[string]int // elements seen so far per array-of-tables path
+}
+
+// line returns the line of path, or of its nearest recorded parent, or 0.
+func (m *posMap) line(path string) int {
+	if m == nil {
+		return 0
+	}
+	for path != "" {
+		if l, ok := m.lines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 0
+}
+
+// buildPosMap parses data on its own; it never fails: a document that does
+// not parse gets a partial map, and the decoder reports the syntax error.
+func buildPosMap(data []byte) *posMap {
+	m := &posMap{lines: map[string]int{}, arrays: map[string]int{}}
+	var p unstable.Parser
+	p.Reset(data)
+	cur := ""
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			keys, first := keyParts(e.Key())
+			if len(keys) == 0 {
+				continue
+			}
+			path := m.resolve(keys[:len(keys)-1])
+			path = join(path, keys[len(keys)-1])
+			if e.Kind == unstable.ArrayTable {
+				n := m.arrays[path]
+				m.arrays[path] = n + 1
+				path = fmt.Sprintf("%s[%d]", path, n)
+			} else if n := m.arrays[path]; n > 0 {
+				path = fmt.Sprintf("%s[%d]", path, n-1)
+			}
+			if _, seen := m.lines[path]; !seen {
+				m.lines[path] = lineOf(&p, first, 0)
+			}
+			cur = path
+		case unstable.KeyValue:
+			m.keyValue(&p, cur, e)
+		}
+	}
+	return m
+}
+
+// resolve turns table key parts into a path, indexing into the latest
+// element of every array of tables on the way.
+func (m *posMap) resolve(keys []string) string {
+	path := ""
+	for _, k := range keys {
+		path = join(path, k)
+		if n := m.arrays[path]; n > 0 {
+			path = fmt.Sprintf("%s[%d]", path, n-1)
+		}
+	}
+	return path
+}
+
+func (m *posMap) keyValue(p *unstable.Parser, base string, kv *unstable.Node) {
+	keys, first := keyParts(kv.Key())
+	path := base
+	for _, k := range keys {
+		path = join(path, k)
+	}
+	line := lineOf(p, first, 0)
+	m.lines[path] = line
+	m.value(p, path, kv.Value(), line)
+}
+
+func (m *posMap) value(p *unstable.Parser, path string, v *unstable.Node, line int) {
+	switch v.Kind {
+	case unstable.InlineTable:
+		it := v.Children()
+		for it.Next() {
+			if n := it.Node(); n.Kind == unstable.KeyValue {
+				m.keyValue(p, path, n)
+			}
+		}
+	case unstable.Array:
+		it := v.Children()
+		i := 0
+		for it.Next() {
+			n := it.Node()
+			if n.Kind == unstable.Comment {
+				continue
+			}
+			ep := fmt.Sprintf("%s[%d]", path, i)
+			el := lineOf(p, n, line)
+			m.lines[ep] = el
+			m.value(p, ep, n, el)
+			i++
+		}
+	}
+}
+
+func keyParts(it unstable.Iterator) ([]string, *unstable.Node) {
+	var keys []string
+	var first *unstable.Node
+	for it.Next() {
+		n := it.Node()
+		if first == nil {
+			first = n
+		}
+		keys = append(keys, string(n.Data))
+	}
+	return keys, first
+}
+
+func lineOf(p *unstable.Parser, n *unstable.Node, fallback int) int {
+	if n == nil || n.Raw.Length == 0 && n.Raw.Offset == 0 {
+		return fallback
+	}
+	if int(n.Raw.Offset)+int(n.Raw.Length) > len(p.Data()) {
+		return fallback
+	}
+	return p.Shape(n.Raw).Start.Line
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}

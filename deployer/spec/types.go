@@ -1,0 +1,170 @@
+// Package spec is the one reader of AstralVessel's configuration files:
+// deployment.toml, an agent's vessel.toml and its tools/*.toml. The vessel,
+// sandboxd and the deployer all load configuration through it, so the files
+// mean the same thing everywhere.
+package spec
+
+// Deployment is a loaded and validated deployment.toml.
+type Deployment struct {
+	// Path is the absolute path of the file it was loaded from; relative
+	// paths inside it (agent packages, mounts, key files) are resolved
+	// against its directory.
+	Path string `toml:"-"`
+
+	Vessel  Vessel   `toml:"vessel"`
+	Egress  Egress   `toml:"egress"`
+	Search  Search   `toml:"search"`
+	Apps    []App    `toml:"apps"`
+	Issuers []Issuer `toml:"issuers"`
+	Agents  []Agent  `toml:"agents"`
+}
+
+// Vessel is the [vessel] table.
+type Vessel struct {
+	Project      string `toml:"project"`       // prefixes Compose containers, networks, volumes, images
+	FrontSubnet  string `toml:"front_subnet"`  // CIDR of the front network
+	FrontAddress string `toml:"front_address"` // the vessel's fixed address on front
+	PublicURL    string `toml:"public_url"`    // base of card interface URLs
+	Port         int    `toml:"port"`          // listen port, default 8700
+	TaskTTLHours int    `toml:"task_ttl_hours"`
+	// TaskStore is "sqlite:///path/tasks.sqlite" (default /data/tasks.sqlite) or "postgres://...".
+	TaskStore string `toml:"task_store"`
+}
+
+// Egress is the [egress] table.
+type Egress struct {
+	UpstreamURL string `toml:"upstream_url"` // required; env: reference allowed
+	// AllowHTTPUpstream permits a plain-HTTP upstream (otherwise HTTPS only).
+	AllowHTTPUpstream bool `toml:"allow_http_upstream"`
+	// AllowCIDRs and AllowHosts open the web proxy to extra destinations
+	// (an intranet site); they are logged at start.
+	AllowCIDRs []string `toml:"allow_cidrs"`
+	AllowHosts []string `toml:"allow_hosts"`
+}
+
+// Search is the [search] table.
+type Search struct {
+	Provider string `toml:"provider"` // "searxng" (default) or "duckduckgo"
+}
+
+// App is one [[apps]] entry: an application and the agents it may call.
+type App struct {
+	ID string `toml:"id"`
+	// KeySHA256 is the hex SHA-256 digest of the app's key (env: allowed).
+	KeySHA256 string   `toml:"key_sha256"`
+	Agents    []string `toml:"agents"`
+}
+
+// Issuer is one [[issuers]] entry: a token issuer trusted for some agents.
+type Issuer struct {
+	ID                string   `toml:"id"`
+	Issuer            string   `toml:"issuer"`
+	Audience          string   `toml:"audience"`
+	JWKSURL           string   `toml:"jwks_url"`
+	JWKSFile          string   `toml:"jwks_file"`
+	AuthorizedParties []string `toml:"authorized_parties"`
+	Agents            []string `toml:"agents"`
+}
+
+// Agent is one [[agents]] entry together with its loaded package.
+type Agent struct {
+	ID       string             `toml:"id"`
+	Package  string             `toml:"package"` // the agent folder, relative to the deployment file
+	Sandbox  Sandbox            `toml:"sandbox"`
+	Services map[string]Service `toml:"services"`
+
+	// PackageDir is Package resolved to an absolute path.
+	PackageDir string `toml:"-"`
+	// Manifest is the agent's vessel.toml and tools as loaded.
+	Manifest *Manifest `toml:"-"`
+}
+
+// Sandbox is an agent's [agents.sandbox] table: what its sandbox is granted.
+type Sandbox struct {
+	Scratch    ByteSize `toml:"scratch"`   // hard ceiling of the scratch tmpfs
+	TurnDisk   ByteSize `toml:"turn_disk"` // default scratch/4
+	UserDisk   ByteSize `toml:"user_disk"` // default scratch/2
+	Memory     ByteSize `toml:"memory"`
+	PIDs       int      `toml:"pids"`
+	Dockerfile string   `toml:"dockerfile"` // optional per-agent sandbox image
+	Mounts     []Mount  `toml:"mounts"`
+}
+
+// Mount is a read-only data mount into an agent's sandbox.
+type Mount struct {
+	Source string `toml:"source"` // host path, relative to the deployment file
+	Target string `toml:"target"` // absolute path inside the sandbox
+}
+
+// Service is a granted service for service tools.
+type Service struct {
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"` // values may be env: references
+}
+
+// Manifest is an agent's vessel.toml plus its declared tools.
+type Manifest struct {
+	Name         string   `toml:"name"`
+	Description  string   `toml:"description"`
+	Version      string   `toml:"version"`
+	Examples     []string `toml:"examples"`
+	DeadlineSecs int      `toml:"deadline_seconds"`
+	// PromptAppend names extra files appended to prompt.md, relative to the package.
+	PromptAppend []string `toml:"prompt_append"`
+	Model        Model    `toml:"model"`
+	Tools        Builtins `toml:"tools"`
+	Output       Output   `toml:"output"`
+
+	// Declared are the tools from tools/*.toml, sorted by name.
+	Declared []Tool `toml:"-"`
+}
+
+// Model is the [model] table of vessel.toml.
+type Model struct {
+	Name          string `toml:"name"`
+	BaseURL       string `toml:"base_url"`
+	APIKey        string `toml:"api_key"` // default "env:VESSEL_MODEL_KEY"
+	AcceptsImages bool   `toml:"accepts_images"`
+	MaxSteps      int    `toml:"max_steps"`
+}
+
+// Builtins is the [tools] table of vessel.toml: which built-in tools are on.
+type Builtins struct {
+	Enabled []string `toml:"enabled"` // read, glob, list, grep, bash, webfetch, websearch, present
+}
+
+// Output is the [output] table of vessel.toml.
+type Output struct {
+	Files      []string `toml:"files"` // png, svg, csv, pdf
+	Primitives bool     `toml:"primitives"`
+}
+
+// Tool is one tools/*.toml: a command run in the sandbox, or a service tool.
+type Tool struct {
+	Name           string         `toml:"name"`
+	Description    string         `toml:"description"`
+	Command        []string       `toml:"command"` // may contain {package}
+	Service        string         `toml:"service"`
+	Path           string         `toml:"path"`
+	Scope          string         `toml:"scope"`
+	TimeoutSeconds int            `toml:"timeout_seconds"`
+	Parameters     map[string]any `toml:"parameters"` // JSON Schema of the arguments
+
+	// File is the tool file's path, for error messages.
+	File string `toml:"-"`
+}
+
+// The six Astral permission scopes, weakest first (see docs/configuration.md).
+var Scopes = []string{"tools:read", "tools:search", "tools:files", "tools:system", "tools:write", "tools:execute"}
+
+// BuiltinTools lists the built-in tools a manifest may enable and their scopes.
+var BuiltinTools = map[string]string{
+	"read":      "tools:files",
+	"glob":      "tools:files",
+	"list":      "tools:files",
+	"grep":      "tools:files",
+	"bash":      "tools:execute",
+	"webfetch":  "tools:search",
+	"websearch": "tools:search",
+	"present":   "tools:read",
+}

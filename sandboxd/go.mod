@@ -1,0 +1,10 @@
+module github.com/astraldeep/astralvessel-go/sandboxd
+
+go 1.26.0
+
+require (
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	github.com/seccomp/libseccomp-golang v0.11.1 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+)

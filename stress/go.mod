@@ -1,0 +1,3 @@
+module github.com/astraldeep/astralvessel-go/stress
+
+go 1.26.0

@@ -1,0 +1,58 @@
+// Command scripted-model serves an OpenAI-compatible chat completions API
+// that replays a script (see docs/scripted-model.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "scripted-model:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	listen := flag.String("listen", "127.0.0.1:8090", "address to listen on")
+	scriptPath := flag.String("script", "", "script file (JSON); the built-in default when empty")
+	flag.Parse()
+
+	var sc *scripted.Script
+	if *scriptPath != "" {
+		var err error
+		if sc, err = scripted.Load(*scriptPath); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	// The bound address goes to stdout so callers using port 0 can find it.
+	fmt.Printf("scripted-model listening on %s\n", ln.Addr())
+	srv := &http.Server{Handler: scripted.NewServer(sc), ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+// Package transcript reads and checks the conversation history an
+// application sends with a turn: an envelope {"version":1,"messages":[...]}
+// of OpenAI chat messages. The same types carry the turn's new messages back.
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// MediaType is the media type of a transcript part and artifact.
+const MediaType = "application/vnd.astralvessel.transcript+json"
+
+// MaxMessages is the most messages a history may hold.
+const MaxMessages = 2000
+
+// Envelope is the transcript's wire form.
+type Envelope struct {
+	Version  int       `json:"version"`
+	Messages []Message `json:"messages"`
+}
+
+// Message is one OpenAI chat message.
+type Message struct {
+	Role string `json:"role"`
+	// Content is a JSON string, null, or a list of content parts; it is kept
+	// as sent so images and parts reach the model unchanged.
+	Content    json.RawMessage `json:"content,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is an assistant's request to run a tool.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names the tool and carries its arguments as a JSON string.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Text makes a string content value.
+func Text(s string) json.RawMessage {
+	b, _ := json.Marshal(s) // marshalling a string cannot fail
+	return b
+}
+
+// TextOf returns the text of a content value: the string itself, or the
+// text parts of a part list joined together.
+func TextOf(c json.RawMessage) string {
+	if len(c) == 0 || string(c) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(c, &s) == nil {
+		return s
+	}
+	var parts []contentPart
+	if json.Unmarshal(c, &parts) == nil {
+		var b bytes.Buffer
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+type contentPart struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	ImageURL json.RawMessage `json:"image_url,omitempty"`
+}
+
+// Error is a validation failure; its message is safe to show the caller.
+type Error struct{ Reason string }
+
+func (e *Error) Error() string { return e.Reason }
+
+func invalid(format string, args ...any) error { return &Error{Reason: fmt.Sprintf(format, args...)} }
+
+// Parse decodes and validates an envelope from JSON.
+func Parse(b []byte) (*Envelope, error) {
+	if !utf8.Valid(b) {
+		return nil, invalid("the history is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var env Envelope
+	if err := dec.Decode(&env); err != nil {
+		return nil, invalid("the history is not a valid transcript envelope: %s", jsonReason(err))
+	}
+	if dec.More() {
+		return nil, invalid("the history has data after the envelope")
+	}
+	if err := env.Validate(); err != nil {
+		return nil, err
+	}
+	return &env, nil
+}
+
+func jsonReason(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("malformed JSON at byte %d", se.Offset)
+	case errors.As(err, &te):
+		if te.Field != "" {
+			return fmt.Sprintf("field %q has the wrong type", te.Field)
+		}
+		return "a value has the wrong type"
+	default:
+		return "malformed JSON"
+	}
+}
+
+// Validate checks the envelope's version, size and every message.
+func (e *Envelope) Validate() error {
+	if e.Version != 1 {
+		return invalid("the history's version must be 1, got %d", e.Version)
+	}
+	if len(e.Messages) > MaxMessages {
+		return invalid("the history holds %d messages; at most %d are allowed", len(e.Messages), MaxMessages)
+	}
+	pending := map[string]bool{} // tool call ids asked for and not yet answered
+	for i := range e.Messages {
+		if err := e.Messages[i].validate(i, pending); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Message) validate(i int, pending map[string]bool) error {
+	switch m.Role {
+	case "system", "developer":
+		return invalid("message %d: the history may not hold a %s message", i, m.Role)
+	case "user":
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+			return invalid("message %d: a user message cannot carry tool calls", i)
+		}
+		if err := checkContent(i, m.Content, true); err != nil {
+			return err
+		}
+	case "assistant":
+		if m.ToolCallID != "" {
+			return invalid("message %d: an assistant message cannot carry tool_call_id", i)
+		}
+		if err := checkContent(i, m.Content, false); err != nil {
+			return err
+		}
+		if len(m.ToolCalls) == 0 && isEmpty(m.Content) {
+			return invalid("message %d: an assistant message needs content or tool_calls", i)
+		}
+		clear(pending)
+		for j, tc := range m.ToolCalls {
+			if tc.ID == "" || len(tc.ID) > 256 {
+				return invalid("message %d: tool call %d needs an id of 1 to 256 characters", i, j)
+			}
+			if tc.Type != "" && tc.Type != "function" {
+				return invalid("message %d: tool call %d has type %q; only function is allowed", i, j, tc.Type)
+			}
+			if tc.Function.Name == "" {
+				return invalid("message %d: tool call %d has no function name", i, j)
+			}
+			if pending[tc.ID] {
+				return invalid("message %d: tool call id %q is used twice", i, tc.ID)
+			}
+			pending[tc.ID] = true
+		}
+	case "tool":
+		if m.ToolCallID == "" {
+			return invalid("message %d: a tool message needs tool_call_id", i)
+		}
+		if len(m.ToolCalls) > 0 {
+			return invalid("message %d: a tool message cannot carry tool calls", i)
+		}
+		if !pending[m.ToolCallID] {
+			return invalid("message %d: tool_call_id %q does not answer a tool call of the preceding assistant message", i, m.ToolCallID)
+		}
+		delete(pending, m.ToolCallID)
+		if err := checkContent(i, m.Content, false); err != nil {
+			return err
+		}
+	case "":
+		return invalid("message %d has no role", i)
+	default:
+		return invalid("message %d has role %q; only user, assistant and tool are allowed", i, m.Role)
+	}
+	return nil
+}
+
+func isEmpty(c json.RawMessage) bool {
+	s := string(bytes.TrimSpace(c))
+	return s == "" || s == "null" || s == `""` || s == "[]"
+}
+
+// checkContent accepts a string, null (unless required) or a list of text
+// and image_url parts.
+func checkContent(i int, c json.RawMessage, required bool) error {
+	c = bytes.TrimSpace(c)
+	if len(c) == 0 || string(c) == "null" {
+		if required {
+			return invalid("message %d has no content", i)
+		}
+		return nil
+	}
+	switch c[0] {
+	case '"':
+		return nil // the decoder already checked it is a valid string
+	case '[':
+		var parts []contentPart
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return invalid("message %d: content parts are malformed", i)
+		}
+		for j, p := range parts {
+			switch p.Type {
+			case "text":
+			case "image_url":
+				if len(p.ImageURL) == 0 {
+					return invalid("message %d: content part %d has no image_url", i, j)
+				}
+			default:
+				return invalid("message %d: content part %d has type %q; only text and image_url are allowed", i, j, p.Type)
+			}
+		}
+		return nil
+	default:
+		return invalid("message %d: content must be a string or a list of parts", i)
+	}
+}
+
+// Marshal encodes an envelope of messages.
+func Marshal(msgs []Message) ([]byte, error) {
+	b, err := json.Marshal(Envelope{Version: 1, Messages: msgs})
+	if err != nil {
+		return nil, fmt.Errorf("encode transcript: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,208 @@
+// Package turn reads an A2A message into a turn's input: the user's text,
+// the history, images, and whether it came as a structured skill call.
+// Every failure is a *Rejection whose text is shown to the caller.
+package turn
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
+)
+
+// Limits of one turn's input.
+const (
+	MaxTextChars  = 100_000
+	MaxImages     = 8
+	MaxImageBytes = 5 << 20
+	MaxContextID  = 128
+)
+
+// ImageMediaTypes are the image types a turn may attach.
+var ImageMediaTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// Input is a validated turn.
+type Input struct {
+	Text      string
+	History   []transcript.Message
+	Images    []Image
+	SkillCall bool // the question came from a tools/call data part
+}
+
+// Image is an attached image.
+type Image struct {
+	MediaType string
+	Data      []byte
+}
+
+// Rejection says why a turn was refused.
+type Rejection struct{ Reason string }
+
+func (r *Rejection) Error() string { return r.Reason }
+
+func reject(format string, args ...any) error {
+	return &Rejection{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Options are the agent-specific parts of the checks.
+type Options struct {
+	AcceptsImages bool
+	// CheckImage, when set, looks inside an image (format, dimensions); the
+	// identity helper's vessel/images provides it.
+	CheckImage func(mediaType string, data []byte) error
+}
+
+// ValidContextID reports whether id is 1 to 128 of letters, digits and . _ : -.
+func ValidContextID(id string) bool {
+	if len(id) == 0 || len(id) > MaxContextID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Parse reads msg. contextID is the id the task will carry (the caller's or
+// a generated one).
+func Parse(msg *a2a.Message, contextID string, opt Options) (*Input, error) {
+	if msg == nil {
+		return nil, reject("the request has no message")
+	}
+	if !ValidContextID(contextID) {
+		return nil, reject("the contextId must be 1 to %d characters of letters, digits and . _ : -", MaxContextID)
+	}
+	in := &Input{}
+	var texts []string
+	var skill map[string]any
+	sawHistory := false
+	for i, p := range msg.Parts {
+		if p == nil {
+			return nil, reject("part %d is empty", i)
+		}
+		mt := strings.ToLower(strings.TrimSpace(p.MediaType))
+		if k := strings.IndexByte(mt, ';'); k >= 0 {
+			mt = strings.TrimSpace(mt[:k])
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			if mt == transcript.MediaType {
+				if err := in.readHistory([]byte(c), &sawHistory); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			texts = append(texts, string(c))
+		case a2a.Raw:
+			switch {
+			case mt == transcript.MediaType:
+				if err := in.readHistory(c, &sawHistory); err != nil {
+					return nil, err
+				}
+			case ImageMediaTypes[mt]:
+				if err := in.addImage(mt, c, opt); err != nil {
+					return nil, err
+				}
+			case strings.HasPrefix(mt, "image/"):
+				return nil, reject("part %d: image type %q is not accepted; send PNG, JPEG, GIF or WebP", i, mt)
+			default:
+				return nil, reject("part %d: raw content of type %q is not accepted", i, p.MediaType)
+			}
+		case a2a.Data:
+			if mt == transcript.MediaType {
+				b, err := json.Marshal(c.Value)
+				if err != nil {
+					return nil, reject("part %d: the history could not be read", i)
+				}
+				if err := in.readHistory(b, &sawHistory); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if m, ok := c.Value.(map[string]any); ok && m["method"] == "tools/call" {
+				if skill != nil {
+					return nil, reject("the message holds more than one tools/call part")
+				}
+				skill = m
+				continue
+			}
+			return nil, reject("part %d: a data part must be a transcript or a tools/call skill call", i)
+		case a2a.URL:
+			return nil, reject("part %d: URL parts are not accepted; attach images as raw bytes", i)
+		default:
+			return nil, reject("part %d has no content", i)
+		}
+	}
+	text := strings.Join(texts, "\n")
+	if strings.TrimSpace(text) == "" && skill != nil {
+		q, err := skillQuestion(skill)
+		if err != nil {
+			return nil, err
+		}
+		text, in.SkillCall = q, true
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, reject("the message has no text")
+	}
+	if !utf8.ValidString(text) {
+		return nil, reject("the text is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(text); n > MaxTextChars {
+		return nil, reject("the text is %d characters long; at most %d are allowed", n, MaxTextChars)
+	}
+	in.Text = text
+	return in, nil
+}
+
+func (in *Input) readHistory(b []byte, saw *bool) error {
+	if *saw {
+		return reject("the message holds more than one transcript part")
+	}
+	*saw = true
+	env, err := transcript.Parse(b)
+	if err != nil {
+		return reject("the history is malformed: %s", err.Error())
+	}
+	in.History = env.Messages
+	return nil
+}
+
+func (in *Input) addImage(mt string, data []byte, opt Options) error {
+	if !opt.AcceptsImages {
+		return reject("this agent does not accept images")
+	}
+	if len(in.Images) >= MaxImages {
+		return reject("at most %d images may be attached", MaxImages)
+	}
+	if len(data) == 0 || len(data) > MaxImageBytes {
+		return reject("image %d is %d bytes; images must be 1 byte to 5 MB", len(in.Images)+1, len(data))
+	}
+	if opt.CheckImage != nil {
+		if err := opt.CheckImage(mt, data); err != nil {
+			return reject("image %d is invalid: %s", len(in.Images)+1, err.Error())
+		}
+	}
+	in.Images = append(in.Images, Image{MediaType: mt, Data: data})
+	return nil
+}
+
+// skillQuestion takes the question out of a {"method":"tools/call",
+// "arguments":{...}} skill call.
+func skillQuestion(m map[string]any) (string, error) {
+	args, _ := m["arguments"].(map[string]any)
+	for _, k := range []string{"question", "message", "query", "text", "prompt"} {
+		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
+			return s, nil
+		}
+	}
+	return "", reject("the tools/call skill call has no question (arguments.question, message, query, text or prompt)")
+}
