@@ -4,7 +4,8 @@
 SHELL := /bin/bash
 MODULES := proto deployer vessel vessel/client sandboxd egress conformance stress
 BIN := $(CURDIR)/.cache/bin
-STATICCHECK_VERSION := 2026.2.2
+# staticcheck 2026.2.2
+STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 

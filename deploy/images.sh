@@ -8,8 +8,10 @@
 # Compose file uses.
 #
 # Usage: deploy/images.sh [--project NAME] [--no-build-binaries] [service ...]
-#   services: vessel sandboxd egress deployer scripted-model (default: all)
+#   services: vessel sandboxd egress deployer scripted-model searxng (default: all)
 #   env: BASE (sandbox base image; default astralvessel-base:bookworm, built when missing)
+#        SEARXNG_IMAGE (tag this SearXNG image as <project>-searxng:local instead of building the
+#        offline stand-in from deploy/images/searxng)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -27,7 +29,7 @@ while (($#)); do
 	*) services+=("$1"); shift ;;
 	esac
 done
-((${#services[@]})) || services=(vessel sandboxd egress deployer scripted-model)
+((${#services[@]})) || services=(vessel sandboxd egress deployer scripted-model searxng)
 base="${BASE:-astralvessel-base:bookworm}"
 out="$root/.cache/images"
 bin="$out/bin"
@@ -43,10 +45,11 @@ pkg_of() {
 	*) echo "./cmd/$1" ;;
 	esac
 }
-binary_of() { case "$1" in deployer) echo astralvessel ;; *) echo "$1" ;; esac; }
+binary_of() { case "$1" in deployer) echo astralvessel ;; searxng) echo searxng-stub ;; *) echo "$1" ;; esac; }
 dockerfile_of() {
 	case "$1" in
 	scripted-model) echo "$root/vessel/Dockerfile.scripted-model" ;;
+	searxng) echo "$here/images/searxng/Dockerfile" ;;
 	*) echo "$root/$1/Dockerfile" ;;
 	esac
 }
@@ -56,8 +59,11 @@ build_binary() {
 	mod="$(module_of "$svc")"
 	pkg="$(pkg_of "$svc")"
 	name="$(binary_of "$svc")"
-	log "go build $mod/${pkg#./} -> .cache/images/bin/$name"
-	if [[ $svc == sandboxd ]]; then
+	log "go build $svc -> .cache/images/bin/$name"
+	if [[ $svc == searxng ]]; then
+		# Not a module: one stdlib-only file, built outside the workspace.
+		(cd "$here/images/searxng" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$bin/$name" main.go)
+	elif [[ $svc == sandboxd ]]; then
 		# cgo for libseccomp-golang, linked fully static so the binary runs on any base image.
 		(cd "$root/$mod" && CGO_ENABLED=1 go build -trimpath -tags 'netgo osusergo static_build' \
 			-ldflags '-s -w -linkmode external -extldflags -static' -o "$bin/$name" "$pkg")
@@ -88,11 +94,17 @@ if ! docker buildx version >/dev/null 2>&1; then export DOCKER_BUILDKIT=0; fi
 
 start=$SECONDS
 for svc in "${services[@]}"; do
-	case "$svc" in vessel | sandboxd | egress | deployer | scripted-model) ;; *)
+	case "$svc" in vessel | sandboxd | egress | deployer | scripted-model | searxng) ;; *)
 		log "unknown service $svc"
 		exit 2
 		;;
 	esac
+	tag="$project-$svc:local"
+	if [[ $svc == searxng && -n ${SEARXNG_IMAGE:-} ]]; then
+		log "tagging $SEARXNG_IMAGE as $tag"
+		docker tag "$SEARXNG_IMAGE" "$tag"
+		continue
+	fi
 	[[ $build_bins == 0 ]] || build_binary "$svc"
 	ctx="$out/ctx/$svc"
 	rm -rf "$ctx"
@@ -109,9 +121,8 @@ for svc in "${services[@]}"; do
 		make_rootfs "$ctx/rootfs"
 		[[ $svc != vessel ]] || mkdir -p "$ctx/data"
 	fi
-	tag="$project-$svc:local"
 	log "docker build $tag"
 	docker build -q "${build_args[@]}" --label "org.astralvessel.service=$svc" \
-		-t "$tag" -f "$(dockerfile_of "$svc")" "$ctx" >/dev/null
+		-t "$tag" -f "$(dockerfile_of "$svc")" "$ctx" 2> >(grep -v 'legacy builder is deprecated\|BuildKit is currently disabled\|environment-variable\|^ *$' >&2) >/dev/null
 done
 log "built ${services[*]} for project $project in $((SECONDS - start))s"

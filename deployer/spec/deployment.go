@@ -60,6 +60,7 @@ func loadDeploymentData(file string, data []byte, env Env) (*Deployment, error) 
 	d.Path = abs
 	var errs Errors
 	c := &collector{file: file, pos: buildPosMap(data), errs: &errs}
+	d.file, d.pos = file, c.pos
 	v := &validator{c: c, env: env, d: &d, dir: filepath.Dir(file), absDir: filepath.Dir(abs)}
 	v.run()
 	if len(errs) > 0 {
@@ -499,19 +500,24 @@ func checkURL(s string, httpsOnly bool) string {
 	return ""
 }
 
-// HostPathProblems checks what only the deploying machine has: every data
-// mount's source folder. The vessel, which never sees those folders, does
-// not call it.
-func HostPathProblems(d *Deployment) error {
+// CheckHostPaths checks what only the deploying machine has: every data
+// mount's source folder. LoadDeployment leaves this out because the vessel,
+// which loads the same file, never sees those folders; validate and deploy
+// call it.
+func CheckHostPaths(d *Deployment) error {
 	var errs Errors
-	for _, a := range d.Agents {
-		for i, m := range a.Sandbox.Mounts {
+	c := &collector{file: d.file, pos: d.pos, errs: &errs}
+	if c.file == "" {
+		c.file = d.Path
+	}
+	for i, a := range d.Agents {
+		for j, m := range a.Sandbox.Mounts {
 			src := m.Source
 			if !filepath.IsAbs(src) {
 				src = filepath.Join(filepath.Dir(d.Path), src)
 			}
 			if st, err := os.Stat(src); err != nil || !st.IsDir() {
-				errs = append(errs, &Error{File: d.Path, Field: fmt.Sprintf("agent %s: sandbox.mounts[%d].source", a.ID, i), Msg: fmt.Sprintf("folder %s not found", src)})
+				c.add(fmt.Sprintf("agents[%d].sandbox.mounts[%d].source", i, j), "folder %s not found", src)
 			}
 		}
 	}

@@ -70,6 +70,7 @@ func decodeStrict(file string, data []byte, v any) error {
 	if err == nil {
 		return nil
 	}
+	pos := buildPosMap(data)
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) {
 		var out Errors
@@ -77,7 +78,7 @@ func decodeStrict(file string, data []byte, v any) error {
 			de := &strict.Errors[i]
 			row, _ := de.Position()
 			key := []string(de.Key())
-			field := strings.Join(key, ".")
+			field := pos.indexed(row, strings.Join(key, "."))
 			msg := "unknown key"
 			if allowed := allowedKeys(reflect.TypeOf(v), key[:max(len(key)-1, 0)]); allowed != "" {
 				msg += "; allowed here: " + allowed
@@ -91,10 +92,10 @@ func decodeStrict(file string, data []byte, v any) error {
 		row, _ := de.Position()
 		key := []string(de.Key())
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if want := describeType(reflect.TypeOf(v), key); want != "" {
+		if want := describeType(reflect.TypeOf(v), key); want != "" && !strings.Contains(msg, "invalid size") {
 			msg += "; expected " + want
 		}
-		return Errors{{File: file, Line: row, Field: strings.Join(key, "."), Msg: msg}}
+		return Errors{{File: file, Line: row, Field: pos.indexed(row, strings.Join(key, ".")), Msg: msg}}
 	}
 	// Errors from a field's own decoder (ByteSize) arrive without a position.
 	return Errors{{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: ")}}

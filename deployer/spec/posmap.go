@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -32,6 +33,23 @@ func (m *posMap) line(path string) int {
 	}
 	return 0
 }
+
+// indexed finds the path with array indices (agents[1].sandbox.scratch) of
+// a key that go-toml names without them (agents.sandbox.scratch) on a line.
+func (m *posMap) indexed(line int, key string) string {
+	best := ""
+	for p, l := range m.lines {
+		if l == line && indexRE.ReplaceAllString(p, "") == key && (best == "" || p < best) {
+			best = p
+		}
+	}
+	if best == "" {
+		return key
+	}
+	return best
+}
+
+var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 
 // buildPosMap parses data on its own; it never fails: a document that does
 // not parse gets a partial map, and the decoder reports the syntax error.

@@ -17,6 +17,13 @@ type Deployment struct {
 	Apps    []App    `toml:"apps"`
 	Issuers []Issuer `toml:"issuers"`
 	Agents  []Agent  `toml:"agents"`
+
+	// EnvRefs maps each field written as env:NAME (e.g. "apps[0].key_sha256")
+	// to NAME, so deploy can pass the same variables to the vessel.
+	EnvRefs map[string]string `toml:"-"`
+
+	file string  // the path as named to LoadDeployment, for messages
+	pos  *posMap // key positions, for CheckHostPaths
 }
 
 // Vessel is the [vessel] table.

@@ -15,11 +15,11 @@ import (
 // Reasons a decision reports (stable strings: they appear in logs and in
 // the X-Egress-Denied header).
 const (
-	ReasonPublic       = "public"
-	ReasonAllowCIDR    = "allow-cidr"
-	ReasonAllowHost    = "allow-host"
-	ReasonPort         = "port-not-allowed"
-	ReasonSelf         = "egress-self"
+	ReasonPublic    = "public"
+	ReasonAllowCIDR = "allow-cidr"
+	ReasonAllowHost = "allow-host"
+	ReasonPort      = "port-not-allowed"
+	ReasonSelf      = "egress-self"
 )
 
 // Decision is the outcome of one policy check.
@@ -136,6 +136,12 @@ func (p *Policy) Check(host string, addr netip.Addr, port uint16) Decision {
 		return Decision{Reason: name}
 	}
 	return Decision{Allow: true, Reason: ReasonPublic}
+}
+
+// MayUsePort reports whether port could be allowed for some destination:
+// 80 and 443 always, other ports only when the operator listed them.
+func (p *Policy) MayUsePort(port uint16) bool {
+	return port == 80 || port == 443 || p.ports[port]
 }
 
 func (p *Policy) allowListed(host string, addr netip.Addr) string {

@@ -2,6 +2,8 @@ package confine
 
 import (
 	"fmt"
+	"io"
+	"os"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -92,9 +94,27 @@ func BuildFilter() ([]byte, error) {
 			return nil, err
 		}
 	}
-	bpf, err := f.ExportBPFMem()
+	return exportBPF(f)
+}
+
+// exportBPF writes the program to a memfd (ExportBPFMem needs libseccomp
+// 2.6, Debian bookworm has 2.5).
+func exportBPF(f *seccomp.ScmpFilter) ([]byte, error) {
+	fd, err := unix.MemfdCreate("seccomp-bpf", unix.MFD_CLOEXEC)
 	if err != nil {
+		return nil, fmt.Errorf("memfd for seccomp filter: %w", err)
+	}
+	mf := os.NewFile(uintptr(fd), "seccomp-bpf")
+	defer mf.Close()
+	if err := f.ExportBPF(mf); err != nil {
 		return nil, fmt.Errorf("exporting seccomp filter: %w", err)
+	}
+	if _, err := mf.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading seccomp filter: %w", err)
+	}
+	bpf, err := io.ReadAll(mf)
+	if err != nil {
+		return nil, fmt.Errorf("reading seccomp filter: %w", err)
 	}
 	return bpf, nil
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -225,5 +224,3 @@ func randomID() string {
 	}
 	return hex.EncodeToString(b[:])
 }
-
-var errClosed = errors.New("postgres task store: closed")

@@ -7,28 +7,60 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/jackc/pgx/v5"
+
+	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
 // Store is one agent's view of the shared task table: a taskstore.Store whose
 // every call is scoped to the agent and to the calling owner
 // (a2asrv.CallContextFrom(ctx).User.Name). Another owner's task is reported
 // as a2a.ErrTaskNotFound so that its existence is not disclosed.
+//
+// Like the SQLite store, tasks running on this replica are kept in memory and
+// written to the table only when their state changes (one write per streamed
+// event would cost a round trip each). Those writes are conditional on the
+// version last written, so a change made meanwhile by another replica (a
+// cancel it could not forward, the lease reaper) surfaces as
+// ErrConcurrentModification, and the SDK then reloads the task from the table.
 type Store struct {
 	db    *DB
 	agent string
+
+	mu   sync.Mutex
+	live map[a2a.TaskID]*liveTask
+}
+
+type liveTask struct {
+	owner       string
+	version     taskstore.TaskVersion // the SDK's view, bumped on every update
+	diskVersion taskstore.TaskVersion // the version in the table
+	diskState   a2a.TaskState
+	task        *a2a.Task // stripped
 }
 
 var _ taskstore.Store = (*Store)(nil)
 
-// Agent returns the task store of one agent. Stores of all agents share the
-// pool and the replica's lease.
-func (db *DB) Agent(agentID string) *Store { return &Store{db: db, agent: agentID} }
+// Agent returns the task store of one agent (store.Backend). Stores of all
+// agents share the pool and the replica's lease.
+func (db *DB) Agent(agentID string) taskstore.Store { return db.agentStore(agentID) }
+
+func (db *DB) agentStore(agentID string) *Store {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	s := db.stores[agentID]
+	if s == nil {
+		s = &Store{db: db, agent: agentID, live: map[a2a.TaskID]*liveTask{}}
+		db.stores[agentID] = s
+	}
+	return s
+}
 
 // AgentID is the agent this store is bound to.
 func (s *Store) AgentID() string { return s.agent }
@@ -41,16 +73,19 @@ func ownerFrom(ctx context.Context) string {
 	return ""
 }
 
-func (s *Store) encode(t *a2a.Task) ([]byte, *time.Time, error) {
-	stripped := s.db.opts.Strip(t)
-	if stripped == nil {
-		stripped = t
+func (s *Store) strip(t *a2a.Task) *a2a.Task {
+	if st := s.db.opts.Strip(t); st != nil {
+		return st
 	}
-	b, err := json.Marshal(stripped)
+	return t
+}
+
+func encodeTask(t *a2a.Task) ([]byte, error) {
+	b, err := json.Marshal(t)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode task %s: %w", t.ID, err)
+		return nil, fmt.Errorf("encode task %s: %w", t.ID, err)
 	}
-	return b, t.Status.Timestamp, nil
+	return b, nil
 }
 
 func decodeTask(b []byte) (*a2a.Task, error) {
@@ -66,7 +101,13 @@ func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 	if task == nil || task.ID == "" {
 		return taskstore.TaskVersionMissing, fmt.Errorf("create task: missing id: %w", a2a.ErrInvalidParams)
 	}
-	body, ts, err := s.encode(task)
+	owner, err := vstore.Owner(ctx)
+	if err != nil {
+		return taskstore.TaskVersionMissing, err
+	}
+	task.History = vstore.UserText(task.History) // keep the SDK's copy small too
+	st := s.strip(task)
+	body, err := encodeTask(st)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -76,30 +117,70 @@ func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 		VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8)
 		ON CONFLICT (agent_id, id) DO NOTHING
 		RETURNING version`,
-		s.agent, string(task.ID), ownerFrom(ctx), task.ContextID, string(task.Status.State),
-		s.db.opts.ReplicaID, ts, body).Scan(&v)
+		s.agent, string(task.ID), owner, task.ContextID, string(task.Status.State),
+		s.db.opts.ReplicaID, task.Status.Timestamp, body).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
 	}
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("create task %s: %w", task.ID, err)
 	}
+	if !task.Status.State.Terminal() {
+		s.mu.Lock()
+		s.live[task.ID] = &liveTask{owner: owner, version: 1, diskVersion: 1, diskState: task.Status.State, task: st}
+		s.mu.Unlock()
+	}
 	return taskstore.TaskVersion(v), nil
 }
 
-// Update implements taskstore.Store. The version is incremented in SQL, and a
-// stale PrevVersion yields taskstore.ErrConcurrentModification. The writing
-// replica takes over the task's lease.
+// Update implements taskstore.Store. A stale PrevVersion yields
+// taskstore.ErrConcurrentModification. The writing replica takes over the
+// task's lease.
 func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
 	if req == nil || req.Task == nil || req.Task.ID == "" {
 		return taskstore.TaskVersionMissing, fmt.Errorf("update task: missing task: %w", a2a.ErrInvalidParams)
 	}
-	task := req.Task
-	body, ts, err := s.encode(task)
+	owner, err := vstore.Owner(ctx)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
-	owner := ownerFrom(ctx)
+	task := req.Task
+	// The SDK appends every status message to the history it keeps; trimming
+	// it in the SDK's own copy keeps each event's deep copy small.
+	task.History = vstore.UserText(task.History)
+	st := s.strip(task)
+	state := task.Status.State
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lt := s.live[task.ID]; lt != nil {
+		if lt.owner != owner {
+			return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
+		}
+		if req.PrevVersion != taskstore.TaskVersionMissing && req.PrevVersion != lt.version {
+			return taskstore.TaskVersionMissing, fmt.Errorf("update task %s: version %d, expected %d: %w",
+				task.ID, lt.version, req.PrevVersion, taskstore.ErrConcurrentModification)
+		}
+		v := lt.version + 1
+		if state != lt.diskState || state.Terminal() {
+			if err := s.writeLive(ctx, owner, st, lt.diskVersion, v); err != nil {
+				// Whatever happened, the table is the truth from now on.
+				delete(s.live, task.ID)
+				return taskstore.TaskVersionMissing, err
+			}
+			lt.diskVersion, lt.diskState = v, state
+		}
+		lt.version, lt.task = v, st
+		if state.Terminal() {
+			delete(s.live, task.ID)
+		}
+		return v, nil
+	}
+
+	body, err := encodeTask(st)
+	if err != nil {
+		return taskstore.TaskVersionMissing, err
+	}
 	var v int64
 	err = s.db.pool.QueryRow(ctx, `
 		UPDATE vessel_tasks
@@ -107,34 +188,87 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		    version = version + 1, updated_at = now()
 		WHERE agent_id = $6 AND id = $7 AND owner = $8 AND ($9 = 0 OR version = $9)
 		RETURNING version`,
-		body, string(task.Status.State), ts, task.ContextID, s.db.opts.ReplicaID,
+		body, string(state), task.Status.Timestamp, task.ContextID, s.db.opts.ReplicaID,
 		s.agent, string(task.ID), owner, int64(req.PrevVersion)).Scan(&v)
 	if err == nil {
+		if !state.Terminal() {
+			// This replica runs the task from now on (a follow-up turn).
+			s.live[task.ID] = &liveTask{owner: owner, version: taskstore.TaskVersion(v),
+				diskVersion: taskstore.TaskVersion(v), diskState: state, task: st}
+		}
 		return taskstore.TaskVersion(v), nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return taskstore.TaskVersionMissing, fmt.Errorf("update task %s: %w", task.ID, err)
 	}
-	// No row: either the task is not ours/absent, or the version moved on.
-	var cur int64
-	err = s.db.pool.QueryRow(ctx, `SELECT version FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
-		s.agent, string(task.ID), owner).Scan(&cur)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return taskstore.TaskVersionMissing, fmt.Errorf("update task %s: check version: %w", task.ID, err)
-	}
-	return taskstore.TaskVersionMissing, fmt.Errorf("update task %s: stored version %d, expected %d: %w",
-		task.ID, cur, req.PrevVersion, taskstore.ErrConcurrentModification)
+	return taskstore.TaskVersionMissing, s.whyNoRow(ctx, owner, task.ID, req.PrevVersion)
 }
 
-// Get implements taskstore.Store.
+// writeLive writes a running task's new state, only if the table still holds
+// the version this replica wrote last.
+func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVersion, v taskstore.TaskVersion) error {
+	body, err := encodeTask(t)
+	if err != nil {
+		return err
+	}
+	tag, err := s.db.pool.Exec(ctx, `
+		UPDATE vessel_tasks
+		SET task = $1, state = $2, status_ts = $3, context_id = $4, replica_id = $5,
+		    version = $6, updated_at = now()
+		WHERE agent_id = $7 AND id = $8 AND owner = $9 AND version = $10`,
+		body, string(t.Status.State), t.Status.Timestamp, t.ContextID, s.db.opts.ReplicaID,
+		int64(v), s.agent, string(t.ID), owner, int64(diskVersion))
+	if err != nil {
+		return fmt.Errorf("update task %s: %w", t.ID, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	return s.whyNoRow(ctx, owner, t.ID, diskVersion)
+}
+
+// whyNoRow tells a missing (or foreign) task from a version conflict after
+// an update matched no row.
+func (s *Store) whyNoRow(ctx context.Context, owner string, id a2a.TaskID, expected taskstore.TaskVersion) error {
+	var cur int64
+	err := s.db.pool.QueryRow(ctx, `SELECT version FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
+		s.agent, string(id), owner).Scan(&cur)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("update task %s: check version: %w", id, err)
+	}
+	return fmt.Errorf("update task %s: stored version %d, expected %d: %w",
+		id, cur, expected, taskstore.ErrConcurrentModification)
+}
+
+// Get implements taskstore.Store. A task running here is answered from
+// memory (its latest update); any other from the table.
 func (s *Store) Get(ctx context.Context, taskID a2a.TaskID) (*taskstore.StoredTask, error) {
+	owner, err := vstore.Owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if lt := s.live[taskID]; lt != nil {
+		defer s.mu.Unlock()
+		if lt.owner != owner {
+			return nil, a2a.ErrTaskNotFound
+		}
+		cp := *lt.task // callers may reassign fields; parts are never modified
+		return &taskstore.StoredTask{Task: &cp, Version: lt.version}, nil
+	}
+	s.mu.Unlock()
+	return s.getStored(ctx, owner, taskID)
+}
+
+// getStored reads the task from the table, whoever runs it.
+func (s *Store) getStored(ctx context.Context, owner string, taskID a2a.TaskID) (*taskstore.StoredTask, error) {
 	var body []byte
 	var v int64
 	err := s.db.pool.QueryRow(ctx, `SELECT task, version FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
-		s.agent, string(taskID), ownerFrom(ctx)).Scan(&body, &v)
+		s.agent, string(taskID), owner).Scan(&body, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, a2a.ErrTaskNotFound
 	}
@@ -146,6 +280,13 @@ func (s *Store) Get(ctx context.Context, taskID a2a.TaskID) (*taskstore.StoredTa
 		return nil, fmt.Errorf("get task %s: %w", taskID, err)
 	}
 	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
+}
+
+// forget drops the in-memory copy of a task (after the table changed under it).
+func (s *Store) forget(id a2a.TaskID) {
+	s.mu.Lock()
+	delete(s.live, id)
+	s.mu.Unlock()
 }
 
 const (

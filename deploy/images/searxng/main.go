@@ -1,0 +1,83 @@
+// Command searxng-stub stands in for SearXNG in tests and CI, where no image can be pulled.
+// It answers SearXNG's JSON search API (GET /search?q=...&format=json) with a few fixed results
+// built from the query, and GET /healthz, so the vessel's websearch tool and the deployment's
+// network layout (a search container on the egress network, reachable only by the vessel) can be
+// exercised without any traffic leaving the machine. Production deployments use the real SearXNG
+// image; see README.md beside this file.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+type result struct {
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+	Content string `json:"content"`
+	Engine  string `json:"engine"`
+}
+
+type response struct {
+	Query               string     `json:"query"`
+	NumberOfResults     int        `json:"number_of_results"`
+	Results             []result   `json:"results"`
+	Answers             []string   `json:"answers"`
+	Suggestions         []string   `json:"suggestions"`
+	UnresponsiveEngines [][]string `json:"unresponsive_engines"`
+}
+
+func main() {
+	listen := flag.String("listen", "0.0.0.0:8080", "address to serve on")
+	flag.Parse()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("OK"))
+	})
+	mux.HandleFunc("/search", search)
+	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Printf("searxng-stub listening on %s", *listen)
+	log.Fatal(srv.ListenAndServe())
+}
+
+func search(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	q := strings.TrimSpace(r.Form.Get("q"))
+	if q == "" {
+		http.Error(w, "missing q", http.StatusBadRequest)
+		return
+	}
+	if r.Form.Get("format") != "json" {
+		// SearXNG refuses formats not enabled in its settings with 403; keep that behaviour.
+		http.Error(w, "only format=json is enabled", http.StatusForbidden)
+		return
+	}
+	// A query naming this marker fails like an engine outage, so callers' error paths can be tested.
+	if strings.Contains(q, "searxng-stub-fail") {
+		http.Error(w, "all engines failed", http.StatusBadGateway)
+		return
+	}
+	resp := response{Query: q, Answers: []string{}, Suggestions: []string{}, UnresponsiveEngines: [][]string{}}
+	slug := url.PathEscape(strings.ToLower(strings.Join(strings.Fields(q), "-")))
+	// example.org is reserved for documentation, so these links never name a real site.
+	for i, engine := range []string{"stub-one", "stub-two", "stub-three"} {
+		resp.Results = append(resp.Results, result{
+			URL:     fmt.Sprintf("https://example.org/%s/%d", slug, i+1),
+			Title:   fmt.Sprintf("Result %d for %s", i+1, q),
+			Content: fmt.Sprintf("A fixed search result number %d about %q from the SearXNG stand-in.", i+1, q),
+			Engine:  engine,
+		})
+	}
+	resp.NumberOfResults = len(resp.Results)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}

@@ -1,0 +1,356 @@
+"""Probe runner executed inside the deployment's containers (or in a probe container sharing a
+target's network and pid namespaces). It reads a JSON list of checks on stdin and prints one JSON
+object per check: {"name": ..., "ok": true|false, "detail": "..."}.
+
+Only the standard library is used, so it runs with the sandbox image's python3. Every network
+check targets an address the caller took from `docker inspect` of the project's own containers
+(or loopback); nothing here picks an address by itself.
+"""
+
+import base64
+import errno
+import json
+import os
+import socket
+import sys
+import urllib.error
+import urllib.request
+
+TIMEOUT = 3.0
+
+
+def proc_status(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k == field:
+                return v.strip()
+    return None
+
+
+def check_status(c):
+    got = proc_status(c.get("pid", 1), c["field"])
+    return got == c["expect"], f"{c['field']}={got}"
+
+
+def check_rootfs_ro(c):
+    pid = c.get("pid", 1)
+    with open(f"/proc/{pid}/mountinfo") as f:
+        for line in f:
+            parts = line.split()
+            # fields: id parent major:minor root mountpoint options ...
+            if parts[4] == "/":
+                opts = parts[5].split(",")
+                return "ro" in opts, f"/ mounted {parts[5]}"
+    return False, "no / mount found"
+
+
+def routes():
+    """Returns (ipv4 default route present, ipv6 default route present, ipv4 routes)."""
+    v4, v6, table = False, False, []
+    with open("/proc/net/route") as f:
+        next(f)
+        for line in f:
+            p = line.split()
+            table.append(f"{p[0]}:{p[1]}/{p[7]}")
+            if p[1] == "00000000" and p[7] == "00000000":
+                v4 = True
+    try:
+        with open("/proc/net/ipv6_route") as f:
+            for line in f:
+                p = line.split()
+                if p[0] == "0" * 32 and p[1] == "00" and p[9] != "lo":
+                    v6 = True
+    except FileNotFoundError:
+        pass
+    return v4, v6, table
+
+
+def check_default_route(c):
+    v4, v6, table = routes()
+    has = v4 or v6
+    return has == c["expect"], f"default route v4={v4} v6={v6}; routes {' '.join(table) or 'none'}"
+
+
+def connect(host, port):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(c_timeout())
+    try:
+        s.connect((host, port))
+        return None
+    except OSError as e:
+        if isinstance(e, socket.timeout):
+            return "timeout"
+        return errno.errorcode.get(e.errno, str(e))
+    finally:
+        s.close()
+
+
+def c_timeout():
+    return TIMEOUT
+
+
+def check_tcp_blocked(c):
+    err = connect(c["host"], c["port"])
+    return err is not None, f"{c['host']}:{c['port']} -> {err or 'connected'}"
+
+
+def check_tcp_open(c):
+    err = connect(c["host"], c["port"])
+    return err is None, f"{c['host']}:{c['port']} -> {err or 'connected'}"
+
+
+def http(method, url, headers=None, body=None):
+    req = urllib.request.Request(url, method=method, data=body, headers=headers or {})
+    # Never let an environment proxy setting redirect a probe.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=TIMEOUT * 3) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def check_http(c):
+    body = c.get("body")
+    if body is not None and not isinstance(body, (bytes, str)):
+        body = json.dumps(body)
+    if isinstance(body, str):
+        body = body.encode()
+    try:
+        status, hdrs, data = http(c.get("method", "GET"), c["url"], c.get("headers"), body)
+    except OSError as e:
+        return False, f"{c['url']} -> {e}"
+    ok = status in c["expect"]
+    if ok and "body_contains" in c:
+        ok = c["body_contains"].encode() in data
+    return ok, f"{c.get('method', 'GET')} {c['url']} -> {status} {data[:160]!r}"
+
+
+def raw_proxy(proxy_host, proxy_port, request):
+    """Sends one raw request to the proxy; returns (status, headers text)."""
+    s = socket.create_connection((proxy_host, proxy_port), timeout=TIMEOUT * 3)
+    try:
+        s.sendall(request.encode())
+        data = b""
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    head = data.split(b"\r\n\r\n", 1)[0].decode(errors="replace")
+    first = head.split("\r\n", 1)[0]
+    try:
+        status = int(first.split()[1])
+    except (IndexError, ValueError):
+        status = -1
+    return status, head
+
+
+def check_proxy(c):
+    """A proxy request the egress guard must refuse: 403 with X-Egress-Denied."""
+    if c["method"] == "CONNECT":
+        req = f"CONNECT {c['target']} HTTP/1.1\r\nHost: {c['target']}\r\n\r\n"
+    else:
+        req = f"GET {c['target']} HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
+    try:
+        status, head = raw_proxy(c["proxy_host"], c["proxy_port"], req)
+    except OSError as e:
+        return False, f"proxy unreachable: {e}"
+    denied = "x-egress-denied" in head.lower()
+    reason = ""
+    for line in head.split("\r\n"):
+        if line.lower().startswith("x-egress-denied:"):
+            reason = line.split(":", 1)[1].strip()
+    return status == 403 and denied, f"{c['method']} {c['target']} -> {status} denied={reason or '-'}"
+
+
+def check_read_fails(c):
+    try:
+        with open(c["path"], "rb") as f:
+            f.read(1)
+        return False, f"read {c['path']} succeeded"
+    except OSError as e:
+        return True, f"read {c['path']} -> {errno.errorcode.get(e.errno, e)}"
+
+
+def check_write_fails(c):
+    path = c["path"]
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.unlink(path)
+        return False, f"created {path}"
+    except OSError as e:
+        return True, f"create {path} -> {errno.errorcode.get(e.errno, e)}"
+
+
+def run_call(c):
+    """POSTs one tool call to a sandbox's /run (HTTP/JSON) and gathers its streamed events."""
+    req = {
+        "turn_id": c["turn"],
+        "owner": c.get("owner", "probe/probe"),
+        "call_id": c.get("call_id", "probe"),
+        "tool": c["tool"],
+        "arguments_json": json.dumps(c["arguments"]),
+        "timeout_ms": c.get("timeout_ms", 20000),
+    }
+    headers = {"Content-Type": "application/json"}
+    if c.get("token"):
+        headers["Authorization"] = "Bearer " + c["token"]
+    status, _, data = http("POST", c["url"].rstrip("/") + "/run", headers, json.dumps(req).encode())
+    out, err, exit_ev = b"", b"", None
+    if status == 200:
+        # grpc-gateway streams newline-delimited {"result": {...}} objects.
+        for line in data.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            ev = ev.get("result", ev)
+            if "stdout" in ev:
+                out += base64.b64decode(ev["stdout"])
+            if "stderr" in ev:
+                err += base64.b64decode(ev["stderr"])
+            if "exit" in ev:
+                exit_ev = ev["exit"]
+    return status, out.decode(errors="replace"), err.decode(errors="replace"), exit_ev, data
+
+
+def check_run(c):
+    try:
+        status, out, err, exit_ev, raw = run_call(c)
+    except OSError as e:
+        return False, f"/run failed: {e}"
+    if "expect_status" in c:
+        return status in c["expect_status"], f"/run -> {status} {raw[:160]!r}"
+    if status != 200:
+        return False, f"/run -> {status} {raw[:200]!r}"
+    if c.get("expect_tool_error"):
+        msg = (exit_ev or {}).get("error", "")
+        return bool(msg), f"tool error {msg!r}"
+    text = out.strip()
+    want = c.get("expect_stdout")
+    ok = (text == want) if want is not None else True
+    if "expect_contains" in c:
+        ok = ok and c["expect_contains"] in out
+    detail = f"stdout={text[-200:]!r}"
+    if err.strip():
+        detail += f" stderr={err.strip()[-160:]!r}"
+    if exit_ev and exit_ev.get("error"):
+        detail += f" error={exit_ev['error']!r}"
+    return ok, detail
+
+
+def check_sandbox_status(c):
+    headers = {"Authorization": "Bearer " + c["token"]}
+    try:
+        status, _, data = http("GET", c["url"].rstrip("/") + "/status", headers)
+    except OSError as e:
+        return False, f"/status failed: {e}"
+    if status != 200:
+        return False, f"/status -> {status}"
+    st = json.loads(data)
+    abi = int(st.get("landlockAbi", st.get("landlock_abi", 0)) or 0)
+    ok = st.get("confined") is True and abi >= c.get("min_abi", 6)
+    return ok, f"confined={st.get('confined')} landlock_abi={abi} fingerprint={str(st.get('fingerprint'))[:19]}"
+
+
+def check_no_process(c):
+    """No process whose command line contains the marker (run in the sandbox's pid namespace)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if c["marker"] in cmd and "inside.py" not in cmd:
+            found.append(f"{d}:{cmd.strip()}")
+    return not found, f"left running: {found}" if found else "none left running"
+
+
+def a2a_send(url, key, user, text):
+    body = {"jsonrpc": "2.0", "id": "e2e-1", "method": "SendMessage", "params": {"message": {
+        "messageId": "e2e-" + os.urandom(6).hex(), "role": "ROLE_USER", "parts": [{"text": text}]}}}
+    headers = {"Content-Type": "application/json", "A2A-Version": "1.0", "X-Vessel-User": user,
+               "Authorization": "Bearer " + key}
+    status, _, data = http("POST", url, headers, json.dumps(body).encode())
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        doc = {}
+    return status, doc, data
+
+
+def check_a2a_send(c):
+    """A SendMessage turn: either served (HTTP 200 with a task) or refused with status and code."""
+    status, doc, data = a2a_send(c["url"], c["key"], c.get("user", "e2e"), c.get("text", "hello"))
+    if "expect_code" in c:
+        code = (doc.get("error") or {}).get("code")
+        return status == c["expect_status"] and code == c["expect_code"], f"-> {status} code={code}"
+    res = doc.get("result") or {}
+    task = res.get("task", res)
+    state = (task.get("status") or {}).get("state")
+    want = c.get("expect_state", "TASK_STATE_COMPLETED")
+    return status == 200 and state == want, f"-> {status} state={state} {data[:200]!r}"
+
+
+def check_wait_health(c):
+    """Polls /health until it matches the expected agents map, up to wait_s seconds."""
+    import time
+    deadline = time.time() + c.get("wait_s", 120)
+    last = ""
+    while True:
+        try:
+            status, _, data = http("GET", c["url"])
+            doc = json.loads(data) if status == 200 else {}
+            agents = doc.get("agents") or {}
+            last = f"{status} {data[:200]!r}"
+            if status == 200 and all(agents.get(k) == v for k, v in c["expect"].items()):
+                return True, last
+        except (OSError, ValueError) as e:
+            last = str(e)
+        if time.time() > deadline:
+            return False, "last answer " + last
+        time.sleep(1)
+
+
+CHECKS = {
+    "a2a_send": check_a2a_send,
+    "wait_health": check_wait_health,
+    "status": check_status,
+    "rootfs_ro": check_rootfs_ro,
+    "default_route": check_default_route,
+    "tcp_blocked": check_tcp_blocked,
+    "tcp_open": check_tcp_open,
+    "http": check_http,
+    "proxy": check_proxy,
+    "read_fails": check_read_fails,
+    "write_fails": check_write_fails,
+    "run": check_run,
+    "sandbox_status": check_sandbox_status,
+    "no_process": check_no_process,
+}
+
+
+def main():
+    checks = json.load(sys.stdin)
+    for c in checks:
+        try:
+            ok, detail = CHECKS[c["kind"]](c)
+        except Exception as e:  # a probe that cannot run counts as failed, with the reason
+            ok, detail = False, f"probe error: {type(e).__name__}: {e}"
+        print(json.dumps({"name": c["name"], "ok": bool(ok), "detail": detail}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,447 @@
+"""Isolation probes for a running AstralVessel Compose deployment (run by deploy/verify-isolation.sh).
+
+Checks come in three groups and each prints one PASS/FAIL line, then a summary `N passed, M failed`:
+  * per container: hardening as configured (docker inspect) and as in force (/proc/1/status,
+    mountinfo and routing tables read from inside the container's namespaces);
+  * per network: which of the project's containers can reach which, the egress guard's refusals,
+    and where each secret is present;
+  * per call: tool calls run through a sandbox's /run from the vessel's network namespace, trying
+    what a call must not be able to do.
+Every address probed is one of the project's own containers (from docker inspect) or loopback.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INSIDE = open(os.path.join(HERE, "inside.py")).read()
+
+
+class Report:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def add(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        print(f"{'PASS' if ok else 'FAIL'} {name}" + (f" ({detail})" if detail else ""), flush=True)
+
+
+def sh(args, stdin=None, check=True):
+    p = subprocess.run(args, input=stdin, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(args[:4])}...: {p.stderr.strip()[:400]}")
+    return p.stdout
+
+
+def read_env_file(path):
+    env = {}
+    if not path or not os.path.exists(path):
+        return env
+    for line in open(path):
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        k, v = line.split("=", 1)
+        env[k.strip()] = v.strip().strip('"').strip("'")
+    return env
+
+
+class Deployment:
+    def __init__(self, project, gen_dir):
+        self.project = project
+        self.gen_dir = gen_dir
+        ids = sh(["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"]).split()
+        if not ids:
+            raise SystemExit(f"verify-isolation: no containers for project {project!r}; is it up?")
+        self.containers = {}
+        for info in json.loads(sh(["docker", "inspect", *ids])):
+            svc = info["Config"]["Labels"].get("com.docker.compose.service", info["Name"])
+            self.containers[svc] = info
+        self.prefix = project + "_"
+
+    def service(self, name):
+        return self.containers.get(name)
+
+    def sandboxes(self):
+        return sorted(s for s in self.containers if s.startswith("sandbox-"))
+
+    def networks(self, svc):
+        nets = self.containers[svc]["NetworkSettings"]["Networks"]
+        return {n[len(self.prefix):] if n.startswith(self.prefix) else n: v["IPAddress"] for n, v in nets.items()}
+
+    def ip(self, svc, net):
+        return self.networks(svc).get(net)
+
+    def token(self, name):
+        p = os.path.join(self.gen_dir, name)
+        try:
+            return open(p).read().strip()
+        except OSError:
+            return None
+
+
+def run_inside(dep, target, checks, image, mode):
+    """Runs inside.py with checks: mode "exec" runs in the target itself, "join" in a throwaway
+    probe container sharing the target's network and pid namespaces, "net:<network>" in a probe
+    container attached to that network."""
+    data = json.dumps(checks)
+    if mode == "exec":
+        cmd = ["docker", "exec", "-i", dep.containers[target]["Id"], "python3", "-c", INSIDE]
+    else:
+        cmd = ["docker", "run", "--rm", "-i", "--read-only", "--cap-drop", "ALL",
+               "--security-opt", "no-new-privileges", "--user", "65532:65532",
+               "--memory", "128m", "--pids-limit", "64", "--entrypoint", "python3"]
+        if mode == "join":
+            cid = dep.containers[target]["Id"]
+            cmd += ["--network", f"container:{cid}", "--pid", f"container:{cid}"]
+        else:
+            cmd += ["--network", mode.split(":", 1)[1]]
+        cmd += [image, "-c", INSIDE]
+    p = subprocess.run(cmd, input=data, capture_output=True, text=True)
+    results = []
+    for line in p.stdout.splitlines():
+        try:
+            results.append(json.loads(line))
+        except ValueError:
+            pass
+    seen = {r["name"] for r in results}
+    for c in checks:
+        if c["name"] not in seen:
+            results.append({"name": c["name"], "ok": False,
+                            "detail": f"probe did not run: {p.stderr.strip()[-300:]}"})
+    return results
+
+
+def hardening(dep, rep):
+    for svc, info in sorted(dep.containers.items()):
+        if svc in dep.extra:
+            continue
+        hc, cfg = info["HostConfig"], info["Config"]
+        rep.add(f"{svc}: read-only root filesystem (config)", hc.get("ReadonlyRootfs") is True)
+        caps = [c.upper() for c in hc.get("CapDrop") or []]
+        rep.add(f"{svc}: drops all capabilities, adds none (config)",
+                ("ALL" in caps or "CAP_ALL" in caps) and not hc.get("CapAdd"), f"drop={caps} add={hc.get('CapAdd')}")
+        so = hc.get("SecurityOpt") or []
+        rep.add(f"{svc}: no-new-privileges (config)",
+                any(o.replace("=", ":") in ("no-new-privileges", "no-new-privileges:true") for o in so))
+        rep.add(f"{svc}: memory limit", (hc.get("Memory") or 0) > 0, f"{hc.get('Memory')} bytes")
+        rep.add(f"{svc}: pids limit", (hc.get("PidsLimit") or 0) > 0, f"{hc.get('PidsLimit')}")
+        user = (cfg.get("User") or "").split(":")[0]
+        rep.add(f"{svc}: runs as a non-root user", user not in ("", "0", "root"), f"user={cfg.get('User')!r}")
+        rep.add(f"{svc}: not privileged, no Docker socket",
+                not hc.get("Privileged") and not any("docker.sock" in (m.get("Source") or "") for m in info["Mounts"]))
+        rep.add(f"{svc}: restart unless-stopped", (hc.get("RestartPolicy") or {}).get("Name") == "unless-stopped")
+        if svc.startswith("sandbox-"):
+            prof = next((o for o in so if o.startswith("seccomp")), "")
+            rep.add(f"{svc}: project seccomp profile with Landlock syscalls",
+                    "landlock_restrict_self" in prof, "profile not set" if not prof else "")
+
+
+def expected_networks(dep, svc):
+    agents = [s[len("sandbox-"):] for s in dep.sandboxes()]
+    if svc == "vessel":
+        return {"front", "egress"} | {f"tools-{a}" for a in agents}
+    if svc == "egress":
+        return {"egress", "outside"}
+    if svc == "search":
+        return {"egress"}
+    if svc.startswith("sandbox-"):
+        return {f"tools-{svc[len('sandbox-'):]}"}
+    return None
+
+
+def runtime(dep, rep, image):
+    """Hardening in force, read from inside each container's namespaces."""
+    for svc in sorted(dep.containers):
+        if svc in dep.extra:
+            continue
+        want = expected_networks(dep, svc)
+        got = set(dep.networks(svc))
+        rep.add(f"{svc}: on exactly the spec's networks", want == got, f"on {sorted(got)}")
+        checks = [
+            {"name": f"{svc}: no effective capabilities (CapEff 0)", "kind": "status", "field": "CapEff",
+             "expect": "0000000000000000"},
+            {"name": f"{svc}: no-new-privileges in force (NoNewPrivs 1)", "kind": "status", "field": "NoNewPrivs",
+             "expect": "1"},
+            {"name": f"{svc}: seccomp filter in force (Seccomp 2)", "kind": "status", "field": "Seccomp",
+             "expect": "2"},
+            {"name": f"{svc}: root filesystem mounted read-only", "kind": "rootfs_ro"},
+            {"name": f"{svc}: {'has' if svc == 'egress' else 'no'} default route", "kind": "default_route",
+             "expect": svc == "egress"},
+        ]
+        mode = "exec" if svc.startswith("sandbox-") else "join"
+        for r in run_inside(dep, svc, checks, image, mode):
+            rep.add(r["name"], r["ok"], r["detail"])
+
+
+def networks(dep, rep, image, env):
+    vessel, egress = "vessel", "egress"
+    front_ip = dep.ip(vessel, "front")
+    port = 8700
+    agents = dep.sandboxes()
+    # From each sandbox: nothing but answering the vessel.
+    for sb in agents:
+        agent = sb[len("sandbox-"):]
+        checks = []
+        tools_ip = dep.ip(vessel, f"tools-{agent}")
+        checks.append({"name": f"{sb}: cannot reach the vessel API on the shared tools network",
+                       "kind": "tcp_blocked", "host": tools_ip, "port": port})
+        checks.append({"name": f"{sb}: cannot reach the vessel's front address",
+                       "kind": "tcp_blocked", "host": front_ip, "port": port})
+        eg = dep.ip(egress, "egress")
+        checks.append({"name": f"{sb}: cannot reach the egress model port", "kind": "tcp_blocked", "host": eg, "port": 8080})
+        checks.append({"name": f"{sb}: cannot reach the egress proxy", "kind": "tcp_blocked", "host": eg, "port": 3128})
+        if dep.service("search"):
+            checks.append({"name": f"{sb}: cannot reach search", "kind": "tcp_blocked",
+                           "host": dep.ip("search", "egress"), "port": 8080})
+        for other in agents:
+            if other != sb:
+                oagent = other[len("sandbox-"):]
+                checks.append({"name": f"{sb}: cannot reach {other}", "kind": "tcp_blocked",
+                               "host": dep.ip(other, f"tools-{oagent}"), "port": 8600})
+        for r in run_inside(dep, sb, checks, image, "exec"):
+            rep.add(r["name"], r["ok"], r["detail"])
+
+    # From the vessel's namespace: its API only on the front address; the egress's refusals.
+    checks = [{"name": "vessel: API listens on its front address", "kind": "tcp_open", "host": front_ip, "port": port}]
+    for net, ip in sorted(dep.networks(vessel).items()):
+        if net != "front":
+            checks.append({"name": f"vessel: API not listening on its {net} address", "kind": "tcp_blocked",
+                           "host": ip, "port": port})
+    checks.append({"name": "vessel: API not listening on loopback", "kind": "tcp_blocked", "host": "127.0.0.1", "port": port})
+    for sb in agents:
+        agent = sb[len("sandbox-"):]
+        checks.append({"name": f"vessel: reaches {sb} (control)", "kind": "tcp_open",
+                       "host": dep.ip(sb, f"tools-{agent}"), "port": 8600})
+    eg = dep.ip(egress, "egress")
+    model = f"http://{eg}:8080/v1/models"
+    etok = dep.token("egress.token")
+    checks.append({"name": "egress: refuses a model call without the vessel token", "kind": "http",
+                   "url": model, "expect": [401]})
+    checks.append({"name": "egress: refuses a model call with a wrong token", "kind": "http", "url": model,
+                   "headers": {"Authorization": "Bearer not-the-egress-token"}, "expect": [401]})
+    if etok:
+        checks.append({"name": "egress: forwards a model call with the vessel token (control)", "kind": "http",
+                       "url": model, "headers": {"Authorization": "Bearer " + etok}, "expect": [200]})
+    targets = [("GET", "http://127.0.0.1:8080/v1/models"), ("CONNECT", "127.0.0.1:443"),
+               ("GET", "http://[::1]/"), ("GET", f"http://{front_ip}:{port}/health"),
+               ("GET", f"http://{front_ip}/"), ("CONNECT", f"{eg}:443"),
+               ("GET", f"http://{dep.ip(vessel, 'egress')}/")]
+    for sb in agents:
+        agent = sb[len("sandbox-"):]
+        targets.append(("GET", f"http://{dep.ip(sb, f'tools-{agent}')}/"))
+    if dep.service("search"):
+        targets.append(("GET", f"http://{dep.ip('search', 'egress')}/search?q=x&format=json"))
+    for method, target in targets:
+        checks.append({"name": f"egress proxy: refuses {method} {target}", "kind": "proxy", "method": method,
+                       "target": target, "proxy_host": eg, "proxy_port": 3128})
+    for r in run_inside(dep, vessel, checks, image, "join"):
+        rep.add(r["name"], r["ok"], r["detail"])
+
+    # From an application's position on the front network.
+    frontnet = dep.prefix + "front"
+    checks = [{"name": "front: vessel /health answers on the front address", "kind": "http",
+               "url": f"http://{front_ip}:{port}/health", "expect": [200], "body_contains": '"ok"'}]
+    checks.append({"name": "front: egress not reachable from the front network", "kind": "tcp_blocked",
+                   "host": eg, "port": 8080})
+    for sb in agents:
+        agent = sb[len("sandbox-"):]
+        checks.append({"name": f"front: {sb} not reachable from the front network", "kind": "tcp_blocked",
+                       "host": dep.ip(sb, f"tools-{agent}"), "port": 8600})
+    for r in run_inside(dep, None, checks, image, "net:" + frontnet):
+        rep.add(r["name"], r["ok"], r["detail"])
+
+
+def secret_surface(dep, svc):
+    """Everything a container is handed: its environment values and its bind-mounted files."""
+    info = dep.containers[svc]
+    texts = [e.split("=", 1)[1] for e in info["Config"].get("Env") or [] if "=" in e]
+    for m in info["Mounts"]:
+        src = m.get("Source") or ""
+        if m.get("Type") != "bind" or not src:
+            continue
+        paths = []
+        if os.path.isfile(src):
+            paths = [src]
+        elif os.path.isdir(src):
+            for root, _, files in os.walk(src):
+                paths += [os.path.join(root, f) for f in files]
+                if len(paths) > 500:
+                    break
+        for p in paths[:500]:
+            try:
+                if os.path.getsize(p) < 1 << 20:
+                    texts.append(open(p, errors="replace").read())
+            except OSError:
+                pass
+    return "\n".join(texts)
+
+
+def secrets(dep, rep, env):
+    surfaces = {svc: secret_surface(dep, svc) for svc in dep.containers if svc not in dep.extra}
+    items = []
+    mk = env.get("VESSEL_UPSTREAM_MODEL_KEY")
+    if mk:
+        items.append(("the model key", mk, {"egress"}))
+    for k, v in env.items():
+        if k.endswith("APP_KEY") and v:
+            items.append((f"app key {k}", v, set()))
+            digest = hashlib.sha256(v.encode()).hexdigest()
+            rep.add(f"secrets: vessel holds {k} only as its SHA-256 digest", digest in surfaces.get("vessel", ""))
+    master = dep.token("sandbox-master.token")
+    if master:
+        items.append(("the sandbox master token", master, {"vessel"}))
+    for sb in dep.sandboxes():
+        t = dep.token(f"{sb}.token")
+        if t:
+            items.append((f"{sb}'s token", t, {sb, "vessel"}))
+    t = dep.token("egress.token")
+    if t:
+        items.append(("the egress token", t, {"egress", "vessel"}))
+    t = dep.token("search.secret")
+    if t and dep.service("search"):
+        items.append(("the search secret", t, {"search"}))
+    for label, value, allowed in items:
+        holders = {svc for svc, text in surfaces.items() if value in text}
+        # The vessel derives sandbox tokens from the master token; holding a derived one is fine too.
+        rep.add(f"secrets: {label} only where it belongs", holders <= allowed,
+                f"held by {sorted(holders) or 'nobody'}; allowed {sorted(allowed) or 'nobody'}")
+
+
+def calls(dep, rep, image):
+    """Tool calls through each sandbox's /run, sent from the vessel's network namespace."""
+    master = dep.token("sandbox-master.token")
+    for sb in dep.sandboxes():
+        agent = sb[len("sandbox-"):]
+        url = f"http://{dep.ip(sb, f'tools-{agent}')}:8600"
+        tok = dep.token(f"{sb}.token")
+        if not tok and master:
+            import hmac
+            tok = hmac.new(master.encode(), f"sandbox/{agent}".encode(), hashlib.sha256).hexdigest()
+        others = [o for o in dep.sandboxes() if o != sb]
+        other_tok = dep.token(f"{others[0]}.token") if others else None
+        turn_a, turn_b = "probe-" + uuid.uuid4().hex[:12], "probe-" + uuid.uuid4().hex[:12]
+        base = {"kind": "run", "url": url, "token": tok, "turn": turn_a}
+        checks = [
+            {"name": f"{sb}: /status reports confined calls, Landlock ABI >= 6", "kind": "sandbox_status",
+             "url": url, "token": tok},
+            {"name": f"{sb}: /run refuses a call without the token", "kind": "run", "url": url, "turn": turn_a,
+             "tool": "list", "arguments": {}, "expect_status": [401, 403]},
+        ]
+        if other_tok:
+            checks.append({"name": f"{sb}: /run refuses another sandbox's token", "kind": "run", "url": url,
+                           "token": other_tok, "turn": turn_a, "tool": "list", "arguments": {},
+                           "expect_status": [401, 403]})
+        bash_on = "bash" in (agent_tools(dep, agent) or ["bash"])
+        if not bash_on:
+            checks.append(dict(base, name=f"{sb}: bash is refused for an agent without it", tool="bash",
+                               arguments={"command": "echo should-not-run"}, expect_tool_error=True))
+        else:
+            def call(name, cmd, want="DENIED", turn=turn_a):
+                checks.append(dict(base, name=f"{sb} call: {name}", tool="bash", turn=turn,
+                                   arguments={"command": cmd}, expect_stdout=want))
+            py = "python3 -c"
+            call("writes and reads its workspace (control)",
+                 'echo probe > "$TMPDIR/probe.txt" && cat "$TMPDIR/probe.txt"', want="probe")
+            call("cannot open an IPv4 socket",
+                 f"{py} 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)' 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot open an IPv6 socket",
+                 f"{py} 'import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)' 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot open a Unix socket (no socket files)",
+                 f"{py} 'import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"'\"$TMPDIR\"'/s.sock\")' 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot see sandboxd's process (pid 1)",
+                 "cat /proc/1/cmdline >/dev/null 2>&1 && echo ALLOWED || echo DENIED")
+            call("sees no process but its own",
+                 "n=0; for p in /proc/[0-9]*; do [ -r \"$p/cmdline\" ] && [ -n \"$(tr -d '\\0' < $p/cmdline 2>/dev/null)\" ] && n=$((n+1)); done; [ $n -le 4 ] && echo DENIED || echo ALLOWED:$n")
+            call("cannot signal sandboxd", "kill -0 1 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot write beside its workspace",
+                 'd=$(dirname "$TMPDIR"); (echo x > "$d/escape-probe") 2>/dev/null && echo ALLOWED || echo DENIED')
+            call("cannot write to the agent package",
+                 '(echo x > "$VESSEL_PACKAGE/escape-probe") 2>/dev/null || (echo x > /agent/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED')
+            call("cannot write to the root filesystem",
+                 "(echo x > /escape-probe) 2>/dev/null || (echo x > /etc/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot read the sandbox token file",
+                 'f="${VESSEL_SANDBOX_TOKEN_FILE:-/run/secrets/sandbox.token}"; cat "$f" >/dev/null 2>&1 && echo ALLOWED || echo DENIED; for t in /run/secrets/* /.generated/*; do cat "$t" >/dev/null 2>&1 && echo ALLOWED:$t; done; true')
+            call("holds no token in its environment",
+                 "env | grep -qi 'TOKEN\\|_KEY' && echo ALLOWED || echo DENIED")
+            call("cannot start a new session",
+                 f"{py} 'import os; os.setsid()' 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot start a new process group",
+                 f"{py} 'import os; os.setpgid(0, 0)' 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot use SysV shared memory",
+                 f"{py} 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).shmget(0, 4096, 0o1600) >= 0 else 1)' && echo ALLOWED || echo DENIED")
+            call("cannot use POSIX message queues",
+                 f"{py} 'import ctypes,sys; l=ctypes.CDLL(None); sys.exit(0 if l.mq_open(b\"/probe\", 0o100|0o2, 0o600, None) >= 0 else 1)' && echo ALLOWED || echo DENIED")
+            call("holds at most 4096 open files",
+                 '[ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -le 4096 ] && echo DENIED || echo ALLOWED:$(ulimit -n)')
+            marker = "31" + uuid.uuid4().hex[:6].translate(str.maketrans("abcdef", "123456"))
+            call("background processes end with the call (started)",
+                 f"(sleep {marker} &) ; nohup sleep {marker} >/dev/null 2>&1 & echo STARTED", want="STARTED")
+            call("reads its own turn's earlier file (control)", 'cat "$TMPDIR/probe.txt"', want="probe")
+            call("cannot read another turn's workspace",
+                 f'd=$(dirname "$TMPDIR"); cat "$d/{turn_a}/probe.txt" 2>/dev/null || cat "$d"/*/probe.txt 2>/dev/null && echo ALLOWED || echo DENIED',
+                 turn=turn_b)
+        results = run_inside(dep, "vessel", checks, image, "join")
+        for r in results:
+            rep.add(r["name"], r["ok"], r["detail"])
+        if bash_on:
+            import time
+            time.sleep(1)
+            for r in run_inside(dep, sb, [{"name": f"{sb}: nothing a call started outlives it", "kind": "no_process",
+                                           "marker": f"sleep {marker}"}], image, "exec"):
+                rep.add(r["name"], r["ok"], r["detail"])
+
+
+def agent_tools(dep, agent):
+    """The agent's enabled built-in tools, from its /agents/<id>/manifest-independent source: the
+    vessel.toml in the package mounted into its sandbox (read on the host)."""
+    info = dep.containers.get(f"sandbox-{agent}")
+    for m in info["Mounts"] if info else []:
+        p = os.path.join(m.get("Source") or "", "vessel.toml")
+        if os.path.isfile(p):
+            text = open(p).read()
+            try:
+                import tomllib
+                return tomllib.loads(text).get("tools", {}).get("enabled")
+            except Exception:
+                return None
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--project", default=os.environ.get("VESSEL_PROJECT", "astralvessel"))
+    ap.add_argument("--dir", default=os.getcwd(), help="the folder holding compose.generated.yml and .generated/")
+    ap.add_argument("--env-file", default=None, help="the deployment's .env (model key, app keys)")
+    ap.add_argument("--image", default=None, help="probe image with python3 (default <project>-sandboxd:local)")
+    ap.add_argument("--extra", default="scripted-model", help="comma-separated test-only services to skip")
+    a = ap.parse_args()
+    dep = Deployment(a.project, os.path.join(a.dir, ".generated"))
+    dep.extra = set(filter(None, a.extra.split(",")))
+    image = a.image or f"{a.project}-sandboxd:local"
+    env = read_env_file(a.env_file or os.path.join(a.dir, ".env"))
+    rep = Report()
+    missing = [s for s in ("vessel", "egress") if s not in dep.containers] + ([] if dep.sandboxes() else ["sandbox-*"])
+    if missing:
+        rep.add("deployment: vessel, egress and sandboxes are running", False, f"missing {missing}")
+    else:
+        hardening(dep, rep)
+        runtime(dep, rep, image)
+        networks(dep, rep, image, env)
+        secrets(dep, rep, env)
+        calls(dep, rep, image)
+    print(f"{rep.passed} passed, {rep.failed} failed")
+    sys.exit(1 if rep.failed or rep.passed == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/astraldeep/astralvessel-go/deployer/compose"
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+)
+
+func init() {
+	register(&command{
+		name:    "deploy",
+		usage:   "deploy FILE [--out DIR] [--source DIR]",
+		summary: "write compose.generated.yml and the generated secrets",
+		run:     runDeploy,
+	})
+}
+
+func runDeploy(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("deploy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "folder for compose.generated.yml and .generated/ (default: the deployment file's folder)")
+	source := fs.String("source", "", "the source tree, holding go.work (default: found above the deployment file)")
+	seccomp := fs.String("seccomp", "", "sandbox seccomp profile (default: SOURCE/"+compose.SeccompRel+")")
+	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: astralvessel deploy FILE [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F]")
+		return 2
+	}
+	d, ok := loadChecked(pos[0], *envFile, stderr)
+	if !ok {
+		return 1
+	}
+	if err := deploy(d, *out, *source, *seccomp, stdout); err != nil {
+		fmt.Fprintf(stderr, "astralvessel deploy: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func deploy(d *spec.Deployment, out, source, seccomp string, stdout io.Writer) error {
+	var err error
+	if out == "" {
+		out = filepath.Dir(d.Path)
+	}
+	if source == "" {
+		if source, err = findSource(filepath.Dir(d.Path)); err != nil {
+			return err
+		}
+	}
+	opts := compose.Options{OutDir: out, SourceDir: source, SeccompProfile: seccomp}
+	if opts.SeccompProfile == "" {
+		opts.SeccompProfile = filepath.Join(source, filepath.FromSlash(compose.SeccompRel))
+	}
+	if opts.SeccompProfile, err = filepath.Abs(opts.SeccompProfile); err != nil {
+		return err
+	}
+	if _, err := os.Stat(opts.SeccompProfile); err != nil {
+		return fmt.Errorf("sandbox seccomp profile: %w (pass --seccomp FILE)", err)
+	}
+	// As root, containers run as the unprivileged 65532 and get the secrets;
+	// otherwise they run as the deploying user, who owns the secrets.
+	if os.Geteuid() == 0 {
+		opts.UID, opts.GID = compose.DefaultUID, compose.DefaultGID
+	} else {
+		opts.UID, opts.GID = os.Getuid(), os.Getgid()
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if _, err := compose.WriteSecrets(out, d, opts.UID, opts.GID); err != nil {
+		return err
+	}
+	yml, err := compose.Generate(d, opts)
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(out, compose.FileName)
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, yml, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s and %s/\n", file, filepath.Join(out, compose.GeneratedDir))
+	fmt.Fprintf(stdout, "next: build the images (deploy/images.sh --project %s), then\n  cd %s && docker-compose -p %s -f %s --env-file .env up -d\n",
+		d.Vessel.Project, out, d.Vessel.Project, compose.FileName)
+	fmt.Fprintf(stdout, "(add --build after a change to an agent's sandbox Dockerfile)\n")
+	return nil
+}
+
+// findSource walks up from dir to the folder holding go.work.
+func findSource(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("no go.work above the deployment file; pass --source DIR (the source tree)")
+		}
+	}
+}

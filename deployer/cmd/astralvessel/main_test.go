@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const exampleDeployment = "../../../deploy/deployment.toml"
+
+func setExampleEnv(t *testing.T) {
+	t.Setenv("VESSEL_UPSTREAM_MODEL_URL", "https://models.example.org/v1")
+	t.Setenv("VESSEL_APP_KEY_SHA256", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+}
+
+func run(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := dispatch(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestValidateExample(t *testing.T) {
+	setExampleEnv(t)
+	code, out, errOut := run("validate", exampleDeployment)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "field-guide  sha256:") || !strings.Contains(out, "field-guide-reader  sha256:") {
+		t.Errorf("output: %s", out)
+	}
+}
+
+func TestValidateBroken(t *testing.T) {
+	setExampleEnv(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "deployment.toml")
+	src := "[egress]\nupstream_url = \"env:VESSEL_UPSTREAM_MODEL_URL\"\n\n[[agents]]\nid = \"Bad_Id\"\npackage = \"nowhere\"\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run("validate", file)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{file + ":5: agents[0].id: invalid id", file + ":6: agents[0].package: agent folder"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func TestEnvFile(t *testing.T) {
+	dir := t.TempDir()
+	env := filepath.Join(dir, "vars.env")
+	if err := os.WriteFile(env, []byte("# comment\nexport VESSEL_UPSTREAM_MODEL_URL=\"https://m.example.org/v1\"\nVESSEL_APP_KEY_SHA256='9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run("validate", exampleDeployment, "--env-file", env); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	if code, _, _ := run(); code != 2 {
+		t.Errorf("no args: exit %d", code)
+	}
+	if code, _, errOut := run("frobnicate"); code != 2 || !strings.Contains(errOut, "validate FILE") {
+		t.Errorf("unknown command: exit %d %s", code, errOut)
+	}
+	if code, _, _ := run("validate"); code != 2 {
+		t.Errorf("validate without file: exit %d", code)
+	}
+}
+
+func TestDeployExample(t *testing.T) {
+	setExampleEnv(t)
+	out := t.TempDir()
+	seccomp := filepath.Join(out, "sandbox.json")
+	if err := os.WriteFile(seccomp, []byte(`{"defaultAction":"SCMP_ACT_ERRNO"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := run("deploy", exampleDeployment, "--out", out, "--seccomp", seccomp)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errOut)
+	}
+	yml, err := os.ReadFile(filepath.Join(out, "compose.generated.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sandbox-field-guide:", "sandbox-field-guide-reader:", "astralvessel_front", "seccomp=" + seccomp} {
+		if !bytes.Contains(yml, []byte(want)) {
+			t.Errorf("compose file lacks %q", want)
+		}
+	}
+	tok1, err := os.ReadFile(filepath.Join(out, ".generated", "sandbox-master.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second deploy keeps the tokens.
+	if code, _, errOut := run("deploy", exampleDeployment, "--out", out, "--seccomp", seccomp); code != 0 {
+		t.Fatalf("second deploy: exit %d %s", code, errOut)
+	}
+	tok2, _ := os.ReadFile(filepath.Join(out, ".generated", "sandbox-master.token"))
+	if !bytes.Equal(tok1, tok2) {
+		t.Error("master token changed on re-deploy")
+	}
+}
+
+func TestFindSource(t *testing.T) {
+	dir, err := findSource(filepath.Dir(exampleDeployment))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.work")); err != nil {
+		t.Errorf("found %s without go.work", dir)
+	}
+}

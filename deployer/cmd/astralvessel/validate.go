@@ -1,0 +1,65 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+)
+
+func init() {
+	register(&command{
+		name:    "validate",
+		usage:   "validate FILE [--env-file F]",
+		summary: "check a deployment.toml and every agent it serves",
+		run:     runValidate,
+	})
+}
+
+func runValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: astralvessel validate FILE [--env-file F]")
+		return 2
+	}
+	d, ok := loadChecked(pos[0], *envFile, stderr)
+	if !ok {
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok, %d agent(s)\n", pos[0], len(d.Agents))
+	for _, a := range d.Agents {
+		fp, err := spec.Fingerprint(d, a.ID)
+		if err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "  %s  %s\n", a.ID, fp)
+	}
+	return 0
+}
+
+// loadChecked loads a deployment with the operator's environment and checks
+// its host paths, printing each problem on its own line.
+func loadChecked(file, envFile string, stderr io.Writer) (*spec.Deployment, bool) {
+	env, _, err := operatorEnv(file, envFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel: %v\n", err)
+		return nil, false
+	}
+	d, err := spec.LoadDeployment(file, env)
+	if err == nil {
+		err = spec.CheckHostPaths(d)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, false
+	}
+	return d, true
+}

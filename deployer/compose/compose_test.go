@@ -1,0 +1,207 @@
+package compose
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+var testEnv = map[string]string{
+	"UPSTREAM_URL":   "https://models.example.org/v1",
+	"APP_KEY_SHA256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+	"TASK_STORE":     "postgres://vessel:pw@db/vessel",
+	"RECORDS_TOKEN":  "records-token-value",
+}
+
+func lookup(name string) (string, bool) { v, ok := testEnv[name]; return v, ok }
+
+func load(t *testing.T, name string) *spec.Deployment {
+	t.Helper()
+	d, err := spec.LoadDeployment(filepath.Join("testdata", name, "deploy", "deployment.toml"), lookup)
+	if err != nil {
+		t.Fatalf("load %s: %v", name, err)
+	}
+	return d
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range []string{"basic", "custom"} {
+		t.Run(name, func(t *testing.T) {
+			d := load(t, name)
+			out, err := Generate(d, Options{
+				OutDir:         filepath.Join("testdata", name, "deploy"),
+				SourceDir:      filepath.Join("testdata", name),
+				SeccompProfile: "/opt/astralvessel/deploy/seccomp/sandbox.json",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if !bytes.Equal(out, want) {
+				t.Errorf("output differs from %s (run go test -update and review the diff):\n%s", golden, out)
+			}
+			for _, secret := range []string{"records-token-value", "pw@db"} {
+				if bytes.Contains(out, []byte(secret)) {
+					t.Errorf("the Compose file holds the secret %q", secret)
+				}
+			}
+		})
+	}
+}
+
+func TestHardening(t *testing.T) {
+	d := load(t, "custom")
+	g, err := newGen(d, Options{OutDir: t.TempDir(), SourceDir: "testdata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := g.file()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Services["search"]; ok {
+		t.Error("duckduckgo deployment has a search container")
+	}
+	for name, s := range f.Services {
+		if !s.ReadOnly || strings.Join(s.CapDrop, ",") != "ALL" || s.Restart != "unless-stopped" ||
+			s.MemLimit <= 0 || s.PIDsLimit <= 0 || s.SecurityOpt[0] != "no-new-privileges:true" {
+			t.Errorf("%s is not hardened: %+v", name, s)
+		}
+	}
+	sb := f.Services["sandbox-records"]
+	if len(sb.Networks) != 1 || sb.Networks["tools-records"] == nil {
+		t.Errorf("sandbox networks: %v", sb.Networks)
+	}
+	if sb.Build == nil || sb.Image != "second-sandbox-records:local" {
+		t.Errorf("custom sandbox image: %+v %v", sb.Build, sb.Image)
+	}
+	if !strings.HasPrefix(sb.SecurityOpt[1], "seccomp=/") {
+		t.Errorf("seccomp profile not absolute: %v", sb.SecurityOpt)
+	}
+	eg := f.Services["egress"]
+	if eg.Environment["VESSEL_UPSTREAM_MODEL_URL"] != "http://models.internal:8080/v$$1" {
+		t.Errorf("literal upstream not escaped: %q", eg.Environment["VESSEL_UPSTREAM_MODEL_URL"])
+	}
+	for name, s := range f.Services {
+		for k, v := range s.Environment {
+			if name != "egress" && strings.Contains(v, "VESSEL_MODEL_KEY}") {
+				t.Errorf("%s gets the model key in %s", name, k)
+			}
+		}
+	}
+	if !f.Networks["front"].Internal || !f.Networks["egress"].Internal || f.Networks["outside"].Internal {
+		t.Errorf("network internal flags wrong: %+v", f.Networks)
+	}
+	for _, v := range f.Services["vessel"].Volumes {
+		if strings.HasPrefix(v, g.relOut(filepath.Dir(d.Path))+":") {
+			t.Errorf("the vessel mounts the deployment folder (with .env and .generated/): %s", v)
+		}
+	}
+	if len(eg.Networks) != 2 || eg.Networks["outside"] == nil {
+		t.Errorf("egress networks: %v", eg.Networks)
+	}
+}
+
+func TestSecretsStable(t *testing.T) {
+	d := load(t, "basic")
+	dir := t.TempDir()
+	s1, err := WriteSecrets(dir, d, os.Getuid(), os.Getgid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, GeneratedDir, "sandbox-gone.token"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := WriteSecrets(dir, d, os.Getuid(), os.Getgid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.SandboxMaster != s2.SandboxMaster || s1.EgressToken != s2.EgressToken || s1.SearchSecret != s2.SearchSecret ||
+		s1.Sandbox["guide"] != s2.Sandbox["guide"] {
+		t.Error("secrets changed on re-deploy")
+	}
+	if s2.Sandbox["guide"] != spec.DeriveToken(s2.SandboxMaster, "sandbox/guide") {
+		t.Error("sandbox token is not derived from the master")
+	}
+	if _, err := os.Stat(filepath.Join(dir, GeneratedDir, "sandbox-gone.token")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("stale sandbox token kept")
+	}
+	for _, n := range []string{"sandbox-master.token", "sandbox-guide.token", "egress.token", "search.secret"} {
+		st, err := os.Stat(filepath.Join(dir, GeneratedDir, n))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v mode %v", n, err, st)
+		}
+	}
+}
+
+// TestComposeAccepts runs the generated files through docker-compose (and
+// `docker compose` when present). Under CI=true a reachable Docker engine
+// means it must run.
+func TestComposeAccepts(t *testing.T) {
+	ci := os.Getenv("CI") == "true"
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		if ci {
+			t.Logf("no Docker engine answers (%v); skipping even under CI", err)
+		}
+		t.Skip("no Docker engine answers")
+	}
+	var tools [][]string
+	if _, err := exec.LookPath("docker-compose"); err == nil {
+		tools = append(tools, []string{"docker-compose"})
+	}
+	if exec.Command("docker", "compose", "version").Run() == nil {
+		tools = append(tools, []string{"docker", "compose"})
+	}
+	if len(tools) == 0 {
+		if ci {
+			t.Fatal("Docker answers but neither docker-compose nor docker compose is installed")
+		}
+		t.Skip("neither docker-compose nor docker compose is installed")
+	}
+	for _, name := range []string{"basic", "custom"} {
+		d := load(t, name)
+		dir := t.TempDir()
+		seccomp := filepath.Join(dir, "sandbox.json")
+		if err := os.WriteFile(seccomp, []byte(`{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := WriteSecrets(dir, d, os.Getuid(), os.Getgid()); err != nil {
+			t.Fatal(err)
+		}
+		out, err := Generate(d, Options{OutDir: dir, SourceDir: "testdata", SeccompProfile: seccomp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, FileName)
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools {
+			args := append(tool[1:], "-p", d.Vessel.Project, "-f", file, "config", "-q")
+			cmd := exec.Command(tool[0], args...)
+			cmd.Env = append(os.Environ(), "UPSTREAM_URL=https://m.example.org", "APP_KEY_SHA256=x", "VESSEL_MODEL_KEY=k",
+				"TASK_STORE=postgres://db/v", "RECORDS_TOKEN=t")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s rejects %s: %v\n%s", strings.Join(tool, " "), name, err, b)
+			}
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package spec
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLoadFixture(t *testing.T) {
+	d, err := loadFixture(t, nil)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if d.Vessel.Project != "test" || d.Vessel.Port != 8700 || d.Vessel.FrontAddress != "172.31.247.10" ||
+		d.Vessel.PublicURL != "http://172.31.247.10:8700" || d.Vessel.TaskTTLHours != 24 || d.Search.Provider != "searxng" {
+		t.Errorf("vessel defaults: %+v search %+v", d.Vessel, d.Search)
+	}
+	if d.Egress.UpstreamURL != "https://models.example.test/v1" {
+		t.Errorf("upstream not resolved: %q", d.Egress.UpstreamURL)
+	}
+	if d.EnvRefs["apps[0].key_sha256"] != "APP_SHA" || d.EnvRefs["agents[0].services.records.headers.X-Token"] != "RECORDS_TOKEN" {
+		t.Errorf("env refs: %v", d.EnvRefs)
+	}
+	a := d.Agents[0]
+	if a.Sandbox.Scratch != 64<<20 || a.Sandbox.TurnDisk != 16<<20 || a.Sandbox.UserDisk != 32<<20 ||
+		a.Sandbox.Memory != 512<<20 || a.Sandbox.PIDs != 256 {
+		t.Errorf("sandbox defaults: %+v", a.Sandbox)
+	}
+	if a.Services["records"].Headers["X-Token"] != "secret-token" {
+		t.Errorf("header not resolved: %v", a.Services)
+	}
+	m := a.Manifest
+	if m.Model.APIKey != DefaultAPIKey || m.Model.MaxSteps != 8 || m.DeadlineSecs != 300 {
+		t.Errorf("model defaults: %+v deadline %d", m.Model, m.DeadlineSecs)
+	}
+	if len(m.Declared) != 2 || m.Declared[0].Name != "lookup" || m.Declared[1].Name != "species" || m.Declared[1].TimeoutSeconds != 60 {
+		t.Errorf("declared tools: %+v", m.Declared)
+	}
+	b := d.Agents[1].Manifest
+	if b.Model.MaxSteps != 12 || b.Version != DefaultVersion || b.Output.Files == nil {
+		t.Errorf("beta defaults: %+v", b)
+	}
+	p, err := ReadPrompt(&d.Agents[0])
+	if err != nil || p != "You are alpha.\n\nExtra notes." {
+		t.Errorf("prompt %q %v", p, err)
+	}
+}
+
+// Each broken input must give an error naming the file, the line and the field.
+func TestLoadErrors(t *testing.T) {
+	dep := fixture["deploy/deployment.toml"]
+	cases := []struct {
+		name      string
+		overrides map[string]string
+		env       map[string]string
+		want      string // substring of the error text: file:line: field: ...
+	}{
+		{"unknown key", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nprojekt = 1", 1)}, nil,
+			"deployment.toml:4: vessel.projekt: unknown key; allowed here: front_address"},
+		{"type mismatch", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `port = "x"`, 1)}, nil,
+			"deployment.toml:3: vessel.port:"},
+		{"bad size", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "lots"`, 1)}, nil,
+			`deployment.toml:24: agents[0].sandbox.scratch: invalid size "lots"`},
+		{"missing env", nil, map[string]string{"APP_SHA": fixtureEnv["APP_SHA"], "RECORDS_TOKEN": "x"},
+			"deployment.toml:6: egress.upstream_url: environment variable UPSTREAM is not set"},
+		{"bad digest", nil, map[string]string{"UPSTREAM": fixtureEnv["UPSTREAM"], "APP_SHA": "abc", "RECORDS_TOKEN": "x"},
+			"deployment.toml:10: apps[0].key_sha256: want 64 hex characters"},
+		{"unknown agent", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `agents = ["alpha"]`, `agents = ["gamma"]`, 1)}, nil,
+			`deployment.toml:18: issuers[0].agents[0]: no agent with id "gamma"`},
+		{"bad id", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `id = "beta"`, `id = "Beta"`, 1)}, nil,
+			`deployment.toml:32: agents[1].id: invalid id "Beta"`},
+		{"http issuer", map[string]string{"deploy/deployment.toml": strings.Replace(dep, "https://idp", "http://idp", 1)}, nil,
+			"deployment.toml:15: issuers[0].issuer: \"http://idp.example.test/realm\" must use https"},
+		{"both jwks", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `jwks_file = "jwks.json"`, `jwks_file = "jwks.json"`+"\njwks_url = \"https://idp.example.test/certs\"", 1)}, nil,
+			"issuers[0].jwks_file: set exactly one of jwks_url and jwks_file"},
+		{"mount target", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `/data/guide`, `/etc/guide`, 1)}, nil,
+			`deployment.toml:26: agents[0].sandbox.mounts[0].target: "/etc/guide" is reserved`},
+		{"mount source", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `"../data"`, `"../nodata"`, 1)}, nil,
+			`deployment.toml:26: agents[0].sandbox.mounts[0].source: folder`},
+		{"turn disk", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "64MB"`+"\nturn_disk = \"1GiB\"", 1)}, nil,
+			"deployment.toml:25: agents[0].sandbox.turn_disk: must be more than 0 and at most scratch (64MiB)"},
+		{"front address", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `front_address = "10.0.0.5"`, 1)}, nil,
+			"deployment.toml:3: vessel.front_address: 10.0.0.5 must be inside 172.31.247.0/24"},
+		{"ungranted service", map[string]string{"agents/alpha/tools/lookup.toml": strings.Replace(fixture["agents/alpha/tools/lookup.toml"], `"records"`, `"billing"`, 1)}, nil,
+			`lookup.toml:3: service: service "billing" is not granted to agent "alpha"`},
+		{"command and service", map[string]string{"agents/alpha/tools/lookup.toml": "command = [\"x\"]\n" + fixture["agents/alpha/tools/lookup.toml"]}, nil,
+			"lookup.toml:4: service: a tool has either command"},
+		{"bad scope", map[string]string{"agents/alpha/tools/species.toml": strings.Replace(fixture["agents/alpha/tools/species.toml"], "tools:read", "tools:root", 1)}, nil,
+			`species.toml:4: scope: unknown scope "tools:root"; allowed: tools:read, tools:search`},
+		{"builtin clash", map[string]string{"agents/alpha/tools/species.toml": strings.Replace(fixture["agents/alpha/tools/species.toml"], `name = "species"`, `name = "bash"`, 1)}, nil,
+			`species.toml:1: name: "bash" is the name of a built-in tool`},
+		{"duplicate tool", map[string]string{"agents/alpha/tools/species2.toml": fixture["agents/alpha/tools/species.toml"]}, nil,
+			`species2.toml:1: name: tool "species" is also declared in`},
+		{"unknown builtin", map[string]string{"agents/beta/vessel.toml": strings.Replace(fixture["agents/beta/vessel.toml"], `"glob"`, `"shell"`, 1)}, nil,
+			`beta/vessel.toml:6: tools.enabled[1]: unknown built-in tool "shell"`},
+		{"bad output", map[string]string{"agents/alpha/vessel.toml": strings.Replace(alphaManifest, `"csv"`, `"exe"`, 1)}, nil,
+			`alpha/vessel.toml:15: output.files[1]: unknown file type "exe"; allowed: png, svg, csv, pdf`},
+		{"missing prompt", map[string]string{"agents/beta/prompt.md": "\x00"}, nil,
+			"beta/prompt.md: missing"},
+		{"manifest unknown key", map[string]string{"agents/beta/vessel.toml": strings.Replace(fixture["agents/beta/vessel.toml"], "[tools]", "temperature = 2\n[tools]", 1)}, nil,
+			"beta/vessel.toml:5: model.temperature: unknown key; allowed here: accepts_images, api_key, base_url, max_steps, name"},
+		{"syntax", map[string]string{"agents/beta/vessel.toml": "name = \n"}, nil,
+			"beta/vessel.toml:1:"},
+		{"no agents", map[string]string{"deploy/deployment.toml": "[egress]\nupstream_url = \"https://m.example.test\"\n"}, nil,
+			"deployment.toml: agents: at least one"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := fixtureEnv
+			if tc.env != nil {
+				env = tc.env
+			}
+			dir := t.TempDir()
+			writeTree(t, dir, fixture, tc.overrides)
+			d, err := LoadDeployment(dir+"/deploy/deployment.toml", envOf(env))
+			if err == nil {
+				err = CheckHostPaths(d)
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T is not an *Error: %v", err, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]ByteSize{"512MB": 512 << 20, "1GiB": 1 << 30, "64k": 64 << 10, "100": 100, "1.5g": 3 << 29, " 2 MiB ": 2 << 20, "7b": 7} {
+		got, err := ParseByteSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MB", "1XB", "-1", "1..2MB", "99999999999999TB"} {
+		if _, err := ParseByteSize(in); err == nil {
+			t.Errorf("ParseByteSize(%q): no error", in)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+// Command egress runs the egress: the model passthrough (default :8080)
+// and the guarded web proxy (default :3128).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/egress/guard"
+	"github.com/astraldeep/astralvessel-go/egress/modelproxy"
+	"github.com/astraldeep/astralvessel-go/egress/webproxy"
+)
+
+func main() {
+	log, err := zap.NewProduction()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "egress: logger:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, log, nil); err != nil {
+		log.Error("egress stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// config is everything the environment and flags say.
+type config struct {
+	modelListen, proxyListen string
+	upstream, key, token     string
+	allowHTTP                bool
+	policy                   guard.Config
+}
+
+func loadConfig(args []string, getenv func(string) string) (*config, error) {
+	fs := flag.NewFlagSet("egress", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c := &config{}
+	fs.StringVar(&c.modelListen, "model-listen", ":8080", "address of the model passthrough")
+	fs.StringVar(&c.proxyListen, "proxy-listen", ":3128", "address of the guarded web proxy")
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("flags: %w", err)
+	}
+	c.upstream = strings.TrimSpace(getenv("VESSEL_UPSTREAM_MODEL_URL"))
+	if c.upstream == "" {
+		return nil, errors.New("VESSEL_UPSTREAM_MODEL_URL is not set")
+	}
+	c.key = strings.TrimSpace(getenv("VESSEL_UPSTREAM_MODEL_KEY"))
+	if f := getenv("VESSEL_EGRESS_TOKEN_FILE"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read VESSEL_EGRESS_TOKEN_FILE: %w", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+	} else {
+		c.token = strings.TrimSpace(getenv("VESSEL_EGRESS_TOKEN"))
+	}
+	if c.token == "" {
+		return nil, errors.New("no egress token: set VESSEL_EGRESS_TOKEN_FILE or VESSEL_EGRESS_TOKEN")
+	}
+	switch v := getenv("VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.allowHTTP = true
+	default:
+		return nil, fmt.Errorf("VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM=%q: want 1 or 0", v)
+	}
+	cidrs, err := guard.ParseCIDRList(getenv("VESSEL_EGRESS_ALLOW_CIDRS"))
+	if err != nil {
+		return nil, fmt.Errorf("VESSEL_EGRESS_ALLOW_CIDRS: %w", err)
+	}
+	ports, err := guard.ParsePortList(getenv("VESSEL_EGRESS_ALLOW_PORTS"))
+	if err != nil {
+		return nil, fmt.Errorf("VESSEL_EGRESS_ALLOW_PORTS: %w", err)
+	}
+	c.policy = guard.Config{
+		AllowCIDRs: cidrs,
+		AllowHosts: guard.SplitList(getenv("VESSEL_EGRESS_ALLOW_HOSTS")),
+		AllowPorts: ports,
+	}
+	return c, nil
+}
+
+// run serves both listeners until ctx ends. ready, when non-nil, receives
+// the bound addresses (model, proxy) once both listen.
+func run(ctx context.Context, args []string, getenv func(string) string, log *zap.Logger, ready func(model, proxy string)) error {
+	c, err := loadConfig(args, getenv)
+	if err != nil {
+		return fmt.Errorf("egress config: %w", err)
+	}
+	mh, err := modelproxy.New(modelproxy.Config{
+		Upstream: c.upstream, Key: c.key, Token: c.token, AllowHTTP: c.allowHTTP,
+		Logger: log.Named("model"),
+	})
+	if err != nil {
+		return fmt.Errorf("egress model passthrough: %w", err)
+	}
+	var lc net.ListenConfig
+	mln, err := lc.Listen(ctx, "tcp", c.modelListen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", c.modelListen, err)
+	}
+	defer mln.Close()
+	pln, err := lc.Listen(ctx, "tcp", c.proxyListen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", c.proxyListen, err)
+	}
+	defer pln.Close()
+
+	// The proxy must never reach the egress itself (its own addresses on
+	// its own ports, e.g. the model passthrough).
+	self, err := guard.LocalAddrs()
+	if err != nil {
+		return fmt.Errorf("egress self addresses: %w", err)
+	}
+	c.policy.SelfAddrs = self
+	c.policy.SelfPorts = []uint16{listenPort(mln.Addr()), listenPort(pln.Addr())}
+	pol, err := guard.New(c.policy)
+	if err != nil {
+		return fmt.Errorf("egress policy: %w", err)
+	}
+	cidrs, hosts, ports := pol.Describe()
+	if len(cidrs)+len(hosts)+len(ports) > 0 {
+		log.Warn("egress policy widened by the operator",
+			zap.Strings("allow_cidrs", cidrs), zap.Strings("allow_hosts", hosts), zap.Strings("allow_ports", ports))
+	} else {
+		log.Info("egress policy: public addresses on ports 80 and 443 only")
+	}
+	wp, err := webproxy.New(webproxy.Options{Policy: pol, Logger: log.Named("proxy")})
+	if err != nil {
+		return fmt.Errorf("egress web proxy: %w", err)
+	}
+	defer wp.Close()
+
+	msrv := &http.Server{Handler: mh, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
+	psrv := &http.Server{Handler: wp, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 2)
+	go func() { errc <- serve(msrv, mln) }()
+	go func() { errc <- serve(psrv, pln) }()
+	log.Info("egress listening",
+		zap.String("model", mln.Addr().String()), zap.String("proxy", pln.Addr().String()),
+		zap.String("upstream", mh.Upstream()), zap.Bool("model_key_set", c.key != ""))
+	if ready != nil {
+		ready(mln.Addr().String(), pln.Addr().String())
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = msrv.Shutdown(sctx)
+	_ = psrv.Shutdown(sctx)
+	return runErr
+}
+
+func serve(s *http.Server, ln net.Listener) error {
+	if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+func listenPort(a net.Addr) uint16 {
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Port()
+	}
+	_, p, _ := net.SplitHostPort(a.String())
+	n, _ := strconv.Atoi(p)
+	return uint16(n)
+}

@@ -1,0 +1,304 @@
+// Package modelproxy is the egress's OpenAI-compatible passthrough: it
+// accepts only callers presenting the egress token, replaces their
+// Authorization with the real model key, and streams the upstream's answer
+// back without buffering. The key lives here and nowhere else.
+package modelproxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// MaxRequestBytes bounds a model request body (the vessel's own limit).
+const MaxRequestBytes = 16_000_000
+
+// maxErrorBody bounds how much of an upstream error answer is read to
+// scrub the key out of it.
+const maxErrorBody = 1 << 20
+
+// Config configures the passthrough.
+type Config struct {
+	// Upstream is the OpenAI-compatible base URL (what an OpenAI SDK takes
+	// as base_url, e.g. https://api.example.com/v1). A request for
+	// /v1/<rest> is sent to Upstream + /<rest>.
+	Upstream string
+	// Key is the real model key, sent upstream as a bearer token. May be
+	// empty for upstreams that need none.
+	Key string
+	// Token is what callers must present as "Authorization: Bearer".
+	Token string
+	// AllowHTTP permits a plain-HTTP upstream (local models, tests).
+	AllowHTTP bool
+	// Transport overrides the upstream transport (tests).
+	Transport http.RoundTripper
+	// HeaderTimeout bounds the wait for the upstream's response headers
+	// (default 10 minutes: non-streamed completions can be slow).
+	HeaderTimeout time.Duration
+	Logger        *zap.Logger
+}
+
+// Handler is the passthrough http.Handler.
+type Handler struct {
+	base      *url.URL
+	key       string
+	tokenHash [32]byte
+	rp        *httputil.ReverseProxy
+	log       *zap.Logger
+}
+
+// New validates the configuration and builds the handler.
+func New(c Config) (*Handler, error) {
+	if c.Token == "" {
+		return nil, errors.New("modelproxy: an egress token is required")
+	}
+	u, err := url.Parse(strings.TrimSpace(c.Upstream))
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("modelproxy: upstream URL %q is not an absolute URL", c.Upstream)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !c.AllowHTTP {
+			return nil, fmt.Errorf("modelproxy: upstream %s is plain HTTP; set VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM=1 to allow it", u.Redacted())
+		}
+	default:
+		return nil, fmt.Errorf("modelproxy: upstream scheme %q is not http(s)", u.Scheme)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("modelproxy: upstream URL must not carry credentials, a query or a fragment")
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.HeaderTimeout <= 0 {
+		c.HeaderTimeout = 10 * time.Minute
+	}
+	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger}
+	tr := c.Transport
+	if tr == nil {
+		tr = &http.Transport{
+			Proxy:                 nil,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: c.HeaderTimeout,
+			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConnsPerHost:   64,
+			ForceAttemptHTTP2:     true,
+		}
+	}
+	h.rp = &httputil.ReverseProxy{
+		Rewrite:        h.rewrite,
+		Transport:      tr,
+		FlushInterval:  -1, // flush every write: streams pass through as they come
+		ErrorHandler:   h.upstreamError,
+		ModifyResponse: h.scrubResponse,
+		ErrorLog:       nil,
+	}
+	return h, nil
+}
+
+// Upstream returns the upstream base URL for start-up logs.
+func (h *Handler) Upstream() string { return h.base.String() }
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	if r.URL.Path == "/health" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+		return
+	}
+	if !h.authorized(r) {
+		h.logReq(r, http.StatusUnauthorized, start, "bad or missing egress token")
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong egress token")
+		return
+	}
+	if r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
+		h.logReq(r, http.StatusNotFound, start, "path outside /v1")
+		writeError(w, http.StatusNotFound, "not_found", "only /v1/... is forwarded")
+		return
+	}
+	if r.ContentLength > MaxRequestBytes {
+		h.logReq(r, http.StatusRequestEntityTooLarge, start, "body too large")
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("request body over %d bytes", MaxRequestBytes))
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	h.rp.ServeHTTP(sw, r)
+	h.logReq(r, sw.code(), start, "")
+}
+
+// authorized compares the presented token in constant time (hashing
+// first, so the comparison also hides the length).
+func (h *Handler) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(auth) < len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(auth[len(prefix):])))
+	return subtle.ConstantTimeCompare(got[:], h.tokenHash[:]) == 1
+}
+
+func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
+	in := pr.In.URL
+	rest := strings.TrimPrefix(in.Path, "/v1")
+	out := pr.Out
+	out.URL.Scheme = h.base.Scheme
+	out.URL.Host = h.base.Host
+	out.URL.Path = h.base.Path + rest
+	out.URL.RawPath = ""
+	out.URL.RawQuery = in.RawQuery
+	out.Host = h.base.Host
+	// The caller's credentials never travel on; the model key replaces them.
+	out.Header.Del("Authorization")
+	out.Header.Del("Proxy-Authorization")
+	out.Header.Del("Cookie")
+	if h.key != "" {
+		out.Header.Set("Authorization", "Bearer "+h.key)
+	}
+	// Do not leak the internal network layout upstream.
+	out.Header.Del("Forwarded")
+	out.Header.Del("X-Forwarded-For")
+	out.Header.Del("X-Forwarded-Host")
+	out.Header.Del("X-Forwarded-Proto")
+	out.Header.Del("X-Real-Ip")
+}
+
+// scrubResponse removes the key from error answers: some providers echo
+// the key they were given in a 401. Successful (streamed) answers pass
+// untouched.
+func (h *Handler) scrubResponse(resp *http.Response) error {
+	if h.key == "" {
+		return nil
+	}
+	for k, vs := range resp.Header {
+		for i, v := range vs {
+			if strings.Contains(v, h.key) {
+				resp.Header[k][i] = strings.ReplaceAll(v, h.key, "[redacted]")
+			}
+		}
+	}
+	if resp.StatusCode < 400 {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	_ = resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("modelproxy: read upstream error body: %w", err)
+	}
+	body = bytes.ReplaceAll(body, []byte(h.key), []byte("[redacted]"))
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	resp.Header.Del("Content-Encoding") // a compressed body would not have matched; keep it honest
+	return nil
+}
+
+func (h *Handler) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("request body over %d bytes", MaxRequestBytes))
+		return
+	}
+	if r.Context().Err() != nil {
+		// The caller went away; there is nobody to answer.
+		w.WriteHeader(499)
+		return
+	}
+	h.log.Warn("model upstream unreachable",
+		zap.String("upstream", h.base.Host),
+		zap.String("error", h.redact(err.Error())))
+	writeError(w, http.StatusBadGateway, "upstream_unavailable",
+		"the model endpoint behind the egress did not answer")
+}
+
+func (h *Handler) redact(s string) string {
+	if h.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, h.key, "[redacted]")
+}
+
+func (h *Handler) logReq(r *http.Request, status int, start time.Time, note string) {
+	fields := []zap.Field{
+		zap.String("method", r.Method),
+		zap.String("path", r.URL.Path),
+		zap.Int("status", status),
+		zap.Float64("ms", float64(time.Since(start).Microseconds())/1000),
+	}
+	if note != "" {
+		fields = append(fields, zap.String("note", note))
+	}
+	h.log.Info("model request", fields...)
+}
+
+// writeError answers in the OpenAI error shape so model clients show it.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Egress-Error", code)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": msg, "type": "egress_error", "code": code,
+	}})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(b)
+	if err != nil {
+		return n, fmt.Errorf("write to caller: %w", err)
+	}
+	return n, nil
+}
+
+func (s *statusWriter) code() int {
+	if s.status == 0 {
+		return http.StatusOK
+	}
+	return s.status
+}
+
+// Unwrap lets http.ResponseController reach Flush on the real writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush passes flushes through (ReverseProxy checks for http.Flusher).
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

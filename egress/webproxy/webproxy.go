@@ -1,0 +1,388 @@
+// Package webproxy is the egress's guarded HTTP proxy (absolute-URI and
+// CONNECT). It resolves every name itself, checks every resolved address
+// with guard.Policy.Check, and dials exactly an address it checked, so a
+// DNS answer that changes between check and dial (rebinding) cannot move a
+// connection onto a refused address.
+package webproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/elazarl/goproxy"
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/egress/guard"
+)
+
+// Resolver looks names up; *net.Resolver satisfies it. Tests inject stubs.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Dialer opens TCP connections; *net.Dialer satisfies it. The proxy only
+// ever passes it an "ip:port" literal that has just passed the policy.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// Options configure a Proxy. Policy is required.
+type Options struct {
+	Policy         *guard.Policy
+	Resolver       Resolver      // default net.DefaultResolver
+	Dialer         Dialer        // default net.Dialer with ConnectTimeout
+	Logger         *zap.Logger   // default zap.NewNop()
+	DNSTimeout     time.Duration // default 5s
+	ConnectTimeout time.Duration // default 10s
+	// HeaderTimeout bounds how long an origin may take to start answering
+	// an absolute-URI request (default 60s).
+	HeaderTimeout time.Duration
+	// TLSConfig verifies origins of absolute-URI https:// requests
+	// (default: system roots). CONNECT tunnels are never inspected.
+	TLSConfig *tls.Config
+}
+
+// Header names of the denial contract.
+const (
+	HeaderDenied = "X-Egress-Denied" // policy refusal reason (403)
+	HeaderError  = "X-Egress-Error"  // resolution or connection failure (502)
+)
+
+// Proxy is an http.Handler serving proxy requests.
+type Proxy struct {
+	opt Options
+	gp  *goproxy.ProxyHttpServer
+	tr  *http.Transport
+	log *zap.Logger
+}
+
+type ctxKey struct{}
+
+// decision is what the proxy learned about one request's destination.
+type decision struct {
+	method   string
+	rawHost  string
+	host     guard.Host
+	port     uint16
+	addrs    []netip.Addr // every address checked and allowed, in dial order
+	denied   netip.Addr   // the address that was refused, if any
+	allow    bool
+	status   int    // 403 for policy, 502 for resolution failures
+	reason   string // policy reason or failure kind
+	dnsDur   time.Duration
+	connDur  time.Duration
+	dialedTo string
+	dialFail bool // CONNECT dial failed: the error handler answers 502
+}
+
+// New builds a proxy.
+func New(o Options) (*Proxy, error) {
+	if o.Policy == nil {
+		return nil, errors.New("webproxy: a policy is required")
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.DNSTimeout <= 0 {
+		o.DNSTimeout = 5 * time.Second
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 60 * time.Second
+	}
+	if o.Dialer == nil {
+		o.Dialer = &net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	p := &Proxy{opt: o, log: o.Logger}
+	p.tr = &http.Transport{
+		Proxy: nil, // never chain to an environment proxy
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			d, ok := ctx.Value(ctxKey{}).(*decision)
+			if !ok {
+				return nil, errors.New("webproxy: dial without a policy decision")
+			}
+			return p.dial(ctx, d)
+		},
+		TLSClientConfig:       o.TLSConfig,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: o.HeaderTimeout,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		DisableCompression:    true, // pass bodies through untouched
+	}
+	gp := goproxy.NewProxyHttpServer()
+	gp.Verbose = false
+	gp.Logger = zapPrintf{o.Logger}
+	gp.Tr = p.tr
+	gp.KeepAcceptEncoding = true
+	gp.ConnectDial = nil // CONNECT dials through ctx.Dialer, set per decision
+	gp.ConnectDialWithReq = nil
+	gp.NonproxyHandler = http.HandlerFunc(nonProxy)
+	gp.ConnectionErrHandler = connectErr
+	gp.OnRequest().HandleConnectFunc(p.handleConnect)
+	gp.OnRequest().DoFunc(p.handleHTTP)
+	p.gp = gp
+	return p, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.gp.ServeHTTP(w, r) }
+
+// Close drops idle upstream connections.
+func (p *Proxy) Close() { p.tr.CloseIdleConnections() }
+
+func nonProxy(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/health" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+		return
+	}
+	http.Error(w, "egress web proxy: send absolute-URI or CONNECT requests", http.StatusBadRequest)
+}
+
+// decide resolves hostport once and checks every address it got.
+func (p *Proxy) decide(ctx context.Context, method, hostport string, defaultPort uint16) *decision {
+	d := &decision{method: method, rawHost: hostport, status: http.StatusForbidden}
+	h, port, err := guard.ParseHostPort(hostport, defaultPort)
+	if err != nil {
+		d.reason = "bad-host"
+		return d
+	}
+	d.host, d.port = h, port
+	if port != 80 && port != 443 && !p.opt.Policy.MayUsePort(port) {
+		d.reason = guard.ReasonPort // refuse before any DNS traffic
+		return d
+	}
+	var addrs []netip.Addr
+	if h.IsIP() {
+		addrs = []netip.Addr{h.Addr}
+	} else {
+		lctx, cancel := context.WithTimeout(ctx, p.opt.DNSTimeout)
+		start := time.Now()
+		res, err := p.opt.Resolver.LookupNetIP(lctx, "ip", h.Name)
+		d.dnsDur = time.Since(start)
+		cancel()
+		if err != nil || len(res) == 0 {
+			d.status, d.reason = http.StatusBadGateway, "dns-failed"
+			return d
+		}
+		seen := map[netip.Addr]bool{}
+		for _, a := range res {
+			// Resolvers hand IPv4 answers back in 16-byte form; the unmapped
+			// address is what gets checked and what gets dialled.
+			a = a.Unmap()
+			if !seen[a] {
+				seen[a] = true
+				addrs = append(addrs, a)
+			}
+		}
+	}
+	for _, a := range addrs {
+		dec := p.opt.Policy.Check(h.Name, a, port)
+		if !dec.Allow {
+			d.denied, d.reason = a, dec.Reason
+			return d
+		}
+		d.reason = dec.Reason
+	}
+	d.allow, d.addrs, d.status = true, addrs, 0
+	return d
+}
+
+// dial connects to the first reachable address of an allowed decision,
+// re-checking each address right before the dial.
+func (p *Proxy) dial(ctx context.Context, d *decision) (net.Conn, error) {
+	if !d.allow || len(d.addrs) == 0 {
+		return nil, errors.New("webproxy: dial of a refused destination")
+	}
+	start := time.Now()
+	var errs []error
+	for _, a := range d.addrs {
+		if dec := p.opt.Policy.Check(d.host.Name, a, d.port); !dec.Allow {
+			return nil, fmt.Errorf("webproxy: %s refused at dial: %s", a, dec.Reason)
+		}
+		target := netip.AddrPortFrom(a, d.port).String()
+		dctx, cancel := context.WithTimeout(ctx, p.opt.ConnectTimeout)
+		c, err := p.opt.Dialer.DialContext(dctx, "tcp", target)
+		cancel()
+		if err == nil {
+			d.connDur, d.dialedTo = time.Since(start), target
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	d.connDur = time.Since(start)
+	return nil, fmt.Errorf("webproxy: connect %s: %w", d.host, errors.Join(errs...))
+}
+
+func (p *Proxy) handleConnect(hostport string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	d := p.decide(ctx.Req.Context(), http.MethodConnect, hostport, 443)
+	if !d.allow {
+		p.logDecision(d, nil)
+		ctx.Resp = denial(ctx.Req, d)
+		return goproxy.RejectConnect, hostport
+	}
+	ctx.Dialer = func(c context.Context, _, _ string) (net.Conn, error) {
+		conn, err := p.dial(c, d)
+		if err != nil {
+			d.status, d.reason, d.dialFail = http.StatusBadGateway, "connect-failed", true
+		}
+		p.logDecision(d, err)
+		return conn, err
+	}
+	ctx.UserData = d
+	return goproxy.OkConnect, hostport
+}
+
+func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	var defPort uint16
+	switch strings.ToLower(r.URL.Scheme) {
+	case "http":
+		defPort = 80
+	case "https":
+		defPort = 443
+	default:
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme"}
+		p.logDecision(d, nil)
+		return r, denial(r, d)
+	}
+	if r.URL.User != nil {
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo"}
+		p.logDecision(d, nil)
+		return r, denial(r, d)
+	}
+	d := p.decide(r.Context(), r.Method, r.URL.Host, defPort)
+	if !d.allow {
+		p.logDecision(d, nil)
+		return r, denial(r, d)
+	}
+	ctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+			reused = i.Reused
+			if i.Reused && i.Conn != nil {
+				d.dialedTo = i.Conn.RemoteAddr().String()
+			}
+		}}
+		c := httptrace.WithClientTrace(context.WithValue(req.Context(), ctxKey{}, d), trace)
+		resp, err := p.tr.RoundTrip(req.WithContext(c))
+		if err != nil {
+			d.status, d.reason = http.StatusBadGateway, "connect-failed"
+			p.logDecision(d, err, zap.Bool("reused", reused))
+			return denial(req, d), nil
+		}
+		p.logDecision(d, nil, zap.Bool("reused", reused), zap.Int("status", resp.StatusCode))
+		return resp, nil
+	})
+	return r, nil
+}
+
+// denial is the response for a refused or failed request: 403 with the
+// policy reason, or 502 when the name did not resolve or nothing answered.
+func denial(r *http.Request, d *decision) *http.Response {
+	status := d.status
+	if status == 0 {
+		status = http.StatusForbidden
+	}
+	var body string
+	if status == http.StatusForbidden {
+		body = fmt.Sprintf("egress refused %s: %s\n", safeHost(d), d.reason)
+	} else {
+		body = fmt.Sprintf("egress could not reach %s: %s\n", safeHost(d), d.reason)
+	}
+	resp := goproxy.NewResponse(r, "text/plain; charset=utf-8", status, body)
+	resp.Status = fmt.Sprintf("%d %s", status, http.StatusText(status))
+	if status == http.StatusForbidden {
+		resp.Header.Set(HeaderDenied, d.reason)
+	} else {
+		resp.Header.Set(HeaderError, d.reason)
+	}
+	resp.Header.Set("Connection", "close")
+	resp.Close = true
+	return resp
+}
+
+// connectErr answers a CONNECT whose dial failed. goproxy also calls it for
+// errors in the middle of a tunnel, where nothing may be written.
+func connectErr(w io.Writer, ctx *goproxy.ProxyCtx, _ error) {
+	d, ok := ctx.UserData.(*decision)
+	if !ok || !d.dialFail {
+		return
+	}
+	d.dialFail = false
+	_ = denial(ctx.Req, d).Write(w)
+}
+
+func safeHost(d *decision) string {
+	if d.host.IsIP() || d.host.Name != "" {
+		return d.host.String()
+	}
+	return fmt.Sprintf("%q", truncate(d.rawHost, 100))
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
+	addrs := make([]string, 0, len(d.addrs)+1)
+	for _, a := range d.addrs {
+		addrs = append(addrs, a.String())
+	}
+	if d.denied.IsValid() {
+		addrs = append(addrs, d.denied.String())
+	}
+	verdict := "deny"
+	if d.allow && err == nil {
+		verdict = "allow"
+	}
+	fields := []zap.Field{
+		zap.String("method", d.method),
+		zap.String("host", safeHostLog(d)),
+		zap.Uint16("port", d.port),
+		zap.Strings("resolved", addrs),
+		zap.String("dialed", d.dialedTo),
+		zap.String("decision", verdict),
+		zap.String("reason", d.reason),
+		zap.Float64("dns_ms", ms(d.dnsDur)),
+		zap.Float64("connect_ms", ms(d.connDur)),
+	}
+	if err != nil {
+		fields = append(fields, zap.Error(err))
+	}
+	p.log.Info("egress decision", append(fields, extra...)...)
+}
+
+func safeHostLog(d *decision) string {
+	if d.host.IsIP() || d.host.Name != "" {
+		return d.host.String()
+	}
+	return truncate(d.rawHost, 100)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// zapPrintf routes goproxy's own warnings into the structured log.
+type zapPrintf struct{ l *zap.Logger }
+
+func (z zapPrintf) Printf(format string, v ...any) {
+	z.l.Debug("goproxy", zap.String("msg", strings.TrimSpace(fmt.Sprintf(format, v...))))
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""List the species of the field guide as JSON.
+
+The arguments arrive as a JSON object on stdin; an optional "habitat" keeps
+only the species seen there. The guide is read from GUIDE_DIR if set, else
+/data/guide (where the deployment mounts it read-only), else the data folder
+shipped beside this script in the agent package.
+"""
+import json
+import os
+import sys
+
+
+def load_species():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for guide in (os.environ.get("GUIDE_DIR"), "/data/guide", os.path.join(here, "..", "data")):
+        if not guide:
+            continue
+        path = os.path.join(guide, "species.json")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)["species"]
+    return None
+
+
+def main() -> int:
+    raw = sys.stdin.read().strip()
+    try:
+        args = json.loads(raw) if raw else {}
+    except json.JSONDecodeError as exc:
+        print(json.dumps({"error": f"arguments are not JSON: {exc}"}))
+        return 1
+    if not isinstance(args, dict):
+        print(json.dumps({"error": "arguments must be a JSON object"}))
+        return 1
+    species = load_species()
+    if species is None:
+        print(json.dumps({"error": "species.json not found in GUIDE_DIR, /data/guide or the package"}))
+        return 1
+    habitat = args.get("habitat")
+    if habitat:
+        species = [s for s in species if habitat.lower() in (h.lower() for h in s["habitats"])]
+    out = [
+        {
+            "slug": s["slug"],
+            "common_name": s["common_name"],
+            "scientific_name": s["scientific_name"],
+            "habitats": s["habitats"],
+            "status": s["status"],
+        }
+        for s in species
+    ]
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Streams of output events.
+const (
+	Stdout = 1
+	Stderr = 2
+)
+
+// chunkSize is the largest output piece sent at once.
+const chunkSize = 32 << 10
+
+// Options start one confined call.
+type Options struct {
+	// Launcher is the sandboxd binary to re-exec ("/proc/self/exe").
+	Launcher string
+	Spec     Spec
+	// Dir is the call's working directory (the workspace).
+	Dir   string
+	Stdin []byte
+	// Credential runs the call as another user (when sandboxd is root).
+	Credential *syscall.Credential
+	Timeout    time.Duration
+	// OutputCap is the most bytes kept per stream; then the call is killed.
+	OutputCap int64
+}
+
+// Result is how a call ended.
+type Result struct {
+	Code      int
+	Signal    string
+	Stopped   string
+	Truncated bool
+}
+
+// Process is a started call: its launcher leads a fresh process group that
+// holds everything the call starts.
+type Process struct {
+	cmd    *exec.Cmd
+	opts   Options
+	stdout *os.File
+	stderr *os.File
+
+	mu      sync.Mutex
+	reaped  bool
+	stopped string
+	exited  chan struct{}
+}
+
+// Start starts the launcher for a call.
+func Start(opts Options) (*Process, error) {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("spec pipe: %w", err)
+	}
+	defer specR.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		specW.Close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	defer outW.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		specW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	defer errW.Close()
+	var stdin io.Reader
+	if len(opts.Stdin) > 0 {
+		stdin = &onceReader{b: opts.Stdin}
+	}
+	cmd := &exec.Cmd{
+		Path:       opts.Launcher,
+		Args:       []string{"sandboxd", LaunchArg},
+		Dir:        opts.Dir,
+		Env:        []string{}, // no secrets reach the launcher
+		Stdin:      stdin,
+		Stdout:     outW,
+		Stderr:     errW,
+		ExtraFiles: []*os.File{specR},
+		SysProcAttr: &syscall.SysProcAttr{
+			// The server makes the group; the call cannot make another.
+			Setpgid:    true,
+			Pdeathsig:  syscall.SIGKILL,
+			Credential: opts.Credential,
+		},
+	}
+	if err := cmd.Start(); err != nil {
+		specW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("starting launcher: %w", err)
+	}
+	go func() {
+		_ = json.NewEncoder(specW).Encode(&opts.Spec)
+		specW.Close()
+	}()
+	p := &Process{cmd: cmd, opts: opts, stdout: outR, stderr: errR, exited: make(chan struct{})}
+	go p.waitLeader()
+	return p, nil
+}
+
+// Pgid is the call's process group id.
+func (p *Process) Pgid() int { return p.cmd.Process.Pid }
+
+// waitLeader notices the launcher's (the call program's) exit without
+// reaping it, then kills the rest of the group while its id cannot be
+// reused, so nothing the call started outlives it.
+func (p *Process) waitLeader() {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	p.killGroup()
+	close(p.exited)
+}
+
+// Kill stops the call and everything it started; reason is reported as
+// the call's stop reason ("" keeps any earlier one).
+func (p *Process) Kill(reason string) {
+	p.mu.Lock()
+	if p.stopped == "" {
+		p.stopped = reason
+	}
+	p.mu.Unlock()
+	p.killGroup()
+}
+
+func (p *Process) killGroup() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped {
+		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)
+	}
+}
+
+// Wait streams the call's output through emit until the call and its
+// group have ended, enforcing the timeout and output cap.
+func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
+	type chunk struct {
+		stream int
+		data   []byte
+	}
+	chunks := make(chan chunk, 4)
+	var readers sync.WaitGroup
+	for stream, f := range map[int]*os.File{Stdout: p.stdout, Stderr: p.stderr} {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			defer f.Close()
+			for {
+				buf := make([]byte, chunkSize)
+				n, err := f.Read(buf)
+				if n > 0 {
+					chunks <- chunk{stream, buf[:n]}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	go func() { readers.Wait(); close(chunks) }()
+
+	var timeout <-chan time.Time
+	if p.opts.Timeout > 0 {
+		t := time.NewTimer(p.opts.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	sent := map[int]int64{}
+	truncated := false
+	emitting := true
+	for chunks != nil {
+		select {
+		case c, ok := <-chunks:
+			if !ok {
+				chunks = nil
+				continue
+			}
+			if !emitting {
+				continue
+			}
+			room := p.opts.OutputCap - sent[c.stream]
+			if p.opts.OutputCap > 0 && int64(len(c.data)) > room {
+				c.data = c.data[:max(room, 0)]
+				truncated = true
+			}
+			if len(c.data) > 0 {
+				sent[c.stream] += int64(len(c.data))
+				if err := emit(c.stream, c.data); err != nil {
+					// The caller went away.
+					emitting = false
+					p.Kill("cancelled")
+				}
+			}
+			if truncated && emitting {
+				note := fmt.Sprintf("\n[output cut at %d bytes; the call was stopped]\n", p.opts.OutputCap)
+				_ = emit(Stderr, []byte(note))
+				emitting = false
+				p.Kill("")
+			}
+		case <-timeout:
+			p.Kill("timeout")
+			timeout = nil
+		}
+	}
+	// The pipes are closed once every holder died; now reap the leader.
+	<-p.exited
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.reaped = true
+	res := Result{Stopped: p.stopped, Truncated: truncated, Code: -1}
+	p.mu.Unlock()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return res
+	}
+	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		res.Signal = unix.SignalName(ws.Signal())
+	} else {
+		res.Code = ws.ExitStatus()
+	}
+	return res
+}
+
+// onceReader hands stdin to the call; a call that never reads it is fine.
+type onceReader struct{ b []byte }
+
+func (r *onceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}

@@ -1,0 +1,120 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+func TestTokenRequiredOnEveryMethod(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for name, ctx := range map[string]context.Context{
+		"missing":  context.Background(),
+		"wrong":    authCtx(context.Background(), "wrong-token"),
+		"prefix":   authCtx(context.Background(), testToken[:10]),
+		"no bearer": metadata.AppendToOutgoingContext(context.Background(), "authorization", testToken),
+	} {
+		t.Run("grpc "+name, func(t *testing.T) {
+			_, err := e.client.Status(ctx, &sandboxv1.StatusRequest{})
+			if status.Code(err) != codes.Unauthenticated {
+				t.Fatalf("Status: %v", err)
+			}
+			_, err = e.client.EndTurn(ctx, mkEnd("turn-1"))
+			if status.Code(err) != codes.Unauthenticated {
+				t.Fatalf("EndTurn: %v", err)
+			}
+			st, err := e.client.Run(ctx, mkReq("turn-tok", "bash", jsonArgs("command", "touch /dev/null/ran")))
+			if err == nil {
+				_, err = st.Recv()
+			}
+			if status.Code(err) != codes.Unauthenticated {
+				t.Fatalf("Run: %v", err)
+			}
+		})
+	}
+	if _, ok := e.wm.Lookup("turn-tok"); ok {
+		t.Fatal("an unauthenticated Run created a workspace")
+	}
+	for name, header := range map[string]string{"missing": "", "wrong": "Bearer nope", "basic": "Basic " + testToken} {
+		t.Run("http "+name, func(t *testing.T) {
+			for _, req := range []*http.Request{
+				mustReq(t, "GET", "http://"+e.addr+"/status", ""),
+				mustReq(t, "POST", "http://"+e.addr+"/end-turn", `{"turn_id":"turn-1"}`),
+				mustReq(t, "POST", "http://"+e.addr+"/run", `{"turn_id":"turn-tok","tool":"bash","arguments_json":"{\"command\":\"true\"}"}`),
+			} {
+				if header != "" {
+					req.Header.Set("Authorization", header)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusUnauthorized && !strings.Contains(string(body), `"code":16`) {
+					t.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, body)
+				}
+			}
+		})
+	}
+}
+
+func mustReq(t *testing.T, method, url, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func TestHTTPRunAndStatus(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	req := mustReq(t, "GET", "http://"+e.addr+"/status", "")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if st["confined"] != true || st["fingerprint"] != "sha256:test" || st["agent"] != "test" {
+		t.Fatalf("status: %v", st)
+	}
+	req = mustReq(t, "POST", "http://"+e.addr+"/run", `{"turn_id":"turn-h","owner":"app/alice","tool":"bash","arguments_json":"{\"command\":\"echo hello\"}"}`)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	var out string
+	var exit map[string]any
+	for {
+		var msg struct {
+			Result map[string]any `json:"result"`
+		}
+		if err := dec.Decode(&msg); err != nil {
+			break
+		}
+		if s, ok := msg.Result["stdout"].(string); ok {
+			out += s
+		}
+		if x, ok := msg.Result["exit"].(map[string]any); ok {
+			exit = x
+		}
+	}
+	if out != "aGVsbG8K" || exit == nil || exit["code"] != float64(0) {
+		t.Fatalf("stdout %q exit %v", out, exit)
+	}
+}

@@ -1,0 +1,522 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Every test here makes the real attempt from inside a confined call and
+// asserts that it fails.
+
+func TestNoNetworkSockets(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for _, family := range []string{"inet", "inet6", "udp", "unix", "netlink", "packet", "socketpair"} {
+		t.Run(family, func(t *testing.T) {
+			assertBlocked(t, e.probe("turn-net", family, ""), "13")
+		})
+	}
+}
+
+func TestNoConnectToLoopbackListener(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	assertBlocked(t, e.probe("turn-conn", "connect", port), "")
+	r := e.bash("turn-conn", "exec 3<>/dev/tcp/127.0.0.1/"+port+" && echo CONNECTED || echo REFUSED")
+	if !strings.Contains(r.stdout, "REFUSED") {
+		t.Fatalf("bash /dev/tcp connected:\n%s", r)
+	}
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("the listener accepted %d connections from a call", n)
+	}
+}
+
+func TestNoSocketFileOrFIFO(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	t.Run("socket file", func(t *testing.T) { assertBlocked(t, e.probe("turn-mk", "socketfile", ""), "13") })
+	t.Run("fifo", func(t *testing.T) { assertBlocked(t, e.probe("turn-mk", "fifo", ""), "13") })
+	t.Run("mkfifo command", func(t *testing.T) {
+		r := e.bash("turn-mk", "mkfifo f2 && echo MADE || echo REFUSED")
+		if !strings.Contains(r.stdout, "REFUSED") {
+			t.Fatalf("mkfifo worked:\n%s", r)
+		}
+	})
+}
+
+func TestNoSharedMemoryOrQueues(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for _, p := range []struct{ action, errno string }{
+		{"shmget", "1"}, {"shm_open", ""}, {"devshm", ""}, {"msgget", "1"}, {"semget", "1"}, {"mq_open", "1"},
+	} {
+		t.Run(p.action, func(t *testing.T) { assertBlocked(t, e.probe("turn-ipc", p.action, ""), p.errno) })
+	}
+}
+
+func TestNoKernelInterfaces(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for _, p := range []struct{ action, errno string }{
+		{"unshare", "1"}, {"unshare_user", "1"}, {"setns", "1"}, {"clone3", "38"}, {"add_key", "1"},
+		{"keyctl", "1"}, {"bpf", "1"}, {"perf_event_open", "1"}, {"io_uring_setup", "1"}, {"mount", "1"},
+		{"userfaultfd", "1"},
+	} {
+		t.Run(p.action, func(t *testing.T) { assertBlocked(t, e.probe("turn-k", p.action, ""), p.errno) })
+	}
+	t.Run("unshare command", func(t *testing.T) {
+		r := e.bash("turn-k", "unshare -n -r true && echo UNSHARED || echo REFUSED")
+		if !strings.Contains(r.stdout, "REFUSED") {
+			t.Fatalf("unshare worked:\n%s", r)
+		}
+	})
+}
+
+func TestNoNewSessionOrGroup(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	t.Run("setsid", func(t *testing.T) { assertBlocked(t, e.probe("turn-s", "setsid", ""), "1") })
+	t.Run("setpgid", func(t *testing.T) { assertBlocked(t, e.probe("turn-s", "setpgid", ""), "1") })
+	t.Run("setsid command", func(t *testing.T) {
+		r := e.bash("turn-s", "setsid -w true; echo rc=$?")
+		if strings.Contains(r.stdout, "rc=0") {
+			t.Fatalf("setsid worked:\n%s", r)
+		}
+	})
+}
+
+// sibling starts a long call in another turn and returns its pid.
+func sibling(t *testing.T, e *env) (int, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pidc := make(chan int, 1)
+	go func() {
+		st, err := e.client.Run(authCtx(ctx, testToken), mkReq("turn-sibling", "bash", jsonArgs("command", "echo $$; exec sleep 60")))
+		if err != nil {
+			pidc <- 0
+			return
+		}
+		ev, err := st.Recv()
+		if err != nil {
+			pidc <- 0
+			return
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(ev.GetStdout())))
+		pidc <- pid
+		for {
+			if _, err := st.Recv(); err != nil {
+				return
+			}
+		}
+	}()
+	pid := <-pidc
+	if pid == 0 {
+		cancel()
+		t.Fatal("sibling call did not start")
+	}
+	return pid, cancel
+}
+
+func TestCannotSignalOrTraceOthers(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	pid, stop := sibling(t, e)
+	defer stop()
+	ps := strconv.Itoa(pid)
+	t.Run("kill sibling", func(t *testing.T) { assertBlocked(t, e.probe("turn-k", "kill", ps), "1") })
+	t.Run("kill sandboxd", func(t *testing.T) { assertBlocked(t, e.probe("turn-k", "kill", strconv.Itoa(os.Getpid())), "1") })
+	t.Run("kill command", func(t *testing.T) {
+		r := e.bash("turn-k", "kill -9 "+ps+" && echo KILLED || echo REFUSED")
+		if !strings.Contains(r.stdout, "REFUSED") {
+			t.Fatalf("kill worked:\n%s", r)
+		}
+	})
+	t.Run("ptrace sibling", func(t *testing.T) { assertBlocked(t, e.probe("turn-k", "ptrace", ps), "1") })
+	t.Run("process_vm_readv", func(t *testing.T) { assertBlocked(t, e.probe("turn-k", "process_vm_readv", ps), "1") })
+	t.Run("pidfd_open", func(t *testing.T) { assertBlocked(t, e.probe("turn-k", "pidfd_open", ps), "3") })
+	if !alive(pid) {
+		t.Fatal("the sibling call died")
+	}
+}
+
+func TestCannotSeeOtherProcesses(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	pid, stop := sibling(t, e)
+	defer stop()
+	ps := strconv.Itoa(pid)
+	t.Run("list /proc", func(t *testing.T) { assertBlocked(t, e.probe("turn-p", "listproc", ""), "13") })
+	t.Run("read /proc/pid", func(t *testing.T) { assertBlocked(t, e.probe("turn-p", "procstatus", ps), "13") })
+	t.Run("getpgid", func(t *testing.T) { assertBlocked(t, e.probe("turn-p", "getpgid", ps), "3") })
+	t.Run("getsid", func(t *testing.T) { assertBlocked(t, e.probe("turn-p", "getsid", ps), "3") })
+	t.Run("ps", func(t *testing.T) {
+		r := e.bash("turn-p", "ps -e 2>&1 | grep -c sleep; ls /proc 2>&1 | head -1")
+		if strings.Contains(r.stdout, ps) || strings.HasPrefix(strings.TrimSpace(r.stdout), "1") {
+			t.Fatalf("ps saw other processes:\n%s", r)
+		}
+	})
+}
+
+func TestReadOnlyTrees(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for name, p := range map[string]string{
+		"data":         filepath.Join(e.data, "guide.txt"),
+		"data new":     filepath.Join(e.data, "new.txt"),
+		"package":      filepath.Join(e.pkg, "probe.py"),
+		"package new":  filepath.Join(e.pkg, "new.txt"),
+		"root":         "/evil.txt",
+		"tmp":          "/tmp/sandboxd-evil.txt",
+		"etc":          "/etc/passwd",
+		"scratch root": filepath.Join(e.scratch, "evil.txt"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			assertBlocked(t, e.probe("turn-ro", "write", p), "")
+			if name == "data" || name == "package" {
+				return
+			}
+			if _, err := os.Stat(p); err == nil && name != "etc" {
+				t.Fatalf("%s was created", p)
+			}
+		})
+	}
+	b, _ := os.ReadFile(filepath.Join(e.data, "guide.txt"))
+	if string(b) != "wren\nrobin\nfinch\n" {
+		t.Fatalf("data changed: %q", b)
+	}
+	t.Run("data readable", func(t *testing.T) {
+		r := e.bash("turn-ro", "cat "+filepath.Join(e.data, "guide.txt"))
+		if !strings.Contains(r.stdout, "robin") {
+			t.Fatalf("data not readable:\n%s", r)
+		}
+	})
+}
+
+func TestTurnIsolation(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.bash("turn-a", "echo alice-secret > secret.txt")
+	secret := filepath.Join(e.workspace("turn-a"), "secret.txt")
+	if _, err := os.Stat(secret); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	t.Run("another turn of the same user", func(t *testing.T) {
+		assertBlocked(t, e.probe("turn-b", "read", secret), "13")
+		assertBlocked(t, e.probe("turn-b", "listdir", e.workspace("turn-a")), "13")
+		assertBlocked(t, e.probe("turn-b", "write", filepath.Join(e.workspace("turn-a"), "x")), "13")
+	})
+	t.Run("another user's turn", func(t *testing.T) {
+		r := e.must(call{turn: "turn-c", owner: "app/mallory", tool: "bash",
+			args: jsonArgs("command", "cat "+secret+" && echo READ || echo REFUSED")})
+		if strings.Contains(r.stdout, "alice-secret") || !strings.Contains(r.stdout, "REFUSED") {
+			t.Fatalf("read another user's workspace:\n%s", r)
+		}
+		r = e.must(call{turn: "turn-c", owner: "app/mallory", tool: "read", args: jsonArgs("path", secret)})
+		if strings.Contains(r.stdout, "alice-secret") || r.exit.Error == "" {
+			t.Fatalf("read tool crossed workspaces:\n%s", r)
+		}
+	})
+	t.Run("another user reusing the turn id", func(t *testing.T) {
+		r := e.must(call{turn: "turn-a", owner: "app/mallory", tool: "bash", args: jsonArgs("command", "cat secret.txt")})
+		if strings.Contains(r.stdout, "alice-secret") || !strings.Contains(r.exit.Error, "another owner") {
+			t.Fatalf("another owner used the turn:\n%s", r)
+		}
+	})
+	t.Run("scratch listing", func(t *testing.T) { assertBlocked(t, e.probe("turn-b", "listdir", e.scratch), "13") })
+}
+
+func TestOpenFileLimit(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	r := e.probe("turn-f", "nofile", "")
+	assertBlocked(t, r, "24")
+	f := strings.Fields(r.stdout)
+	n, _ := strconv.Atoi(f[1])
+	if n > 4096 {
+		t.Fatalf("opened %d files", n)
+	}
+	assertBlocked(t, e.probe("turn-f", "raise_nofile", ""), "")
+}
+
+func TestFileSizeLimit(t *testing.T) {
+	e := newEnv(t, envOpts{turnLimit: 4 << 20, userLimit: 8 << 20})
+	r := e.bash("turn-big", "head -c 5000000 /dev/zero > big; echo rc=$?")
+	if r.exit.Signal != "SIGXFSZ" && !strings.Contains(r.stderr, "File size limit exceeded") {
+		t.Fatalf("a file past the turn limit was written:\n%s", r)
+	}
+	if st, err := os.Stat(filepath.Join(e.workspace("turn-big"), "big")); err == nil && st.Size() > 4<<20 {
+		t.Fatalf("file grew to %d", st.Size())
+	}
+}
+
+// stopsForDisk runs a call that writes and then waits, and requires the
+// disk check to stop it and empty its workspace.
+func stopsForDisk(t *testing.T, e *env, turn, owner, command string) {
+	t.Helper()
+	r := e.must(call{turn: turn, owner: owner, tool: "bash", args: jsonArgs("command", command+"; sleep 20"), timeoutMs: 25000})
+	if r.exit.Stopped != "disk_limit" {
+		t.Fatalf("want the call stopped for disk use:\n%s", r)
+	}
+	entries, _ := os.ReadDir(e.workspace(turn))
+	for _, en := range entries {
+		if en.Name() != ".outbox" {
+			t.Fatalf("workspace not emptied: %s", en.Name())
+		}
+	}
+}
+
+func TestTurnDiskLimit(t *testing.T) {
+	e := newEnv(t, envOpts{turnLimit: 4 << 20, userLimit: 8 << 20})
+	stopsForDisk(t, e, "turn-many", "app/alice",
+		"for i in 1 2 3; do head -c 1500000 /dev/zero > f$i; done")
+}
+
+func TestTurnDiskLimitCountsEntries(t *testing.T) {
+	e := newEnv(t, envOpts{turnLimit: 2 << 20, userLimit: 8 << 20})
+	// 3,000 empty files cost 3,000 KB by the 1 KB per entry rule.
+	stopsForDisk(t, e, "turn-entries", "app/alice", "mkdir d && cd d && touch $(seq 1 3000)")
+}
+
+func TestUserDiskLimitAcrossTurns(t *testing.T) {
+	e := newEnv(t, envOpts{turnLimit: 4 << 20, userLimit: 6 << 20})
+	r := e.bash("turn-u1", "head -c 3500000 /dev/zero > a; echo ok")
+	if r.exit.Stopped != "" {
+		t.Fatalf("first turn stopped:\n%s", r)
+	}
+	stopsForDisk(t, e, "turn-u2", "app/alice", "head -c 3500000 /dev/zero > b")
+	// Another user is not counted with alice.
+	r = e.must(call{turn: "turn-bob", owner: "app/bob", tool: "bash",
+		args: jsonArgs("command", "head -c 3500000 /dev/zero > b; sleep 1; echo ok")})
+	if r.exit.Stopped != "" {
+		t.Fatalf("bob stopped for alice's use:\n%s", r)
+	}
+}
+
+func TestDeletedButOpenFileCounts(t *testing.T) {
+	e := newEnv(t, envOpts{turnLimit: 4 << 20, userLimit: 8 << 20})
+	r := e.must(call{turn: "turn-del", tool: "bash", timeoutMs: 25000,
+		args: jsonArgs("command", fmt.Sprintf("head -c 2000000 /dev/zero > visible; python3 %s/probe.py deleted_open 3000000", e.pkg))})
+	if r.exit.Stopped != "disk_limit" {
+		t.Fatalf("a deleted but open file escaped the limit:\n%s", r)
+	}
+}
+
+func TestBackgroundProcessDiesWithCall(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	r := e.bash("turn-bg", "sleep 300 >/dev/null 2>&1 & echo $!; nohup sleep 301 >/dev/null 2>&1 & echo $!; (sleep 302 & echo $!) ; disown -a; echo done")
+	var pids []int
+	for _, f := range strings.Fields(r.stdout) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	if len(pids) != 3 {
+		t.Fatalf("want 3 pids:\n%s", r)
+	}
+	for _, p := range pids {
+		if !waitGone(p) {
+			t.Fatalf("background process %d outlived its call", p)
+		}
+	}
+}
+
+func TestForkBomb(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := e.run(ctx, call{turn: "turn-bomb", tool: "bash", args: jsonArgs("command", "b(){ b|b& }; b"), timeoutMs: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing of the bomb may be left: look for processes of the call's user.
+	time.Sleep(200 * time.Millisecond)
+	if n := countUserProcs(65534); os.Geteuid() == 0 && n > 0 {
+		t.Fatalf("%d processes of the call survived (exit %v)", n, r.exit)
+	}
+	ok := e.bash("turn-after", "echo alive")
+	if !strings.Contains(ok.stdout, "alive") {
+		t.Fatalf("sandbox unusable after a fork bomb:\n%s", ok)
+	}
+}
+
+func countUserProcs(uid int) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+en.Name(), &st) == nil && int(st.Uid) == uid && alive(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestOutputFlood(t *testing.T) {
+	e := newEnv(t, envOpts{outputCap: 256 << 10})
+	r := e.must(call{turn: "turn-flood", tool: "bash", args: jsonArgs("command", "yes flood; echo never"), timeoutMs: 20000})
+	if !r.exit.Truncated {
+		t.Fatalf("flood not cut:\n%v", r.exit)
+	}
+	if len(r.stdout) > 256<<10 {
+		t.Fatalf("got %d bytes of stdout", len(r.stdout))
+	}
+	if r.exit.Signal != "SIGKILL" || r.exit.Stopped == "timeout" {
+		t.Fatalf("flooding call not killed at the cap: %v", r.exit)
+	}
+}
+
+func TestTimeoutKillsGroup(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	r := e.must(call{turn: "turn-to", tool: "bash", args: jsonArgs("command", "sleep 100 & echo $!; sleep 100"), timeoutMs: 500})
+	if r.exit.Stopped != "timeout" || r.exit.Signal != "SIGKILL" {
+		t.Fatalf("want timeout:\n%s", r)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(r.stdout))
+	if pid == 0 || !waitGone(pid) {
+		t.Fatalf("background process %d survived the timeout", pid)
+	}
+}
+
+func TestCancelKillsGroup(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := e.client.Run(authCtx(ctx, testToken), mkReq("turn-cancel", "bash", jsonArgs("command", "sleep 100 & echo $!; sleep 100")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(ev.GetStdout())))
+	cancel()
+	if pid == 0 || !waitGone(pid) {
+		t.Fatalf("background process %d survived cancellation", pid)
+	}
+}
+
+func TestEndTurnKillsCallsAndDeletes(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	pidc := make(chan string, 1)
+	done := make(chan result, 1)
+	go func() {
+		st, err := e.client.Run(authCtx(context.Background(), testToken), mkReq("turn-end", "bash",
+			jsonArgs("command", "echo data > f; sleep 100 & echo $!; wait")))
+		if err != nil {
+			pidc <- ""
+			return
+		}
+		var r result
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				break
+			}
+			if out := ev.GetStdout(); out != nil {
+				pidc <- strings.TrimSpace(string(out))
+			}
+			if x := ev.GetExit(); x != nil {
+				r.exit = x
+			}
+		}
+		done <- r
+	}()
+	pid, _ := strconv.Atoi(<-pidc)
+	resp, err := e.client.EndTurn(authCtx(context.Background(), testToken), mkEnd("turn-end"))
+	if err != nil || !resp.Existed {
+		t.Fatalf("end turn: %v %v", resp, err)
+	}
+	r := <-done
+	if r.exit == nil || r.exit.Stopped != "cancelled" {
+		t.Fatalf("call not stopped by EndTurn: %v", r.exit)
+	}
+	if pid == 0 || !waitGone(pid) {
+		t.Fatalf("process %d survived EndTurn", pid)
+	}
+	if _, err := os.Stat(e.workspace("turn-end")); !os.IsNotExist(err) {
+		t.Fatalf("workspace not deleted: %v", err)
+	}
+}
+
+func TestEnvironmentHasNoSecrets(t *testing.T) {
+	t.Setenv("VESSEL_SANDBOX_TOKEN", "must-not-leak")
+	e := newEnv(t, envOpts{})
+	r := e.bash("turn-env", "env; echo TMPDIR=$TMPDIR; test -d \"$VESSEL_OUTBOX\" && echo OUTBOX_OK")
+	if strings.Contains(r.stdout, "must-not-leak") || strings.Contains(r.stdout, testToken) {
+		t.Fatalf("secret visible to a call:\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "TMPDIR="+e.workspace("turn-env")) || !strings.Contains(r.stdout, "OUTBOX_OK") {
+		t.Fatalf("workspace environment missing:\n%s", r)
+	}
+}
+
+func TestDeclaredToolGetsArgumentsOnStdin(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	r := e.must(call{turn: "turn-decl", tool: "echoargs", args: `{"b": 2, "a": "x"}`})
+	if strings.TrimSpace(r.stdout) != `{"a": "x", "b": 2}` || r.exit.Code != 0 {
+		t.Fatalf("declared tool:\n%s", r)
+	}
+	r = e.must(call{turn: "turn-decl", tool: "nope", args: `{}`})
+	if !strings.Contains(r.exit.Error, "unknown tool") {
+		t.Fatalf("unknown tool ran:\n%s", r)
+	}
+}
+
+func TestExitCodesAndSignals(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	if r := e.bash("turn-x", "exit 7"); r.exit.Code != 7 {
+		t.Fatalf("exit code: %v", r.exit)
+	}
+	if r := e.bash("turn-x", "kill -SEGV $$"); r.exit.Signal != "SIGSEGV" || r.exit.Code != -1 {
+		t.Fatalf("signal: %v", r.exit)
+	}
+}
+
+// TestBashStillWorks guards against confinement so tight the tools break.
+func TestBashStillWorks(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	r := e.bash("turn-ok", "set -e; mkdir -p a/b; echo hi > a/b/c; mv a/b/c a/d; cat a/d; ls a | sort | tr -d '\\n'; echo; "+
+		"printf 'x,y\\n1,2\\n' | python3 -c 'import csv,sys; print(list(csv.reader(sys.stdin)))'; "+
+		"grep -c robin "+filepath.Join(e.data, "guide.txt")+"; (sleep 0.1 &) ; wait; echo end")
+	want := []string{"hi", "bd", "[['x', 'y'], ['1', '2']]", "1", "end"}
+	for _, w := range want {
+		if !strings.Contains(r.stdout, w) {
+			t.Fatalf("missing %q:\n%s", w, r)
+		}
+	}
+	if r.exit.Code != 0 {
+		t.Fatalf("exit:\n%s", r)
+	}
+}
+
+func TestLauncherRefusesWithoutSpec(t *testing.T) {
+	requireKernel(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(exe, "__launch").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "sandboxd launcher") {
+		t.Fatalf("launcher without spec: %v %s", err, out)
+	}
+}

@@ -1,0 +1,439 @@
+// Package server implements the sandbox API (RunService) over gRPC and
+// HTTP/JSON on one port.
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/outbox"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Config is what the server needs.
+type Config struct {
+	Agent       string
+	Fingerprint string
+	Version     string
+	LandlockABI int
+	// PackageDir and Mounts are absolute, clean, read-only trees.
+	PackageDir string
+	Mounts     []string
+	// Manifest may be nil (every built-in on, no declared tools, no files).
+	Manifest *spec.Manifest
+	Token    string
+	// Filter is the seccomp program from confine.BuildFilter.
+	Filter     []byte
+	Workspaces *workspace.Manager
+	// Launcher is the sandboxd binary; "/proc/self/exe" by default.
+	Launcher string
+	// RunAs is the user calls run as, nil to keep sandboxd's own.
+	RunAs          *syscall.Credential
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	OutputCap      int64
+	NProc          uint64
+	Logf           func(string, ...any)
+}
+
+// Server implements sandboxv1.RunServiceServer.
+type Server struct {
+	sandboxv1.UnimplementedRunServiceServer
+	cfg   Config
+	roots tools.Roots
+	ro    []string
+	devs  []string
+}
+
+// systemDirs are readable (and executable) by every call, when present.
+var systemDirs = []string{"/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc", "/sbin", "/opt"}
+
+// New checks the config and prepares the read-only trees.
+func New(cfg Config) (*Server, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("no sandbox token")
+	}
+	if cfg.Launcher == "" {
+		cfg.Launcher = "/proc/self/exe"
+	}
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = 2 * time.Minute
+	}
+	if cfg.MaxTimeout < cfg.DefaultTimeout {
+		cfg.MaxTimeout = max(10*time.Minute, cfg.DefaultTimeout)
+	}
+	if cfg.OutputCap <= 0 {
+		cfg.OutputCap = 1 << 20
+	}
+	if cfg.NProc == 0 {
+		cfg.NProc = 512
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	s := &Server{cfg: cfg}
+	for _, d := range systemDirs {
+		if _, err := os.Stat(d); err == nil {
+			s.ro = append(s.ro, d)
+		}
+	}
+	for _, d := range append([]string{cfg.PackageDir}, cfg.Mounts...) {
+		if d == "" {
+			continue
+		}
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+			return nil, fmt.Errorf("read-only path %q must be absolute and clean", d)
+		}
+		if _, err := os.Stat(d); err != nil {
+			return nil, fmt.Errorf("read-only path: %w", err)
+		}
+		s.ro = append(s.ro, d)
+		s.roots.Dirs = append(s.roots.Dirs, d)
+	}
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"} {
+		if _, err := os.Stat(d); err == nil {
+			s.devs = append(s.devs, d)
+		}
+	}
+	return s, nil
+}
+
+// Status reports confinement and the profile the sandbox started with.
+func (s *Server) Status(context.Context, *sandboxv1.StatusRequest) (*sandboxv1.StatusResponse, error) {
+	return &sandboxv1.StatusResponse{
+		Confined:    true, // sandboxd refuses to start otherwise
+		LandlockAbi: int32(s.cfg.LandlockABI),
+		Fingerprint: s.cfg.Fingerprint,
+		Version:     s.cfg.Version,
+		Agent:       s.cfg.Agent,
+	}, nil
+}
+
+// EndTurn stops a turn's calls and deletes its workspace.
+func (s *Server) EndTurn(_ context.Context, req *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {
+	if !workspace.ValidTurnID(req.GetTurnId()) {
+		return nil, status.Error(codes.InvalidArgument, "invalid turn id")
+	}
+	existed, err := s.cfg.Workspaces.End(req.GetTurnId())
+	if err != nil {
+		s.cfg.Logf("end turn: %v", err)
+		return nil, status.Error(codes.Internal, "could not delete the workspace")
+	}
+	return &sandboxv1.EndTurnResponse{Existed: existed}, nil
+}
+
+// Run runs one tool call and streams its events, ending with Exit.
+func (s *Server) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreamingServer[sandboxv1.RunResponse]) error {
+	start := time.Now()
+	exit := s.run(stream.Context(), req, stream.Send)
+	exit.DurationUs = uint64(time.Since(start).Microseconds())
+	return stream.Send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: exit}})
+}
+
+type sendFunc func(*sandboxv1.RunResponse) error
+
+func toolErr(msg string) *sandboxv1.Exit { return &sandboxv1.Exit{Code: -1, Error: msg} }
+
+func (s *Server) run(ctx context.Context, req *sandboxv1.RunRequest, send sendFunc) *sandboxv1.Exit {
+	if !workspace.ValidTurnID(req.GetTurnId()) {
+		return toolErr("invalid turn id: use 1 to 128 of [A-Za-z0-9._:-]")
+	}
+	turn, err := s.cfg.Workspaces.Acquire(req.GetTurnId(), req.GetOwner())
+	if err != nil {
+		if errors.Is(err, workspace.ErrOwner) {
+			return toolErr("this turn belongs to another owner")
+		}
+		s.cfg.Logf("workspace for turn %s: %v", req.GetTurnId(), err)
+		return toolErr("could not prepare the turn's workspace")
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	k := &killer{cancel: cancel}
+	call, err := turn.Begin(k.kill)
+	if err != nil {
+		return toolErr("the turn has ended")
+	}
+	defer turn.Done(call)
+
+	tool := req.GetTool()
+	stdout := &chunkWriter{send: send}
+	switch tool {
+	case tools.Read, tools.List, tools.Glob:
+		if !s.enabled(tool) {
+			return toolErr(fmt.Sprintf("the tool %q is not enabled for this agent", tool))
+		}
+		return s.inProcess(tool, req.GetArgumentsJson(), turn.Dir, stdout)
+	}
+	argv, stdin, timeout, err := s.command(tool, req.GetArgumentsJson(), turn.Dir)
+	if err != nil {
+		return toolErr(err.Error())
+	}
+	if ms := req.GetTimeoutMs(); ms > 0 {
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	timeout = min(timeout, s.cfg.MaxTimeout)
+	return s.confined(ctx, turn, call, k, argv, stdin, timeout, send)
+}
+
+// killer stops a call synchronously (the disk check empties the workspace
+// right after) and cancels its context.
+type killer struct {
+	mu     sync.Mutex
+	proc   *confine.Process
+	reason string
+	cancel context.CancelCauseFunc
+}
+
+func (k *killer) kill(reason string) {
+	k.mu.Lock()
+	if k.reason == "" {
+		k.reason = reason
+	}
+	p := k.proc
+	k.mu.Unlock()
+	if p != nil {
+		p.Kill(reason)
+	}
+	k.cancel(errors.New(reason))
+}
+
+// started records the process; a kill that came first applies now.
+func (k *killer) started(p *confine.Process) {
+	k.mu.Lock()
+	k.proc = p
+	reason := k.reason
+	k.mu.Unlock()
+	if reason != "" {
+		p.Kill(reason)
+	}
+}
+
+// enabled reports whether the manifest turns a built-in on; without a
+// manifest (tests, local experiments) every built-in is on.
+func (s *Server) enabled(tool string) bool {
+	m := s.cfg.Manifest
+	if m == nil {
+		return true
+	}
+	return slices.Contains(m.Tools.Enabled, tool)
+}
+
+func (s *Server) inProcess(tool, args, ws string, w *chunkWriter) *sandboxv1.Exit {
+	var err error
+	truncated := false
+	switch tool {
+	case tools.Read:
+		var a tools.ReadArgs
+		if err = tools.Decode(args, &a); err == nil {
+			truncated, err = s.roots.RunRead(a, ws, w, s.cfg.OutputCap)
+		}
+	case tools.List:
+		var a tools.ListArgs
+		if err = tools.Decode(args, &a); err == nil {
+			err = s.roots.RunList(a, ws, w)
+		}
+	case tools.Glob:
+		var a tools.GlobArgs
+		if err = tools.Decode(args, &a); err == nil {
+			err = s.roots.RunGlob(a, ws, w)
+		}
+	}
+	if w.err != nil {
+		return &sandboxv1.Exit{Code: -1, Stopped: "cancelled"}
+	}
+	if err != nil {
+		return toolErr(err.Error())
+	}
+	return &sandboxv1.Exit{Code: 0, Truncated: truncated}
+}
+
+// command turns a tool call into argv, stdin and a default timeout.
+func (s *Server) command(tool, args, ws string) ([]string, []byte, time.Duration, error) {
+	switch tool {
+	case tools.Grep:
+		if !s.enabled(tool) {
+			return nil, nil, 0, fmt.Errorf("the tool %q is not enabled for this agent", tool)
+		}
+		var a tools.GrepArgs
+		if err := tools.Decode(args, &a); err != nil {
+			return nil, nil, 0, err
+		}
+		argv, err := s.roots.GrepArgv(a, ws)
+		return argv, nil, s.cfg.DefaultTimeout, err
+	case tools.Bash:
+		if !s.enabled(tool) {
+			return nil, nil, 0, fmt.Errorf("the tool %q is not enabled for this agent", tool)
+		}
+		var a tools.BashArgs
+		if err := tools.Decode(args, &a); err != nil {
+			return nil, nil, 0, err
+		}
+		argv, err := tools.BashArgv(a)
+		return argv, nil, s.cfg.DefaultTimeout, err
+	}
+	if m := s.cfg.Manifest; m != nil {
+		for _, t := range m.Declared {
+			if t.Name == tool && len(t.Command) > 0 {
+				timeout := s.cfg.DefaultTimeout
+				if t.TimeoutSeconds > 0 {
+					timeout = time.Duration(t.TimeoutSeconds) * time.Second
+				}
+				stdin := []byte(args)
+				if len(bytes.TrimSpace(stdin)) == 0 {
+					stdin = []byte("{}")
+				}
+				return tools.DeclaredArgv(t.Command, s.cfg.PackageDir), stdin, timeout, nil
+			}
+		}
+	}
+	return nil, nil, 0, fmt.Errorf("unknown tool %q", tool)
+}
+
+// env is the whole environment of a call: nothing from sandboxd's own.
+func env(ws, box string) []string {
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + ws,
+		"TMPDIR=" + ws,
+		"PWD=" + ws,
+		"VESSEL_OUTBOX=" + box,
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+	}
+}
+
+func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *workspace.Call, k *killer, argv []string,
+	stdin []byte, timeout time.Duration, send sendFunc) *sandboxv1.Exit {
+	ws, err := os.OpenRoot(turn.Dir)
+	if err != nil {
+		s.cfg.Logf("opening workspace %s: %v", turn.Dir, err)
+		return toolErr("the turn's workspace is gone")
+	}
+	defer ws.Close()
+	boxRel := filepath.Join(".outbox", strconv.Itoa(turn.NextSeq()))
+	if err := s.makeOutbox(ws, boxRel); err != nil {
+		s.cfg.Logf("outbox for turn %s: %v", turn.ID, err)
+		return toolErr("could not prepare the outbox")
+	}
+	limits := confine.Limits{
+		NoFile:   4096,
+		FileSize: uint64(max(s.cfg.Workspaces.TurnLimit(), 0)),
+		NProc:    s.cfg.NProc,
+		CPUSecs:  uint64(timeout/time.Second) + 1,
+	}
+	proc, err := confine.Start(confine.Options{
+		Launcher: s.cfg.Launcher,
+		Spec: confine.Spec{
+			Argv:      argv,
+			Env:       env(turn.Dir, filepath.Join(turn.Dir, boxRel)),
+			ReadOnly:  s.ro,
+			ReadWrite: []string{turn.Dir},
+			Devices:   s.devs,
+			Limits:    limits,
+			Filter:    s.cfg.Filter,
+		},
+		Dir:        turn.Dir,
+		Stdin:      stdin,
+		Credential: s.cfg.RunAs,
+		Timeout:    timeout,
+		OutputCap:  s.cfg.OutputCap,
+	})
+	if err != nil {
+		s.cfg.Logf("starting call: %v", err)
+		return toolErr("could not start the call")
+	}
+	turn.SetPgid(call, proc.Pgid())
+	k.started(proc)
+	// A cancelled stream (the vessel gave up) ends the call too.
+	stopWatch := context.AfterFunc(ctx, func() { proc.Kill("cancelled") })
+	res := proc.Wait(func(stream int, data []byte) error {
+		if stream == confine.Stdout {
+			return send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Stdout{Stdout: data}})
+		}
+		return send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Stderr{Stderr: data}})
+	})
+	stopWatch()
+	exit := &sandboxv1.Exit{Code: int32(res.Code), Signal: res.Signal, Stopped: res.Stopped, Truncated: res.Truncated}
+	if res.Stopped == workspace.ReasonDiskLimit {
+		turn.WaitEmptied()
+		return exit // the workspace was emptied; no files
+	}
+	s.sendFiles(ws, boxRel, turn, send)
+	return exit
+}
+
+func (s *Server) makeOutbox(ws *os.Root, rel string) error {
+	for _, d := range []string{".outbox", rel} {
+		if err := ws.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("creating %s: %w", d, err)
+		}
+		st, err := ws.Lstat(d)
+		if err != nil || !st.IsDir() {
+			return fmt.Errorf("%s is not a directory", d)
+		}
+		if s.cfg.RunAs != nil {
+			if err := ws.Lchown(d, int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid)); err != nil {
+				return fmt.Errorf("handing %s to the call's user: %w", d, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Server) sendFiles(ws *os.Root, boxRel string, turn *workspace.Turn, send sendFunc) {
+	var allowed []string
+	if s.cfg.Manifest != nil {
+		allowed = s.cfg.Manifest.Output.Files
+	}
+	files, refused, err := outbox.Collect(ws, boxRel, allowed, func(n int64) bool {
+		return turn.ReserveFile(n, outbox.MaxPerTurn, outbox.MaxTurnBytes)
+	})
+	if err != nil {
+		s.cfg.Logf("outbox of turn %s: %v", turn.ID, err)
+	}
+	for _, f := range files {
+		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_File{File: &sandboxv1.OutboxFile{
+			Name: f.Name, MediaType: f.MediaType, Content: f.Content}}})
+	}
+	for _, r := range refused {
+		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Refused{Refused: &sandboxv1.RefusedFile{
+			Name: r.Name, Reason: r.Reason}}})
+	}
+}
+
+// chunkWriter streams in-process tool output as stdout events.
+type chunkWriter struct {
+	send sendFunc
+	err  error
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	for off := 0; off < len(p); off += 32 << 10 {
+		end := min(off+32<<10, len(p))
+		chunk := append([]byte(nil), p[off:end]...)
+		if err := w.send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Stdout{Stdout: chunk}}); err != nil {
+			w.err = err
+			return off, err
+		}
+	}
+	return len(p), nil
+}

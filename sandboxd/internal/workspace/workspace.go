@@ -1,0 +1,445 @@
+// Package workspace keeps one scratch directory per turn, shared by the
+// turn's calls, and enforces the turn and user disk limits on them.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// PerEntry is what each file or directory costs on top of its size.
+const PerEntry = 1024
+
+// ReasonDiskLimit is the stop reason of calls killed for disk use.
+const ReasonDiskLimit = "disk_limit"
+
+var (
+	turnIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	// ErrOwner is returned when a turn is used by someone other than its owner.
+	ErrOwner = errors.New("turn belongs to another owner")
+)
+
+// ValidTurnID reports whether id may name a turn.
+func ValidTurnID(id string) bool {
+	return turnIDPattern.MatchString(id) && strings.Trim(id, ".") != ""
+}
+
+// Config sets the manager's limits.
+type Config struct {
+	Scratch   string
+	TurnLimit int64
+	UserLimit int64
+	// TTL is how long an idle turn lives if the vessel never ends it.
+	TTL time.Duration
+	// UID and GID own new workspaces when >= 0 (the server runs as root
+	// and calls run as an unprivileged user).
+	UID, GID int
+	// Interval is how often usage is measured (twice a second by default).
+	Interval time.Duration
+}
+
+// Manager owns the turns of one sandbox.
+type Manager struct {
+	cfg   Config
+	mu    sync.Mutex
+	turns map[string]*Turn
+}
+
+// Turn is one turn's workspace.
+type Turn struct {
+	ID    string
+	Owner string
+	Dir   string
+
+	// emptying is held while the disk check stops the calls and empties
+	// the workspace, so a stopped call can wait for it.
+	emptying sync.Mutex
+	mu       sync.Mutex
+	calls    map[*Call]struct{}
+	lastUsed time.Time
+	usage    int64
+	seq      int
+	// Files and Bytes count outbox files kept so far in this turn.
+	files int
+	bytes int64
+	gone  bool
+}
+
+// Call is one running call of a turn.
+type Call struct {
+	// Pgid is the call's process group, 0 until it has started.
+	Pgid int
+	kill func(reason string)
+}
+
+// New prepares the scratch directory, removing turns a previous run left.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 500 * time.Millisecond
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = 30 * time.Minute
+	}
+	abs, err := filepath.Abs(cfg.Scratch)
+	if err != nil {
+		return nil, fmt.Errorf("scratch path: %w", err)
+	}
+	cfg.Scratch = abs
+	if err := os.MkdirAll(abs, 0o711); err != nil {
+		return nil, fmt.Errorf("creating scratch %s: %w", abs, err)
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("reading scratch %s: %w", abs, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "t-") {
+			if err := removeAll(filepath.Join(abs, e.Name())); err != nil {
+				return nil, fmt.Errorf("removing stale turn: %w", err)
+			}
+		}
+	}
+	return &Manager{cfg: cfg, turns: map[string]*Turn{}}, nil
+}
+
+// Scratch is the absolute scratch directory.
+func (m *Manager) Scratch() string { return m.cfg.Scratch }
+
+// TurnLimit is the per-turn disk limit, also every call's file size limit.
+func (m *Manager) TurnLimit() int64 { return m.cfg.TurnLimit }
+
+// Acquire returns the turn's workspace, creating it on first use.
+func (m *Manager) Acquire(id, owner string) (*Turn, error) {
+	if !ValidTurnID(id) {
+		return nil, fmt.Errorf("invalid turn id %q: use 1 to 128 of [A-Za-z0-9._:-]", id)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.turns[id]; ok {
+		if t.Owner != owner {
+			return nil, ErrOwner
+		}
+		t.touch()
+		return t, nil
+	}
+	dir := filepath.Join(m.cfg.Scratch, "t-"+id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating workspace: %w", err)
+	}
+	if m.cfg.UID >= 0 {
+		if err := os.Chown(dir, m.cfg.UID, m.cfg.GID); err != nil {
+			_ = os.Remove(dir)
+			return nil, fmt.Errorf("handing workspace to uid %d: %w", m.cfg.UID, err)
+		}
+	}
+	t := &Turn{ID: id, Owner: owner, Dir: dir, calls: map[*Call]struct{}{}, lastUsed: time.Now()}
+	m.turns[id] = t
+	return t, nil
+}
+
+// Lookup returns a live turn.
+func (m *Manager) Lookup(id string) (*Turn, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.turns[id]
+	return t, ok
+}
+
+// End kills the turn's calls and deletes its workspace.
+func (m *Manager) End(id string) (bool, error) {
+	m.mu.Lock()
+	t, ok := m.turns[id]
+	delete(m.turns, id)
+	m.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	t.mu.Lock()
+	t.gone = true
+	t.mu.Unlock()
+	t.killCalls("cancelled")
+	// Killed processes die asynchronously and may still create files.
+	var err error
+	for range 50 {
+		if err = removeAll(t.Dir); err == nil {
+			return true, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true, fmt.Errorf("deleting workspace of turn %s: %w", id, err)
+}
+
+// Count reports the number of live turns.
+func (m *Manager) Count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.turns)
+}
+
+// Begin registers a call; kill stops it with a reason. It fails when the
+// turn has been ended meanwhile.
+func (t *Turn) Begin(kill func(reason string)) (*Call, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gone {
+		return nil, errors.New("turn has ended")
+	}
+	c := &Call{kill: kill}
+	t.calls[c] = struct{}{}
+	t.lastUsed = time.Now()
+	return c, nil
+}
+
+// SetPgid records the call's process group for the open-file scan.
+func (t *Turn) SetPgid(c *Call, pgid int) {
+	t.mu.Lock()
+	c.Pgid = pgid
+	t.mu.Unlock()
+}
+
+// Done unregisters a call.
+func (t *Turn) Done(c *Call) {
+	t.mu.Lock()
+	delete(t.calls, c)
+	t.lastUsed = time.Now()
+	t.mu.Unlock()
+}
+
+// NextSeq numbers the turn's calls (for per-call outbox directories).
+func (t *Turn) NextSeq() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seq++
+	return t.seq
+}
+
+// ReserveFile counts one outbox file of size n against the turn's file
+// limits, returning false (and counting nothing) when it would exceed them.
+func (t *Turn) ReserveFile(n int64, maxFiles int, maxBytes int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.files+1 > maxFiles || t.bytes+n > maxBytes {
+		return false
+	}
+	t.files++
+	t.bytes += n
+	return true
+}
+
+// Usage is the last measured disk use.
+func (t *Turn) Usage() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.usage
+}
+
+func (t *Turn) touch() {
+	t.mu.Lock()
+	t.lastUsed = time.Now()
+	t.mu.Unlock()
+}
+
+func (t *Turn) killCalls(reason string) {
+	t.mu.Lock()
+	calls := make([]*Call, 0, len(t.calls))
+	for c := range t.calls {
+		calls = append(calls, c)
+	}
+	t.mu.Unlock()
+	for _, c := range calls {
+		c.kill(reason)
+	}
+}
+
+func (t *Turn) pgids() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []int
+	for c := range t.calls {
+		if c.Pgid > 0 {
+			out = append(out, c.Pgid)
+		}
+	}
+	return out
+}
+
+// Run measures usage every interval, enforces limits and sweeps idle
+// turns until ctx ends.
+func (m *Manager) Run(ctx context.Context, logf func(string, ...any)) {
+	tick := time.NewTicker(m.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			m.Check(logf)
+		}
+	}
+}
+
+// Check measures every turn once, enforces the limits and sweeps idle
+// turns.
+func (m *Manager) Check(logf func(string, ...any)) {
+	m.mu.Lock()
+	turns := make([]*Turn, 0, len(m.turns))
+	for _, t := range m.turns {
+		turns = append(turns, t)
+	}
+	m.mu.Unlock()
+	now := time.Now()
+	for _, t := range turns {
+		t.mu.Lock()
+		idle := len(t.calls) == 0 && now.Sub(t.lastUsed) > m.cfg.TTL
+		t.mu.Unlock()
+		if idle {
+			if _, err := m.End(t.ID); err != nil {
+				logf("sweeping idle turn %s: %v", t.ID, err)
+			}
+		}
+	}
+	cap := max(m.cfg.TurnLimit, m.cfg.UserLimit)
+	open := deletedOpen(turns)
+	byOwner := map[string][]*Turn{}
+	for _, t := range turns {
+		u := dirUsage(t.Dir, cap) + open[t]
+		t.mu.Lock()
+		t.usage = u
+		gone := t.gone
+		t.mu.Unlock()
+		if gone {
+			continue
+		}
+		if m.cfg.TurnLimit > 0 && u > m.cfg.TurnLimit {
+			logf("turn %s uses %d bytes, over its limit of %d: stopping its calls and emptying it", t.ID, u, m.cfg.TurnLimit)
+			m.empty(t)
+			continue
+		}
+		byOwner[t.Owner] = append(byOwner[t.Owner], t)
+	}
+	if m.cfg.UserLimit <= 0 {
+		return
+	}
+	for owner, ts := range byOwner {
+		var sum int64
+		for _, t := range ts {
+			sum += t.Usage()
+		}
+		if sum <= m.cfg.UserLimit {
+			continue
+		}
+		// Empty the most recently active turns first: they are the ones
+		// that pushed the user over.
+		sort.Slice(ts, func(i, j int) bool { return ts[i].lastActive().After(ts[j].lastActive()) })
+		for _, t := range ts {
+			if sum <= m.cfg.UserLimit {
+				break
+			}
+			logf("user %q uses %d bytes, over the limit of %d: stopping turn %s and emptying it", owner, sum, m.cfg.UserLimit, t.ID)
+			sum -= t.Usage()
+			m.empty(t)
+		}
+	}
+}
+
+func (t *Turn) lastActive() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.calls) > 0 {
+		return time.Now()
+	}
+	return t.lastUsed
+}
+
+// empty stops the turn's calls and removes everything in its workspace.
+// SIGKILL takes effect asynchronously, so removal repeats until nothing
+// is left (or a second has passed).
+func (m *Manager) empty(t *Turn) {
+	t.emptying.Lock()
+	defer t.emptying.Unlock()
+	t.killCalls(ReasonDiskLimit)
+	for range 50 {
+		entries, _ := os.ReadDir(t.Dir)
+		if len(entries) == 0 {
+			break
+		}
+		for _, e := range entries {
+			_ = removeAll(filepath.Join(t.Dir, e.Name()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.mu.Lock()
+	t.usage = 0
+	t.mu.Unlock()
+}
+
+// WaitEmptied returns once a running disk-limit cleanup has finished.
+func (t *Turn) WaitEmptied() {
+	t.emptying.Lock()
+	t.emptying.Unlock() //nolint:staticcheck // an empty critical section is the point: wait for the holder
+}
+
+// dirUsage sums file sizes plus PerEntry per file or directory, stopping
+// early once the total passes stop.
+func dirUsage(dir string, stop int64) int64 {
+	var total int64
+	errStop := errors.New("stop")
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			// An unreadable directory still costs its entry.
+			total += PerEntry
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if p == dir {
+			return nil
+		}
+		total += PerEntry
+		if d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				total += info.Size()
+			}
+		}
+		if stop > 0 && total > stop {
+			return errStop
+		}
+		return nil
+	})
+	return total
+}
+
+// removeAll deletes a tree even when a call removed its own permissions
+// from directories inside it.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	// A second pass catches directories that became walkable only now.
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return nil
+}

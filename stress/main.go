@@ -1,0 +1,53 @@
+// Command stress is AstralVessel's load tool. It starts the scripted model,
+// one sandboxd and N vessel replicas as processes on loopback, drives them
+// through the public client (vessel/client), and reports turns ok/failed,
+// turn-time percentiles, time to first event, peak RSS of every server and
+// the scratch left behind, as JSON and as a Markdown table.
+//
+//	go run . --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20 \
+//	    --server-cpus 0 --client-cpus 1 --out /tmp/load
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var o Options
+	flag.IntVar(&o.Users, "users", 50, "concurrent users")
+	flag.IntVar(&o.Turns, "turns", 3, "turns per user, one after another")
+	flag.IntVar(&o.History, "history", 1000, "history messages sent with every turn")
+	flag.IntVar(&o.Cancels, "cancels", 20, "turns cancelled mid-stream")
+	flag.IntVar(&o.Pieces, "pieces", 1000, "text pieces streamed per turn")
+	flag.IntVar(&o.Replicas, "replicas", 1, "vessel replicas (more than one uses PostgreSQL)")
+	flag.StringVar(&o.Out, "out", "stress-out", "directory for report.json, report.md and the run's files")
+	flag.StringVar(&o.Repo, "repo", "", "repository root, to build the binaries (default: the folder holding go.work above the working directory)")
+	flag.StringVar(&o.BinDir, "bin", "", "folder with prebuilt vessel, sandboxd and scripted-model (missing ones are built)")
+	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL DSN for the task store (default $VESSEL_TEST_POSTGRES when --replicas > 1)")
+	flag.StringVar(&o.ServerCPUs, "server-cpus", "", "pin vessels and sandboxd to these CPUs (taskset list, e.g. 0)")
+	flag.StringVar(&o.ClientCPUs, "client-cpus", "", "pin the load tool and scripted model to these CPUs (e.g. 1)")
+	flag.DurationVar(&o.TurnTimeout, "turn-timeout", 5*time.Minute, "a turn taking longer fails")
+	flag.Parse()
+	o.Command = commandLine(os.Args)
+	o.Log = os.Stderr
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := Run(ctx, o)
+	if rep != nil {
+		fmt.Print(rep.Markdown())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stress:", err)
+		os.Exit(1)
+	}
+	if rep.TurnsFailed > 0 || rep.ScratchEntries > 0 {
+		os.Exit(2)
+	}
+}

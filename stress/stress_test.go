@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestShortLoad is CI's load run: a few users against the real stack
+// (scripted model, sandboxd, vessel as processes). It fails on any failed
+// turn or any scratch left behind. It needs the whole stack, so it runs only
+// with VESSEL_E2E_LOCAL=1; with VESSEL_STRESS_REPLICAS=2 (and
+// VESSEL_TEST_POSTGRES) it runs two replicas on PostgreSQL.
+func TestShortLoad(t *testing.T) {
+	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
+		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")
+	}
+	replicas := 1
+	if os.Getenv("VESSEL_STRESS_REPLICAS") == "2" {
+		replicas = 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	rep, err := Run(ctx, Options{
+		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: replicas,
+		Out: out, BinDir: os.Getenv("VESSEL_STRESS_BIN"), TurnTimeout: 2 * time.Minute,
+		Command: "go test -run TestShortLoad", Log: testLog{t},
+	})
+	if rep != nil {
+		t.Log("\n" + rep.Markdown())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TurnsFailed > 0 {
+		t.Errorf("%d of %d turns failed", rep.TurnsFailed, rep.TurnsTotal)
+	}
+	if rep.TurnsOK != 6 || rep.CancelledOK != 1 {
+		t.Errorf("turns ok %d (cancelled %d), want 6 (1)", rep.TurnsOK, rep.CancelledOK)
+	}
+	if rep.ScratchEntries > 0 {
+		t.Errorf("%d entries (%d bytes) left in the sandbox scratch", rep.ScratchEntries, rep.ScratchBytes)
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(string(p))
+	return len(p), nil
+}

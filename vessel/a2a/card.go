@@ -1,0 +1,162 @@
+package a2aserver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
+)
+
+// Media types of the card and of outputs.
+const (
+	MediaMarkdown   = "text/markdown"
+	MediaPrimitives = "application/vnd.astral.primitives+json"
+	ProviderOrg     = "AstralVessel"
+	ProviderURL     = "https://github.com/AstralDeep/AstralVessel"
+)
+
+// FileMediaTypes maps [output] files entries to media types.
+var FileMediaTypes = map[string]string{
+	"png": "image/png", "svg": "image/svg+xml", "csv": "text/csv", "pdf": "application/pdf",
+}
+
+// strongestScope is the strongest scope among an agent's tools.
+func strongestScope(a *spec.Agent) string {
+	best := -1
+	rank := func(s string) int { return slices.Index(spec.Scopes, s) }
+	m := a.Manifest
+	for _, name := range m.Tools.Enabled {
+		if r := rank(spec.BuiltinTools[name]); r > best {
+			best = r
+		}
+	}
+	for _, t := range m.Declared {
+		s := t.Scope
+		if s == "" {
+			s = "tools:execute"
+			if t.Service != "" {
+				s = "tools:read"
+			}
+		}
+		if r := rank(s); r > best {
+			best = r
+		}
+	}
+	if best < 0 {
+		return spec.Scopes[0]
+	}
+	return spec.Scopes[best]
+}
+
+// BuildCard builds an agent's card; baseURL is the public base (no slash).
+func BuildCard(a *spec.Agent, baseURL string) *a2a.AgentCard {
+	m := a.Manifest
+	in := []string{"text/plain", transcript.MediaType}
+	if m.Model.AcceptsImages {
+		in = append(in, "image/png", "image/jpeg", "image/gif", "image/webp")
+	}
+	out := []string{MediaMarkdown, transcript.MediaType}
+	if m.Output.Primitives || slices.Contains(m.Tools.Enabled, "present") {
+		out = append(out, MediaPrimitives)
+	}
+	for _, f := range m.Output.Files {
+		if mt := FileMediaTypes[strings.ToLower(f)]; mt != "" && !slices.Contains(out, mt) {
+			out = append(out, mt)
+		}
+	}
+	examples := m.Examples
+	if examples == nil {
+		examples = []string{}
+	}
+	return &a2a.AgentCard{
+		Name:        a.ID,
+		Description: m.Description,
+		Version:     m.Version,
+		SupportedInterfaces: []*a2a.AgentInterface{
+			a2a.NewAgentInterface(baseURL+"/agents/"+a.ID, a2a.TransportProtocolJSONRPC),
+		},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:  in,
+		DefaultOutputModes: out,
+		Skills: []a2a.AgentSkill{{
+			ID: a.ID, Name: m.Name, Description: m.Description,
+			Tags:     []string{"astralvessel", "scope:" + strongestScope(a)},
+			Examples: examples,
+		}},
+		Provider: &a2a.AgentProvider{Org: ProviderOrg, URL: ProviderURL},
+	}
+}
+
+// cardDoc is a card rendered once with its cache validators.
+type cardDoc struct {
+	body    []byte
+	etag    string
+	modTime time.Time
+}
+
+func newCardDoc(card *a2a.AgentCard, mod time.Time) (*cardDoc, error) {
+	b, err := json.Marshal(card)
+	if err != nil {
+		return nil, fmt.Errorf("encode card: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return &cardDoc{body: b, etag: `"` + hex.EncodeToString(sum[:16]) + `"`, modTime: mod.UTC().Truncate(time.Second)}, nil
+}
+
+// serve writes the card with ETag, Last-Modified and Cache-Control, and
+// answers conditional requests with 304.
+func (c *cardDoc) serve(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "*")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		writeJSONError(w, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	h.Set("ETag", c.etag)
+	h.Set("Last-Modified", c.modTime.Format(http.TimeFormat))
+	h.Set("Cache-Control", "public, max-age=300")
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		if etagMatch(inm, c.etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	} else if ims := r.Header.Get("If-Modified-Since"); ims != "" {
+		if t, err := http.ParseTime(ims); err == nil && !c.modTime.After(t) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(c.body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(c.body)
+	}
+}
+
+func etagMatch(header, etag string) bool {
+	for _, v := range strings.Split(header, ",") {
+		v = strings.TrimSpace(v)
+		if v == "*" || strings.TrimPrefix(v, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,336 @@
+package a2aserver
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/loop"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
+	"github.com/astraldeep/astralvessel-go/vessel/turn"
+)
+
+// EventMetaKey is the status-update metadata key naming the event type.
+const EventMetaKey = "vessel.event"
+
+// Artifact names.
+const (
+	ArtifactTranscript = "transcript"
+	ArtifactFile       = "file"
+	ArtifactAnswer     = store.AnswerArtifactName
+)
+
+// transcriptChunkBytes bounds one transcript chunk's encoded size.
+const transcriptChunkBytes = 256 << 10
+
+// cancelWait bounds how long CancelTask waits for the turn to wind down.
+const cancelWait = 10 * time.Second
+
+type executor struct {
+	srv      *Server
+	agent    *spec.Agent
+	tools    *tools.Set
+	loopCfg  loop.Config
+	imageOpt turn.Options
+	deadline time.Duration
+	log      *zap.Logger
+
+	mu      sync.Mutex
+	running map[string]*run
+}
+
+// run is a turn in flight, so CancelTask can stop it and report its end.
+type run struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	result *loop.Result // set before done is closed
+}
+
+type toolsKey struct{}
+
+func withTools(ctx context.Context, list []tools.Tool) context.Context {
+	return context.WithValue(ctx, toolsKey{}, list)
+}
+
+// narrow applies the caller's scopes to the agent's tools.
+func (s *Server) narrow(r *http.Request, p *auth.Principal, a *agent) ([]tools.Tool, error) {
+	all := a.exec.tools.Filter(nil)
+	if s.cfg.NarrowTools != nil {
+		return s.cfg.NarrowTools(r, p, all)
+	}
+	if p.Scopes == nil {
+		return all, nil
+	}
+	return slices.DeleteFunc(all, func(t tools.Tool) bool { return !slices.Contains(p.Scopes, t.Scope()) }), nil
+}
+
+func statusEvent(ec *a2asrv.ExecutorContext, state a2a.TaskState, ev loop.Event) *a2a.TaskStatusUpdateEvent {
+	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewDataPart(map[string]any(ev)))
+	up := a2a.NewStatusUpdateEvent(ec, state, msg)
+	up.Metadata = map[string]any{EventMetaKey: ev.Type()}
+	return up
+}
+
+// Execute runs one turn and emits its frames in the spec's order.
+func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		id := string(ec.TaskID)
+		r := &run{done: make(chan struct{})}
+		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+		r.cancel = cancel
+		defer cancel(nil)
+		e.mu.Lock()
+		e.running[id] = r
+		e.mu.Unlock()
+		defer func() {
+			e.mu.Lock()
+			delete(e.running, id)
+			e.mu.Unlock()
+		}()
+		closed := false
+		finish := func(res *loop.Result) {
+			if !closed {
+				closed = true
+				r.result = res
+				close(r.done)
+			}
+		}
+		defer finish(nil)
+
+		var userText string
+		in, perr := turn.Parse(ec.Message, ec.ContextID, e.imageOpt)
+		if perr == nil {
+			userText = in.Text
+		}
+		if ec.StoredTask == nil {
+			// Only the user's text goes into the task: never the history sent in.
+			first := &a2a.Message{ID: ec.Message.ID, Role: a2a.MessageRoleUser, ContextID: ec.ContextID, TaskID: ec.TaskID}
+			if userText != "" {
+				first.Parts = a2a.ContentParts{a2a.NewTextPart(userText)}
+			} else {
+				first.Parts = a2a.ContentParts{}
+			}
+			if !yield(a2a.NewSubmittedTask(ec, first), nil) {
+				return
+			}
+		}
+		if perr != nil {
+			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(perr.Error()))
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, msg), nil)
+			e.log.Info("turn rejected", zap.String("owner", ownerOf(ec)), zap.String("task", id), zap.String("reason", perr.Error()))
+			return
+		}
+
+		list, ok := ctx.Value(toolsKey{}).([]tools.Tool)
+		if !ok {
+			list = e.tools.Filter(nil)
+		}
+		accepted := acceptedModes(ctx)
+		cfg := e.loopCfg
+		cfg.AcceptFile = fileFilter(accepted)
+		images := make([]loop.Image, len(in.Images))
+		for i, im := range in.Images {
+			images[i] = loop.Image{MediaType: im.MediaType, Data: im.Data}
+		}
+		p, _ := auth.PrincipalFrom(ctx)
+		tt := &tools.Turn{ID: id, ContextID: ec.ContextID, Agent: e.agent.ID, Owner: ownerOf(ec), Principal: p}
+
+		dctx, dcancel := context.WithDeadlineCause(runCtx, time.Now().Add(e.deadline), loop.ErrDeadline)
+		defer dcancel()
+		listening := true
+		emit := func(ev loop.Event) bool {
+			if !listening {
+				return false
+			}
+			if !yield(statusEvent(ec, a2a.TaskStateWorking, ev), nil) {
+				listening = false
+			}
+			return listening
+		}
+		res := loop.Run(dctx, &cfg, &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}, emit)
+		cancelled := res.Status == loop.StatusCancelled
+
+		if listening {
+			listening = e.emitOutputs(ec, res, accepted, yield)
+		}
+		e.logTurn(ec, res)
+		if cancelled {
+			// CancelTask's Cancel emits the final CANCELED status with turn.finished.
+			finish(res)
+			return
+		}
+		if !listening {
+			return
+		}
+		state := a2a.TaskStateCompleted
+		switch res.Status {
+		case loop.StatusDeadline, loop.StatusModelError:
+			state = a2a.TaskStateFailed
+		}
+		yield(statusEvent(ec, state, res.FinishedEvent()), nil)
+	}
+}
+
+// emitOutputs sends the transcript (when accepted), files and the answer.
+func (e *executor) emitOutputs(ec *a2asrv.ExecutorContext, res *loop.Result, accepted []string, yield func(a2a.Event, error) bool) bool {
+	if slices.Contains(accepted, transcript.MediaType) && len(res.Messages) > 0 {
+		chunks := chunkTranscript(res.Messages)
+		var artID a2a.ArtifactID
+		for i, c := range chunks {
+			part := &a2a.Part{Content: a2a.Raw(c), MediaType: transcript.MediaType}
+			var ev *a2a.TaskArtifactUpdateEvent
+			if i == 0 {
+				ev = a2a.NewArtifactEvent(ec, part)
+				ev.Artifact.Name = ArtifactTranscript
+				artID = ev.Artifact.ID
+			} else {
+				ev = a2a.NewArtifactUpdateEvent(ec, artID, part)
+			}
+			ev.LastChunk = i == len(chunks)-1
+			if !yield(ev, nil) {
+				return false
+			}
+		}
+	}
+	for _, f := range res.Files {
+		part := &a2a.Part{Content: a2a.Raw(f.Content), MediaType: f.MediaType, Filename: f.Name,
+			Metadata: map[string]any{"call_id": f.CallID}}
+		ev := a2a.NewArtifactEvent(ec, part)
+		ev.Artifact.Name = ArtifactFile
+		ev.LastChunk = true
+		if !yield(ev, nil) {
+			return false
+		}
+	}
+	if res.Status == loop.StatusCancelled && res.Answer == "" {
+		return true
+	}
+	var parts []*a2a.Part
+	if e.srv.cfg.AnswerParts != nil {
+		parts = e.srv.cfg.AnswerParts(res.Answer, res.Components)
+	} else {
+		parts = []*a2a.Part{{Content: a2a.Text(res.Answer), MediaType: MediaMarkdown}}
+		if len(res.Components) > 0 {
+			parts = append(parts, &a2a.Part{Content: a2a.Data{Value: map[string]any{"_ui_components": jsonShaped(res.Components)}},
+				MediaType: MediaPrimitives})
+		}
+	}
+	ev := a2a.NewArtifactEvent(ec, parts...)
+	ev.Artifact.Name = ArtifactAnswer
+	ev.LastChunk = true
+	return yield(ev, nil)
+}
+
+// jsonShaped round-trips v through JSON so the SDK's gob copies accept it.
+func jsonShaped(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// chunkTranscript encodes messages as envelopes of bounded size; each
+// chunk is a complete envelope.
+func chunkTranscript(msgs []transcript.Message) [][]byte {
+	var chunks [][]byte
+	start, size := 0, 0
+	for i, m := range msgs {
+		b, _ := json.Marshal(m) // transcript messages always marshal
+		if i > start && size+len(b) > transcriptChunkBytes {
+			c, _ := transcript.Marshal(msgs[start:i])
+			chunks = append(chunks, c)
+			start, size = i, 0
+		}
+		size += len(b)
+	}
+	c, _ := transcript.Marshal(msgs[start:])
+	return append(chunks, c)
+}
+
+// fileFilter applies acceptedOutputModes to files: when the caller lists
+// any media type other than ours, only listed file types are sent.
+func fileFilter(accepted []string) func(string) bool {
+	var listed []string
+	for _, m := range accepted {
+		if strings.Contains(m, "/") {
+			listed = append(listed, strings.ToLower(m))
+		}
+	}
+	if len(listed) == 0 {
+		return nil
+	}
+	return func(mt string) bool {
+		mt = strings.ToLower(mt)
+		for _, l := range listed {
+			if l == mt || l == "*/*" || (strings.HasSuffix(l, "/*") && strings.HasPrefix(mt, strings.TrimSuffix(l, "*"))) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Cancel stops a running turn and emits its CANCELED status with
+// turn.finished.
+func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		e.mu.Lock()
+		r := e.running[string(ec.TaskID)]
+		e.mu.Unlock()
+		res := &loop.Result{Status: loop.StatusCancelled}
+		if r != nil {
+			r.cancel(loop.ErrCancelled)
+			t := time.NewTimer(cancelWait)
+			select {
+			case <-r.done:
+				if r.result != nil {
+					res = r.result
+				}
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		res.Status = loop.StatusCancelled
+		yield(statusEvent(ec, a2a.TaskStateCanceled, res.FinishedEvent()), nil)
+	}
+}
+
+func ownerOf(ec *a2asrv.ExecutorContext) string {
+	if ec.User != nil {
+		return ec.User.Name
+	}
+	return ""
+}
+
+// logTurn writes the turn's one log line; never keys or tokens.
+func (e *executor) logTurn(ec *a2asrv.ExecutorContext, r *loop.Result) {
+	fields := []zap.Field{
+		zap.String("owner", ownerOf(ec)), zap.String("task", string(ec.TaskID)), zap.String("status", r.Status),
+		zap.Int("steps", r.Steps), zap.Int("prompt_tokens", r.PromptTokens), zap.Int("completion_tokens", r.CompletionTokens),
+		zap.Int64("total_ms", r.Total.Milliseconds()), zap.Int64("model_ms", r.ModelTime.Milliseconds()),
+		zap.Int64("tools_ms", r.ToolTime.Milliseconds()), zap.Int64("first_token_ms", r.FirstToken.Milliseconds()),
+		zap.Int("files", len(r.Files)),
+	}
+	if r.Error != "" {
+		fields = append(fields, zap.String("error", r.Error))
+	}
+	e.log.Info("turn", fields...)
+}

@@ -1,0 +1,338 @@
+package a2aserver_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+)
+
+const testFP = "sha256:test-fingerprint"
+
+// fakeSandbox is a RunService for tests until the real sandboxd is used:
+// "species" prints JSON, "bash" runs "sleep" until cancelled or echoes,
+// "draw" returns a PNG file.
+type fakeSandbox struct {
+	sandboxv1.UnimplementedRunServiceServer
+	agent    string
+	confined bool
+	token    string
+
+	mu        sync.Mutex
+	ended     []string
+	cancelled int
+	running   int
+}
+
+func (f *fakeSandbox) authorized(ctx context.Context) bool {
+	md, _ := metadataFrom(ctx)
+	return md == "Bearer "+f.token
+}
+
+func (f *fakeSandbox) Status(ctx context.Context, _ *sandboxv1.StatusRequest) (*sandboxv1.StatusResponse, error) {
+	if !f.authorized(ctx) {
+		return nil, fmt.Errorf("unauthorized")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &sandboxv1.StatusResponse{Confined: f.confined, LandlockAbi: 7, Fingerprint: testFP, Version: "fake", Agent: f.agent}, nil
+}
+
+func (f *fakeSandbox) EndTurn(ctx context.Context, req *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {
+	f.mu.Lock()
+	f.ended = append(f.ended, req.TurnId)
+	f.mu.Unlock()
+	return &sandboxv1.EndTurnResponse{Existed: true}, nil
+}
+
+func (f *fakeSandbox) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreamingServer[sandboxv1.RunResponse]) error {
+	if !f.authorized(stream.Context()) {
+		return fmt.Errorf("unauthorized")
+	}
+	send := func(r *sandboxv1.RunResponse) error { return stream.Send(r) }
+	switch req.Tool {
+	case "species":
+		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Stdout{Stdout: []byte(`[{"common_name":"Osprey"},{"common_name":"Belted Kingfisher"}]`)}})
+	case "bash":
+		var args struct{ Command string }
+		_ = json.Unmarshal([]byte(req.ArgumentsJson), &args)
+		if strings.HasPrefix(args.Command, "sleep") {
+			f.mu.Lock()
+			f.running++
+			f.mu.Unlock()
+			<-stream.Context().Done()
+			f.mu.Lock()
+			f.running--
+			f.cancelled++
+			f.mu.Unlock()
+			return stream.Context().Err()
+		}
+		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Stdout{Stdout: []byte(args.Command + "\n")}})
+	case "draw":
+		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_File{File: &sandboxv1.OutboxFile{Name: "plot.png", MediaType: "image/png", Content: []byte("\x89PNG fake")}}})
+		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_File{File: &sandboxv1.OutboxFile{Name: "data.csv", MediaType: "text/csv", Content: []byte("a,b\n1,2\n")}}})
+	default:
+		return send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: &sandboxv1.Exit{Code: -1, Error: "unknown tool " + req.Tool}}})
+	}
+	return send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: &sandboxv1.Exit{Code: 0, DurationUs: 10}}})
+}
+
+func (f *fakeSandbox) set(confined bool) {
+	f.mu.Lock()
+	f.confined = confined
+	f.mu.Unlock()
+}
+
+func (f *fakeSandbox) stats() (ended []string, cancelled, running int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ended...), f.cancelled, f.running
+}
+
+// startFakeSandbox serves a fake RunService on loopback.
+func startFakeSandbox(t testing.TB, agent, token string) (*fakeSandbox, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &fakeSandbox{agent: agent, confined: true, token: token}
+	gs := grpc.NewServer()
+	sandboxv1.RegisterRunServiceServer(gs, fs)
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	return fs, "http://" + ln.Addr().String()
+}
+
+func digest(key string) string {
+	s := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(s[:])
+}
+
+// testScript drives the scripted model in service tests.
+const testScript = `{
+  "rules": [
+    {"name": "tool", "steps": [
+      {"reasoning": "let me look", "tool_calls": [{"id": "c1", "name": "species", "arguments": {}}]},
+      {"text": "Ospreys hunt fish. {{tool_result_list}}", "pieces": 6}
+    ]},
+    {"name": "parallel", "steps": [
+      {"tool_calls": [{"id": "p1", "name": "species"}, {"id": "p2", "name": "bash", "arguments": {"command": "echo hi"}}]},
+      {"text": "done"}
+    ]},
+    {"name": "files", "steps": [
+      {"tool_calls": [{"id": "f1", "name": "draw"}]},
+      {"text": "see the files"}
+    ]},
+    {"name": "slowtext", "steps": [{"text": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "pieces": 50, "piece_delay_ms": 100}]},
+    {"name": "sleeptool", "steps": [
+      {"tool_calls": [{"id": "s1", "name": "bash", "arguments": {"command": "sleep 60"}}]},
+      {"text": "slept"}
+    ]},
+    {"name": "loop", "steps": [{"tool_calls": [{"name": "bash", "arguments": {"command": "echo again"}}]}]},
+    {"name": "flaky", "steps": [{"error": {"status": 503, "count": 2}, "text": "recovered"}]},
+    {"name": "broken", "steps": [{"error": {"status": 500}}]},
+    {"name": "badreq", "steps": [{"error": {"status": 400, "count": 1}, "text": "never"}]},
+    {"name": "flood", "steps": [{"text": "x", "repeat": 1000, "pieces": 1}]}
+  ],
+  "default": {"name": "echo", "steps": [{"text": "You said: {{last_user}}", "pieces": 3}]}
+}`
+
+type harness struct {
+	t        *testing.T
+	url      string
+	srv      *a2aserver.Server
+	sandbox  *fakeSandbox
+	model    *scripted.Server
+	backend  store.Backend
+	dbPath   string
+	deploy   *spec.Deployment
+	httpc    *http.Client
+	keyApp1  string
+	keyApp2  string
+	agentID  string
+	otherID  string
+	brokenID string
+}
+
+type harnessOpt func(d *spec.Deployment)
+
+func newHarness(t *testing.T, opts ...harnessOpt) *harness {
+	t.Helper()
+	h := &harness{t: t, keyApp1: "key-one", keyApp2: "key-two", agentID: "field-guide", otherID: "reader", brokenID: "broken"}
+	master := "master-secret"
+	sc, err := scripted.Parse([]byte(testScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.model = scripted.NewServer(sc)
+	ms := httptest.NewServer(h.model)
+	t.Cleanup(ms.Close)
+
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "pkg")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "prompt.md"), []byte("You answer questions about birds."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manifest := func(name string) *spec.Manifest {
+		return &spec.Manifest{
+			Name: name, Description: "Answers questions about birds.", Version: "0.1.0",
+			Examples: []string{"Which birds hunt fish?"},
+			Model:    spec.Model{Name: "scripted", BaseURL: ms.URL + "/v1", APIKey: "egress-token", MaxSteps: 3},
+			Tools:    spec.Builtins{Enabled: []string{"bash", "read"}},
+			Output:   spec.Output{Files: []string{"png", "csv"}},
+			Declared: []spec.Tool{
+				{Name: "species", Description: "List species.", Command: []string{"true"}, Scope: "tools:read"},
+				{Name: "draw", Description: "Draw.", Command: []string{"true"}, Scope: "tools:files"},
+			},
+		}
+	}
+	d := &spec.Deployment{
+		Path:   filepath.Join(dir, "deployment.toml"),
+		Vessel: spec.Vessel{Port: 8700, PublicURL: "http://vessel:8700", TaskTTLHours: 24},
+		Apps: []spec.App{
+			{ID: "app1", KeySHA256: digest(h.keyApp1), Agents: []string{h.agentID}},
+			{ID: "app2", KeySHA256: digest(h.keyApp2), Agents: []string{h.agentID, h.otherID, h.brokenID}},
+		},
+		Agents: []spec.Agent{
+			{ID: h.agentID, PackageDir: pkg, Manifest: manifest("Field guide")},
+			{ID: h.otherID, PackageDir: pkg, Manifest: manifest("Reader")},
+			{ID: h.brokenID, PackageDir: pkg, Manifest: manifest("Broken")},
+		},
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	h.deploy = d
+	fs, sbURL := startFakeSandbox(t, h.agentID, spec.DeriveToken(master, "sandbox/"+h.agentID))
+	h.sandbox = fs
+	fs2, sbURL2 := startFakeSandbox(t, h.otherID, spec.DeriveToken(master, "sandbox/"+h.otherID))
+	_ = fs2
+	sbs := map[string]a2aserver.AgentSandbox{}
+	clients := map[string]*tools.Sandbox{}
+	for id, u := range map[string]string{h.agentID: sbURL, h.otherID: sbURL2, h.brokenID: "http://127.0.0.1:1"} {
+		sb, err := tools.DialSandbox(u, spec.DeriveToken(master, "sandbox/"+id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sb.Close() })
+		sbs[id], clients[id] = sb, sb
+	}
+	h.dbPath = filepath.Join(dir, "tasks.sqlite")
+	h.backend, err = store.Open(context.Background(), "sqlite://"+h.dbPath, store.Options{Agents: []string{h.agentID, h.otherID, h.brokenID}, TTL: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.backend.Close() })
+	keys, err := auth.NewAppKeys(d.Apps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv, err = a2aserver.New(a2aserver.Config{
+		Deployment:   d,
+		Fingerprint:  func(*spec.Deployment, string) (string, error) { return testFP, nil },
+		Sandboxes:    sbs,
+		SandboxTools: func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
+		Auth:         auth.Chain{keys},
+		Store:        h.backend,
+		Logger:       zap.NewNop(),
+		MaxBody:      a2aserver.MaxBodyBytes,
+		ReadyInterval: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Start(context.Background())
+	t.Cleanup(h.srv.Close)
+	hs := httptest.NewServer(h.srv)
+	t.Cleanup(hs.Close)
+	h.url = hs.URL
+	h.httpc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	return h
+}
+
+// client is an a2a-go client for agent as app key/user.
+func (h *harness) client(agent string) *a2aclient.Client {
+	h.t.Helper()
+	cl, err := a2aclient.NewFromEndpoints(context.Background(),
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(h.url+"/agents/"+agent, a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(h.httpc))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return cl
+}
+
+func as(key, user string) context.Context {
+	return a2aclient.AttachServiceParams(context.Background(), a2aclient.ServiceParams{
+		"Authorization": {"Bearer " + key}, "X-Vessel-User": {user}})
+}
+
+func textMsg(s string) *a2a.Message {
+	return a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(s))
+}
+
+// stream runs a streaming turn and returns its frames.
+func (h *harness) stream(ctx context.Context, agent string, req *a2a.SendMessageRequest) ([]a2a.Event, error) {
+	var evs []a2a.Event
+	for ev, err := range h.client(agent).SendStreamingMessage(ctx, req) {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// eventOf returns the vessel event carried by a status update.
+func eventOf(ev a2a.Event) map[string]any {
+	su, ok := ev.(*a2a.TaskStatusUpdateEvent)
+	if !ok || su.Status.Message == nil || len(su.Status.Message.Parts) == 0 {
+		return nil
+	}
+	m, _ := su.Status.Message.Parts[0].Data().(map[string]any)
+	return m
+}
+
+// rawPost posts a JSON-RPC body with headers and returns status and body.
+func (h *harness) rawPost(path string, body string, hdr map[string]string) (int, http.Header, []byte) {
+	h.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, h.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := h.httpc.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b := readAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}

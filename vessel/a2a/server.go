@@ -1,0 +1,415 @@
+// Package a2aserver serves every agent of a deployment over A2A 1.0
+// (JSON-RPC, a2a-go v2.3.1) plus the vessel's HTTP endpoints: /health,
+// /v1/agents, the agent cards and manifests. HTTP middleware in front of
+// the SDK answers 401, 403, 503 and 413 itself, because once the SDK has a
+// request it always answers 200.
+package a2aserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/loop"
+	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	"github.com/astraldeep/astralvessel-go/vessel/turn"
+
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+)
+
+// MaxBodyBytes is the largest request body accepted.
+const MaxBodyBytes = 16_000_000
+
+// DefaultDeadline applies when a manifest sets no deadline_seconds.
+const DefaultDeadline = 300 * time.Second
+
+// PrimitivesSchemaVersion is the AstralPrimitives schema the vessel emits.
+const PrimitivesSchemaVersion = "0.12"
+
+// SandboxStatuser is the part of the sandbox client readiness needs.
+type SandboxStatuser interface {
+	Status(ctx context.Context) (*sandboxv1.StatusResponse, error)
+}
+
+// AgentSandbox is an agent's sandbox: status for readiness, EndTurn for
+// the loop, and the sandbox tools.
+type AgentSandbox interface {
+	SandboxStatuser
+	tools.TurnEnder
+}
+
+// Config configures a Server.
+type Config struct {
+	Deployment *spec.Deployment
+	// Reload re-reads the deployment from disk for the readiness check (an
+	// edit that was not redeployed makes the agent unavailable); nil skips it.
+	Reload func() (*spec.Deployment, error)
+	// Fingerprint computes an agent's profile fingerprint; default spec.Fingerprint.
+	Fingerprint func(d *spec.Deployment, agentID string) (string, error)
+	// Sandboxes by agent id; SandboxTools gives each agent's sandbox tools.
+	Sandboxes    map[string]AgentSandbox
+	SandboxTools func(agent *spec.Agent) []tools.Tool
+	// ToolFactories add tools beyond the sandbox's (web, service, present).
+	ToolFactories []tools.Factory
+	Auth          auth.Authenticator
+	Store         store.Backend
+	// ModelKey is used when a manifest's api_key resolves empty;
+	// ModelBaseURL when it sets no base_url.
+	ModelKey     string
+	ModelBaseURL string
+	ModelHTTP    *http.Client
+	// NewModel overrides the model client (tests); nil builds model.Client.
+	NewModel func(agent *spec.Agent) loop.Modeler
+	// CheckImage looks inside attached images (vessel/images).
+	CheckImage func(mediaType string, data []byte) error
+	// AnswerParts builds the answer artifact's parts; nil gives the
+	// Markdown text plus a primitives data part when components exist.
+	AnswerParts func(answer string, components []any) []*a2a.Part
+	// NarrowTools removes tools a caller may not use on this call
+	// (token scopes, X-Vessel-Scopes); nil narrows by Principal.Scopes.
+	NarrowTools func(r *http.Request, p *auth.Principal, list []tools.Tool) ([]tools.Tool, error)
+	Logger      *zap.Logger
+	// ReadyInterval is how often sandboxes are polled; default 3s.
+	ReadyInterval time.Duration
+	// MaxBody overrides MaxBodyBytes (tests).
+	MaxBody int64
+	// KeepAlive is the SSE keep-alive period; default 15s.
+	KeepAlive time.Duration
+	// Now is the clock for card Last-Modified; default time.Now.
+	Now func() time.Time
+}
+
+// Server is the vessel's HTTP handler.
+type Server struct {
+	cfg    Config
+	mux    *http.ServeMux
+	agents map[string]*agent
+	order  []string
+	base   string
+	log    *zap.Logger
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+type agent struct {
+	spec    *spec.Agent
+	card    *cardDoc
+	rpc     http.Handler
+	sandbox AgentSandbox
+	exec    *executor
+	fp      string // fingerprint at start
+	ready   atomic.Bool
+	why     atomic.Value // string: why not ready
+}
+
+// PublicBase is the base URL of card interface URLs.
+func PublicBase(v spec.Vessel) string {
+	if v.PublicURL != "" {
+		return strings.TrimSuffix(v.PublicURL, "/")
+	}
+	host := v.FrontAddress
+	if host == "" {
+		host = "vessel"
+	}
+	port := v.Port
+	if port == 0 {
+		port = 8700
+	}
+	return fmt.Sprintf("http://%s:%d", host, port)
+}
+
+// New builds the server; Start begins readiness polling.
+func New(cfg Config) (*Server, error) {
+	if cfg.Deployment == nil {
+		return nil, errors.New("vessel: no deployment")
+	}
+	if cfg.Auth == nil || cfg.Store == nil {
+		return nil, errors.New("vessel: an authenticator and a task store are required")
+	}
+	if cfg.Fingerprint == nil {
+		cfg.Fingerprint = spec.Fingerprint
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.ReadyInterval <= 0 {
+		cfg.ReadyInterval = 3 * time.Second
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = MaxBodyBytes
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ModelHTTP == nil {
+		cfg.ModelHTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}}
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: PublicBase(cfg.Deployment.Vessel),
+		log: cfg.Logger, stop: make(chan struct{})}
+	started := cfg.Now()
+	for i := range cfg.Deployment.Agents {
+		a := &cfg.Deployment.Agents[i]
+		if a.Manifest == nil {
+			return nil, fmt.Errorf("agent %s: no manifest loaded", a.ID)
+		}
+		ag, err := s.buildAgent(a, started)
+		if err != nil {
+			return nil, err
+		}
+		s.agents[a.ID] = ag
+		s.order = append(s.order, a.ID)
+	}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
+	ag := &agent{spec: a, sandbox: s.cfg.Sandboxes[a.ID]}
+	ag.why.Store("the sandbox has not reported yet")
+	fp, err := s.cfg.Fingerprint(s.cfg.Deployment, a.ID)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: fingerprint: %w", a.ID, err)
+	}
+	ag.fp = fp
+	if ag.card, err = newCardDoc(BuildCard(a, s.base), started); err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	var list []tools.Tool
+	if s.cfg.SandboxTools != nil && ag.sandbox != nil {
+		list = append(list, s.cfg.SandboxTools(a)...)
+	}
+	for _, f := range s.cfg.ToolFactories {
+		more, err := f.Tools(a)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: tools: %w", a.ID, err)
+		}
+		list = append(list, more...)
+	}
+	set, err := tools.NewSet(list...)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	var mdl loop.Modeler
+	if s.cfg.NewModel != nil {
+		mdl = s.cfg.NewModel(a)
+	} else {
+		key := a.Manifest.Model.APIKey
+		if key == "" || strings.HasPrefix(key, "env:") {
+			key = s.cfg.ModelKey
+		}
+		base := a.Manifest.Model.BaseURL
+		if base == "" {
+			base = s.cfg.ModelBaseURL
+		}
+		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP}
+	}
+	deadline := DefaultDeadline
+	if a.Manifest.DeadlineSecs > 0 {
+		deadline = time.Duration(a.Manifest.DeadlineSecs) * time.Second
+	}
+	var ender tools.TurnEnder
+	if ag.sandbox != nil {
+		ender = ag.sandbox
+	}
+	ag.exec = &executor{
+		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String("agent", a.ID)),
+		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, MaxSteps: a.Manifest.Model.MaxSteps,
+			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender},
+		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
+		running:  map[string]*run{},
+	}
+	ts := s.cfg.Store.Agent(a.ID)
+	h := a2asrv.NewHandler(ag.exec,
+		a2asrv.WithTaskStore(ts),
+		a2asrv.WithCallInterceptors(&interceptor{store: ts}),
+		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}),
+		a2asrv.WithExecutionPanicHandler(func(r any) error {
+			s.log.Error("executor panic", zap.String("agent", a.ID), zap.Any("panic", r))
+			return fmt.Errorf("internal error")
+		}),
+	)
+	ag.rpc = a2asrv.NewJSONRPCHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	return ag, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Agent ids in deployment order.
+func (s *Server) AgentIDs() []string { return slices.Clone(s.order) }
+
+// Ready reports an agent's readiness and, if not ready, why.
+func (s *Server) Ready(id string) (bool, string) {
+	a := s.agents[id]
+	if a == nil {
+		return false, "unknown agent"
+	}
+	if a.ready.Load() {
+		return true, ""
+	}
+	why, _ := a.why.Load().(string)
+	return false, why
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("/health", s.health)
+	s.mux.HandleFunc("/v1/agents", s.listAgents)
+	s.mux.HandleFunc("/agents/{id}/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		a := s.agents[r.PathValue("id")]
+		if a == nil {
+			writeJSONError(w, http.StatusNotFound, "unknown agent")
+			return
+		}
+		a.card.serve(w, r)
+	})
+	s.mux.HandleFunc("/agents/{id}/manifest", s.manifest)
+	s.mux.HandleFunc("/agents/{id}", s.rpc)
+	s.mux.HandleFunc("/agents/{id}/{$}", s.rpc)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONError(w, http.StatusNotFound, "not found")
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	agents := map[string]bool{}
+	for _, id := range s.order {
+		agents[id] = s.agents[id].ready.Load()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "agents": agents})
+}
+
+// authenticate runs the authenticator for a non-JSON-RPC endpoint.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Principal, bool) {
+	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
+		writeJSONError(w, http.StatusUnauthorized, unauthMessage(err))
+		return nil, false
+	}
+	return p, true
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeJSONError(w, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	p, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
+	out := []any{}
+	for _, id := range s.order {
+		if !p.MayCall(id) {
+			continue
+		}
+		a := s.agents[id]
+		out = append(out, map[string]any{
+			"id": id, "name": a.spec.Manifest.Name, "description": a.spec.Manifest.Description,
+			"card_url":  s.base + "/agents/" + id + "/.well-known/agent-card.json",
+			"available": a.ready.Load(),
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+func (s *Server) manifest(w http.ResponseWriter, r *http.Request) {
+	a := s.agents[r.PathValue("id")]
+	if a == nil {
+		writeJSONError(w, http.StatusNotFound, "unknown agent")
+		return
+	}
+	if r.Method != http.MethodGet {
+		writeJSONError(w, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	p, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
+	if !p.MayCall(a.spec.ID) {
+		writeJSONError(w, http.StatusForbidden, "you may not call this agent")
+		return
+	}
+	writeJSON(w, http.StatusOK, manifestSummary(a))
+}
+
+func manifestSummary(a *agent) map[string]any {
+	m := a.spec.Manifest
+	var tl []any
+	for _, t := range a.exec.tools.Filter(nil) {
+		tl = append(tl, map[string]any{"name": t.Def().Function.Name, "scope": t.Scope()})
+	}
+	var mounts []any
+	for _, mt := range a.spec.Sandbox.Mounts {
+		mounts = append(mounts, map[string]any{"target": mt.Target})
+	}
+	deadline := m.DeadlineSecs
+	if deadline <= 0 {
+		deadline = int(DefaultDeadline / time.Second)
+	}
+	maxSteps := m.Model.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 20
+	}
+	files := m.Output.Files
+	if files == nil {
+		files = []string{}
+	}
+	if tl == nil {
+		tl = []any{}
+	}
+	if mounts == nil {
+		mounts = []any{}
+	}
+	return map[string]any{
+		"id": a.spec.ID, "name": m.Name, "description": m.Description, "version": m.Version,
+		"examples":                  m.Examples,
+		"model":                     map[string]any{"name": m.Model.Name, "max_steps": maxSteps, "accepts_images": m.Model.AcceptsImages},
+		"tools":                     tl,
+		"scope":                     strongestScope(a.spec),
+		"mounts":                    mounts,
+		"deadline_seconds":          deadline,
+		"output":                    map[string]any{"files": files, "primitives": m.Output.Primitives},
+		"primitives_schema_version": PrimitivesSchemaVersion,
+	}
+}
+
+// Close stops readiness polling.
+func (s *Server) Close() {
+	s.once.Do(func() { close(s.stop) })
+	s.wg.Wait()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": msg})
+}

@@ -1,0 +1,42 @@
+package jwt
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+)
+
+// Authenticator adapts a Verifier to auth.Authenticator, for use in an
+// auth.Chain after the app keys.
+type Authenticator struct{ V *Verifier }
+
+// Authenticate implements auth.Authenticator. A bearer value that is not
+// shaped like a JWT is left to the other authenticators (ErrNoCredentials);
+// a JWT that fails any check is refused (auth.ErrUnauthenticated).
+func (a Authenticator) Authenticate(ctx context.Context, r *http.Request) (*auth.Principal, error) {
+	tok := auth.BearerToken(r)
+	if tok == "" || strings.Count(tok, ".") != 2 {
+		return nil, auth.ErrNoCredentials
+	}
+	p, err := a.V.Verify(ctx, tok)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", auth.ErrUnauthenticated, err)
+	}
+	scopes := p.Scopes
+	if scopes == nil {
+		// Non-nil: a token always narrows (to nothing when it has no
+		// tools:* scope); nil would mean "no narrowing" to the vessel.
+		scopes = []string{}
+	}
+	return &auth.Principal{
+		Owner:    p.Owner,
+		Kind:     auth.KindToken,
+		IssuerID: p.IssuerID,
+		Subject:  p.Subject,
+		Scopes:   scopes,
+		Agents:   p.Agents,
+	}, nil
+}

@@ -1,0 +1,625 @@
+package jwt
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var t0 = time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+
+// signer is a private key with its kid and algorithm.
+type signer struct {
+	kid string
+	alg jwa.SignatureAlgorithm
+	key crypto.Signer
+}
+
+var (
+	keysOnce sync.Once
+	rsaKey   *rsa.PrivateKey
+	rsaKey2  *rsa.PrivateKey
+)
+
+func rsaKeys(t testing.TB) (*rsa.PrivateKey, *rsa.PrivateKey) {
+	keysOnce.Do(func() {
+		var err error
+		if rsaKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
+		if rsaKey2, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
+	})
+	return rsaKey, rsaKey2
+}
+
+func newSigners(t testing.TB) (rs, ec, ed, other signer) {
+	r1, r2 := rsaKeys(t)
+	eck, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, edk, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{"rsa-1", jwa.RS256, r1}, signer{"ec-1", jwa.ES256, eck}, signer{"ed-1", jwa.EdDSA, edk}, signer{"rsa-other", jwa.RS256, r2}
+}
+
+// jwksOf renders the public keys as a JWKS document.
+func jwksOf(t testing.TB, ss ...signer) []byte {
+	set := jwk.NewSet()
+	for _, s := range ss {
+		k, err := jwk.FromRaw(s.key.Public())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = k.Set(jwk.KeyIDKey, s.kid)
+		_ = k.Set(jwk.KeyUsageKey, "sig")
+		if err := set.AddKey(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func sign(t testing.TB, s signer, claims map[string]any) string {
+	return signWith(t, s, s.alg, s.kid, claims)
+}
+
+func signWith(t testing.TB, s signer, alg jwa.SignatureAlgorithm, kid string, claims map[string]any) string {
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := jws.NewHeaders()
+	if kid != "" {
+		_ = hdr.Set(jws.KeyIDKey, kid)
+	}
+	_ = hdr.Set(jws.TypeKey, "JWT")
+	out, err := jws.Sign(payload, jws.WithKey(alg, s.key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// rawToken builds a token by hand from a header, claims and signature bytes.
+func rawToken(hdr, claims any, sig []byte) string {
+	h, _ := json.Marshal(hdr)
+	c, _ := json.Marshal(claims)
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString(h) + "." + enc.EncodeToString(c) + "." + enc.EncodeToString(sig)
+}
+
+const iss = "https://iam.example.test/realms/Astral"
+
+func goodClaims() map[string]any {
+	return map[string]any{
+		"iss":   iss,
+		"sub":   "user-42",
+		"aud":   []string{"account", "research-vessel"},
+		"azp":   "astral-orchestrator",
+		"exp":   t0.Add(5 * time.Minute).Unix(),
+		"iat":   t0.Add(-time.Minute).Unix(),
+		"scope": "openid tools:read tools:search",
+	}
+}
+
+func with(m map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(out, kv[i].(string))
+			continue
+		}
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+type fixture struct {
+	v                    *Verifier
+	clk                  *clock
+	rs, ec, ed, other    signer
+	fetches              *atomic.Int64
+	jwks                 *atomic.Pointer[[]byte]
+	otherIssuerSigner    signer
+	otherIssuerTokenBase map[string]any
+}
+
+// newFixture serves the "astral" issuer's keys over httptest (loopback)
+// and a second issuer "partner" from a jwks_file.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{clk: &clock{t: t0}, fetches: &atomic.Int64{}, jwks: &atomic.Pointer[[]byte]{}}
+	f.rs, f.ec, f.ed, f.other = newSigners(t)
+	doc := jwksOf(t, f.rs, f.ec, f.ed)
+	f.jwks.Store(&doc)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.fetches.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(*f.jwks.Load())
+	}))
+	t.Cleanup(srv.Close)
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "partner.json"), jwksOf(t, f.other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.otherIssuerSigner = f.other
+	v, err := New(Config{
+		Issuers: []spec.Issuer{
+			{ID: "astral", Issuer: iss + "/", Audience: "research-vessel", JWKSURL: srv.URL + "/certs",
+				AuthorizedParties: []string{"astral-orchestrator"}, Agents: []string{"records-agent"}},
+			{ID: "partner", Issuer: "https://partner.example.test", Audience: "vessel", JWKSFile: "partner.json",
+				Agents: []string{"field-guide"}},
+		},
+		HTTPClient: srv.Client(),
+		BaseDir:    dir,
+		Now:        f.clk.now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.v = v
+	return f
+}
+
+func TestGoodTokens(t *testing.T) {
+	f := newFixture(t)
+	for _, s := range []signer{f.rs, f.ec, f.ed} {
+		t.Run(s.alg.String(), func(t *testing.T) {
+			p, err := f.v.Verify(context.Background(), sign(t, s, goodClaims()))
+			if err != nil {
+				t.Fatalf("good %s token refused: %v", s.alg, err)
+			}
+			if p.Owner != "astral|user-42" || p.IssuerID != "astral" || p.Subject != "user-42" {
+				t.Fatalf("principal = %+v", p)
+			}
+			if !slices.Equal(p.Scopes, []string{"openid", "tools:read", "tools:search"}) {
+				t.Fatalf("scopes = %v", p.Scopes)
+			}
+			if !p.MayCall("records-agent") || p.MayCall("field-guide") {
+				t.Fatalf("issuer agents not enforced: %v", p.Agents)
+			}
+		})
+	}
+	// PS256 with the same RSA key, and a token whose iss has the trailing
+	// slash the config lacks (here: config has it, token does not, and the
+	// reverse).
+	if _, err := f.v.Verify(context.Background(), signWith(t, f.rs, jwa.PS256, f.rs.kid, goodClaims())); err != nil {
+		t.Fatalf("PS256 refused: %v", err)
+	}
+	if _, err := f.v.Verify(context.Background(), sign(t, f.rs, with(goodClaims(), "iss", iss+"/"))); err != nil {
+		t.Fatalf("trailing slash refused: %v", err)
+	}
+	// No kid: accepted because exactly one key of the set fits RS256.
+	if _, err := f.v.Verify(context.Background(), signWith(t, f.rs, jwa.RS256, "", goodClaims())); err != nil {
+		t.Fatalf("no kid, one fitting key: %v", err)
+	}
+	// scp as a list, aud as a string, within skew of exp.
+	c := with(goodClaims(), "scope", nil, "scp", []string{"tools:files", "tools:read"}, "aud", "research-vessel",
+		"exp", t0.Add(-20*time.Second).Unix())
+	p, err := f.v.Verify(context.Background(), sign(t, f.ec, c))
+	if err != nil {
+		t.Fatalf("scp/aud string/skew: %v", err)
+	}
+	if !slices.Equal(p.Scopes, []string{"tools:files", "tools:read"}) {
+		t.Fatalf("scp = %v", p.Scopes)
+	}
+	// The file-based issuer, no azp required there.
+	pc := map[string]any{"iss": "https://partner.example.test", "sub": "u", "aud": "vessel", "exp": t0.Add(time.Hour).Unix()}
+	p, err = f.v.Verify(context.Background(), sign(t, f.other, pc))
+	if err != nil {
+		t.Fatalf("file issuer: %v", err)
+	}
+	if p.Owner != "partner|u" || !p.MayCall("field-guide") || p.MayCall("records-agent") {
+		t.Fatalf("partner principal = %+v", p)
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Fatalf("jwks fetched %d times, want 1 (cached)", n)
+	}
+}
+
+func pemOf(t testing.TB, pub crypto.PublicKey) []byte {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+func hs256(key []byte, token string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(token))
+	return m.Sum(nil)
+}
+
+// TestAttackCorpus: every token here must be refused with ErrInvalidToken.
+func TestAttackCorpus(t *testing.T) {
+	f := newFixture(t)
+	good := goodClaims()
+	enc := base64.RawURLEncoding
+
+	// alg none, with and without a signature part.
+	noneTok := rawToken(map[string]any{"alg": "none", "typ": "JWT"}, good, nil)
+	noneTok2 := rawToken(map[string]any{"alg": "none", "kid": f.rs.kid}, good, []byte("x"))
+	noneCase := rawToken(map[string]any{"alg": "None", "kid": f.rs.kid}, good, []byte("x"))
+
+	// HS256 signed with the RSA public key (PEM and DER and JWK-n) as the
+	// secret: the classic algorithm confusion.
+	var confusion []string
+	rsaPub := f.rs.key.Public().(*rsa.PublicKey)
+	derPub, _ := x509.MarshalPKIXPublicKey(rsaPub)
+	for _, secret := range [][]byte{pemOf(t, rsaPub), derPub, rsaPub.N.Bytes(), jwksOf(t, f.rs)} {
+		for _, alg := range []string{"HS256", "HS384", "HS512"} {
+			h, _ := json.Marshal(map[string]any{"alg": alg, "kid": f.rs.kid, "typ": "JWT"})
+			c, _ := json.Marshal(good)
+			signing := enc.EncodeToString(h) + "." + enc.EncodeToString(c)
+			confusion = append(confusion, signing+"."+enc.EncodeToString(hs256(secret, signing)))
+		}
+	}
+
+	// The header lies about the algorithm: an ES256 key's kid with RS256,
+	// and an RSA signature presented as PS256 under an EC kid.
+	mismatchKty := signWith(t, f.rs, jwa.RS256, f.ec.kid, good)
+	// The RSA key signed with RS512 but the header says RS256: signature fails.
+	wrongHash := func() string {
+		tok := signWith(t, f.rs, jwa.RS512, f.rs.kid, good)
+		parts := strings.Split(tok, ".")
+		h, _ := json.Marshal(map[string]any{"alg": "RS256", "kid": f.rs.kid})
+		return enc.EncodeToString(h) + "." + parts[1] + "." + parts[2]
+	}()
+
+	// Signed by the other issuer's key while claiming to be astral.
+	otherKey := signWith(t, f.other, jwa.RS256, f.rs.kid, good)
+	otherKeyOwnKid := sign(t, f.other, good)
+
+	// A good signature over modified claims.
+	tampered := func() string {
+		parts := strings.Split(sign(t, f.rs, good), ".")
+		c, _ := json.Marshal(with(good, "sub", "admin"))
+		return parts[0] + "." + enc.EncodeToString(c) + "." + parts[2]
+	}()
+
+	bigClaims := with(good, "pad", strings.Repeat("A", 20000))
+
+	cases := map[string]string{
+		"alg none":                noneTok,
+		"alg none with sig":       noneTok2,
+		"alg None":                noneCase,
+		"alg ES256K":              rawToken(map[string]any{"alg": "ES256K", "kid": f.ec.kid}, good, []byte("sig")),
+		"kty mismatch":            mismatchKty,
+		"hash mismatch":           wrongHash,
+		"key from other issuer":   otherKey,
+		"other issuer kid":        otherKeyOwnKid,
+		"tampered claims":         tampered,
+		"wrong iss":               sign(t, f.rs, with(good, "iss", "https://evil.example.test/realms/Astral")),
+		"iss prefix":              sign(t, f.rs, with(good, "iss", iss+"x")),
+		"iss two slashes":         sign(t, f.rs, with(good, "iss", iss+"//")),
+		"missing iss":             sign(t, f.rs, with(good, "iss", nil)),
+		"wrong aud":               sign(t, f.rs, with(good, "aud", []string{"account"})),
+		"missing aud":             sign(t, f.rs, with(good, "aud", nil)),
+		"aud not strings":         sign(t, f.rs, with(good, "aud", []any{1, 2})),
+		"wrong azp":               sign(t, f.rs, with(good, "azp", "someone-else")),
+		"missing azp":             sign(t, f.rs, with(good, "azp", nil)),
+		"expired":                 sign(t, f.rs, with(good, "exp", t0.Add(-31*time.Second).Unix())),
+		"missing exp":             sign(t, f.rs, with(good, "exp", nil)),
+		"exp string":              sign(t, f.rs, with(good, "exp", "never")),
+		"exp huge":                sign(t, f.rs, with(good, "exp", 1e300)),
+		"future nbf":              sign(t, f.rs, with(good, "nbf", t0.Add(time.Minute).Unix())),
+		"future iat":              sign(t, f.rs, with(good, "iat", t0.Add(time.Hour).Unix())),
+		"missing sub":             sign(t, f.rs, with(good, "sub", nil)),
+		"empty sub":               sign(t, f.rs, with(good, "sub", "")),
+		"sub not string":          sign(t, f.rs, with(good, "sub", 42)),
+		"sub control chars":       sign(t, f.rs, with(good, "sub", "a\nb")),
+		"oversized":               sign(t, f.rs, bigClaims),
+		"empty":                   "",
+		"two parts":               "abc.def",
+		"four parts":              sign(t, f.rs, good) + ".x",
+		"bad base64 header":       "!!!." + strings.SplitN(sign(t, f.rs, good), ".", 2)[1],
+		"header not json":         enc.EncodeToString([]byte("hello")) + ".e30.c2ln",
+		"header array":            enc.EncodeToString([]byte(`["alg"]`)) + ".e30.c2ln",
+		"claims not json":         rawTokenBytes(t, map[string]any{"alg": "RS256", "kid": f.rs.kid}, []byte("nope"), f.rs),
+		"crit header":             rawToken(map[string]any{"alg": "RS256", "kid": f.rs.kid, "crit": []string{"exp"}}, good, []byte("s")),
+		"b64 false":               rawToken(map[string]any{"alg": "RS256", "kid": f.rs.kid, "b64": false}, good, []byte("s")),
+		"json serialization":      `{"payload":"e30","signatures":[]}`,
+		"unknown kid":             signWith(t, f.rs, jwa.RS256, "nope", good),
+		"trailing data in claims": rawTokenBytes(t, map[string]any{"alg": "RS256", "kid": f.rs.kid}, []byte(`{"iss":"`+iss+`"} {}`), f.rs),
+	}
+	for name, tok := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := f.v.Verify(context.Background(), tok)
+			if err == nil {
+				t.Fatalf("accepted: %+v", p)
+			}
+			if !errors.Is(err, ErrInvalidToken) {
+				t.Fatalf("error does not wrap ErrInvalidToken: %v", err)
+			}
+		})
+	}
+}
+
+// rawTokenBytes signs an arbitrary payload (even non-JSON) with RS256.
+func rawTokenBytes(t testing.TB, hdr map[string]any, payload []byte, s signer) string {
+	enc := base64.RawURLEncoding
+	h, _ := json.Marshal(hdr)
+	signing := enc.EncodeToString(h) + "." + enc.EncodeToString(payload)
+	sum := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, s.key.(*rsa.PrivateKey), crypto.SHA256, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signing + "." + enc.EncodeToString(sig)
+}
+
+// TestKeyAlgMismatch: a key whose own alg disagrees with the header is not
+// used, even though its type fits.
+func TestKeyAlgMismatch(t *testing.T) {
+	rs, _, _, _ := newSigners(t)
+	k, _ := jwk.FromRaw(rs.key.Public())
+	_ = k.Set(jwk.KeyIDKey, "k")
+	_ = k.Set(jwk.AlgorithmKey, jwa.RS512)
+	set := jwk.NewSet()
+	_ = set.AddKey(k)
+	// An oct key under the same kid must never be used either.
+	oct, _ := jwk.FromRaw([]byte("a shared secret of some length.."))
+	_ = oct.Set(jwk.KeyIDKey, "k")
+	_ = set.AddKey(oct)
+	doc, _ := json.Marshal(set)
+	dir := t.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "k.json"), doc, 0o600)
+	v, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSFile: filepath.Join(dir, "k.json")}},
+		Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS256, "k", goodClaims())); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("RS256 under an RS512 key: err = %v", err)
+	}
+	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS512, "k", goodClaims())); err != nil {
+		t.Fatalf("RS512 under its key: %v", err)
+	}
+	h, _ := json.Marshal(map[string]any{"alg": "HS256", "kid": "k"})
+	c, _ := json.Marshal(goodClaims())
+	signing := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
+	tok := signing + "." + base64.RawURLEncoding.EncodeToString(hs256([]byte("a shared secret of some length.."), signing))
+	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("HS256 with a published oct key accepted: %v", err)
+	}
+}
+
+// TestUnknownKidFlood: many tokens naming unknown kids cause at most one
+// extra fetch per refresh interval.
+func TestUnknownKidFlood(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.v.Verify(ctx, sign(t, f.rs, goodClaims())); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Fatalf("fetches = %d, want 1", n)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, err := f.v.Verify(ctx, signWith(t, f.rs, jwa.RS256, fmt.Sprintf("made-up-%d", i), goodClaims()))
+			if !errors.Is(err, ErrInvalidToken) {
+				t.Errorf("unknown kid accepted or odd error: %v", err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	// The initial load happened at t0, so within the interval no refetch.
+	if n := f.fetches.Load(); n != 1 {
+		t.Fatalf("flood caused %d fetches, want 1", n)
+	}
+	f.clk.add(31 * time.Second)
+	for i := 0; i < 200; i++ {
+		_, _ = f.v.Verify(ctx, signWith(t, f.rs, jwa.RS256, fmt.Sprintf("again-%d", i), goodClaims()))
+	}
+	if n := f.fetches.Load(); n != 2 {
+		t.Fatalf("after one interval: %d fetches, want 2", n)
+	}
+}
+
+// TestKeyRotation: a token with a new kid is accepted once the key set
+// that carries it is refetched.
+func TestKeyRotation(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.v.Verify(ctx, sign(t, f.rs, goodClaims())); err != nil {
+		t.Fatal(err)
+	}
+	_, newEC, _, _ := newSigners(t)
+	newEC.kid = "ec-2"
+	doc := jwksOf(t, f.rs, newEC)
+	f.jwks.Store(&doc)
+	f.clk.add(time.Minute)
+	if _, err := f.v.Verify(ctx, sign(t, newEC, with(goodClaims(), "exp", t0.Add(time.Hour).Unix()))); err != nil {
+		t.Fatalf("rotated key refused: %v", err)
+	}
+	if n := f.fetches.Load(); n != 2 {
+		t.Fatalf("fetches = %d, want 2", n)
+	}
+}
+
+// TestJWKSDown: a failing key endpoint refuses tokens and is not retried
+// faster than the refresh interval.
+func TestJWKSDown(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "down", http.StatusBadGateway)
+	}))
+	defer srv.Close()
+	rs, _, _, _ := newSigners(t)
+	v, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSURL: srv.URL}},
+		HTTPClient: srv.Client(), Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := v.Verify(context.Background(), sign(t, rs, goodClaims())); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("accepted with no keys: %v", err)
+		}
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("down endpoint hit %d times, want 1", hits.Load())
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	bad := []spec.Issuer{
+		{ID: "", Issuer: iss, Audience: "a", JWKSFile: "x"},
+		{ID: "a|b", Issuer: iss, Audience: "a", JWKSFile: "x"},
+		{ID: "a", Issuer: "", Audience: "a", JWKSFile: "x"},
+		{ID: "a", Issuer: iss, Audience: "", JWKSFile: "x"},
+		{ID: "a", Issuer: iss, Audience: "a"},
+		{ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x", JWKSURL: "http://127.0.0.1/"},
+	}
+	for i, ic := range bad {
+		if _, err := New(Config{Issuers: []spec.Issuer{ic}}); err == nil {
+			t.Errorf("case %d accepted: %+v", i, ic)
+		}
+	}
+	if _, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x"}, {ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x"}}}); err == nil {
+		t.Error("duplicate id accepted")
+	}
+}
+
+// FuzzVerify: arbitrary input never panics and is never accepted unless it
+// is a properly signed token.
+func FuzzVerify(f *testing.F) {
+	clk := &clock{t: t0}
+	rs, ec, ed, _ := newSigners(f)
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "k.json"), jwksOf(f, rs, ec, ed), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	v, err := New(Config{Issuers: []spec.Issuer{{ID: "astral", Issuer: iss, Audience: "research-vessel", JWKSFile: filepath.Join(dir, "k.json")}}, Now: clk.now})
+	if err != nil {
+		f.Fatal(err)
+	}
+	good := sign(f, ec, goodClaims())
+	f.Add(good)
+	f.Add(sign(f, ed, goodClaims()))
+	f.Add(rawToken(map[string]any{"alg": "none"}, goodClaims(), nil))
+	f.Add("e30.e30.e30")
+	f.Add("..")
+	f.Add(strings.Repeat(".", 100))
+	f.Fuzz(func(t *testing.T, tok string) {
+		p, err := v.Verify(context.Background(), tok)
+		// Only the signed seeds (or a malleated signature over the same
+		// claims) can pass; the fuzzer cannot forge other claims.
+		if err == nil && p.Owner != "astral|user-42" {
+			t.Fatalf("forged token accepted: %q -> %+v", tok, p)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("error not wrapping ErrInvalidToken: %v", err)
+		}
+	})
+}
+
+// FuzzSplitCompact exercises the header/payload decoding on its own.
+func FuzzSplitCompact(f *testing.F) {
+	f.Add("eyJhbGciOiJSUzI1NiJ9.e30.c2ln")
+	f.Add("eyJjcml0IjpbXX0.e30.x")
+	f.Add("e30..")
+	f.Fuzz(func(t *testing.T, tok string) {
+		_, _, _ = splitCompact(tok, DefaultMaxTokenBytes)
+	})
+}
+
+// TestNoKidSeveralKeys: without a kid, a set with two fitting keys is
+// ambiguous and refused rather than tried key by key.
+func TestNoKidSeveralKeys(t *testing.T) {
+	rs, _, _, other := newSigners(t)
+	dir := t.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "k.json"), jwksOf(t, rs, other), 0o600)
+	v, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSFile: filepath.Join(dir, "k.json")}},
+		Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS256, "", goodClaims())); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("ambiguous key accepted: %v", err)
+	}
+}
+
+func TestAuthenticatorAdapter(t *testing.T) {
+	f := newFixture(t)
+	a := Authenticator{V: f.v}
+	req := func(tok string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/agents/records-agent", nil)
+		if tok != "" {
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+		return r
+	}
+	p, err := a.Authenticate(context.Background(), req(sign(t, f.ed, with(goodClaims(), "scope", "openid"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Owner != "astral|user-42" || p.Kind != auth.KindToken || p.Scopes == nil || !p.MayCall("records-agent") {
+		t.Fatalf("principal = %+v", p)
+	}
+	if _, err := a.Authenticate(context.Background(), req("an-app-key")); !errors.Is(err, auth.ErrNoCredentials) {
+		t.Fatalf("non-JWT bearer: %v", err)
+	}
+	if _, err := a.Authenticate(context.Background(), req(rawToken(map[string]any{"alg": "none"}, goodClaims(), nil))); !errors.Is(err, auth.ErrUnauthenticated) || !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("alg none via adapter: %v", err)
+	}
+}

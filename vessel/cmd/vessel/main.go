@@ -1,0 +1,187 @@
+// Command vessel serves a deployment's agents over A2A 1.0 and runs their
+// turns (see docs/a2a.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/tools"
+)
+
+type sandboxFlags map[string]string
+
+func (f sandboxFlags) String() string { return fmt.Sprint(map[string]string(f)) }
+func (f sandboxFlags) Set(v string) error {
+	id, u, ok := strings.Cut(v, "=")
+	if !ok || id == "" || u == "" {
+		return fmt.Errorf("want AGENT=URL, got %q", v)
+	}
+	f[id] = u
+	return nil
+}
+
+func main() {
+	log, _ := zap.NewProduction()
+	if err := run(log); err != nil {
+		log.Error("vessel stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// lookupEnv reads NAME, or the file named by NAME_FILE when NAME is unset,
+// so secrets can come from files.
+func lookupEnv(name string) (string, bool) {
+	if v, ok := os.LookupEnv(name); ok {
+		return v, true
+	}
+	if p, ok := os.LookupEnv(name + "_FILE"); ok && p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", false
+		}
+		return strings.TrimSpace(string(b)), true
+	}
+	return "", false
+}
+
+func envOr(name, def string) string {
+	if v, ok := lookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func run(log *zap.Logger) error {
+	deployment := flag.String("deployment", "", "deployment.toml")
+	listen := flag.String("listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
+	sandboxes := sandboxFlags{}
+	flag.Var(sandboxes, "sandbox-url", "AGENT=URL of an agent's sandbox (repeatable; default http://sandbox-<agent>:8600)")
+	flag.Parse()
+	if *deployment == "" {
+		return errors.New("--deployment is required")
+	}
+	env := spec.Env(lookupEnv)
+	d, err := spec.LoadDeployment(*deployment, env)
+	if err != nil {
+		return fmt.Errorf("load deployment: %w", err)
+	}
+	master, ok := lookupEnv("VESSEL_SANDBOX_MASTER_TOKEN")
+	if !ok || master == "" {
+		return errors.New("VESSEL_SANDBOX_MASTER_TOKEN_FILE (or VESSEL_SANDBOX_MASTER_TOKEN) is required")
+	}
+	modelKey, _ := lookupEnv("VESSEL_MODEL_KEY")
+
+	sbs := map[string]a2aserver.AgentSandbox{}
+	clients := map[string]*tools.Sandbox{}
+	for _, a := range d.Agents {
+		u := sandboxes[a.ID]
+		if u == "" {
+			u = "http://sandbox-" + a.ID + ":8600"
+		}
+		sb, err := tools.DialSandbox(u, spec.DeriveToken(master, "sandbox/"+a.ID))
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", a.ID, err)
+		}
+		defer sb.Close()
+		sbs[a.ID], clients[a.ID] = sb, sb
+	}
+
+	ttl := time.Duration(d.Vessel.TaskTTLHours) * time.Hour
+	if ttl <= 0 {
+		ttl = 24 * time.Hour
+	}
+	url := d.Vessel.TaskStore
+	if url == "" {
+		url = "sqlite://" + filepath.Join(envOr("VESSEL_DATA_DIR", "/data"), "tasks.sqlite")
+	}
+	ids := make([]string, len(d.Agents))
+	for i, a := range d.Agents {
+		ids[i] = a.ID
+	}
+	registerBackends()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	backend, err := store.Open(ctx, url, store.Options{Agents: ids, TTL: ttl})
+	if err != nil {
+		return err
+	}
+	defer backend.Close()
+
+	appKeys, err := auth.NewAppKeys(d.Apps)
+	if err != nil {
+		return fmt.Errorf("apps: %w", err)
+	}
+	authn := auth.Chain{appKeys}
+	authn = append(authn, extraAuthenticators(d, log)...)
+
+	path := d.Path
+	if path == "" {
+		path = *deployment
+	}
+	srv, err := a2aserver.New(a2aserver.Config{
+		Deployment:    d,
+		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
+		Sandboxes:     sbs,
+		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
+		ToolFactories: extraToolFactories(d, log),
+		Auth:          authn,
+		Store:         backend,
+		ModelKey:      modelKey,
+		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
+		Logger:        log,
+	})
+	if err != nil {
+		return err
+	}
+	srv.Start(ctx)
+	defer srv.Close()
+
+	addr := *listen
+	if addr == "" {
+		host := d.Vessel.FrontAddress
+		if host == "" {
+			host = "0.0.0.0"
+		}
+		port := d.Vessel.Port
+		if port == 0 {
+			port = 8700
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Info("vessel listening", zap.String("addr", ln.Addr().String()), zap.Strings("agents", ids))
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

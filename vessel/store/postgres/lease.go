@@ -1,0 +1,150 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// Each replica holds one lease row (vessel_replicas) and renews it every
+// HeartbeatInterval; every task a replica writes carries its replica_id. A
+// task that is still submitted or working while its replica's lease is older
+// than LeaseTTL (or gone) was left behind by a replica that stopped, and is
+// failed. Times come from the database clock only, so replica clocks may drift.
+
+// heartbeat renews this replica's lease.
+func (db *DB) heartbeat(ctx context.Context) error {
+	_, err := db.pool.Exec(ctx, `
+		INSERT INTO vessel_replicas (id) VALUES ($1)
+		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`, db.opts.ReplicaID)
+	if err != nil {
+		return fmt.Errorf("postgres task store: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// reapedStatus is the status written on a task whose replica stopped.
+func reapedStatus(taskID, contextID string) ([]byte, error) {
+	now := time.Now().UTC()
+	msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("the vessel replica running this turn stopped"))
+	msg.TaskID = a2a.TaskID(taskID)
+	msg.ContextID = contextID
+	b, err := json.Marshal(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now})
+	if err != nil {
+		return nil, fmt.Errorf("encode failed status: %w", err)
+	}
+	return b, nil
+}
+
+// ReapExpired fails every submitted or working task whose replica's lease has
+// expired, on any agent, and returns how many it failed. It never touches a
+// task of a replica whose lease is current, this one's included.
+func (db *DB) ReapExpired(ctx context.Context) (int, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT agent_id, id, context_id, version FROM vessel_tasks t
+		WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
+		  AND NOT EXISTS (SELECT 1 FROM vessel_replicas r
+		                  WHERE r.id = t.replica_id
+		                    AND r.heartbeat_at > now() - make_interval(secs => $1))`,
+		db.opts.LeaseTTL.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("postgres task store: find expired tasks: %w", err)
+	}
+	type orphan struct {
+		agent, id, contextID string
+		version              int64
+	}
+	var orphans []orphan
+	for rows.Next() {
+		var o orphan
+		if err := rows.Scan(&o.agent, &o.id, &o.contextID, &o.version); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("postgres task store: find expired tasks: %w", err)
+		}
+		orphans = append(orphans, o)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("postgres task store: find expired tasks: %w", err)
+	}
+
+	n := 0
+	for _, o := range orphans {
+		status, err := reapedStatus(o.id, o.contextID)
+		if err != nil {
+			return n, err
+		}
+		// The version check makes this a no-op if the task moved meanwhile
+		// (its replica came back, or another reaper got there first).
+		tag, err := db.pool.Exec(ctx, `
+			UPDATE vessel_tasks
+			SET task = jsonb_set(task, '{status}', $1::jsonb), state = 'TASK_STATE_FAILED',
+			    status_ts = now(), version = version + 1, updated_at = now()
+			WHERE agent_id = $2 AND id = $3 AND version = $4`,
+			status, o.agent, o.id, o.version)
+		if err != nil {
+			return n, fmt.Errorf("postgres task store: fail expired task %s: %w", o.id, err)
+		}
+		n += int(tag.RowsAffected())
+	}
+	if n > 0 {
+		db.log.Warn("failed tasks left running by stopped replicas", "count", n)
+	}
+	return n, nil
+}
+
+// DeleteExpired deletes tasks not updated for Options.TTL, and lease rows of
+// replicas gone for a day, and returns how many tasks it deleted.
+func (db *DB) DeleteExpired(ctx context.Context) (int64, error) {
+	if db.opts.TTL <= 0 {
+		return 0, nil
+	}
+	tag, err := db.pool.Exec(ctx, `DELETE FROM vessel_tasks WHERE updated_at < now() - make_interval(secs => $1)`,
+		db.opts.TTL.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("postgres task store: delete expired tasks: %w", err)
+	}
+	if _, err := db.pool.Exec(ctx, `DELETE FROM vessel_replicas WHERE heartbeat_at < now() - interval '1 day'`); err != nil {
+		return tag.RowsAffected(), fmt.Errorf("postgres task store: delete old leases: %w", err)
+	}
+	if _, err := db.pool.Exec(ctx, `DELETE FROM vessel_cancel_requests WHERE requested_at < now() - interval '1 hour'`); err != nil {
+		return tag.RowsAffected(), fmt.Errorf("postgres task store: delete old cancel requests: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// background runs the periodic work until ctx ends.
+func (db *DB) background(ctx context.Context) {
+	defer db.wg.Done()
+	hb := time.NewTicker(db.opts.HeartbeatInterval)
+	reap := time.NewTicker(db.opts.ReapInterval)
+	clean := time.NewTicker(db.opts.CleanupInterval)
+	poll := time.NewTicker(db.opts.CancelPollInterval)
+	defer hb.Stop()
+	defer reap.Stop()
+	defer clean.Stop()
+	defer poll.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return
+		case <-hb.C:
+			err = db.heartbeat(ctx)
+		case <-reap.C:
+			_, err = db.ReapExpired(ctx)
+		case <-clean.C:
+			_, err = db.DeleteExpired(ctx)
+		case <-poll.C:
+			err = db.takeCancelRequests(ctx)
+		case <-db.wake:
+			err = db.takeCancelRequests(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
+			db.log.Error("background task store work failed", "error", err)
+		}
+	}
+}

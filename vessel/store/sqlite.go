@@ -1,0 +1,437 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+)
+
+// RestartReason is the status text of tasks failed because the vessel
+// stopped while they ran.
+const RestartReason = "the vessel stopped while this turn was running"
+
+type sqliteBackend struct {
+	db     *sql.DB
+	opt    Options
+	mu     sync.Mutex
+	stores map[string]*sqliteStore
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// openSQLite opens sqlite:///abs/path or sqlite://relative/path.
+func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
+	path := strings.TrimPrefix(url, "sqlite://")
+	if path == "" {
+		return nil, fmt.Errorf("sqlite URL %q has no path", url)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	b := &sqliteBackend{db: db, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{})}
+	for _, id := range opt.Agents {
+		if _, err := b.open(ctx, id); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	if err := b.Cleanup(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if opt.TTL > 0 {
+		b.wg.Add(1)
+		go b.cleanupLoop()
+	}
+	return b, nil
+}
+
+func (b *sqliteBackend) cleanupLoop() {
+	defer b.wg.Done()
+	t := time.NewTicker(b.opt.CleanupInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_ = b.Cleanup(ctx) // retried at the next tick
+			cancel()
+		}
+	}
+}
+
+// Cleanup deletes tasks whose last update is older than the TTL.
+func (b *sqliteBackend) Cleanup(ctx context.Context) error {
+	if b.opt.TTL <= 0 {
+		return nil
+	}
+	cut := time.Now().Add(-b.opt.TTL).UnixNano()
+	b.mu.Lock()
+	stores := make([]*sqliteStore, 0, len(b.stores))
+	for _, s := range b.stores {
+		stores = append(stores, s)
+	}
+	b.mu.Unlock()
+	for _, s := range stores {
+		if _, err := b.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE updated_at < ?`, cut); err != nil {
+			return fmt.Errorf("delete expired tasks of %s: %w", s.agent, err)
+		}
+	}
+	return nil
+}
+
+// Agent implements Backend.
+func (b *sqliteBackend) Agent(agentID string) taskstore.Store {
+	s, err := b.open(context.Background(), agentID)
+	if err != nil {
+		return errStore{err}
+	}
+	return s
+}
+
+// Close implements Backend.
+func (b *sqliteBackend) Close() error {
+	b.once.Do(func() { close(b.stop) })
+	b.wg.Wait()
+	if err := b.db.Close(); err != nil {
+		return fmt.Errorf("close sqlite: %w", err)
+	}
+	return nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// open creates an agent's table if needed and fails its tasks left running.
+func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s := b.stores[agent]; s != nil {
+		return s, nil
+	}
+	s := &sqliteStore{b: b, agent: agent, table: quoteIdent("tasks_" + agent), live: map[a2a.TaskID]*liveTask{}}
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS ` + s.table + ` (
+			id TEXT PRIMARY KEY, owner TEXT NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL,
+			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, task BLOB NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("tasks_"+agent+"_owner") + ` ON ` + s.table + ` (owner, updated_at)`,
+		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("tasks_"+agent+"_updated") + ` ON ` + s.table + ` (updated_at)`,
+	}
+	for _, q := range stmts {
+		if _, err := b.db.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("create task table for %s: %w", agent, err)
+		}
+	}
+	if err := s.failRunning(ctx); err != nil {
+		return nil, err
+	}
+	b.stores[agent] = s
+	return s, nil
+}
+
+// sqliteStore is one agent's table. Tasks in flight are kept in memory and
+// written to disk only when their state changes: working updates (one per
+// streamed event) never touch the disk, and a vessel restart fails running
+// tasks anyway.
+type sqliteStore struct {
+	b     *sqliteBackend
+	agent string
+	table string
+
+	mu   sync.Mutex
+	live map[a2a.TaskID]*liveTask
+}
+
+type liveTask struct {
+	owner     string
+	version   taskstore.TaskVersion
+	task      *a2a.Task // stripped
+	diskState a2a.TaskState
+}
+
+func (s *sqliteStore) failRunning(ctx context.Context) error {
+	rows, err := s.b.db.QueryContext(ctx, `SELECT id, version, task FROM `+s.table+
+		` WHERE state NOT IN ('TASK_STATE_COMPLETED','TASK_STATE_FAILED','TASK_STATE_CANCELED','TASK_STATE_REJECTED')`)
+	if err != nil {
+		return fmt.Errorf("find running tasks of %s: %w", s.agent, err)
+	}
+	type row struct {
+		id  string
+		ver int64
+		raw []byte
+	}
+	var todo []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.ver, &r.raw); err != nil {
+			rows.Close()
+			return fmt.Errorf("read running task of %s: %w", s.agent, err)
+		}
+		todo = append(todo, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read running tasks of %s: %w", s.agent, err)
+	}
+	now := time.Now().UTC()
+	for _, r := range todo {
+		var t a2a.Task
+		if err := json.Unmarshal(r.raw, &t); err != nil {
+			t = a2a.Task{ID: a2a.TaskID(r.id)}
+		}
+		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.NewTextPart(RestartReason))
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now}
+		raw, err := json.Marshal(&t)
+		if err != nil {
+			return fmt.Errorf("encode failed task: %w", err)
+		}
+		if _, err := s.b.db.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, version=version+1, updated_at=?, task=? WHERE id=?`,
+			string(a2a.TaskStateFailed), now.UnixNano(), raw, r.id); err != nil {
+			return fmt.Errorf("fail running task %s of %s: %w", r.id, s.agent, err)
+		}
+	}
+	return nil
+}
+
+// Create implements taskstore.Store.
+func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
+	owner, err := Owner(ctx)
+	if err != nil {
+		return 0, err
+	}
+	task.History = UserText(task.History) // keep the SDK's copy small too
+	st := s.b.opt.Strip(task)
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return 0, fmt.Errorf("encode task: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.live[task.ID]; ok {
+		return 0, taskstore.ErrTaskAlreadyExists
+	}
+	_, err = s.b.db.ExecContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)`,
+		string(task.ID), owner, task.ContextID, string(task.Status.State), 1, time.Now().UnixNano(), raw)
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return 0, taskstore.ErrTaskAlreadyExists
+		}
+		return 0, fmt.Errorf("insert task: %w", err)
+	}
+	if !task.Status.State.Terminal() {
+		s.live[task.ID] = &liveTask{owner: owner, version: 1, task: st, diskState: task.Status.State}
+	}
+	return 1, nil
+}
+
+// Update implements taskstore.Store.
+func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	owner, err := Owner(ctx)
+	if err != nil {
+		return 0, err
+	}
+	task := req.Task
+	// The SDK appends every status message to the history it keeps; trimming
+	// it here, in the SDK's own copy, keeps each event's deep copy small.
+	task.History = UserText(task.History)
+	st := s.b.opt.Strip(task)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lt := s.live[task.ID]; lt != nil {
+		if lt.owner != owner {
+			return 0, a2a.ErrTaskNotFound
+		}
+		if req.PrevVersion != lt.version {
+			return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, lt.version, taskstore.ErrConcurrentModification)
+		}
+		v := lt.version + 1
+		state := task.Status.State
+		if state != lt.diskState || state.Terminal() {
+			if err := s.upsert(ctx, owner, st, v); err != nil {
+				return 0, err
+			}
+			lt.diskState = state
+		}
+		lt.version, lt.task = v, st
+		if state.Terminal() {
+			delete(s.live, task.ID)
+		}
+		return v, nil
+	}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return 0, fmt.Errorf("encode task: %w", err)
+	}
+	res, err := s.b.db.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE id=? AND owner=? AND version=?`,
+		string(task.Status.State), task.ContextID, time.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion))
+	if err != nil {
+		return 0, fmt.Errorf("update task: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return req.PrevVersion + 1, nil
+	}
+	var cur int64
+	err = s.b.db.QueryRowContext(ctx, `SELECT version FROM `+s.table+` WHERE id=? AND owner=?`, string(task.ID), owner).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read task version: %w", err)
+	}
+	return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, cur, taskstore.ErrConcurrentModification)
+}
+
+func (s *sqliteStore) upsert(ctx context.Context, owner string, t *a2a.Task, v taskstore.TaskVersion) error {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("encode task: %w", err)
+	}
+	_, err = s.b.db.ExecContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
+		updated_at=excluded.updated_at, task=excluded.task`,
+		string(t.ID), owner, t.ContextID, string(t.Status.State), int64(v), time.Now().UnixNano(), raw)
+	if err != nil {
+		return fmt.Errorf("write task: %w", err)
+	}
+	return nil
+}
+
+// Get implements taskstore.Store.
+func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
+	owner, err := Owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if lt := s.live[id]; lt != nil {
+		defer s.mu.Unlock()
+		if lt.owner != owner {
+			return nil, a2a.ErrTaskNotFound
+		}
+		cp := *lt.task // callers may reassign fields; the parts are never modified
+		return &taskstore.StoredTask{Task: &cp, Version: lt.version}, nil
+	}
+	s.mu.Unlock()
+	var raw []byte
+	var v int64
+	err = s.b.db.QueryRowContext(ctx, `SELECT task, version FROM `+s.table+` WHERE id=? AND owner=?`, string(id), owner).Scan(&raw, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read task: %w", err)
+	}
+	var t a2a.Task
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	}
+	return &taskstore.StoredTask{Task: &t, Version: taskstore.TaskVersion(v)}, nil
+}
+
+// List implements taskstore.Store: the caller's tasks, newest first.
+func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	owner, err := Owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	size := 50
+	if req.PageSize > 0 {
+		size = min(req.PageSize, 100)
+	}
+	offset := 0
+	if req.PageToken != "" {
+		b, err := base64.RawURLEncoding.DecodeString(req.PageToken)
+		if err != nil {
+			return nil, fmt.Errorf("bad page token: %w", a2a.ErrInvalidParams)
+		}
+		if offset, err = strconv.Atoi(string(b)); err != nil || offset < 0 {
+			return nil, fmt.Errorf("bad page token: %w", a2a.ErrInvalidParams)
+		}
+	}
+	where := ` WHERE owner=?`
+	args := []any{owner}
+	if req.ContextID != "" {
+		where += ` AND context_id=?`
+		args = append(args, req.ContextID)
+	}
+	if req.Status != "" {
+		where += ` AND state=?`
+		args = append(args, string(req.Status))
+	}
+	if req.StatusTimestampAfter != nil {
+		where += ` AND updated_at>?`
+		args = append(args, req.StatusTimestampAfter.UnixNano())
+	}
+	var total int
+	if err := s.b.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table+where, args...).Scan(&total); err != nil {
+		return nil, fmt.Errorf("count tasks: %w", err)
+	}
+	rows, err := s.b.db.QueryContext(ctx, `SELECT task FROM `+s.table+where+` ORDER BY updated_at DESC, id LIMIT ? OFFSET ?`,
+		append(args, size, offset)...)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	defer rows.Close()
+	resp := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, TotalSize: total, PageSize: size}
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("read task: %w", err)
+		}
+		var t a2a.Task
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, fmt.Errorf("decode task: %w", err)
+		}
+		if !req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		resp.Tasks = append(resp.Tasks, &t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	if offset+len(resp.Tasks) < total {
+		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset + len(resp.Tasks))))
+	}
+	return resp, nil
+}
+
+// errStore answers every call with the error that kept a store from opening.
+type errStore struct{ err error }
+
+func (e errStore) Create(context.Context, *a2a.Task) (taskstore.TaskVersion, error) { return 0, e.err }
+func (e errStore) Update(context.Context, *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	return 0, e.err
+}
+func (e errStore) Get(context.Context, a2a.TaskID) (*taskstore.StoredTask, error) { return nil, e.err }
+func (e errStore) List(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return nil, e.err
+}

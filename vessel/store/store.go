@@ -1,0 +1,143 @@
+// Package store keeps tasks: a2a-go's taskstore.Store per agent, bound to
+// owners (another owner's task is "not found"), with optimistic versions.
+// The embedded default is SQLite; other backends (PostgreSQL) register an
+// Opener. A stored task keeps only its latest status, the user's text and
+// the answer (see Strip).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+)
+
+// Backend is an open task database serving several agents.
+type Backend interface {
+	// Agent returns the store of one agent; tasks of different agents never
+	// mix even when their ids collide.
+	Agent(agentID string) taskstore.Store
+	// Close stops background work and releases the database.
+	Close() error
+}
+
+// Options configure a backend.
+type Options struct {
+	// Agents are the agent ids served (SQLite creates their tables).
+	Agents []string
+	// TTL deletes tasks this long after their last update; 0 keeps them.
+	TTL time.Duration
+	// CleanupInterval is how often the TTL is applied; default 10 minutes.
+	CleanupInterval time.Duration
+	// Strip reduces a task to what is stored; default Strip.
+	Strip func(*a2a.Task) *a2a.Task
+}
+
+// Opener opens a backend for a URL of its scheme.
+type Opener func(ctx context.Context, url string, opt Options) (Backend, error)
+
+var (
+	openersMu sync.Mutex
+	openers   = map[string]Opener{"sqlite": openSQLite}
+)
+
+// Register adds a backend for URLs "<scheme>://...". cmd/vessel registers
+// "postgres" (and "postgresql") this way.
+func Register(scheme string, o Opener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	openers[scheme] = o
+}
+
+// Open opens the backend named by url's scheme: sqlite:///path/tasks.sqlite
+// or a registered one such as postgres://.
+func Open(ctx context.Context, url string, opt Options) (Backend, error) {
+	if opt.Strip == nil {
+		opt.Strip = Strip
+	}
+	if opt.CleanupInterval <= 0 {
+		opt.CleanupInterval = 10 * time.Minute
+	}
+	scheme, _, ok := strings.Cut(url, "://")
+	if !ok {
+		return nil, fmt.Errorf("task store %q: want sqlite:///path or postgres://...", url)
+	}
+	openersMu.Lock()
+	o := openers[scheme]
+	openersMu.Unlock()
+	if o == nil {
+		return nil, fmt.Errorf("task store: no backend for scheme %q", scheme)
+	}
+	b, err := o(ctx, url, opt)
+	if err != nil {
+		return nil, fmt.Errorf("task store: %w", err)
+	}
+	return b, nil
+}
+
+// ErrNoOwner is returned when a call carries no authenticated user; it
+// never happens for requests that passed the vessel's middleware.
+var ErrNoOwner = errors.New("task store: call has no owner")
+
+// Owner returns the caller's owner string from the SDK's call context.
+func Owner(ctx context.Context) (string, error) {
+	cc, ok := a2asrv.CallContextFrom(ctx)
+	if !ok || cc.User == nil || cc.User.Name == "" {
+		return "", ErrNoOwner
+	}
+	return cc.User.Name, nil
+}
+
+// AnswerArtifactName names the artifact that holds the answer.
+const AnswerArtifactName = "answer"
+
+// Strip keeps what a stored task may hold: id, context, status (with its
+// message), metadata, the user's text parts, and the answer artifact. It
+// drops the history sent in, images, streamed pieces, the transcript and
+// files. It never modifies t.
+func Strip(t *a2a.Task) *a2a.Task {
+	if t == nil {
+		return nil
+	}
+	out := *t
+	out.History = UserText(t.History)
+	out.Artifacts = nil
+	for _, a := range t.Artifacts {
+		if a != nil && a.Name == AnswerArtifactName {
+			out.Artifacts = append(out.Artifacts, a)
+		}
+	}
+	return &out
+}
+
+// UserText keeps the text parts of user messages (what the user asked).
+func UserText(history []*a2a.Message) []*a2a.Message {
+	var out []*a2a.Message
+	for _, m := range history {
+		if m == nil || m.Role != a2a.MessageRoleUser {
+			continue
+		}
+		var parts a2a.ContentParts
+		for _, p := range m.Parts {
+			if p == nil {
+				continue
+			}
+			if _, ok := p.Content.(a2a.Text); ok && (p.MediaType == "" || strings.HasPrefix(p.MediaType, "text/")) {
+				parts = append(parts, p)
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		cm := *m
+		cm.Parts = parts
+		out = append(out, &cm)
+	}
+	return out
+}

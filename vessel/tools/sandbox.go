@@ -1,0 +1,255 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/vessel/model"
+)
+
+// MaxModelOutput caps the tool output handed to the model.
+const MaxModelOutput = 64 << 10
+
+// Sandbox is the client of one agent's sandboxd.
+type Sandbox struct {
+	conn  *grpc.ClientConn
+	rpc   sandboxv1.RunServiceClient
+	token string
+}
+
+// DialSandbox connects to a sandbox at a URL such as http://sandbox-a:8600
+// (the connection is made lazily, so a sandbox that starts later is fine).
+func DialSandbox(rawURL, token string) (*Sandbox, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("sandbox URL %q: want http://host:port", rawURL)
+	}
+	if u.Scheme != "http" {
+		return nil, fmt.Errorf("sandbox URL %q: only http is supported on the internal network", rawURL)
+	}
+	conn, err := grpc.NewClient(u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(32<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", rawURL, err)
+	}
+	return &Sandbox{conn: conn, rpc: sandboxv1.NewRunServiceClient(conn), token: token}, nil
+}
+
+// Close closes the connection.
+func (s *Sandbox) Close() error { return s.conn.Close() }
+
+func (s *Sandbox) ctx(ctx context.Context) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.token)
+}
+
+// Status asks the sandbox for its status.
+func (s *Sandbox) Status(ctx context.Context) (*sandboxv1.StatusResponse, error) {
+	st, err := s.rpc.Status(s.ctx(ctx), &sandboxv1.StatusRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox status: %w", err)
+	}
+	return st, nil
+}
+
+// EndTurn implements TurnEnder.
+func (s *Sandbox) EndTurn(ctx context.Context, turnID string) error {
+	if _, err := s.rpc.EndTurn(s.ctx(ctx), &sandboxv1.EndTurnRequest{TurnId: turnID}); err != nil {
+		return fmt.Errorf("sandbox end turn: %w", err)
+	}
+	return nil
+}
+
+// SandboxBuiltins are the built-in tools that run in the sandbox.
+var SandboxBuiltins = []string{"read", "glob", "list", "grep", "bash"}
+
+// SandboxTools returns the agent's sandbox tools: enabled builtins and
+// declared command tools.
+func SandboxTools(sb *Sandbox, agent *spec.Agent) []Tool {
+	var out []Tool
+	m := agent.Manifest
+	if m == nil {
+		return nil
+	}
+	for _, name := range SandboxBuiltins {
+		if slices.Contains(m.Tools.Enabled, name) {
+			out = append(out, &sandboxTool{sb: sb, def: builtinDefs[name], scope: spec.BuiltinTools[name]})
+		}
+	}
+	for _, t := range m.Declared {
+		if len(t.Command) == 0 {
+			continue // service tools are vessel/tools/service's
+		}
+		params := t.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		scope := t.Scope
+		if scope == "" {
+			scope = "tools:execute"
+		}
+		st := &sandboxTool{sb: sb, scope: scope, def: model.ToolDef{Type: "function", Function: model.FunctionDef{
+			Name: t.Name, Description: t.Description, Parameters: params}}}
+		if t.TimeoutSeconds > 0 {
+			st.timeout = time.Duration(t.TimeoutSeconds) * time.Second
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+type sandboxTool struct {
+	sb      *Sandbox
+	def     model.ToolDef
+	scope   string
+	timeout time.Duration
+}
+
+func (t *sandboxTool) Def() model.ToolDef { return t.def }
+func (t *sandboxTool) Scope() string      { return t.scope }
+
+// Run streams the call's output from the sandbox.
+func (t *sandboxTool) Run(ctx context.Context, turn *Turn, call Call) (*Result, error) {
+	args := call.Arguments
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	req := &sandboxv1.RunRequest{TurnId: turn.ID, Owner: turn.Owner, CallId: call.ID, Tool: call.Name, ArgumentsJson: args}
+	if t.timeout > 0 {
+		req.TimeoutMs = uint32(t.timeout / time.Millisecond)
+	}
+	stream, err := t.sb.rpc.Run(t.sb.ctx(ctx), req)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox run %s: %w", call.Name, err)
+	}
+	var out strings.Builder
+	res := &Result{}
+	var exit *sandboxv1.Exit
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sandbox run %s: %w", call.Name, err)
+		}
+		switch e := ev.Event.(type) {
+		case *sandboxv1.RunResponse_Stdout:
+			appendCapped(&out, e.Stdout, &res.Truncated)
+		case *sandboxv1.RunResponse_Stderr:
+			appendCapped(&out, e.Stderr, &res.Truncated)
+		case *sandboxv1.RunResponse_File:
+			res.Files = append(res.Files, File{Name: e.File.GetName(), MediaType: e.File.GetMediaType(), Content: e.File.GetContent()})
+		case *sandboxv1.RunResponse_Refused:
+			res.Refused = append(res.Refused, Refused{Name: e.Refused.GetName(), Reason: e.Refused.GetReason()})
+		case *sandboxv1.RunResponse_Exit:
+			exit = e.Exit
+		}
+	}
+	if exit == nil {
+		return nil, fmt.Errorf("sandbox run %s: the stream ended without an exit event", call.Name)
+	}
+	code := int(exit.GetCode())
+	res.ExitCode = &code
+	res.Stopped = exit.GetStopped()
+	res.Truncated = res.Truncated || exit.GetTruncated()
+	text := out.String()
+	var notes []string
+	switch {
+	case exit.GetError() != "":
+		res.IsError = true
+		notes = append(notes, "error: "+exit.GetError())
+	case res.Stopped != "":
+		res.IsError = true
+		notes = append(notes, "the call was stopped: "+res.Stopped)
+	case code != 0:
+		res.IsError = true
+		notes = append(notes, fmt.Sprintf("exit code %d", code))
+		if exit.GetSignal() != "" {
+			notes[len(notes)-1] += " (" + exit.GetSignal() + ")"
+		}
+	}
+	if res.Truncated {
+		notes = append(notes, "the output was truncated")
+	}
+	for _, f := range res.Files {
+		notes = append(notes, fmt.Sprintf("file attached: %s (%s, %d bytes)", f.Name, f.MediaType, len(f.Content)))
+	}
+	for _, f := range res.Refused {
+		notes = append(notes, fmt.Sprintf("file refused: %s: %s", f.Name, f.Reason))
+	}
+	if len(notes) > 0 {
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += "[" + strings.Join(notes, "; ") + "]"
+	}
+	res.Output = text
+	return res, nil
+}
+
+func appendCapped(b *strings.Builder, p []byte, truncated *bool) {
+	room := MaxModelOutput - b.Len()
+	if room <= 0 {
+		*truncated = true
+		return
+	}
+	if len(p) > room {
+		p = p[:room]
+		for len(p) > 0 && !utf8.Valid(p) {
+			p = p[:len(p)-1]
+		}
+		*truncated = true
+	}
+	b.Write(p)
+}
+
+func obj(props map[string]any, required ...string) map[string]any {
+	m := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	return m
+}
+
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+
+func def(name, desc string, params map[string]any) model.ToolDef {
+	return model.ToolDef{Type: "function", Function: model.FunctionDef{Name: name, Description: desc, Parameters: params}}
+}
+
+var builtinDefs = map[string]model.ToolDef{
+	"read": def("read", "Read a text file. Paths are absolute or relative to the turn's workspace.", obj(map[string]any{
+		"path":   str("The file to read."),
+		"offset": map[string]any{"type": "integer", "description": "First line to read, from 1."},
+		"limit":  map[string]any{"type": "integer", "description": "How many lines to read."},
+	}, "path")),
+	"glob": def("glob", "Find files whose path matches a glob pattern such as **/*.csv.", obj(map[string]any{
+		"pattern": str("The glob pattern."),
+		"path":    str("The folder to search; default the workspace."),
+	}, "pattern")),
+	"list": def("list", "List a folder's entries with their sizes.", obj(map[string]any{
+		"path": str("The folder to list; default the workspace."),
+	})),
+	"grep": def("grep", "Search files for a regular expression.", obj(map[string]any{
+		"pattern":     str("The regular expression."),
+		"path":        str("The file or folder to search; default the workspace."),
+		"include":     str("Only files whose name matches this glob."),
+		"ignore_case": map[string]any{"type": "boolean", "description": "Match case-insensitively."},
+	}, "pattern")),
+	"bash": def("bash", "Run a shell command in the turn's workspace. It has no network; files written to $VESSEL_OUTBOX are returned to the user.", obj(map[string]any{
+		"command": str("The command line."),
+	}, "command")),
+}

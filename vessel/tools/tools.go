@@ -1,0 +1,141 @@
+// Package tools routes the model's tool calls: sandbox tools (read, glob,
+// list, grep, bash and declared command tools) through the agent's sandbox,
+// and any tool another package provides through a Factory (webfetch,
+// websearch, present, service tools).
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/model"
+)
+
+// Call is one tool call the model asked for.
+type Call struct {
+	ID        string
+	Name      string
+	Arguments string // JSON object as the model sent it
+}
+
+// File is a file a tool returned.
+type File struct {
+	Name      string
+	MediaType string
+	Content   []byte
+}
+
+// Refused is a file a tool left that was not kept.
+type Refused struct {
+	Name   string
+	Reason string
+}
+
+// Result is a finished tool call.
+type Result struct {
+	// Output is what the model reads as the tool's answer.
+	Output string
+	// IsError marks a failed call (non-zero exit, bad arguments, refusal).
+	IsError bool
+	// ExitCode is the process exit code for process tools.
+	ExitCode *int
+	// Stopped is "timeout", "cancelled" or "disk_limit" when cut short.
+	Stopped   string
+	Truncated bool
+	Files     []File
+	Refused   []Refused
+	// Components are AstralPrimitives components (the present tool).
+	Components []any
+}
+
+// Turn is what a tool knows about the turn it runs in.
+type Turn struct {
+	ID        string // the task id; also the sandbox workspace id
+	ContextID string
+	Agent     string
+	Owner     string
+	Principal *auth.Principal
+}
+
+// Tool is one tool offered to the model.
+type Tool interface {
+	// Def is the tool's definition as sent to the model.
+	Def() model.ToolDef
+	// Scope is the tool's permission scope (one of spec.Scopes).
+	Scope() string
+	// Run executes a call. A returned error is an infrastructure failure;
+	// the loop reports it to the model as a failed call.
+	Run(ctx context.Context, turn *Turn, call Call) (*Result, error)
+}
+
+// Factory provides tools for an agent, deciding from its manifest which.
+type Factory interface {
+	Tools(agent *spec.Agent) ([]Tool, error)
+}
+
+// FactoryFunc adapts a function to Factory.
+type FactoryFunc func(agent *spec.Agent) ([]Tool, error)
+
+// Tools implements Factory.
+func (f FactoryFunc) Tools(agent *spec.Agent) ([]Tool, error) { return f(agent) }
+
+// TurnEnder is implemented by tool backends that hold per-turn state (the
+// sandbox workspace); the loop calls EndTurn when a turn ends.
+type TurnEnder interface {
+	EndTurn(ctx context.Context, turnID string) error
+}
+
+// Set is an agent's tools by name.
+type Set struct {
+	byName map[string]Tool
+	names  []string
+}
+
+// NewSet builds a set; two tools with one name are an error.
+func NewSet(list ...Tool) (*Set, error) {
+	s := &Set{byName: map[string]Tool{}}
+	for _, t := range list {
+		name := t.Def().Function.Name
+		if _, dup := s.byName[name]; dup {
+			return nil, fmt.Errorf("two tools are named %q", name)
+		}
+		s.byName[name] = t
+		s.names = append(s.names, name)
+	}
+	sort.Strings(s.names)
+	return s, nil
+}
+
+// Get returns a tool by name.
+func (s *Set) Get(name string) (Tool, bool) {
+	if s == nil {
+		return nil, false
+	}
+	t, ok := s.byName[name]
+	return t, ok
+}
+
+// Names lists the tools, sorted.
+func (s *Set) Names() []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s.names...)
+}
+
+// Filter returns the tools keep accepts, sorted by name (scope narrowing).
+func (s *Set) Filter(keep func(Tool) bool) []Tool {
+	if s == nil {
+		return nil
+	}
+	var out []Tool
+	for _, n := range s.names {
+		if t := s.byName[n]; keep == nil || keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
