@@ -62,13 +62,13 @@ build_binary() {
 	log "go build $svc -> .cache/images/bin/$name"
 	if [[ $svc == searxng ]]; then
 		# Not a module: one stdlib-only file, built outside the workspace.
-		(cd "$here/images/searxng" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$bin/$name" main.go)
+		(cd "$here/images/searxng" && GOWORK=off CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/$name" main.go)
 	elif [[ $svc == sandboxd ]]; then
 		# cgo for libseccomp-golang, linked fully static so the binary runs on any base image.
-		(cd "$root/$mod" && CGO_ENABLED=1 go build -trimpath -tags 'netgo osusergo static_build' \
+		(cd "$root/$mod" && CGO_ENABLED=1 go build -tags 'netgo osusergo static_build' \
 			-ldflags '-s -w -linkmode external -extldflags -static' -o "$bin/$name" "$pkg")
 	else
-		(cd "$root/$mod" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$bin/$name" "$pkg")
+		(cd "$root/$mod" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/$name" "$pkg")
 	fi
 	if ! file "$bin/$name" | grep -q 'statically linked\|static-pie linked'; then
 		log "$name is not statically linked: $(file -b "$bin/$name")"

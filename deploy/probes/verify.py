@@ -289,7 +289,7 @@ def secret_surface(dep, svc):
 def secrets(dep, rep, env):
     surfaces = {svc: secret_surface(dep, svc) for svc in dep.containers if svc not in dep.extra}
     items = []
-    mk = env.get("VESSEL_UPSTREAM_MODEL_KEY")
+    mk = env.get("VESSEL_MODEL_KEY") or env.get("VESSEL_UPSTREAM_MODEL_KEY")
     if mk:
         items.append(("the model key", mk, {"egress"}))
     for k, v in env.items():

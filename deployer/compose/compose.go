@@ -119,6 +119,9 @@ func newGen(d *spec.Deployment, o Options) (*gen, error) {
 		g.fps[a.ID] = fp
 	}
 	g.root = commonDir(g.vesselPaths())
+	if err := g.checkVesselPaths(); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -390,13 +393,24 @@ func (g *gen) vesselPaths() []string {
 	return paths
 }
 
-// depPath resolves a path written in the deployment file.
-func (g *gen) depPath(p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
+// checkVesselPaths refuses to mount into the vessel a folder that holds
+// the operator's .env (the model key) or the generated secrets, as a sandbox
+// build context in the deployment folder would.
+func (g *gen) checkVesselPaths() error {
+	secrets := []string{filepath.Join(g.o.OutDir, GeneratedDir), filepath.Join(g.o.OutDir, ".env"),
+		filepath.Join(filepath.Dir(g.d.Path), ".env"), filepath.Join(filepath.Dir(g.d.Path), GeneratedDir)}
+	for _, p := range g.vesselPaths()[1:] {
+		for _, s := range secrets {
+			if within(s, p) {
+				return fmt.Errorf("compose: the vessel reads %s, which would expose %s; move the agent folder or sandbox Dockerfile into a folder of its own", p, s)
+			}
+		}
 	}
-	return filepath.Join(filepath.Dir(g.d.Path), p)
+	return nil
 }
+
+// depPath resolves a path written in the deployment file.
+func (g *gen) depPath(p string) string { return g.d.ResolvePath(p) }
 
 // inVessel maps a host path to where the vessel sees it, keeping the
 // folders' relative layout so relative paths in deployment.toml still work.

@@ -205,3 +205,25 @@ func TestComposeAccepts(t *testing.T) {
 		}
 	}
 }
+
+func TestRefusesSecretsInVessel(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"deployment.toml": "[egress]\nupstream_url = \"https://m.example.org\"\n[[agents]]\nid = \"a\"\npackage = \".\"\n",
+		"vessel.toml":     "name = \"A\"\ndescription = \"A.\"\n[model]\nname = \"m\"\n",
+		"prompt.md":       "hi",
+	}
+	for n, c := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := spec.LoadDeployment(filepath.Join(dir, "deployment.toml"), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Generate(d, Options{OutDir: dir, SourceDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "would expose") {
+		t.Fatalf("agent folder holding the secrets: err = %v", err)
+	}
+}

@@ -29,6 +29,7 @@ const (
 	maxJWKSBytes        = 1 << 20
 	minScratch          = ByteSize(1 << 20)
 	minMemory           = ByteSize(16 << 20)
+	maxAgentID          = 63 - len("sandbox-")
 )
 
 // SearchProviders are the allowed [search] provider values.
@@ -216,6 +217,8 @@ func (v *validator) agents() map[string]bool {
 			c.add(f+".id", "required: the agent's id, used in its URL /agents/<id>")
 		case !idPattern.MatchString(a.ID):
 			c.add(f+".id", "invalid id %q; allowed: lowercase letters, digits and -, starting with a letter or digit, at most 63", a.ID)
+		case len(a.ID) > maxAgentID:
+			c.add(f+".id", "%q is %d characters; at most %d, so the sandbox's host name sandbox-<id> fits a DNS label", a.ID, len(a.ID), maxAgentID)
 		case ids[a.ID]:
 			c.add(f+".id", "duplicate agent id %q", a.ID)
 		}
@@ -525,4 +528,13 @@ func CheckHostPaths(d *Deployment) error {
 		return errs
 	}
 	return nil
+}
+
+// ResolvePath resolves a path written in deployment.toml (a mount source,
+// a Dockerfile, a jwks_file) against the deployment file's folder.
+func (d *Deployment) ResolvePath(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(filepath.Dir(d.Path), p)
 }

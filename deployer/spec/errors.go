@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -92,6 +93,9 @@ func decodeStrict(file string, data []byte, v any) error {
 		row, _ := de.Position()
 		key := []string(de.Key())
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if m := mismatchRE.FindStringSubmatch(msg); m != nil {
+			msg = "got a TOML " + m[1] // the rest names Go types, not TOML ones
+		}
 		if want := describeType(reflect.TypeOf(v), key); want != "" && !strings.Contains(msg, "invalid size") {
 			msg += "; expected " + want
 		}
@@ -100,6 +104,8 @@ func decodeStrict(file string, data []byte, v any) error {
 	// Errors from a field's own decoder (ByteSize) arrive without a position.
 	return Errors{{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: ")}}
 }
+
+var mismatchRE = regexp.MustCompile(`^cannot (?:decode|store) TOML ([a-z -]+?) (?:into|in)\b`)
 
 // fieldType follows a TOML key path through Go struct types.
 func fieldType(t reflect.Type, key []string) reflect.Type {

@@ -58,6 +58,7 @@ func FuzzLoadTool(f *testing.F) {
 	f.Add([]byte(fixture["agents/alpha/tools/species.toml"]))
 	f.Add([]byte(fixture["agents/alpha/tools/lookup.toml"]))
 	f.Add([]byte("name = \"x\"\ncommand = []\nservice = \"\"\n[parameters]\ntype = 3\n"))
+	f.Add([]byte("name = \"x\"\ndescription = \"d\"\ncommand = [\"x\"]\nscope = \"tools:read\"\n[parameters]\ntype = \"object\"\nn = nan\nd = 1979-05-27\n"))
 	dir := f.TempDir()
 	writeTree(f, dir, map[string]string{"vessel.toml": fixture["agents/beta/vessel.toml"], "prompt.md": "hi", "tools/t.toml": ""}, nil)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -73,6 +74,10 @@ func FuzzLoadTool(f *testing.F) {
 		}
 		if len(m.Declared) != 1 {
 			t.Fatalf("valid tool file gave %d tools", len(m.Declared))
+		}
+		d := &Deployment{Path: filepath.Join(dir, "deployment.toml"), Agents: []Agent{{ID: "a", Manifest: m}}}
+		if _, err := Fingerprint(d, "a"); err != nil {
+			t.Fatalf("fingerprint of a valid package: %v", err)
 		}
 	})
 }

@@ -69,6 +69,8 @@ func TestLoadErrors(t *testing.T) {
 			`deployment.toml:18: issuers[0].agents[0]: no agent with id "gamma"`},
 		{"bad id", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `id = "beta"`, `id = "Beta"`, 1)}, nil,
 			`deployment.toml:32: agents[1].id: invalid id "Beta"`},
+		{"long id", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `id = "beta"`, `id = "`+strings.Repeat("b", 56)+`"`, 1)}, nil,
+			`deployment.toml:32: agents[1].id: "bbbb`},
 		{"http issuer", map[string]string{"deploy/deployment.toml": strings.Replace(dep, "https://idp", "http://idp", 1)}, nil,
 			"deployment.toml:15: issuers[0].issuer: \"http://idp.example.test/realm\" must use https"},
 		{"both jwks", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `jwks_file = "jwks.json"`, `jwks_file = "jwks.json"`+"\njwks_url = \"https://idp.example.test/certs\"", 1)}, nil,

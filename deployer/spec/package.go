@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -310,6 +311,9 @@ func validateTool(c *collector, t *Tool) {
 		t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
 	} else if typ, _ := t.Parameters["type"].(string); typ != "object" {
 		c.add("parameters.type", `the arguments' JSON Schema must have type = "object"`)
+	} else if _, err := json.Marshal(t.Parameters); err != nil {
+		// TOML can say nan, inf and dates, which JSON Schema cannot.
+		c.add("parameters", "not expressible as JSON: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -12,8 +13,9 @@ import (
 // dotted paths (with [i] for array elements) that validation messages use,
 // so semantic errors point at a line just as syntax errors do.
 type posMap struct {
-	lines  map[string]int
-	arrays map[string]int // elements seen so far per array-of-tables path
+	lines      map[string]int
+	arrays     map[string]int // elements seen so far per array-of-tables path
+	lineStarts []int          // byte offset where each line begins
 }
 
 // line returns the line of path, or of its nearest recorded parent, or 0.
@@ -54,7 +56,12 @@ var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 // buildPosMap parses data on its own; it never fails: a document that does
 // not parse gets a partial map, and the decoder reports the syntax error.
 func buildPosMap(data []byte) *posMap {
-	m := &posMap{lines: map[string]int{}, arrays: map[string]int{}}
+	m := &posMap{lines: map[string]int{}, arrays: map[string]int{}, lineStarts: []int{0}}
+	for i, b := range data {
+		if b == '\n' {
+			m.lineStarts = append(m.lineStarts, i+1)
+		}
+	}
 	var p unstable.Parser
 	p.Reset(data)
 	cur := ""
@@ -76,7 +83,7 @@ func buildPosMap(data []byte) *posMap {
 				path = fmt.Sprintf("%s[%d]", path, n-1)
 			}
 			if _, seen := m.lines[path]; !seen {
-				m.lines[path] = lineOf(&p, first, 0)
+				m.lines[path] = m.lineOf(&p, first, 0)
 			}
 			cur = path
 		case unstable.KeyValue:
@@ -105,7 +112,7 @@ func (m *posMap) keyValue(p *unstable.Parser, base string, kv *unstable.Node) {
 	for _, k := range keys {
 		path = join(path, k)
 	}
-	line := lineOf(p, first, 0)
+	line := m.lineOf(p, first, 0)
 	m.lines[path] = line
 	m.value(p, path, kv.Value(), line)
 }
@@ -128,7 +135,7 @@ func (m *posMap) value(p *unstable.Parser, path string, v *unstable.Node, line i
 				continue
 			}
 			ep := fmt.Sprintf("%s[%d]", path, i)
-			el := lineOf(p, n, line)
+			el := m.lineOf(p, n, line)
 			m.lines[ep] = el
 			m.value(p, ep, n, el)
 			i++
@@ -149,14 +156,17 @@ func keyParts(it unstable.Iterator) ([]string, *unstable.Node) {
 	return keys, first
 }
 
-func lineOf(p *unstable.Parser, n *unstable.Node, fallback int) int {
+// lineOf finds a node's line by binary search, since asking the parser
+// rescans the document from the start for every key.
+func (m *posMap) lineOf(p *unstable.Parser, n *unstable.Node, fallback int) int {
 	if n == nil || n.Raw.Length == 0 && n.Raw.Offset == 0 {
 		return fallback
 	}
-	if int(n.Raw.Offset)+int(n.Raw.Length) > len(p.Data()) {
+	off := int(n.Raw.Offset)
+	if off+int(n.Raw.Length) > len(p.Data()) {
 		return fallback
 	}
-	return p.Shape(n.Raw).Start.Line
+	return sort.Search(len(m.lineStarts), func(i int) bool { return m.lineStarts[i] > off })
 }
 
 func join(a, b string) string {

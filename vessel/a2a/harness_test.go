@@ -176,6 +176,7 @@ type harness struct {
 	agentID  string
 	otherID  string
 	brokenID string
+	sbURL    string
 }
 
 type harnessOpt func(d *spec.Deployment)
@@ -232,6 +233,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	h.deploy = d
 	fs, sbURL := startFakeSandbox(t, h.agentID, spec.DeriveToken(master, "sandbox/"+h.agentID))
 	h.sandbox = fs
+	h.sbURL = sbURL
 	fs2, sbURL2 := startFakeSandbox(t, h.otherID, spec.DeriveToken(master, "sandbox/"+h.otherID))
 	_ = fs2
 	sbs := map[string]a2aserver.AgentSandbox{}

@@ -163,17 +163,24 @@ func TestCancel(t *testing.T) {
 	c := newTestClient(t, fv, "birds")
 	s := c.Turn(t.Context(), TurnRequest{Text: "slow"})
 	done := make(chan *Result, 1)
+	working := make(chan struct{})
 	go func() {
 		id := <-fv.exec.started
+		// Cancel once the stream has seen the task working, so the SDK has
+		// registered the running execution the cancel must reach.
+		<-working
 		r, err := c.Cancel(context.Background(), string(id))
 		if err != nil {
 			t.Errorf("cancel: %v", err)
 		}
 		done <- r
 	}()
-	for _, err := range s.Events() {
+	for ev, err := range s.Events() {
 		if err != nil {
 			t.Fatalf("stream: %v", err)
+		}
+		if ts, ok := ev.(TurnStarted); ok && ts.Data != nil {
+			close(working)
 		}
 	}
 	r := s.Result()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // ToolName is the built-in tool that attaches components to the answer.
@@ -55,59 +54,6 @@ func Parameters() map[string]any {
 		"required":             []any{"components"},
 		"additionalProperties": false,
 	}
-}
-
-// Collector gathers one turn's components across present calls, within a
-// per-turn cap. Safe for concurrent use.
-type Collector struct {
-	lim Limits
-	// MaxTotal caps the components of a whole turn (default 4 × MaxComponents).
-	maxTotal int
-
-	mu    sync.Mutex
-	comps []any
-	count int
-}
-
-// NewCollector returns an empty collector; lim applies to each call.
-func NewCollector(lim Limits) *Collector {
-	lim = lim.orDefault()
-	return &Collector{lim: lim, maxTotal: 4 * lim.MaxComponents}
-}
-
-// Present runs the present tool: it validates the model's arguments and, if
-// they pass, keeps the components for the answer. The returned string is
-// the tool result for the model; an error is a message to the model saying
-// what to fix (nothing is attached then).
-func (c *Collector) Present(args []byte) (string, error) {
-	comps, err := Parse(args, c.lim)
-	if err != nil {
-		return "", fmt.Errorf("present: %w", err)
-	}
-	n := countComponents(comps)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.count+n > c.maxTotal {
-		return "", fmt.Errorf("present: %w: this turn already has %d components and may have at most %d", ErrTooLarge, c.count, c.maxTotal)
-	}
-	c.comps = append(c.comps, comps...)
-	c.count += n
-	kinds := make([]string, 0, len(comps))
-	for _, x := range comps {
-		kinds = append(kinds, x.(map[string]any)["type"].(string))
-	}
-	return fmt.Sprintf("Attached %d component(s) (%s); they are shown with your answer. Still write the answer as text.",
-		len(comps), strings.Join(kinds, ", ")), nil
-}
-
-// Components returns the components gathered so far (nil if none).
-func (c *Collector) Components() []any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.comps) == 0 {
-		return nil
-	}
-	return append([]any(nil), c.comps...)
 }
 
 // Envelope wraps components the way Astral's tools return UI:

@@ -61,9 +61,6 @@ func dstr(name, v string) field {
 func dint(name string, v float64) field {
 	return field{name: name, kind: kInt, pres: defaulted, def: func() any { return v }}
 }
-func dnum(name string, v float64) field {
-	return field{name: name, kind: kNum, pres: defaulted, def: func() any { return v }}
-}
 func dbool(name string, v bool) field {
 	return field{name: name, kind: kBool, pres: defaulted, def: func() any { return v }}
 }

@@ -12,6 +12,7 @@ package scopes
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -232,4 +233,20 @@ func FromToken(entries []string) Allowed {
 		}
 	}
 	return a
+}
+
+// ForCall combines what limits one call: a token's scope entries (when the
+// caller came with a token) and the X-Vessel-Scopes header (from any
+// caller). The result allows only what every one of them allows.
+func ForCall(h http.Header, token bool, tokenScopes []string) (Allowed, error) {
+	a := Unrestricted()
+	if token {
+		a = FromToken(tokenScopes)
+	}
+	vals, present := h[http.CanonicalHeaderKey(Header)]
+	hdr, err := ParseHeader(vals, present)
+	if err != nil {
+		return Allowed{}, err
+	}
+	return a.Intersect(hdr), nil
 }

@@ -3,6 +3,7 @@ package scopes
 import (
 	"errors"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -198,4 +199,25 @@ func FuzzParseHeader(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestForCall(t *testing.T) {
+	h := http.Header{}
+	a, err := ForCall(h, false, nil)
+	if err != nil || a.Limited() {
+		t.Fatalf("app, no header: %v %v", a, err)
+	}
+	h.Set(Header, "tools:read tools:execute")
+	a, _ = ForCall(h, true, []string{"openid tools:read tools:files"})
+	if got := a.Scopes(); !slices.Equal(got, []string{"tools:read"}) {
+		t.Fatalf("token ∩ header = %v", got)
+	}
+	a, _ = ForCall(http.Header{}, true, nil)
+	if !a.Limited() || len(a.Scopes()) != 0 {
+		t.Fatal("a token with no scopes must allow no tools")
+	}
+	h.Set(Header, "tools:root")
+	if _, err := ForCall(h, false, nil); !errors.Is(err, ErrUnknownScope) {
+		t.Fatalf("bad header: %v", err)
+	}
 }

@@ -27,9 +27,10 @@ type Rule struct {
 	Steps []Step `json:"steps"`
 }
 
-// Match says which requests a rule answers. Every set field must hold;
-// an empty Match matches everything. A "#script:<name>" marker in the last
-// user message selects the rule with that name whatever its Match says.
+// Match says which requests a rule answers. Every set field must hold; a
+// rule with an empty Match is chosen only by its marker. A
+// "#script:<name>" marker in the last user message selects the rule with
+// that name whatever its Match says.
 type Match struct {
 	// Contains is a substring of the last user message.
 	Contains string `json:"contains,omitempty"`

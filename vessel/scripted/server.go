@@ -186,6 +186,9 @@ func (sc *Script) choose(t turn) (*Rule, Step) {
 }
 
 func (m Match) matches(t turn) bool {
+	if m.Contains == "" && m.Tool == "" && m.Step == nil {
+		return false // a rule without conditions is chosen only by its marker
+	}
 	if m.Contains != "" && !strings.Contains(t.lastUser, m.Contains) {
 		return false
 	}

@@ -156,10 +156,10 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 	return s, nil
 }
 
-// sqliteStore is one agent's table. Tasks in flight are kept in memory and
-// written to disk only when their state changes: working updates (one per
-// streamed event) never touch the disk, and a vessel restart fails running
-// tasks anyway.
+// sqliteStore is one agent's table. Tasks in flight are kept in memory:
+// the disk sees a task when it is created and when it ends, so working
+// updates (one per streamed event) never touch it; a vessel restart fails
+// tasks left non-terminal on disk anyway.
 type sqliteStore struct {
 	b     *sqliteBackend
 	agent string
@@ -173,7 +173,6 @@ type liveTask struct {
 	owner     string
 	version   taskstore.TaskVersion
 	task      *a2a.Task // stripped
-	diskState a2a.TaskState
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {
@@ -246,7 +245,7 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 		return 0, fmt.Errorf("insert task: %w", err)
 	}
 	if !task.Status.State.Terminal() {
-		s.live[task.ID] = &liveTask{owner: owner, version: 1, task: st, diskState: task.Status.State}
+		s.live[task.ID] = &liveTask{owner: owner, version: 1, task: st}
 	}
 	return 1, nil
 }
@@ -274,11 +273,12 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 		}
 		v := lt.version + 1
 		state := task.Status.State
-		if state != lt.diskState || state.Terminal() {
+		// Only the final state goes to disk: a task found non-terminal on disk
+		// is failed at the next start whatever its last working state was.
+		if state.Terminal() {
 			if err := s.upsert(ctx, owner, st, v); err != nil {
 				return 0, err
 			}
-			lt.diskState = state
 		}
 		lt.version, lt.task = v, st
 		if state.Terminal() {

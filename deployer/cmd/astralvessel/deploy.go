@@ -36,18 +36,18 @@ func runDeploy(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: astralvessel deploy FILE [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F]")
 		return 2
 	}
-	d, ok := loadChecked(pos[0], *envFile, stderr)
+	d, usedEnv, ok := loadChecked(pos[0], *envFile, stderr)
 	if !ok {
 		return 1
 	}
-	if err := deploy(d, *out, *source, *seccomp, stdout); err != nil {
+	if err := deploy(d, *out, *source, *seccomp, usedEnv, stdout); err != nil {
 		fmt.Fprintf(stderr, "astralvessel deploy: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func deploy(d *spec.Deployment, out, source, seccomp string, stdout io.Writer) error {
+func deploy(d *spec.Deployment, out, source, seccomp, envFile string, stdout io.Writer) error {
 	var err error
 	if out == "" {
 		out = filepath.Dir(d.Path)
@@ -93,8 +93,15 @@ func deploy(d *spec.Deployment, out, source, seccomp string, stdout io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s/\n", file, filepath.Join(out, compose.GeneratedDir))
-	fmt.Fprintf(stdout, "next: build the images (deploy/images.sh --project %s), then\n  cd %s && docker-compose -p %s -f %s --env-file .env up -d\n",
-		d.Vessel.Project, out, d.Vessel.Project, compose.FileName)
+	envArg := filepath.Join(out, ".env")
+	if envFile != "" {
+		envArg = envFile
+	}
+	if rel, err := filepath.Rel(out, envArg); err == nil {
+		envArg = rel
+	}
+	fmt.Fprintf(stdout, "next: build the images (deploy/images.sh --project %s), then\n  cd %s && docker-compose -p %s -f %s --env-file %s up -d\n",
+		d.Vessel.Project, out, d.Vessel.Project, compose.FileName, envArg)
 	fmt.Fprintf(stdout, "(add --build after a change to an agent's sandbox Dockerfile)\n")
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
 const exampleDeployment = "../../../deploy/deployment.toml"
@@ -27,7 +29,7 @@ func TestValidateExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "field-guide  sha256:") || !strings.Contains(out, "field-guide-reader  sha256:") {
+	if !strings.Contains(out, "field-guide  sha256:") || !strings.Contains(out, "field-guide-reader  sha256:") || strings.Contains(out, "warning") {
 		t.Errorf("output: %s", out)
 	}
 }
@@ -115,5 +117,41 @@ func TestFindSource(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "go.work")); err != nil {
 		t.Errorf("found %s without go.work", dir)
+	}
+}
+
+// The reader example must stay read-only: file tools only, no shell, web,
+// declared commands or files out.
+func TestReaderExampleIsReadOnly(t *testing.T) {
+	m, err := spec.LoadPackage("../../../examples/field-guide-reader", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range m.Tools.Enabled {
+		if spec.BuiltinTools[tool] != "tools:files" {
+			t.Errorf("reader enables %s (%s)", tool, spec.BuiltinTools[tool])
+		}
+	}
+	if len(m.Declared) != 0 || len(m.Output.Files) != 0 {
+		t.Errorf("reader declares tools %v or files %v", m.Declared, m.Output.Files)
+	}
+	g, err := spec.LoadPackage("../../../examples/field-guide", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Declared) != 1 || g.Declared[0].Name != "species" || g.Declared[0].Scope != "tools:read" {
+		t.Errorf("field-guide tools: %+v", g.Declared)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	d := &spec.Deployment{
+		Apps:    []spec.App{{ID: "web", Agents: []string{"a"}}},
+		Issuers: []spec.Issuer{{ID: "idp", Agents: []string{"b"}}},
+		Agents:  []spec.Agent{{ID: "a"}, {ID: "b"}, {ID: "c"}},
+	}
+	w := warnings(d)
+	if len(w) != 1 || !strings.Contains(w[0], "agent c") {
+		t.Errorf("warnings: %q", w)
 	}
 }

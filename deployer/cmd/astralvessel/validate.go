@@ -29,11 +29,14 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: astralvessel validate FILE [--env-file F]")
 		return 2
 	}
-	d, ok := loadChecked(pos[0], *envFile, stderr)
+	d, _, ok := loadChecked(pos[0], *envFile, stderr)
 	if !ok {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok, %d agent(s)\n", pos[0], len(d.Agents))
+	for _, w := range warnings(d) {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
 	for _, a := range d.Agents {
 		fp, err := spec.Fingerprint(d, a.ID)
 		if err != nil {
@@ -47,11 +50,12 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 
 // loadChecked loads a deployment with the operator's environment and checks
 // its host paths, printing each problem on its own line.
-func loadChecked(file, envFile string, stderr io.Writer) (*spec.Deployment, bool) {
-	env, _, err := operatorEnv(file, envFile)
+// It also returns the env file it read, if any.
+func loadChecked(file, envFile string, stderr io.Writer) (*spec.Deployment, string, bool) {
+	env, used, err := operatorEnv(file, envFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel: %v\n", err)
-		return nil, false
+		return nil, "", false
 	}
 	d, err := spec.LoadDeployment(file, env)
 	if err == nil {
@@ -59,7 +63,29 @@ func loadChecked(file, envFile string, stderr io.Writer) (*spec.Deployment, bool
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return nil, false
+		return nil, "", false
 	}
-	return d, true
+	return d, used, true
+}
+
+// warnings are legal but probably unintended settings.
+func warnings(d *spec.Deployment) []string {
+	granted := map[string]bool{}
+	for _, a := range d.Apps {
+		for _, id := range a.Agents {
+			granted[id] = true
+		}
+	}
+	for _, is := range d.Issuers {
+		for _, id := range is.Agents {
+			granted[id] = true
+		}
+	}
+	var out []string
+	for _, a := range d.Agents {
+		if !granted[a.ID] {
+			out = append(out, fmt.Sprintf("agent %s is granted to no app or issuer, so nobody can call it", a.ID))
+		}
+	}
+	return out
 }

@@ -55,7 +55,7 @@ func landlockError(err error) error {
 		return fmt.Errorf("the kernel has no Landlock (%w): sandboxd needs Linux 6.12 or newer built with "+
 			"CONFIG_SECURITY_LANDLOCK=y", err)
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return fmt.Errorf("Landlock is built into the kernel but not enabled (%w): add landlock to the lsm= "+
+		return fmt.Errorf("the kernel has Landlock built in but not enabled (%w): add landlock to the lsm= "+
 			"kernel command line (for example lsm=landlock,lockdown,yama,integrity,apparmor,bpf) and reboot", err)
 	}
 	return fmt.Errorf("probing Landlock: %w", err)

@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +61,10 @@ type Process struct {
 
 // Start starts the launcher for a call.
 func Start(opts Options) (*Process, error) {
+	spec, err := opts.Spec.encode()
+	if err != nil {
+		return nil, err
+	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("spec pipe: %w", err)
@@ -107,7 +110,7 @@ func Start(opts Options) (*Process, error) {
 		return nil, fmt.Errorf("starting launcher: %w", err)
 	}
 	go func() {
-		_ = json.NewEncoder(specW).Encode(&opts.Spec)
+		_, _ = specW.Write(spec)
 		specW.Close()
 	}()
 	p := &Process{cmd: cmd, opts: opts, stdout: outR, stderr: errR, exited: make(chan struct{})}

@@ -17,9 +17,9 @@ import (
 func TestTokenRequiredOnEveryMethod(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	for name, ctx := range map[string]context.Context{
-		"missing":  context.Background(),
-		"wrong":    authCtx(context.Background(), "wrong-token"),
-		"prefix":   authCtx(context.Background(), testToken[:10]),
+		"missing":   context.Background(),
+		"wrong":     authCtx(context.Background(), "wrong-token"),
+		"prefix":    authCtx(context.Background(), testToken[:10]),
 		"no bearer": metadata.AppendToOutgoingContext(context.Background(), "authorization", testToken),
 	} {
 		t.Run("grpc "+name, func(t *testing.T) {

@@ -23,9 +23,9 @@ func TestFileToolEscapes(t *testing.T) {
 		{"read", jsonArgs("path", "sub/up/etc/passwd")},
 		{"read", jsonArgs("path", "../../../../../../etc/passwd")},
 		{"read", jsonArgs("path", "/etc/passwd")},
-		{"read", jsonArgs("path", e.data + "/../../../etc/passwd")},
-		{"read", jsonArgs("path", e.data + "/pw-link")},
-		{"read", jsonArgs("path", ws + "/../t-other/x")},
+		{"read", jsonArgs("path", e.data+"/../../../etc/passwd")},
+		{"read", jsonArgs("path", e.data+"/pw-link")},
+		{"read", jsonArgs("path", ws+"/../t-other/x")},
 		{"list", jsonArgs("path", "etc-link")},
 		{"list", jsonArgs("path", "scratch-link")},
 		{"list", jsonArgs("path", "/")},
@@ -39,7 +39,7 @@ func TestFileToolEscapes(t *testing.T) {
 		{"grep", jsonArgs("pattern", "root", "path", "etc-link")},
 		{"grep", jsonArgs("pattern", "root", "path", "/etc")},
 		{"grep", jsonArgs("pattern", "root", "path", "..")},
-		{"grep", jsonArgs("pattern", "root", "path", e.data + "/pw-link")},
+		{"grep", jsonArgs("pattern", "root", "path", e.data+"/pw-link")},
 	}
 	for _, c := range cases {
 		t.Run(c.tool+" "+c.args, func(t *testing.T) {

@@ -337,11 +337,17 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		NProc:    s.cfg.NProc,
 		CPUSecs:  uint64(timeout/time.Second) + 1,
 	}
+	callEnv := env(turn.Dir, filepath.Join(turn.Dir, boxRel))
+	path, err := confine.LookPath(argv[0], callEnv)
+	if err != nil {
+		return toolErr(err.Error())
+	}
 	proc, err := confine.Start(confine.Options{
 		Launcher: s.cfg.Launcher,
 		Spec: confine.Spec{
+			Path:      path,
 			Argv:      argv,
-			Env:       env(turn.Dir, filepath.Join(turn.Dir, boxRel)),
+			Env:       callEnv,
 			ReadOnly:  s.ro,
 			ReadWrite: []string{turn.Dir},
 			Devices:   s.devs,

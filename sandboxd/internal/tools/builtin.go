@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Builtin names.
@@ -23,8 +25,12 @@ const (
 	Bash = "bash"
 )
 
-// MaxListed caps glob and list results.
-const MaxListed = 2000
+// MaxListed caps glob and list results; MaxVisited caps how many entries
+// one glob walks.
+const (
+	MaxListed  = 2000
+	MaxVisited = 200_000
+)
 
 // ArgError is a tool-level error reported to the model.
 type ArgError struct{ Msg string }
@@ -92,7 +98,8 @@ func (r Roots) RunRead(a ReadArgs, workspace string, w io.Writer, limit int64) (
 		return false, err
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	// O_NONBLOCK: a FIFO in a data mount must not hang the server.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false, pathErr(a.Path, err)
 	}
@@ -204,10 +211,14 @@ func (r Roots) RunGlob(a GlobArgs, workspace string, w io.Writer) error {
 	defer root.Close()
 	pat := strings.Split(a.Pattern, "/")
 	var out []string
-	more := 0
+	more, visited := 0, 0
+	errStop := errors.New("stop")
 	err = fs.WalkDir(root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable: skip
+		}
+		if visited++; visited > MaxVisited {
+			return errStop
 		}
 		if p == rel {
 			return nil
@@ -225,7 +236,7 @@ func (r Roots) RunGlob(a GlobArgs, workspace string, w io.Writer) error {
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errStop) {
 		return pathErr(a.Path, err)
 	}
 	sort.Strings(out)
@@ -236,6 +247,9 @@ func (r Roots) RunGlob(a GlobArgs, workspace string, w io.Writer) error {
 	}
 	if more > 0 {
 		fmt.Fprintf(&b, "[%d more matches not shown]\n", more)
+	}
+	if visited > MaxVisited {
+		fmt.Fprintf(&b, "[stopped after %d entries; narrow the path]\n", MaxVisited)
 	}
 	_, err = w.Write(b.Bytes())
 	return err

@@ -33,7 +33,6 @@ type keyCache struct {
 
 	loadMu      sync.Mutex // serializes loads
 	lastAttempt time.Time
-	loads       int // load attempts, for tests
 }
 
 func (c *keyCache) snapshot() ([]jwk.Key, time.Time) {
@@ -72,7 +71,6 @@ func (c *keyCache) reload(ctx context.Context) error {
 		return errRateLimited
 	}
 	c.lastAttempt = c.now()
-	c.loads++
 	set, err := c.load(ctx)
 	if err != nil {
 		return err
@@ -85,12 +83,6 @@ func (c *keyCache) reload(ctx context.Context) error {
 	c.keys, c.loadedAt = keys, c.now()
 	c.mu.Unlock()
 	return nil
-}
-
-func (c *keyCache) loadCount() int {
-	c.loadMu.Lock()
-	defer c.loadMu.Unlock()
-	return c.loads
 }
 
 // usableKeys keeps the public part of each asymmetric signing key. Symmetric

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
 // Each replica holds one lease row (vessel_replicas) and renews it every
@@ -29,7 +31,7 @@ func (db *DB) heartbeat(ctx context.Context) error {
 // reapedStatus is the status written on a task whose replica stopped.
 func reapedStatus(taskID, contextID string) ([]byte, error) {
 	now := time.Now().UTC()
-	msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("the vessel replica running this turn stopped"))
+	msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(vstore.RestartReason))
 	msg.TaskID = a2a.TaskID(taskID)
 	msg.ContextID = contextID
 	b, err := json.Marshal(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now})

@@ -16,6 +16,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
 // Options tune a DB. Zero values mean the defaults noted on each field.
@@ -44,7 +46,8 @@ type Options struct {
 	// SubscribePoll is the snapshot polling period of a SubscribeToTask
 	// served for a task running on another replica; default 250ms.
 	SubscribePoll time.Duration
-	// Strip reduces a task to what is stored; default StripTask.
+	// Strip reduces a task to what is stored; default store.Strip, so both
+	// backends keep the same things.
 	Strip func(*a2a.Task) *a2a.Task
 	// Logger receives background errors; default slog.Default().
 	Logger *slog.Logger
@@ -81,7 +84,7 @@ func (o *Options) defaults() {
 		o.SubscribePoll = 250 * time.Millisecond
 	}
 	if o.Strip == nil {
-		o.Strip = StripTask
+		o.Strip = vstore.Strip
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -97,6 +100,7 @@ type DB struct {
 	log  *slog.Logger
 
 	mu        sync.Mutex
+	stores    map[string]*Store
 	cancelers map[string]func(ctx context.Context, taskID a2a.TaskID, owner string)
 
 	wake   chan struct{}
@@ -137,6 +141,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool:      pool,
 		opts:      opts,
 		log:       opts.Logger.With("component", "store/postgres", "replica", opts.ReplicaID),
+		stores:    map[string]*Store{},
 		cancelers: map[string]func(context.Context, a2a.TaskID, string){},
 		wake:      make(chan struct{}, 1),
 	}

@@ -46,7 +46,7 @@ func (db *DB) WrapHandler(agentID string, h a2asrv.RequestHandler) a2asrv.Reques
 // Replicated wraps the handler that runs an agent's turns on this replica,
 // and registers it to receive cancel requests sent by other replicas.
 func (db *DB) Replicated(agentID string, inner a2asrv.RequestHandler) a2asrv.RequestHandler {
-	h := &replicaHandler{RequestHandler: inner, db: db, store: db.Agent(agentID)}
+	h := &replicaHandler{RequestHandler: inner, db: db, store: db.agentStore(agentID)}
 	db.mu.Lock()
 	db.cancelers[agentID] = h.cancelHere
 	db.mu.Unlock()

@@ -282,13 +282,6 @@ func (s *Store) getStored(ctx context.Context, owner string, taskID a2a.TaskID) 
 	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
 }
 
-// forget drops the in-memory copy of a task (after the table changed under it).
-func (s *Store) forget(id a2a.TaskID) {
-	s.mu.Lock()
-	delete(s.live, id)
-	s.mu.Unlock()
-}
-
 const (
 	defaultPageSize    = 50
 	maxPageSize        = 100

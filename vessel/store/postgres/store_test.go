@@ -350,3 +350,59 @@ func TestCleanCloseReleasesLease(t *testing.T) {
 		t.Fatalf("task after restart = %v, %v; want failed", got, err)
 	}
 }
+
+func TestRunningTaskSeesChangesFromOtherReplicas(t *testing.T) {
+	dsn := testDSN(t)
+	schema := testSchema(t, dsn)
+	a := openTest(t, dsn, schema, nil)
+	b := openTest(t, dsn, schema, nil)
+	alice := as("alice")
+	sa, sb := a.Agent("alpha"), b.Agent("alpha")
+
+	v, err := sa.Create(alice, newTask("t1", "c1", a2a.TaskStateSubmitted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A streams: a state change, then many same-state updates.
+	if v, err = sa.Update(alice, &taskstore.UpdateRequest{Task: newTask("t1", "c1", a2a.TaskStateWorking), PrevVersion: v}); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if v, err = sa.Update(alice, &taskstore.UpdateRequest{Task: newTask("t1", "c1", a2a.TaskStateWorking), PrevVersion: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// B sees the task working, and cancels it in the table (as when A did
+	// not answer a forwarded cancel in time).
+	onB, err := sb.Get(alice, "t1")
+	if err != nil || onB.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("Get on B = %v, %v; want working", onB, err)
+	}
+	if _, err := sb.Update(alice, &taskstore.UpdateRequest{Task: newTask("t1", "c1", a2a.TaskStateCanceled), PrevVersion: onB.Version}); err != nil {
+		t.Fatalf("cancel on B: %v", err)
+	}
+	// A's next write of a new state conflicts, and A then reads the truth.
+	_, err = sa.Update(alice, &taskstore.UpdateRequest{Task: newTask("t1", "c1", a2a.TaskStateCompleted), PrevVersion: v})
+	if !errors.Is(err, taskstore.ErrConcurrentModification) {
+		t.Fatalf("A's final write: got %v, want ErrConcurrentModification", err)
+	}
+	got, err := sa.Get(alice, "t1")
+	if err != nil || got.Task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("Get on A after the conflict = %v, %v; want canceled", got, err)
+	}
+}
+
+func TestParseURLSettings(t *testing.T) {
+	dsn, o, err := parseURL("postgres://u:p@127.0.0.1:5432/db?sslmode=disable&vessel_schema=s1&vessel_replica_id=r1&vessel_lease_ttl=20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dsn != "postgres://u:p@127.0.0.1:5432/db?sslmode=disable" || o.Schema != "s1" || o.ReplicaID != "r1" || o.LeaseTTL != 20*time.Second {
+		t.Fatalf("parseURL = %q, %+v", dsn, o)
+	}
+	for _, bad := range []string{"postgres://h/db?vessel_nope=1", "postgres://h/db?vessel_lease_ttl=-1s", "postgres://%zz"} {
+		if _, _, err := parseURL(bad); err == nil {
+			t.Errorf("parseURL(%q) accepted", bad)
+		}
+	}
+}

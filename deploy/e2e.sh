@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# `make e2e`: the example deployment for real, in Docker, with no registry.
+#
+#   1. build every image (deploy/images.sh) and the conformance binary
+#   2. copy deploy/ and examples/ to a temporary folder, write a test .env, `astralvessel deploy`
+#   3. start it with the scripted model as the upstream (compose.generated.yml + e2e.override.yml)
+#   4. wait for /health, run the isolation probes and the conformance checks for both agents
+#   5. fingerprints for real: edit an agent's vessel.toml without deploying (that agent is refused
+#      with 503/-32004, the other keeps working), deploy + up -d (served again), edit prompt.md
+#      (nothing needed)
+#   6. tear down (down -v), printing the containers' logs first when anything failed
+#
+# Works with `docker compose` (v2) and Debian's docker-compose 1.29. Every probe targets only the
+# project's own containers. Env: E2E_PROJECT (default astralvessel), E2E_KEEP=1 (leave it running),
+# E2E_SKIP_IMAGES=1 (reuse built images), COMPOSE (override the compose command).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+project="${E2E_PROJECT:-astralvessel}"
+bin="$root/.cache/images/bin"
+start=$SECONDS
+failed=0
+step() { printf '\n== e2e [%ds] %s\n' "$((SECONDS - start))" "$*"; }
+die() { printf 'e2e: %s\n' "$*" >&2; exit 1; }
+
+docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
+if [[ -n ${COMPOSE:-} ]]; then
+	read -r -a compose_cmd <<<"$COMPOSE"
+elif docker compose version >/dev/null 2>&1; then
+	compose_cmd=(docker compose)
+elif command -v docker-compose >/dev/null; then
+	compose_cmd=(docker-compose)
+else
+	die "neither 'docker compose' nor docker-compose is installed"
+fi
+if [[ -n $(docker ps -aq --filter "label=com.docker.compose.project=$project") && -z ${E2E_FORCE:-} ]]; then
+	die "containers of project $project already exist; stop that deployment or set E2E_PROJECT (E2E_FORCE=1 replaces it)"
+fi
+
+work="$(mktemp -d /tmp/astralvessel-e2e.XXXXXX)"
+dep="$work/deploy"
+probe="$project-e2e-probe"
+compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml --env-file .env "$@"); }
+
+cleanup() {
+	local rc=$?
+	if [[ $rc != 0 || $failed != 0 ]]; then
+		step "FAILED; container logs follow"
+		compose ps 2>/dev/null || true
+		compose logs --no-color --tail 150 2>/dev/null || true
+	fi
+	if [[ -n ${E2E_KEEP:-} ]]; then
+		echo "e2e: E2E_KEEP set; left running in $dep (project $project)"
+		return
+	fi
+	docker rm -f "$probe" >/dev/null 2>&1 || true
+	[[ -f $dep/compose.generated.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------------------------------------
+step "images"
+if [[ -z ${E2E_SKIP_IMAGES:-} ]]; then
+	"$here/images.sh" --project "$project"
+fi
+if [[ -d $root/conformance/cmd/conformance ]]; then
+	(cd "$root/conformance" && CGO_ENABLED=0 go build -o "$bin/conformance" ./cmd/conformance)
+fi
+[[ -x $bin/astralvessel ]] || "$here/images.sh" --project "$project" deployer
+
+# ---------------------------------------------------------------------------------------------
+step "deploy (in $work)"
+cp -a "$root/deploy" "$work/deploy"
+cp -a "$root/examples" "$work/examples"
+rm -rf "$dep/.generated" "$dep/compose.generated.yml" "$dep/.env"
+cp "$here/e2e.override.yml" "$dep/e2e.override.yml"
+[[ -f $dep/.env.example ]] || die "deploy/.env.example is missing"
+
+# The test .env: the example's variables, with fresh keys and the scripted model as the upstream.
+rand() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+declare -A keys=()
+while IFS= read -r line || [[ -n $line ]]; do
+	[[ $line =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || continue
+	name="${BASH_REMATCH[1]}" value="${BASH_REMATCH[2]}"
+	case "$name" in
+	*_SHA256) continue ;; # written after the key it digests
+	*MODEL_KEY) value="e2e-model-$(rand)" ;;
+	*UPSTREAM*URL*) value="http://scripted-model:8080/v1" ;;
+	*_KEY | *_TOKEN | *SECRET*) value="e2e-$(rand)" ;;
+	esac
+	keys[$name]="$value"
+done <"$dep/.env.example"
+while IFS= read -r line || [[ -n $line ]]; do
+	[[ $line =~ ^([A-Za-z_][A-Za-z0-9_]*)_SHA256= ]] || continue
+	base="${BASH_REMATCH[1]}"
+	[[ -n ${keys[$base]:-} ]] && keys[${base}_SHA256]="$(printf '%s' "${keys[$base]}" | sha256sum | cut -d' ' -f1)"
+done <"$dep/.env.example"
+{
+	for k in "${!keys[@]}"; do printf '%s=%s\n' "$k" "${keys[$k]}"; done
+	printf 'E2E_PROJECT=%s\n' "$project"
+} | sort >"$dep/.env"
+chmod 600 "$dep/.env"
+app_key_var="$(grep -o '^[A-Z_]*APP_KEY=' "$dep/.env" | head -n1 | tr -d =)"
+[[ -n $app_key_var ]] || die ".env.example names no *APP_KEY variable"
+app_key="${keys[$app_key_var]}"
+
+if [[ $project != astralvessel ]]; then
+	# A second project on one host needs its own name and front network.
+	sed -i -E "s/^(project *= *).*/\1\"$project\"/; s/^(front_subnet *= *).*/\1\"172.31.249.0\/24\"/; s/^(front_address *= *).*/\1\"172.31.249.10\"/" "$dep/deployment.toml"
+	grep -q '^project *=' "$dep/deployment.toml" || die "set [vessel] project in deployment.toml to use E2E_PROJECT"
+fi
+deploy() { "$bin/astralvessel" deploy "$dep/deployment.toml" --source "$root" --env-file "$dep/.env"; }
+deploy
+
+# ---------------------------------------------------------------------------------------------
+step "up (${compose_cmd[*]})"
+compose up -d
+front_ip="$(docker inspect -f "{{with index .NetworkSettings.Networks \"${project}_front\"}}{{.IPAddress}}{{end}}" \
+	"$(compose ps -q vessel)")"
+[[ -n $front_ip ]] || die "the vessel has no address on ${project}_front"
+agents=()
+for a in $(compose config --services | sed -n 's/^sandbox-//p' | sort); do agents+=("$a"); done
+echo "vessel at $front_ip:8700, agents: ${agents[*]}"
+
+# A long-lived client container on the front network: where an application would sit.
+docker run -d --name "$probe" --network "${project}_front" --read-only --cap-drop ALL \
+	--security-opt no-new-privileges --user 65532:65532 --memory 256m --pids-limit 128 \
+	-v "$bin:/e2e:ro" -v "$here/probes:/probes:ro" --entrypoint sleep "$project-sandboxd:local" 7200 >/dev/null
+
+# probe_checks JSON: runs inside.py checks from the client container, prints PASS/FAIL lines.
+probe_checks() {
+	docker exec -i "$probe" python3 /probes/inside.py <<<"$1" | python3 -c '
+import json, sys
+bad = 0
+for line in sys.stdin:
+    r = json.loads(line)
+    bad += not r["ok"]
+    print(("PASS " if r["ok"] else "FAIL ") + r["name"] + " (" + r["detail"] + ")")
+sys.exit(1 if bad else 0)'
+}
+health_json() { # health_json agent=bool ...: the expected /health agents map
+	local out="" kv
+	for kv in "$@"; do out+="\"${kv%%=*}\": ${kv#*=}, "; done
+	printf '{%s}' "${out%, }"
+}
+all_true=()
+for a in "${agents[@]}"; do all_true+=("$a=true"); done
+
+step "wait for health"
+probe_checks "[{\"name\": \"vessel healthy with every agent ready\", \"kind\": \"wait_health\", \"wait_s\": 150,
+  \"url\": \"http://$front_ip:8700/health\", \"expect\": $(health_json "${all_true[@]}")}]"
+
+# ---------------------------------------------------------------------------------------------
+step "isolation probes"
+"$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" || failed=1
+
+step "conformance"
+if [[ -x $bin/conformance ]]; then
+	for a in "${agents[@]}"; do
+		docker exec "$probe" /e2e/conformance "http://$front_ip:8700" "$app_key" "$a" || failed=1
+	done
+else
+	echo "FAIL conformance binary not built (conformance/cmd/conformance missing)"
+	failed=1
+fi
+
+# ---------------------------------------------------------------------------------------------
+step "fingerprints"
+url="http://$front_ip:8700"
+send() { # send NAME AGENT [expect_status expect_code]
+	if [[ $# -gt 2 ]]; then
+		echo "{\"name\": \"$1\", \"kind\": \"a2a_send\", \"url\": \"$url/agents/$2\", \"key\": \"$app_key\", \"expect_status\": $3, \"expect_code\": $4}"
+	else
+		echo "{\"name\": \"$1\", \"kind\": \"a2a_send\", \"url\": \"$url/agents/$2\", \"key\": \"$app_key\"}"
+	fi
+}
+edited="${agents[-1]}" other="${agents[0]}"
+pkg="$(awk -v id="$edited" '
+	/^\[\[agents\]\]/ { inagent = 1; cur = ""; next }
+	/^\[/ && !/^\[agents\./ { inagent = 0 }
+	inagent && /^id *=/ { gsub(/.*= *"|".*/, ""); cur = $0 }
+	inagent && /^package *=/ && cur == id { gsub(/.*= *"|".*/, ""); print; exit }' "$dep/deployment.toml")"
+manifest="$dep/$pkg/vessel.toml"
+[[ -f $manifest ]] || die "cannot find $edited's vessel.toml (package '$pkg')"
+probe_checks "[$(send "before the edit: $edited answers" "$edited"), $(send "before the edit: $other answers" "$other")]" || failed=1
+
+sed -i -E '0,/^description *=/s/^(description *= *")/\1Edited without deploying. /' "$manifest"
+other_true="$other=true"
+probe_checks "[{\"name\": \"vessel.toml edited, not deployed: $edited reported not ready\", \"kind\": \"wait_health\", \"wait_s\": 60,
+  \"url\": \"$url/health\", \"expect\": $(health_json "$edited=false" "$other_true")},
+  $(send "vessel.toml edited, not deployed: $edited refused with 503 -32004" "$edited" 503 -32004),
+  $(send "vessel.toml edited, not deployed: $other still answers" "$other")]" || failed=1
+
+deploy >/dev/null
+compose up -d
+probe_checks "[{\"name\": \"deploy + up -d: every agent ready again\", \"kind\": \"wait_health\", \"wait_s\": 150,
+  \"url\": \"$url/health\", \"expect\": $(health_json "${all_true[@]}")},
+  $(send "deploy + up -d: $edited answers again" "$edited")]" || failed=1
+
+prompt="$(dirname "$manifest")/prompt.md"
+printf '\nAn edit made while the deployment runs.\n' >>"$prompt"
+sleep 3
+probe_checks "[{\"name\": \"prompt.md edited: nothing needed, every agent still ready\", \"kind\": \"wait_health\", \"wait_s\": 10,
+  \"url\": \"$url/health\", \"expect\": $(health_json "${all_true[@]}")},
+  $(send "prompt.md edited: $edited answers with no redeploy" "$edited")]" || failed=1
+
+# ---------------------------------------------------------------------------------------------
+step "done"
+if [[ $failed != 0 ]]; then
+	echo "e2e: FAILED after $((SECONDS - start))s"
+	exit 1
+fi
+echo "e2e: passed in $((SECONDS - start))s"

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/deployer/internal/localstack"
+	"github.com/astraldeep/astralvessel-go/vessel/client"
+	"github.com/astraldeep/astralvessel-go/vessel/client/history"
+)
+
+func init() {
+	register(&command{
+		name:    "ask",
+		usage:   "ask [--agent ID] [--new] \"question\"",
+		summary: "ask an agent of the local stack (or --url) and stream the answer",
+		run:     runAsk,
+	})
+}
+
+// askTarget is where ask sends its question.
+type askTarget struct {
+	url, key, user, agent string
+}
+
+func runAsk(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	agent := fs.String("agent", "", "agent id (default: the first agent)")
+	newConv := fs.Bool("new", false, "start a new conversation instead of continuing the last one")
+	url := fs.String("url", "", "vessel base URL (default: the running local stack)")
+	key := fs.String("key", "", "app key (default: $VESSEL_APP_KEY, or the local stack's key)")
+	user := fs.String("user", "", "X-Vessel-User (default: $VESSEL_USER, or \"local\")")
+	state := fs.String("state", localstack.DefaultStateDir(), "state folder of the local stack (holds the conversation history)")
+	conv := fs.String("conversation", "", "conversation id to use (default: the agent's current one)")
+	filesDir := fs.String("files", "", "folder for files the agent returns (default: STATE/files)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	question := strings.TrimSpace(strings.Join(pos, " "))
+	if question == "" {
+		fmt.Fprintln(stderr, "usage: astralvessel ask [--agent ID] [--new] [--url URL --key KEY --user U] \"question\"")
+		return 2
+	}
+
+	t, err := resolveTarget(*url, *key, *user, *agent, *state)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		return 1
+	}
+	c, err := client.New(t.url, t.agent, client.Options{AppKey: t.key, User: t.user})
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		return 1
+	}
+	store, err := history.Open(filepath.Join(*state, "history"))
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		return 1
+	}
+	convID, err := conversationID(store, *state, t.agent, *conv, *newConv)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		return 1
+	}
+	past, err := store.Messages(convID)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		return 1
+	}
+	fdir := *filesDir
+	if fdir == "" {
+		fdir = filepath.Join(*state, "files")
+	}
+	return streamTurn(c, store, convID, question, past, fdir, stdout, stderr)
+}
+
+// resolveTarget takes the flags, else the environment, else the running
+// local stack's stack.json.
+func resolveTarget(url, key, user, agent, state string) (askTarget, error) {
+	t := askTarget{url: url, key: key, user: user, agent: agent}
+	if t.key == "" {
+		t.key = os.Getenv("VESSEL_APP_KEY")
+	}
+	if t.user == "" {
+		t.user = os.Getenv("VESSEL_USER")
+	}
+	if t.url == "" {
+		info, err := localstack.ReadInfo(state)
+		if err != nil {
+			return t, err
+		}
+		t.url = info.URL
+		if key == "" {
+			// The local stack's own key wins over $VESSEL_APP_KEY, which is
+			// usually the Compose deployment's.
+			if t.key, err = info.AppKey(); err != nil {
+				return t, err
+			}
+		}
+		if t.user == "" {
+			t.user = info.User
+		}
+		if t.agent == "" && len(info.Agents) > 0 {
+			t.agent = info.Agents[0]
+		}
+	}
+	if t.user == "" {
+		t.user = localstack.LocalUser
+	}
+	if t.key == "" {
+		return t, errors.New("no app key: pass --key or set VESSEL_APP_KEY")
+	}
+	if t.agent == "" {
+		a, err := firstAgent(t)
+		if err != nil {
+			return t, err
+		}
+		t.agent = a
+	}
+	return t, nil
+}
+
+// firstAgent asks /v1/agents for the caller's first agent.
+func firstAgent(t askTarget) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.url, "/")+"/v1/agents", nil)
+	if err != nil {
+		return "", fmt.Errorf("list agents: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+t.key)
+	req.Header.Set("X-Vessel-User", t.user)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("list agents: %w", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Agents []struct {
+			ID string `json:"id"`
+		} `json:"agents"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("list agents: %s", resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+		return "", fmt.Errorf("list agents: %w", err)
+	}
+	if len(body.Agents) == 0 {
+		return "", errors.New("list agents: this key may call no agent")
+	}
+	return body.Agents[0].ID, nil
+}
+
+// conversationID returns the agent's current conversation (kept in
+// STATE/history/current-<agent>), or a new one.
+func conversationID(store *history.Store, state, agent, explicit string, fresh bool) (string, error) {
+	cur := filepath.Join(state, "history", "current-"+agent)
+	id := explicit
+	if id == "" && !fresh {
+		if b, err := os.ReadFile(cur); err == nil {
+			id = strings.TrimSpace(string(b))
+		}
+	}
+	if id == "" {
+		r := make([]byte, 6)
+		if _, err := rand.Read(r); err != nil {
+			return "", fmt.Errorf("conversation id: %w", err)
+		}
+		id = "cli-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r)
+	}
+	if _, err := store.Load(id); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(cur, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("conversation id: %w", err)
+	}
+	return id, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// streamTurn runs one turn: the answer to stdout, reasoning and tool
+// activity to stderr; the first Ctrl-C cancels the task, a second one quits.
+func streamTurn(c *client.Client, store *history.Store, convID, question string, past []client.Message, filesDir string, stdout, stderr io.Writer) int {
+	ctx, cancelStream := context.WithCancel(context.Background())
+	defer cancelStream()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	s := c.Turn(ctx, client.TurnRequest{Text: question, History: past, ContextID: convID})
+	var interrupted atomic.Bool
+	go func() {
+		<-sigs
+		interrupted.Store(true)
+		if id := s.TaskID(); id != "" {
+			fmt.Fprintln(stderr, "\ncancelling…")
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err := c.Cancel(cctx, id)
+			cancel()
+			if err == nil {
+				// The stream ends by itself with turn.finished (cancelled);
+				// don't wait forever for it.
+				select {
+				case <-sigs:
+				case <-time.After(5 * time.Second):
+				}
+			}
+		}
+		cancelStream()
+	}()
+
+	dim, undim := "", ""
+	if isTerminal(stderr) {
+		dim, undim = "\x1b[2m", "\x1b[0m"
+	}
+	inReasoning, wroteText := false, false
+	endReasoning := func() {
+		if inReasoning {
+			fmt.Fprintf(stderr, "%s\n", undim)
+			inReasoning = false
+		}
+	}
+	var streamErr error
+	for ev, err := range s.Events() {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		switch e := ev.(type) {
+		case client.ReasoningDelta:
+			if !inReasoning {
+				fmt.Fprintf(stderr, "%sreasoning: ", dim)
+				inReasoning = true
+			}
+			fmt.Fprint(stderr, e.Text)
+		case client.TextDelta:
+			endReasoning()
+			fmt.Fprint(stdout, e.Text)
+			wroteText = true
+		case client.ToolStarted:
+			endReasoning()
+			fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, argsPreview(e.Arguments), undim)
+		case client.ToolFinished:
+			state := "ok"
+			if !e.OK {
+				state = "failed"
+				if e.Error != "" {
+					state += ": " + e.Error
+				}
+			}
+			fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, state, undim)
+		case client.File:
+			endReasoning()
+			p, err := saveFile(filesDir, s.TaskID(), e)
+			if err != nil {
+				fmt.Fprintf(stderr, "could not save %s: %v\n", e.Name, err)
+			} else {
+				fmt.Fprintf(stderr, "[file %s saved to %s]\n", e.Name, p)
+			}
+		case client.Answer:
+			endReasoning()
+			if !wroteText && e.Markdown != "" {
+				fmt.Fprint(stdout, e.Markdown)
+				wroteText = true
+			}
+		}
+	}
+	endReasoning()
+	if wroteText {
+		fmt.Fprintln(stdout)
+	}
+	res := s.Result()
+	msgs := res.Messages
+	if len(msgs) == 0 && res.Markdown() != "" && res.Finished != nil && res.Finished.Status == "ok" {
+		// No transcript came back: keep at least the question and answer.
+		msgs = []client.Message{client.UserMessage(question), client.AssistantMessage(res.Markdown())}
+	}
+	if len(msgs) > 0 {
+		if err := store.Append(convID, c.AgentID(), msgs...); err != nil {
+			fmt.Fprintf(stderr, "astralvessel ask: keeping history: %v\n", err)
+		}
+	}
+	switch {
+	case interrupted.Load():
+		return 130
+	case streamErr != nil:
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", streamErr)
+		return 1
+	case res.Finished == nil:
+		return 1
+	case res.Finished.Status != "ok" && res.Finished.Status != "step_limit":
+		why := res.Finished.Reason
+		if why == "" {
+			why = res.Finished.Error
+		}
+		fmt.Fprintf(stderr, "turn ended: %s %s\n", res.Finished.Status, why)
+		return 1
+	}
+	return 0
+}
+
+func argsPreview(a any) string {
+	var s string
+	switch v := a.(type) {
+	case nil:
+		return ""
+	case string:
+		s = v
+	default:
+		b, _ := json.Marshal(v)
+		s = string(b)
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// saveFile writes a returned file under dir/<task>/ with its base name only.
+func saveFile(dir, taskID string, f client.File) (string, error) {
+	name := filepath.Base(f.Name)
+	if name == "." || name == "/" || name == "" || strings.HasPrefix(name, ".") {
+		name = "file"
+	}
+	d := filepath.Join(dir, filepath.Base(taskID))
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", err
+	}
+	p := filepath.Join(d, name)
+	if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+		return "", err
+	}
+	return p, nil
+}

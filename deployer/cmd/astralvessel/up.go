@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/deployer/internal/localstack"
+)
+
+func init() {
+	register(&command{
+		name:    "up",
+		usage:   "up [--local] [FILE]",
+		summary: "run the local stack (vessel, sandboxes, egress, scripted model) until Ctrl-C",
+		run:     runUp,
+	})
+}
+
+// defaultDeployment is the example deployment, relative to the source tree.
+const defaultDeployment = "deploy/deployment.toml"
+
+func runUp(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	_ = fs.Bool("local", true, "run as local processes (the only mode; Compose deployments use `deploy`)")
+	listen := fs.String("listen", "127.0.0.1:8700", "the vessel's address")
+	state := fs.String("state", localstack.DefaultStateDir(), "state folder: keys, logs, task store, stack.json")
+	bin := fs.String("bin", "", "folder with prebuilt vessel, sandboxd, egress, scripted-model (default: build them from the source tree)")
+	noBuild := fs.Bool("no-build", false, "use the binaries already in the source tree's .cache/bin (or PATH)")
+	script := fs.String("script", "", "script file for the scripted model")
+	scripted := fs.Bool("scripted", false, "use the scripted model even when VESSEL_UPSTREAM_MODEL_URL and VESSEL_MODEL_KEY are set")
+	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
+	timeout := fs.Duration("timeout", 90*time.Second, "how long to wait for every service to be ready")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 1 {
+		fmt.Fprintln(stderr, "usage: astralvessel up [--local] [FILE] [--listen ADDR] [--state DIR] [--bin DIR]")
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cwd, _ := os.Getwd()
+	root := localstack.FindRepoRoot(cwd)
+	file := defaultDeployment
+	if len(pos) == 1 {
+		file = pos[0]
+	} else if _, err := os.Stat(file); err != nil && root != "" {
+		file = filepath.Join(root, defaultDeployment)
+	}
+	if root == "" {
+		root = localstack.FindRepoRoot(filepath.Dir(file))
+	}
+	env, _, err := operatorEnv(file, *envFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+		return 1
+	}
+
+	names := []string{"vessel", "sandboxd", "egress", "scripted-model"}
+	binDir := *bin
+	if binDir == "" && root != "" {
+		binDir = filepath.Join(root, ".cache", "bin")
+		if !*noBuild {
+			fmt.Fprintf(stderr, "building %s into %s\n", strings.Join(names, ", "), binDir)
+			if err := localstack.Build(ctx, root, binDir, names, stderr); err != nil {
+				fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+				return 1
+			}
+		}
+	}
+	bins, err := localstack.Locate(binDir, names)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+		return 1
+	}
+
+	cfg := localstack.Config{
+		DeploymentFile: file,
+		Env:            env,
+		Bins:           bins,
+		StateDir:       *state,
+		Listen:         *listen,
+		Script:         *script,
+		ReadyTimeout:   *timeout,
+		Log:            stderr,
+	}
+	if !*scripted {
+		cfg.UpstreamURL = os.Getenv("VESSEL_UPSTREAM_MODEL_URL")
+		cfg.UpstreamKey = os.Getenv("VESSEL_MODEL_KEY")
+	}
+	st, err := localstack.Start(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+		return 1
+	}
+	defer st.Stop()
+	key, _ := st.AppKey()
+	fmt.Fprintf(stdout, "AstralVessel is up at %s\n", st.URL)
+	fmt.Fprintf(stdout, "  agents:  %s\n", strings.Join(st.Agents, ", "))
+	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
+	fmt.Fprintf(stdout, "  app key: %s (app %s, in %s); send X-Vessel-User: %s\n", key, st.AppID, st.AppKeyFile, st.User)
+	fmt.Fprintf(stdout, "  logs:    %s\n", st.Logs)
+	fmt.Fprintf(stdout, "  try:     astralvessel ask %q\n", "Which birds in the guide hunt fish?")
+	fmt.Fprintln(stdout, "Ctrl-C stops everything.")
+
+	if err := st.Wait(ctx); err != nil {
+		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stderr, "stopping")
+	return 0
+}

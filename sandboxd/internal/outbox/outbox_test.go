@@ -1,0 +1,88 @@
+package outbox
+
+import (
+	"bytes"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSniff(t *testing.T) {
+	var pngBuf bytes.Buffer
+	_ = png.Encode(&pngBuf, image.NewGray(image.Rect(0, 0, 1, 1)))
+	good := map[string][]byte{
+		"png": pngBuf.Bytes(),
+		"svg": []byte(`<svg xmlns="http://www.w3.org/2000/svg"><g/></svg>`),
+		"csv": []byte("a,b\n1,2\n"),
+		"pdf": []byte("%PDF-1.7\n%%EOF\n"),
+	}
+	for ext, b := range good {
+		if why := Sniff(ext, b); why != "" {
+			t.Errorf("%s refused: %s", ext, why)
+		}
+	}
+	bad := map[string][]byte{
+		"png": []byte("\x89PNG\r\n\x1a\nshort"),
+		"svg": []byte(`<svg><g></svg>`),
+		"csv": []byte("a,b\n1\n"),
+		"pdf": []byte("%PDF-1.7 no trailer"),
+		"exe": []byte("MZ"),
+	}
+	for ext, b := range bad {
+		if why := Sniff(ext, b); why == "" {
+			t.Errorf("%s accepted", ext)
+		}
+	}
+	for _, b := range [][]byte{[]byte(`<html/>`), []byte(`<svg/><svg/>`), []byte(`text<svg/>`), []byte("")} {
+		if Sniff("svg", b) == "" {
+			t.Errorf("svg %q accepted", b)
+		}
+	}
+}
+
+func FuzzSniff(f *testing.F) {
+	for _, s := range []string{"%PDF-1.4\n%%EOF", "<svg/>", "a,b\n1,2", "\x89PNG\r\n\x1a\n"} {
+		f.Add("svg", []byte(s))
+		f.Add("csv", []byte(s))
+		f.Add("pdf", []byte(s))
+		f.Add("png", []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, ext string, b []byte) {
+		_ = Sniff(ext, b) // must not panic or hang
+	})
+}
+
+func FuzzPlainName(f *testing.F) {
+	for _, s := range []string{"a.png", ".x.png", "../a.png", "a/b.png", "a b.csv", "ok-1_2.pdf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if plainName.MatchString(name) && (!filepath.IsLocal(name) || filepath.Base(name) != name || name[0] == '.') {
+			t.Fatalf("%q passed as a plain name", name)
+		}
+	})
+}
+
+func TestCollectRemovesEverything(t *testing.T) {
+	ws := t.TempDir()
+	box := filepath.Join(ws, ".outbox", "1")
+	if err := os.MkdirAll(filepath.Join(box, "d.png"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(box, "a.csv"), []byte("x,y\n"), 0o644)
+	_ = os.Symlink("/etc/passwd", filepath.Join(box, "p.csv"))
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	files, refused, err := Collect(root, ".outbox/1", []string{"csv", "png"}, func(int64) bool { return true })
+	if err != nil || len(files) != 1 || len(refused) != 2 {
+		t.Fatalf("files %v refused %v err %v", files, refused, err)
+	}
+	if _, err := os.Stat(box); !os.IsNotExist(err) {
+		t.Fatalf("outbox left behind: %v", err)
+	}
+}

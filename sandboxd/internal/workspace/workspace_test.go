@@ -1,0 +1,88 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func FuzzValidTurnID(f *testing.F) {
+	for _, s := range []string{"t1", ".", "..", "a/b", "x:y-z.1", strings.Repeat("a", 129), "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if !ValidTurnID(id) {
+			return
+		}
+		dir := filepath.Join("/scratch", "t-"+id)
+		if filepath.Dir(dir) != "/scratch" || !filepath.IsLocal("t-"+id) {
+			t.Fatalf("turn id %q leaves the scratch directory", id)
+		}
+	})
+}
+
+func TestUsageCountsEntries(t *testing.T) {
+	dir := t.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "a"), make([]byte, 5000), 0o644)
+	_ = os.Mkdir(filepath.Join(dir, "d"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "d", "b"), nil, 0o644)
+	if got, want := dirUsage(dir, 0), int64(5000+3*PerEntry); got != want {
+		t.Fatalf("usage %d, want %d", got, want)
+	}
+}
+
+func TestLimitsEmptyTurns(t *testing.T) {
+	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 10_000, UserLimit: 15_000, UID: -1, GID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.Acquire("a", "u1")
+	b, _ := m.Acquire("b", "u1")
+	c, _ := m.Acquire("c", "u2")
+	if _, err := m.Acquire("a", "u2"); err != ErrOwner {
+		t.Fatalf("owner check: %v", err)
+	}
+	_ = os.WriteFile(filepath.Join(a.Dir, "f"), make([]byte, 8000), 0o644)
+	_ = os.WriteFile(filepath.Join(c.Dir, "f"), make([]byte, 12000), 0o644)
+	var killed []string
+	call, _ := b.Begin(func(r string) { killed = append(killed, r) })
+	_ = os.WriteFile(filepath.Join(b.Dir, "f"), make([]byte, 8000), 0o644)
+	m.Check(t.Logf)
+	// c is over the turn limit; u1's total is over the user limit, and b
+	// (with a running call) is the most recent.
+	for _, tc := range []struct {
+		t    *Turn
+		left int
+	}{{a, 1}, {b, 0}, {c, 0}} {
+		entries, _ := os.ReadDir(tc.t.Dir)
+		if len(entries) != tc.left {
+			t.Errorf("turn %s has %d entries, want %d", tc.t.ID, len(entries), tc.left)
+		}
+	}
+	if len(killed) != 1 || killed[0] != ReasonDiskLimit {
+		t.Fatalf("killed %v", killed)
+	}
+	b.Done(call)
+	if ok, err := m.End("a"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, err := os.Stat(a.Dir); !os.IsNotExist(err) {
+		t.Fatal("workspace left after End")
+	}
+}
+
+func TestSweepIdle(t *testing.T) {
+	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 1 << 20, UserLimit: 1 << 20, UID: -1, GID: -1, TTL: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.Acquire("a", "u")
+	m.Check(t.Logf)
+	if m.Count() != 0 {
+		t.Fatal("idle turn kept")
+	}
+	if _, err := os.Stat(a.Dir); !os.IsNotExist(err) {
+		t.Fatal("idle workspace kept")
+	}
+}

@@ -1,0 +1,185 @@
+// Package a2acompat lets one agent endpoint serve older A2A callers beside
+// A2A 1.0 ones, as AstralDeep's older builds call external agents:
+//
+//   - A2A 0.3 JSON-RPC methods (message/send, message/stream, tasks/get,
+//     tasks/cancel, ...) with 0.3 shapes ("kind" parts, lower-case roles) go
+//     to the SDK's a2av0 handler, built on the same RequestHandler, so the
+//     same executor, store and interceptors serve them.
+//   - Field names in snake_case (message_id, context_id, media_type, ...),
+//     as older proto-JSON writers emit them, are rewritten to the camelCase
+//     the SDK reads. Values under "data" and "metadata" are the caller's own
+//     and are never rewritten, and numbers are copied digit for digit.
+//   - Everything else reaches the A2A 1.0 handler unchanged.
+//
+// Wrap it inside the vessel's checks (authentication, body limit), around
+// the SDK handlers only: it reads the whole body, which must already be
+// bounded.
+package a2acompat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// v03Methods are the JSON-RPC method names of A2A 0.3.
+var v03Methods = map[string]bool{
+	"message/send":                        true,
+	"message/stream":                      true,
+	"tasks/get":                           true,
+	"tasks/cancel":                        true,
+	"tasks/resubscribe":                   true,
+	"tasks/pushNotificationConfig/get":    true,
+	"tasks/pushNotificationConfig/set":    true,
+	"tasks/pushNotificationConfig/list":   true,
+	"tasks/pushNotificationConfig/delete": true,
+	"agent/getAuthenticatedExtendedCard":  true,
+}
+
+// IsV03Method reports whether method is an A2A 0.3 JSON-RPC method name.
+func IsV03Method(method string) bool { return v03Methods[method] }
+
+// NewHandler serves one agent's JSON-RPC for A2A 1.0 and 0.3 callers from
+// one RequestHandler.
+func NewHandler(rh a2asrv.RequestHandler, opts ...a2asrv.TransportOption) http.Handler {
+	return Handler(a2asrv.NewJSONRPCHandler(rh, opts...), a2av0.NewJSONRPCHandler(rh, opts...))
+}
+
+// Handler routes each request to v1 or v0 by its method, after rewriting
+// snake_case field names.
+func Handler(v1, v0 http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			v1.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			writeParseError(w, "could not read the request body")
+			return
+		}
+		if snakeKey.Match(body) {
+			if fixed, err := CamelCase(body); err == nil {
+				body = fixed
+			}
+			// A body that does not parse is left for the SDK to refuse
+			// with its own parse error.
+		}
+		var head struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &head)
+		r2 := r.Clone(r.Context())
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		r2.Header.Set("Content-Length", fmt.Sprint(len(body)))
+		if IsV03Method(head.Method) {
+			// The method already says which protocol this is; an
+			// "A2A-Version: 0.3" header would only make a 1.0 version check
+			// refuse a call this handler serves.
+			r2.Header.Del("A2A-Version")
+			v0.ServeHTTP(w, r2)
+			return
+		}
+		v1.ServeHTTP(w, r2)
+	})
+}
+
+func writeParseError(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32700, "message": msg},
+	})
+}
+
+// snakeKey finds an object key with an underscore between lower-case
+// words; only bodies that have one are rewritten.
+var snakeKey = regexp.MustCompile(`"[a-z][a-z0-9]*(?:_[a-z0-9]+)+"\s*:`)
+
+// opaque are keys whose values belong to the caller and are copied as is.
+var opaque = map[string]bool{"data": true, "metadata": true}
+
+// CamelCase rewrites the snake_case object keys of a JSON document to
+// camelCase, leaving the values of "data" and "metadata" untouched. When a
+// key is present in both spellings the camelCase one wins. Numbers keep
+// their exact digits.
+func CamelCase(body []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("a2acompat: decode: %w", err)
+	}
+	out, err := json.Marshal(rewrite(v))
+	if err != nil {
+		return nil, fmt.Errorf("a2acompat: encode: %w", err)
+	}
+	return out, nil
+}
+
+func rewrite(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		// camelCase keys first, so they win over their snake twins.
+		for k, x := range t {
+			if camel(k) == k {
+				out[k] = rewriteValue(k, x)
+			}
+		}
+		for k, x := range t {
+			c := camel(k)
+			if c == k {
+				continue
+			}
+			if _, dup := out[c]; dup {
+				continue
+			}
+			out[c] = rewriteValue(c, x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = rewrite(x)
+		}
+		return out
+	}
+	return v
+}
+
+func rewriteValue(key string, v any) any {
+	if opaque[key] {
+		return v
+	}
+	return rewrite(v)
+}
+
+// camel turns message_id into messageId; other keys are returned as is.
+func camel(k string) string {
+	if !strings.Contains(k, "_") || strings.HasPrefix(k, "_") || strings.HasSuffix(k, "_") || strings.Contains(k, "__") {
+		return k
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return k
+		}
+	}
+	parts := strings.Split(k, "_")
+	var b strings.Builder
+	b.WriteString(parts[0])
+	for _, p := range parts[1:] {
+		b.WriteString(strings.ToUpper(p[:1]))
+		b.WriteString(p[1:])
+	}
+	return b.String()
+}

@@ -1,0 +1,96 @@
+package scripted
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func post(t *testing.T, url string, body any) (*http.Response, string) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, string(out)
+}
+
+func TestDefaultScript(t *testing.T) {
+	srv := httptest.NewServer(NewServer(nil))
+	defer srv.Close()
+	species := []any{map[string]any{"type": "function", "function": map[string]any{"name": "species"}}}
+	// Step 0 with a species tool: a tool call.
+	_, body := post(t, srv.URL, map[string]any{"model": "m", "tools": species,
+		"messages": []any{map[string]any{"role": "user", "content": "Which birds hunt fish?"}}})
+	if !strings.Contains(body, `"name":"species"`) || !strings.Contains(body, `"finish_reason":"tool_calls"`) {
+		t.Fatalf("step 0: %s", body)
+	}
+	// Step 1 (streamed): a Markdown summary of the tool result.
+	_, body = post(t, srv.URL, map[string]any{"model": "m", "tools": species, "stream": true, "messages": []any{
+		map[string]any{"role": "user", "content": "Which birds hunt fish?"},
+		map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "species", "arguments": "{}"}}}},
+		map[string]any{"role": "tool", "tool_call_id": "c", "content": `[{"common_name":"Osprey","scientific_name":"Pandion haliaetus"}]`},
+	}})
+	if !strings.Contains(body, "data: [DONE]") || !strings.Contains(body, `"usage"`) {
+		t.Fatalf("stream: %s", body)
+	}
+	var text strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, "data: {") {
+			continue
+		}
+		var ch struct {
+			Choices []struct {
+				Delta struct{ Content string } `json:"delta"`
+			} `json:"choices"`
+		}
+		_ = json.Unmarshal([]byte(line[6:]), &ch)
+		for _, c := range ch.Choices {
+			text.WriteString(c.Delta.Content)
+		}
+	}
+	if !strings.Contains(text.String(), "- Osprey (*Pandion haliaetus*)") {
+		t.Fatalf("summary: %q", text.String())
+	}
+	// No species tool: echo.
+	_, body = post(t, srv.URL, map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hello"}}})
+	if !strings.Contains(body, "You said: hello") {
+		t.Fatalf("echo: %s", body)
+	}
+	resp, err := http.Get(srv.URL + "/v1/models")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("models: %v", err)
+	}
+}
+
+func TestErrorsCountAndMarker(t *testing.T) {
+	sc, err := Parse([]byte(`{"rules":[{"name":"flaky","steps":[{"error":{"status":503,"count":2},"text":"ok","reasoning":"r","reasoning_pieces":2}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewServer(sc))
+	defer srv.Close()
+	req := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "go #script:flaky"}}}
+	for i := range 2 {
+		if resp, _ := post(t, srv.URL, req); resp.StatusCode != 503 {
+			t.Fatalf("attempt %d: %d", i, resp.StatusCode)
+		}
+	}
+	resp, body := post(t, srv.URL, req)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"reasoning_content":"r"`) {
+		t.Fatalf("third: %d %s", resp.StatusCode, body)
+	}
+	if _, err := Parse([]byte(`{"rules":[{"name":"x","steps":[]}]}`)); err == nil {
+		t.Fatal("rule without steps accepted")
+	}
+	if _, err := Parse([]byte(`{"rules":[],"bogus":1}`)); err == nil {
+		t.Fatal("unknown field accepted")
+	}
+}
