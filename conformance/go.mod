@@ -1,3 +1,13 @@
 module github.com/astraldeep/astralvessel-go/conformance
 
 go 1.26.0
+
+require github.com/astraldeep/astralvessel-go/vessel/client v0.0.0
+
+require (
+	github.com/a2aproject/a2a-go/v2 v2.3.1 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	golang.org/x/mod v0.33.0 // indirect
+)
+
+replace github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client

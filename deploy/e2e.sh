@@ -65,9 +65,7 @@ step "images"
 if [[ -z ${E2E_SKIP_IMAGES:-} ]]; then
 	"$here/images.sh" --project "$project"
 fi
-if [[ -d $root/conformance/cmd/conformance ]]; then
-	(cd "$root/conformance" && CGO_ENABLED=0 go build -o "$bin/conformance" ./cmd/conformance)
-fi
+(cd "$root/conformance" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/conformance" .)
 [[ -x $bin/astralvessel ]] || "$here/images.sh" --project "$project" deployer
 
 # ---------------------------------------------------------------------------------------------
@@ -76,6 +74,8 @@ cp -a "$root/deploy" "$work/deploy"
 cp -a "$root/examples" "$work/examples"
 rm -rf "$dep/.generated" "$dep/compose.generated.yml" "$dep/.env"
 cp "$here/e2e.override.yml" "$dep/e2e.override.yml"
+cp "$root/conformance/testdata/local-script.json" "$dep/e2e-script.json"
+chmod 644 "$dep/e2e-script.json"
 [[ -f $dep/.env.example ]] || die "deploy/.env.example is missing"
 
 # The test .env: the example's variables, with fresh keys and the scripted model as the upstream.
@@ -106,6 +106,13 @@ app_key_var="$(grep -o '^[A-Z_]*APP_KEY=' "$dep/.env" | head -n1 | tr -d =)"
 [[ -n $app_key_var ]] || die ".env.example names no *APP_KEY variable"
 app_key="${keys[$app_key_var]}"
 
+# A second app granted only the last agent: the 403 (-32003) check for the other agent.
+narrow_agent="$(awk '/^\[\[agents\]\]/ { a = 1 } a && /^id *=/ { gsub(/.*= *"|".*/, ""); last = $0; a = 0 } END { print last }' "$dep/deployment.toml")"
+narrow_key="e2e-$(rand)"
+printf '%s\n' "" "[[apps]]" 'id = "e2e-narrow"' 'key_sha256 = "env:E2E_NARROW_APP_KEY_SHA256"' "agents = [\"$narrow_agent\"]" >>"$dep/deployment.toml"
+printf 'E2E_NARROW_APP_KEY=%s\nE2E_NARROW_APP_KEY_SHA256=%s\n' "$narrow_key" "$(printf '%s' "$narrow_key" | sha256sum | cut -d' ' -f1)" >>"$dep/.env"
+# The scripted model speaks plain HTTP on the outside network.
+sed -i -E 's/^(upstream_url *=.*)$/\1\nallow_http_upstream = true/' "$dep/deployment.toml"
 if [[ $project != astralvessel ]]; then
 	# A second project on one host needs its own name and front network.
 	sed -i -E "s/^(project *= *).*/\1\"$project\"/; s/^(front_subnet *= *).*/\1\"172.31.249.0\/24\"/; s/^(front_address *= *).*/\1\"172.31.249.10\"/" "$dep/deployment.toml"
@@ -157,14 +164,15 @@ step "isolation probes"
 "$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" || failed=1
 
 step "conformance"
-if [[ -x $bin/conformance ]]; then
-	for a in "${agents[@]}"; do
+for a in "${agents[@]}"; do
+	if [[ $a == "$narrow_agent" ]]; then
+		# The narrow app's key may call only this agent, so the 403 check runs against another one.
+		other_agent="$(printf '%s\n' "${agents[@]}" | grep -vx "$a" | head -n1)"
+		docker exec "$probe" /e2e/conformance --other-agent "$other_agent" "http://$front_ip:8700" "$narrow_key" "$a" || failed=1
+	else
 		docker exec "$probe" /e2e/conformance "http://$front_ip:8700" "$app_key" "$a" || failed=1
-	done
-else
-	echo "FAIL conformance binary not built (conformance/cmd/conformance missing)"
-	failed=1
-fi
+	fi
+done
 
 # ---------------------------------------------------------------------------------------------
 step "fingerprints"

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
-	github.com/astraldeep/astralvessel-go/vessel/client v0.0.0-00010101000000-000000000000
+	github.com/astraldeep/astralvessel-go/vessel/client v0.0.0
 )
 
 require (

@@ -32,9 +32,10 @@ func main() {
 	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL DSN for the task store (default $VESSEL_TEST_POSTGRES when --replicas > 1)")
 	flag.StringVar(&o.ServerCPUs, "server-cpus", "", "pin vessels and sandboxd to these CPUs (taskset list, e.g. 0)")
 	flag.StringVar(&o.ClientCPUs, "client-cpus", "", "pin the load tool and scripted model to these CPUs (e.g. 1)")
+	flag.DurationVar(&o.Profile, "profile", 0, "fetch CPU profiles of this length from vessel-0 and sandboxd (needs binaries serving pprof on $VESSEL_PPROF_ADDR)")
 	flag.DurationVar(&o.TurnTimeout, "turn-timeout", 5*time.Minute, "a turn taking longer fails")
 	flag.Parse()
-	o.Command = commandLine(os.Args)
+	o.Command = commandLine(append([]string{"stress"}, os.Args[1:]...))
 	o.Log = os.Stderr
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

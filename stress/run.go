@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/astraldeep/astralvessel-go/stress/internal/load"
@@ -29,6 +32,10 @@ type Options struct {
 	ClientCPUs string // taskset list for this process and the model
 
 	TurnTimeout time.Duration
+	// Profile, when set, fetches CPU profiles of this length from vessel-0
+	// and sandboxd a second into the run (binaries need a pprof listener on
+	// VESSEL_PPROF_ADDR).
+	Profile time.Duration
 	// Settle is how long to wait after the last turn before counting scratch
 	// (workspaces are removed as turns end).
 	Settle  time.Duration
@@ -73,6 +80,7 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 		Script:     load.Script(o.Pieces),
 		ServerCPUs: o.ServerCPUs,
 		ModelCPUs:  o.ClientCPUs,
+		Pprof:      o.Profile > 0,
 		Log:        o.Log,
 	})
 	cancelStart()
@@ -92,13 +100,34 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 
 	fmt.Fprintf(o.Log, "stress: %d users × %d turns, history %d, pieces %d, cancels %d, replicas %d\n",
 		o.Users, o.Turns, o.History, o.Pieces, o.Cancels, o.Replicas)
+	cpu0 := cpuSnapshot(st)
 	began := time.Now()
+	profiles := make(chan struct{})
+	if o.Profile > 0 {
+		go func() {
+			defer close(profiles)
+			profile(ctx, o, out, st.Vessels[0], st.Sandbox)
+		}()
+	} else {
+		close(profiles)
+	}
 	turns, runErr := load.Run(ctx, load.Config{
 		Users: o.Users, Turns: o.Turns, History: o.History, Cancels: o.Cancels, Pieces: o.Pieces,
 		Endpoints: st.Endpoint, Agent: stack.AgentID, AppKey: st.AppKey,
 		TurnTimeout: o.TurnTimeout, Log: o.Log,
 	})
 	rep.Summarize(turns, time.Since(began))
+	cpu1 := cpuSnapshot(st)
+	for i := range st.Vessels {
+		rep.VesselCPUSeconds = append(rep.VesselCPUSeconds, cpu1.vessels[i]-cpu0.vessels[i])
+	}
+	rep.SandboxCPUSeconds = cpu1.sandbox - cpu0.sandbox
+	rep.ModelCPUSeconds = cpu1.model - cpu0.model
+	rep.ClientCPUSeconds = cpu1.self - cpu0.self
+	<-profiles
+	if err := writeJSON(filepath.Join(out, "turns.json"), turns); err != nil {
+		return nil, err
+	}
 
 	// Workspaces are deleted when turns end; give the last ones a moment.
 	select {
@@ -126,15 +155,82 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 	return rep, nil
 }
 
+// profile saves CPU profiles of the given processes, taken together.
+func profile(ctx context.Context, o Options, out string, procs ...*stack.Proc) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Second):
+	}
+	done := make(chan struct{}, len(procs))
+	for _, p := range procs {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			if p.PprofAddr == "" {
+				return
+			}
+			u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.PprofAddr, int(o.Profile.Seconds()))
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if err != nil {
+				return
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				fmt.Fprintf(o.Log, "stress: no profile from %s (built without pprof?): %v\n", p.Name, err)
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				fmt.Fprintf(o.Log, "stress: no profile from %s: %v %s\n", p.Name, err, resp.Status)
+				return
+			}
+			path := filepath.Join(out, p.Name+".cpu.pprof")
+			if err := os.WriteFile(path, b, 0o644); err == nil {
+				fmt.Fprintf(o.Log, "stress: wrote %s\n", path)
+			}
+		}()
+	}
+	for range procs {
+		<-done
+	}
+}
+
+type cpuTimes struct {
+	vessels              []float64
+	sandbox, model, self float64
+}
+
+func cpuSnapshot(st *stack.Stack) cpuTimes {
+	var c cpuTimes
+	for _, v := range st.Vessels {
+		c.vessels = append(c.vessels, v.CPUSeconds())
+	}
+	c.sandbox = st.Sandbox.CPUSeconds()
+	c.model = st.Model.CPUSeconds()
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		c.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	return c
+}
+
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
 
-func writeReport(dir string, rep *load.Report) error {
-	js, err := json.MarshalIndent(rep, "", "  ")
+func writeJSON(path string, v any) error {
+	js, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("stress: encode report: %w", err)
+		return fmt.Errorf("stress: encode %s: %w", filepath.Base(path), err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(js, '\n'), 0o644); err != nil {
-		return fmt.Errorf("stress: write report: %w", err)
+	if err := os.WriteFile(path, append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("stress: write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+func writeReport(dir string, rep *load.Report) error {
+	if err := writeJSON(filepath.Join(dir, "report.json"), rep); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()), 0o644); err != nil {
 		return fmt.Errorf("stress: write report: %w", err)
@@ -142,10 +238,14 @@ func writeReport(dir string, rep *load.Report) error {
 	return nil
 }
 
-// commandLine quotes the arguments for the report.
+// userinfo matches the password part of a URL, kept out of reports.
+var userinfo = regexp.MustCompile(`(://[^:/@\s]*):[^@/\s]*@`)
+
+// commandLine quotes the arguments for the report, without URL passwords.
 func commandLine(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
+		a = userinfo.ReplaceAllString(a, "$1:***@")
 		if strings.ContainsAny(a, " \t\"'$") {
 			a = strconv.Quote(a)
 		}

@@ -22,7 +22,16 @@ func TestShortLoad(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out := t.TempDir()
+	// Not t.TempDir(): its folders are 0700, and sandboxd runs tool calls as
+	// an unprivileged user who must reach the agent package and scratch.
+	out, err := os.MkdirTemp("", "stress-ci-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(out) })
+	if err := os.Chmod(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := Run(ctx, Options{
 		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: replicas,
 		Out: out, BinDir: os.Getenv("VESSEL_STRESS_BIN"), TurnTimeout: 2 * time.Minute,
@@ -50,4 +59,12 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(string(p))
 	return len(p), nil
+}
+
+func TestCommandLineHidesPasswords(t *testing.T) {
+	got := commandLine([]string{"stress", "--postgres", "postgres://u:secret@127.0.0.1:5432/db?sslmode=disable", "--out", "a b"})
+	want := `stress --postgres postgres://u:***@127.0.0.1:5432/db?sslmode=disable --out "a b"`
+	if got != want {
+		t.Fatalf("commandLine = %s, want %s", got, want)
+	}
 }

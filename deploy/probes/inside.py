@@ -16,7 +16,7 @@ import sys
 import urllib.error
 import urllib.request
 
-TIMEOUT = 3.0
+TIMEOUT = 2.0
 
 
 def proc_status(pid, field):
@@ -45,16 +45,21 @@ def check_rootfs_ro(c):
     return False, "no / mount found"
 
 
+def hex_ip(h):
+    """Turns /proc/net/route's little-endian hex address into dotted form."""
+    return ".".join(str(int(h[i:i + 2], 16)) for i in (6, 4, 2, 0))
+
+
 def routes():
-    """Returns (ipv4 default route present, ipv6 default route present, ipv4 routes)."""
-    v4, v6, table = False, False, []
+    """Returns (IPv4 default gateways, IPv6 default route present, readable IPv4 table)."""
+    gws, v6, table = [], False, []
     with open("/proc/net/route") as f:
         next(f)
         for line in f:
             p = line.split()
-            table.append(f"{p[0]}:{p[1]}/{p[7]}")
+            table.append(f"{p[0]} {hex_ip(p[1])}/{bin(int(p[7], 16)).count('1')} via {hex_ip(p[2])}")
             if p[1] == "00000000" and p[7] == "00000000":
-                v4 = True
+                gws.append(hex_ip(p[2]))
     try:
         with open("/proc/net/ipv6_route") as f:
             for line in f:
@@ -63,13 +68,20 @@ def routes():
                     v6 = True
     except FileNotFoundError:
         pass
-    return v4, v6, table
+    return gws, v6, table
 
 
 def check_default_route(c):
-    v4, v6, table = routes()
-    has = v4 or v6
-    return has == c["expect"], f"default route v4={v4} v6={v6}; routes {' '.join(table) or 'none'}"
+    """expect true: a default route through a gateway not in `internal_gateways` (a way out).
+    expect false: no way out: no default route, or one only to the gateway of an internal network,
+    which Docker engines before 25.0 add and whose bridge drops every forwarded packet."""
+    gws, v6, table = routes()
+    internal = set(c.get("internal_gateways", []))
+    out = [g for g in gws if g not in internal] + (["ipv6"] if v6 else [])
+    detail = f"routes: {'; '.join(table) or 'none'}"
+    if gws and not out:
+        detail += " (default only via an internal network's gateway)"
+    return bool(out) == c["expect"], detail
 
 
 def connect(host, port):

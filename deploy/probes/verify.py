@@ -12,6 +12,7 @@ Every address probed is one of the project's own containers (from docker inspect
 
 import argparse
 import hashlib
+import ipaddress
 import json
 import os
 import subprocess
@@ -67,6 +68,22 @@ class Deployment:
             svc = info["Config"]["Labels"].get("com.docker.compose.service", info["Name"])
             self.containers[svc] = info
         self.prefix = project + "_"
+        # Gateways of the project's internal networks: Docker < 25 gives containers on them a
+        # default route to the bridge, which drops forwarded traffic.
+        self.internal_gateways = []
+        self.network_internal = {}
+        nets = sh(["docker", "network", "ls", "-q", "--filter", f"label=com.docker.compose.project={project}"]).split()
+        for n in json.loads(sh(["docker", "network", "inspect", *nets])) if nets else []:
+            short = n["Name"][len(self.prefix):] if n["Name"].startswith(self.prefix) else n["Name"]
+            self.network_internal[short] = bool(n.get("Internal"))
+            if n.get("Internal"):
+                for cfg in (n.get("IPAM") or {}).get("Config") or []:
+                    gw = (cfg.get("Gateway") or "").split("/")[0]
+                    if not gw and cfg.get("Subnet"):
+                        # Without an explicit gateway Docker takes the subnet's first address.
+                        gw = str(next(ipaddress.ip_network(cfg["Subnet"], strict=False).hosts()))
+                    if gw:
+                        self.internal_gateways.append(gw)
 
     def service(self, name):
         return self.containers.get(name)
@@ -175,8 +192,8 @@ def runtime(dep, rep, image):
             {"name": f"{svc}: seccomp filter in force (Seccomp 2)", "kind": "status", "field": "Seccomp",
              "expect": "2"},
             {"name": f"{svc}: root filesystem mounted read-only", "kind": "rootfs_ro"},
-            {"name": f"{svc}: {'has' if svc == 'egress' else 'no'} default route", "kind": "default_route",
-             "expect": svc == "egress"},
+            {"name": f"{svc}: " + ("has a route out (control)" if svc == "egress" else "no route out"),
+             "kind": "default_route", "expect": svc == "egress", "internal_gateways": dep.internal_gateways},
         ]
         mode = "exec" if svc.startswith("sandbox-") else "join"
         for r in run_inside(dep, svc, checks, image, mode):
@@ -184,6 +201,11 @@ def runtime(dep, rep, image):
 
 
 def networks(dep, rep, image, env):
+    for net, internal in sorted(dep.network_internal.items()):
+        if net == "outside":
+            rep.add("network outside: the only one with a way out (not internal)", not internal)
+        else:
+            rep.add(f"network {net}: internal (Docker forwards nothing off it)", internal)
     vessel, egress = "vessel", "egress"
     front_ip = dep.ip(vessel, "front")
     port = 8700
@@ -232,7 +254,7 @@ def networks(dep, rep, image, env):
     if etok:
         checks.append({"name": "egress: forwards a model call with the vessel token (control)", "kind": "http",
                        "url": model, "headers": {"Authorization": "Bearer " + etok}, "expect": [200]})
-    targets = [("GET", "http://127.0.0.1:8080/v1/models"), ("CONNECT", "127.0.0.1:443"),
+    targets = [("GET", "http://127.0.0.1/"), ("GET", "http://127.0.0.1:8080/v1/models"), ("CONNECT", "127.0.0.1:443"),
                ("GET", "http://[::1]/"), ("GET", f"http://{front_ip}:{port}/health"),
                ("GET", f"http://{front_ip}/"), ("CONNECT", f"{eg}:443"),
                ("GET", f"http://{dep.ip(vessel, 'egress')}/")]
@@ -369,8 +391,12 @@ def calls(dep, rep, image):
                  '(echo x > "$VESSEL_PACKAGE/escape-probe") 2>/dev/null || (echo x > /agent/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED')
             call("cannot write to the root filesystem",
                  "(echo x > /escape-probe) 2>/dev/null || (echo x > /etc/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED")
+            tokfile = next((e.split("=", 1)[1] for e in dep.containers[sb]["Config"].get("Env") or []
+                            if e.startswith("VESSEL_SANDBOX_TOKEN_FILE=")), "/run/secrets/" + sb + ".token")
             call("cannot read the sandbox token file",
-                 'f="${VESSEL_SANDBOX_TOKEN_FILE:-/run/secrets/sandbox.token}"; cat "$f" >/dev/null 2>&1 && echo ALLOWED || echo DENIED; for t in /run/secrets/* /.generated/*; do cat "$t" >/dev/null 2>&1 && echo ALLOWED:$t; done; true')
+                 f'cat {tokfile} >/dev/null 2>&1 && echo ALLOWED || echo DENIED; for t in /run/secrets/*; do [ -e "$t" ] && cat "$t" >/dev/null 2>&1 && echo ALLOWED:$t; done; true')
+            call("cannot read sandboxd's environment or memory map",
+                 "cat /proc/1/environ /proc/1/maps >/dev/null 2>&1 && echo ALLOWED || echo DENIED")
             call("holds no token in its environment",
                  "env | grep -qi 'TOKEN\\|_KEY' && echo ALLOWED || echo DENIED")
             call("cannot start a new session",

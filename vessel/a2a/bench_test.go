@@ -83,6 +83,10 @@ func TestBenchTurn(t *testing.T) {
 			t.Fatalf("turn did not complete: %T", evs[len(evs)-1])
 		}
 	}
+	load := "unknown"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
 	for i := range 20 { // warm up connections and caches
 		direct(i)
 		viaVessel()
@@ -119,10 +123,13 @@ figures measure the harness, not confinement.
 | through the vessel | %s | %s |
 | **overhead per turn** | **%s** | |
 
-Target: at most 3 ms per turn; this run %s it. Measured %s on %s/%s, %d CPUs, Go %s, SQLite task store.
+Target: at most 3 ms per turn; this run %s it. Measured %s on %s/%s, %d CPUs, Go %s, SQLite task store,
+load average %s at the start (the machine was shared; both paths ran interleaved under the same load).
+The vessel path includes the A2A client's own work (it runs in the benchmark's process), the SDK's
+per-event processing (two gob deep copies of the task per event) and the SSE framing of about ten frames.
 
 `, n, ms(med(d)), ms(p90(d)), ms(med(v)), ms(p90(v)), ms(over), verdict,
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load)
 	t.Log("\n" + section)
 	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "## Turn", section); err != nil {
 		t.Fatal(err)

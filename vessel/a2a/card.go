@@ -109,8 +109,12 @@ func newCardDoc(card *a2a.AgentCard, mod time.Time) (*cardDoc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode card: %w", err)
 	}
+	return newCardDocBytes(b, mod), nil
+}
+
+func newCardDocBytes(b []byte, mod time.Time) *cardDoc {
 	sum := sha256.Sum256(b)
-	return &cardDoc{body: b, etag: `"` + hex.EncodeToString(sum[:16]) + `"`, modTime: mod.UTC().Truncate(time.Second)}, nil
+	return &cardDoc{body: b, etag: `"` + hex.EncodeToString(sum[:16]) + `"`, modTime: mod.UTC().Truncate(time.Second)}
 }
 
 // serve writes the card with ETag, Last-Modified and Cache-Control, and

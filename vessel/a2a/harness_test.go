@@ -22,12 +22,12 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
-	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 )
 
 const testFP = "sha256:test-fingerprint"
@@ -98,12 +98,6 @@ func (f *fakeSandbox) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreaming
 		return send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: &sandboxv1.Exit{Code: -1, Error: "unknown tool " + req.Tool}}})
 	}
 	return send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: &sandboxv1.Exit{Code: 0, DurationUs: 10}}})
-}
-
-func (f *fakeSandbox) set(confined bool) {
-	f.mu.Lock()
-	f.confined = confined
-	f.mu.Unlock()
 }
 
 func (f *fakeSandbox) stats() (ended []string, cancelled, running int) {
@@ -257,14 +251,14 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 		t.Fatal(err)
 	}
 	h.srv, err = a2aserver.New(a2aserver.Config{
-		Deployment:   d,
-		Fingerprint:  func(*spec.Deployment, string) (string, error) { return testFP, nil },
-		Sandboxes:    sbs,
-		SandboxTools: func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
-		Auth:         auth.Chain{keys},
-		Store:        h.backend,
-		Logger:       zap.NewNop(),
-		MaxBody:      a2aserver.MaxBodyBytes,
+		Deployment:    d,
+		Fingerprint:   func(*spec.Deployment, string) (string, error) { return testFP, nil },
+		Sandboxes:     sbs,
+		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
+		Auth:          auth.Chain{keys},
+		Store:         h.backend,
+		Logger:        zap.NewNop(),
+		MaxBody:       a2aserver.MaxBodyBytes,
 		ReadyInterval: time.Hour,
 	})
 	if err != nil {

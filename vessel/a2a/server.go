@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
@@ -110,6 +111,7 @@ type Server struct {
 type agent struct {
 	spec    *spec.Agent
 	card    *cardDoc
+	cardV03 *cardDoc // the 0.3-compatible card older AstralDeep builds read
 	rpc     http.Handler
 	sandbox AgentSandbox
 	exec    *executor
@@ -247,7 +249,20 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 			return fmt.Errorf("internal error")
 		}),
 	)
-	ag.rpc = a2asrv.NewJSONRPCHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to
+	// the replica running the task.
+	if w, ok := s.cfg.Store.(interface {
+		WrapHandler(agentID string, h a2asrv.RequestHandler) a2asrv.RequestHandler
+	}); ok {
+		h = w.WrapHandler(a.ID, h)
+	}
+	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
+	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	v03, err := a2acompat.CardV03JSON(context.Background(), BuildCard(a, s.base), s.base+"/agents/"+a.ID)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	ag.cardV03 = newCardDocBytes(v03, started)
 	return ag, nil
 }
 
@@ -281,6 +296,15 @@ func (s *Server) routes() {
 		}
 		a.card.serve(w, r)
 	})
+	s.mux.HandleFunc("/agents/{id}/a2a/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		a := s.agents[r.PathValue("id")]
+		if a == nil {
+			writeJSONError(w, http.StatusNotFound, "unknown agent")
+			return
+		}
+		a.cardV03.serve(w, r)
+	})
+	s.mux.HandleFunc("/agents/{id}/a2a", s.rpc)
 	s.mux.HandleFunc("/agents/{id}/manifest", s.manifest)
 	s.mux.HandleFunc("/agents/{id}", s.rpc)
 	s.mux.HandleFunc("/agents/{id}/{$}", s.rpc)

@@ -651,3 +651,30 @@ func TestRawStreamingFraming(t *testing.T) {
 	_ = base64.StdEncoding
 	_ = fmt.Sprint
 }
+
+func TestCancelRightAfterTaskFrame(t *testing.T) {
+	h := newHarness(t)
+	for i := range 20 {
+		evs := cancelMidTurn(t, h, "#script:slowtext", func(evs []a2a.Event) bool { return len(evs) == 1 })
+		state, data := lastEvent(t, evs)
+		if state != a2a.TaskStateCanceled || data["status"] != "cancelled" {
+			t.Fatalf("run %d: %s %v", i, state, data)
+		}
+	}
+}
+
+func TestV03Compat(t *testing.T) {
+	h := newHarness(t)
+	code, _, body := h.get("/agents/field-guide/a2a/.well-known/agent-card.json", nil)
+	if code != 200 || !strings.Contains(string(body), `"protocolVersion": "0.3`) {
+		t.Fatalf("0.3 card: %d %s", code, body)
+	}
+	v03 := `{"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"old caller"}]}}}`
+	status, _, b := h.rawPost("/agents/field-guide/a2a", v03, appHdr(h.keyApp1, "alice"))
+	if status != 200 || !strings.Contains(string(b), "You said: old caller") {
+		t.Fatalf("0.3 message/send: %d %s", status, b)
+	}
+	if status, _, _ := h.rawPost("/agents/field-guide/a2a", v03, nil); status != 401 {
+		t.Fatalf("0.3 without key: %d", status)
+	}
+}

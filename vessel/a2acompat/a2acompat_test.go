@@ -1,4 +1,4 @@
-package a2acompat
+package a2acompat_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/primitives"
 )
 
@@ -163,7 +164,7 @@ func (versionCheck) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2a
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	rh := a2asrv.NewHandler(echo{}, a2asrv.WithCallInterceptors(versionCheck{}))
-	h := NewHandler(rh)
+	h := a2acompat.NewHandler(rh)
 	mux := http.NewServeMux()
 	mux.Handle("POST /agents/field-guide", h)
 	mux.Handle("POST /agents/field-guide/a2a", h) // older builds post to {base}/a2a
@@ -306,7 +307,7 @@ func TestCamelCase(t *testing.T) {
 	in := `{"jsonrpc":"2.0","params":{"message":{"message_id":"a","messageId":"keep","reference_task_ids":["t"],
 		"parts":[{"data":{"snake_key":1,"big":9007199254740993,"nested":{"a_b":[{"c_d":1}]}},"media_type":"x","metadata":{"k_v":1}}]},
 		"metadata":{"trace_id":"t"},"_private":1,"weird_Key":2,"x__y":3}}`
-	out, err := CamelCase([]byte(in))
+	out, err := a2acompat.CamelCase([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestCamelCase(t *testing.T) {
 	if p["metadata"].(map[string]any)["trace_id"] == nil || p["_private"] == nil || p["weird_Key"] == nil || p["x__y"] == nil {
 		t.Fatalf("params = %v", p)
 	}
-	if _, err := CamelCase([]byte(`{"a_b":`)); err == nil {
+	if _, err := a2acompat.CamelCase([]byte(`{"a_b":`)); err == nil {
 		t.Fatal("malformed accepted")
 	}
 }
@@ -341,7 +342,7 @@ func TestCardV03(t *testing.T) {
 	card := &a2a.AgentCard{Name: "field-guide", Description: "d", Version: "0.1.0",
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface("http://vessel:8700/agents/field-guide", a2a.TransportProtocolJSONRPC)},
 		Skills:              []a2a.AgentSkill{{ID: "field-guide", Name: "n", Description: "d", Tags: []string{"scope:tools:read"}}}}
-	b, err := CardV03JSON(context.Background(), card, "http://vessel:8700/agents/field-guide")
+	b, err := a2acompat.CardV03JSON(context.Background(), card, "http://vessel:8700/agents/field-guide")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestCardV03(t *testing.T) {
 		t.Fatal("the original card was modified")
 	}
 	rec := httptest.NewRecorder()
-	CardV03Handler(card, "http://vessel:8700/agents/field-guide").ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/agents/field-guide/a2a/.well-known/agent-card.json", nil))
+	a2acompat.CardV03Handler(card, "http://vessel:8700/agents/field-guide").ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/agents/field-guide/a2a/.well-known/agent-card.json", nil))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"preferredTransport"`) {
 		t.Fatalf("card handler: %d %s", rec.Code, rec.Body)
 	}
@@ -364,7 +365,7 @@ func FuzzCamelCase(f *testing.F) {
 	f.Add([]byte(`{"message_id":"a","parts":[{"data":{"x_y":1}}]}`))
 	f.Add([]byte(`[{"a_b":{"c_d":[1,2,{"e_f":null}]}}]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := CamelCase(b)
+		out, err := a2acompat.CamelCase(b)
 		if err != nil {
 			return
 		}

@@ -50,12 +50,17 @@ func Accepted(mediaType string) bool {
 	return ok
 }
 
-// ErrRejected is wrapped by every refusal; the message is a sentence meant
-// for the caller.
+// ErrRejected matches every refusal (errors.Is); the error's text is just
+// the reason, a sentence meant for the caller.
 var ErrRejected = errors.New("image rejected")
 
+type rejection struct{ reason string }
+
+func (r *rejection) Error() string        { return r.reason }
+func (r *rejection) Is(target error) bool { return target == ErrRejected }
+
 func rejectf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrRejected, fmt.Sprintf(format, args...))
+	return &rejection{reason: fmt.Sprintf(format, args...)}
 }
 
 func normalize(mt string) string {

@@ -122,7 +122,7 @@ func TestRejections(t *testing.T) {
 		{"declared webp is gif", []Part{{MediaType: "image/webp", Data: gifBytes(t)}}, true, "declared as image/webp but the bytes are GIF"},
 		{"declared gif is webp", []Part{{MediaType: "image/gif", Data: webpBytes(t)}}, true, "declared as image/gif but the bytes are WEBP"},
 		{"huge dimensions", []Part{{MediaType: "image/png", Data: pngHeader(t, 100000, 10)}}, true, "each side must be 1 to 16384"},
-		{"second image bad", []Part{{MediaType: "image/png", Data: png1}, {MediaType: "image/gif", Data: png1}}, true, "image 2: image rejected: it is declared as image/gif but the bytes are PNG"},
+		{"second image bad", []Part{{MediaType: "image/png", Data: png1}, {MediaType: "image/gif", Data: png1}}, true, "image 2: it is declared as image/gif but the bytes are PNG"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

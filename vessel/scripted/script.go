@@ -125,7 +125,8 @@ func Parse(b []byte) (*Script, error) {
 
 // Default is the built-in script: agents offering a "species" tool (the
 // field-guide example) call it, then summarise its result in Markdown;
-// everything else gets an echo answer.
+// "#script:slow" streams 600 pieces 50 ms apart (about 30 s, for cancel
+// checks); everything else gets an echo answer.
 func Default() *Script {
 	s, err := Parse([]byte(defaultScript))
 	if err != nil {
@@ -140,6 +141,10 @@ const defaultScript = `{
       {"reasoning": "The guide has a species tool; I will list the species first.",
        "tool_calls": [{"name": "species", "arguments": {}}]},
       {"text": "## From the field guide\n\nYou asked: *{{last_user}}*\n\nThe guide lists these species:\n\n{{tool_result_list}}\n", "pieces": 8}
+    ]}
+,
+    {"name": "slow", "steps": [
+      {"text": "This answer streams slowly so that a caller has time to cancel it. ", "repeat": 40, "pieces": 15, "piece_delay_ms": 50}
     ]}
   ],
   "default": {"name": "echo", "steps": [

@@ -353,6 +353,31 @@ func TestRealSandboxTurnCancelRestart(t *testing.T) {
 	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
 		t.Fatalf("finished task after restart: %+v %v", got, err)
 	}
+	// An edit to the manifest that was not redeployed takes the agent out of
+	// service (503) at the next readiness poll.
+	mf := filepath.Join(s.dir, "agents/guide/vessel.toml")
+	b, _ := os.ReadFile(mf)
+	write(t, mf, strings.Replace(string(b), "A test guide.", "An edited guide.", 1))
+	deadline = time.Now().Add(15 * time.Second)
+	status := 0
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodPost, s.vesselURL+"/agents/guide", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))
+		req.Header.Set("Authorization", "Bearer app-key-for-tests")
+		req.Header.Set("X-Vessel-User", "alice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if status = resp.StatusCode; status == http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if status != http.StatusServiceUnavailable {
+		t.Fatalf("after an un-redeployed edit: %d", status)
+	}
+
 	// One structured log line per turn, with no key or token in the logs.
 	logs, _ := os.ReadFile(s.logs.Name())
 	for _, secret := range []string{"app-key-for-tests", "egress-token", "master-token-for-tests"} {

@@ -170,9 +170,9 @@ type sqliteStore struct {
 }
 
 type liveTask struct {
-	owner     string
-	version   taskstore.TaskVersion
-	task      *a2a.Task // stripped
+	owner   string
+	version taskstore.TaskVersion
+	task    *a2a.Task // stripped
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {

@@ -140,3 +140,23 @@ func TestNoOwner(t *testing.T) {
 		t.Fatal("unknown scheme accepted")
 	}
 }
+
+func TestCleanupLoop(t *testing.T) {
+	b := open(t, filepath.Join(t.TempDir(), "t.sqlite"), Options{Agents: []string{"a"}, TTL: 50 * time.Millisecond, CleanupInterval: 20 * time.Millisecond})
+	defer b.Close()
+	alice := asUser("app/alice")
+	if _, err := b.Agent("a").Create(alice, newTask("old", a2a.TaskStateCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := b.Agent("a").Get(alice, "old")
+		if errors.Is(err, a2a.ErrTaskNotFound) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task not expired: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

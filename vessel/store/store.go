@@ -66,7 +66,7 @@ func Open(ctx context.Context, url string, opt Options) (Backend, error) {
 	}
 	scheme, _, ok := strings.Cut(url, "://")
 	if !ok {
-		return nil, fmt.Errorf("task store %q: want sqlite:///path or postgres://...", url)
+		return nil, fmt.Errorf("task store %q: want sqlite:///path or postgres://host/db", url)
 	}
 	openersMu.Lock()
 	o := openers[scheme]

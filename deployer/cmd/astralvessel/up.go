@@ -33,7 +33,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	_ = fs.Bool("local", true, "run as local processes (the only mode; Compose deployments use `deploy`)")
 	listen := fs.String("listen", "127.0.0.1:8700", "the vessel's address")
 	state := fs.String("state", localstack.DefaultStateDir(), "state folder: keys, logs, task store, stack.json")
-	bin := fs.String("bin", "", "folder with prebuilt vessel, sandboxd, egress, scripted-model (default: build them from the source tree)")
+	bin := fs.String("bin", os.Getenv("VESSEL_BIN_DIR"), "folder with prebuilt vessel, sandboxd, egress, scripted-model (default $VESSEL_BIN_DIR, else build them from the source tree)")
 	noBuild := fs.Bool("no-build", false, "use the binaries already in the source tree's .cache/bin (or PATH)")
 	script := fs.String("script", "", "script file for the scripted model")
 	scripted := fs.Bool("scripted", false, "use the scripted model even when VESSEL_UPSTREAM_MODEL_URL and VESSEL_MODEL_KEY are set")
@@ -112,7 +112,11 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
 	fmt.Fprintf(stdout, "  app key: %s (app %s, in %s); send X-Vessel-User: %s\n", key, st.AppID, st.AppKeyFile, st.User)
 	fmt.Fprintf(stdout, "  logs:    %s\n", st.Logs)
-	fmt.Fprintf(stdout, "  try:     astralvessel ask %q\n", "Which birds in the guide hunt fish?")
+	hint := "astralvessel ask"
+	if *state != localstack.DefaultStateDir() {
+		hint += " --state " + *state
+	}
+	fmt.Fprintf(stdout, "  try:     %s %q\n", hint, "Which birds in the guide hunt fish?")
 	fmt.Fprintln(stdout, "Ctrl-C stops everything.")
 
 	if err := st.Wait(ctx); err != nil {

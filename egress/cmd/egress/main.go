@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 	"github.com/astraldeep/astralvessel-go/egress/modelproxy"
@@ -26,7 +27,9 @@ import (
 )
 
 func main() {
-	log, err := zap.NewProduction()
+	zcfg := zap.NewProductionConfig()
+	zcfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	log, err := zcfg.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "egress: logger:", err)
 		os.Exit(1)
@@ -34,12 +37,28 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, log, nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(os.Stderr, usage)
+			return
+		}
 		log.Error("egress stopped", zap.Error(err))
 		_ = log.Sync()
 		os.Exit(1)
 	}
 	_ = log.Sync()
 }
+
+const usage = `usage: egress [--model-listen ADDR (default :8080)] [--proxy-listen ADDR (default :3128)]
+
+environment:
+  VESSEL_UPSTREAM_MODEL_URL          the model's OpenAI-compatible base URL (required)
+  VESSEL_UPSTREAM_MODEL_KEY          the model key, added to forwarded requests
+  VESSEL_EGRESS_TOKEN_FILE           file holding the token callers must present (or VESSEL_EGRESS_TOKEN)
+  VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM  1 to allow a plain-HTTP upstream
+  VESSEL_EGRESS_ALLOW_CIDRS          extra CIDRs the web proxy may reach (comma-separated)
+  VESSEL_EGRESS_ALLOW_HOSTS          extra host names (or *.domain) the web proxy may reach
+  VESSEL_EGRESS_ALLOW_PORTS          extra ports, for allow-listed destinations only
+`
 
 // config is everything the environment and flags say.
 type config struct {

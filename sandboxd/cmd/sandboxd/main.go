@@ -160,6 +160,10 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go wm.Run(ctx, logger.Printf)
+	if os.Getpid() == 1 {
+		// PID 1 of a container: orphans of killed calls come to us.
+		go confine.Reap(ctx)
+	}
 	h, stopGRPC, err := srv.Handler(ctx)
 	if err != nil {
 		return fmt.Errorf("setting up the API: %w", err)

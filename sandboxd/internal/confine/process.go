@@ -103,16 +103,29 @@ func Start(opts Options) (*Process, error) {
 			Credential: opts.Credential,
 		},
 	}
-	if err := cmd.Start(); err != nil {
+	startMu.Lock()
+	err = cmd.Start()
+	if err == nil {
+		track(cmd.Process.Pid)
+	}
+	startMu.Unlock()
+	if err != nil {
 		specW.Close()
 		outR.Close()
 		errR.Close()
 		return nil, fmt.Errorf("starting launcher: %w", err)
 	}
-	go func() {
+	// A spec fits a pipe buffer (it is a few KB): write it at once, and
+	// only fall back to a goroutine for an unusually long one.
+	if len(spec) <= 32<<10 {
 		_, _ = specW.Write(spec)
 		specW.Close()
-	}()
+	} else {
+		go func() {
+			_, _ = specW.Write(spec)
+			specW.Close()
+		}()
+	}
 	p := &Process{cmd: cmd, opts: opts, stdout: outR, stderr: errR, exited: make(chan struct{})}
 	go p.waitLeader()
 	return p, nil
@@ -183,52 +196,43 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 	}
 	go func() { readers.Wait(); close(chunks) }()
 
-	var timeout <-chan time.Time
+	// The timer kills on its own, so a caller that stopped reading (and
+	// blocks emit) cannot keep the call alive past its timeout.
 	if p.opts.Timeout > 0 {
-		t := time.NewTimer(p.opts.Timeout)
+		t := time.AfterFunc(p.opts.Timeout, func() { p.Kill("timeout") })
 		defer t.Stop()
-		timeout = t.C
 	}
 	sent := map[int]int64{}
 	truncated := false
 	emitting := true
-	for chunks != nil {
-		select {
-		case c, ok := <-chunks:
-			if !ok {
-				chunks = nil
-				continue
-			}
-			if !emitting {
-				continue
-			}
-			room := p.opts.OutputCap - sent[c.stream]
-			if p.opts.OutputCap > 0 && int64(len(c.data)) > room {
-				c.data = c.data[:max(room, 0)]
-				truncated = true
-			}
-			if len(c.data) > 0 {
-				sent[c.stream] += int64(len(c.data))
-				if err := emit(c.stream, c.data); err != nil {
-					// The caller went away.
-					emitting = false
-					p.Kill("cancelled")
-				}
-			}
-			if truncated && emitting {
-				note := fmt.Sprintf("\n[output cut at %d bytes; the call was stopped]\n", p.opts.OutputCap)
-				_ = emit(Stderr, []byte(note))
+	for c := range chunks {
+		if !emitting {
+			continue
+		}
+		room := p.opts.OutputCap - sent[c.stream]
+		if p.opts.OutputCap > 0 && int64(len(c.data)) > room {
+			c.data = c.data[:max(room, 0)]
+			truncated = true
+		}
+		if len(c.data) > 0 {
+			sent[c.stream] += int64(len(c.data))
+			if err := emit(c.stream, c.data); err != nil {
+				// The caller went away.
 				emitting = false
-				p.Kill("")
+				p.Kill("cancelled")
 			}
-		case <-timeout:
-			p.Kill("timeout")
-			timeout = nil
+		}
+		if truncated && emitting {
+			note := fmt.Sprintf("\n[output cut at %d bytes; the call was stopped]\n", p.opts.OutputCap)
+			_ = emit(Stderr, []byte(note))
+			emitting = false
+			p.Kill("")
 		}
 	}
 	// The pipes are closed once every holder died; now reap the leader.
 	<-p.exited
 	err := p.cmd.Wait()
+	untrack(p.cmd.Process.Pid)
 	p.mu.Lock()
 	p.reaped = true
 	res := Result{Stopped: p.stopped, Truncated: truncated, Code: -1}

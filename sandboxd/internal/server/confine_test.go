@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -518,5 +519,37 @@ func TestLauncherRefusesWithoutSpec(t *testing.T) {
 	out, err := exec.Command(exe, "__launch").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "sandboxd launcher") {
 		t.Fatalf("launcher without spec: %v %s", err, out)
+	}
+}
+
+func TestHiddenFilesStillCount(t *testing.T) {
+	e := newEnv(t, envOpts{turnLimit: 4 << 20, userLimit: 8 << 20})
+	stopsForDisk(t, e, "turn-hide", "app/alice",
+		"mkdir h; head -c 2500000 /dev/zero > h/a; head -c 2500000 /dev/zero > h/b; chmod 000 h")
+}
+
+// TestForeignArchSyscallsKilled makes an i386 system call (int 0x80) from
+// an x86-64 program: the filter checks the architecture and kills it, so
+// the 32-bit socketcall cannot slip past the 64-bit rules.
+func TestForeignArchSyscallsKilled(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil || runtime.GOARCH != "amd64" {
+		t.Skip("needs gcc on amd64")
+	}
+	e := newEnv(t, envOpts{})
+	src := filepath.Join(e.pkg, "i386.c")
+	write(t, src, []byte(`int main(void){long r; __asm__ volatile("int $0x80":"=a"(r):"a"(102),"b"(1),"c"(0)); return r < 0 ? 3 : 4;}`), 0o644)
+	bin := filepath.Join(e.pkg, "i386")
+	if out, err := exec.Command(gcc, "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	_ = os.Chmod(bin, 0o755)
+	// A kernel without IA-32 emulation faults the instruction itself.
+	if err := exec.Command(bin).Run(); err != nil && strings.Contains(err.Error(), "segmentation") {
+		t.Skip("this kernel has no IA-32 emulation: int 0x80 faults before any filter")
+	}
+	r := e.bash("turn-arch", bin+"; echo rc=$?")
+	if !strings.Contains(r.stdout, "rc=159") { // 128 + SIGSYS
+		t.Fatalf("i386 syscall not killed:\n%s", r)
 	}
 }

@@ -102,6 +102,14 @@ func TestOutboxReplacedBySymlink(t *testing.T) {
 	if len(r.files) != 0 {
 		t.Fatalf("followed a swapped outbox: %s", names(r.files))
 	}
+	// Replacing the outbox parent only spoils it for this turn's next call,
+	// which gets a fresh one.
+	e.bash("turn-swap", "rm -rf .outbox && ln -s /etc .outbox")
+	dir := writeGoodFiles(t, e)
+	r = e.bash("turn-swap", "cp "+dir+"/table.csv \"$VESSEL_OUTBOX\"/")
+	if names(r.files) != "table.csv" || r.exit.Error != "" {
+		t.Fatalf("outbox not recreated: %s", r)
+	}
 }
 
 func TestOutboxLimits(t *testing.T) {

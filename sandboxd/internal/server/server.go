@@ -5,6 +5,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -298,6 +299,9 @@ func (s *Server) command(tool, args, ws string) ([]string, []byte, time.Duration
 				if len(bytes.TrimSpace(stdin)) == 0 {
 					stdin = []byte("{}")
 				}
+				if !json.Valid(stdin) {
+					return nil, nil, 0, errors.New("the arguments are not valid JSON")
+				}
 				return tools.DeclaredArgv(t.Command, s.cfg.PackageDir), stdin, timeout, nil
 			}
 		}
@@ -386,6 +390,12 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 
 func (s *Server) makeOutbox(ws *os.Root, rel string) error {
 	for _, d := range []string{".outbox", rel} {
+		// An earlier call may have replaced it with something else.
+		if st, err := ws.Lstat(d); err == nil && !st.IsDir() {
+			if err := ws.RemoveAll(d); err != nil {
+				return fmt.Errorf("removing %s: %w", d, err)
+			}
+		}
 		if err := ws.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("creating %s: %w", d, err)
 		}

@@ -7,33 +7,26 @@ import (
 	"syscall"
 )
 
-// deletedOpen finds files that calls deleted but still hold open: they use
-// disk until closed, so each turn is charged for those under its workspace.
-// sandboxd may read /proc of its own children even though calls cannot.
-func deletedOpen(turns []*Turn) map[*Turn]int64 {
-	byPgid := map[int]*Turn{}
-	for _, t := range turns {
-		for _, g := range t.pgids() {
-			byPgid[g] = t
-		}
+// openFiles adds what the turn's processes hold open under its workspace
+// but the walk did not count: files deleted while open (they use disk until
+// closed) and files in places the walk could not see. sandboxd may read
+// /proc of its own children even though calls cannot.
+func openFiles(t *Turn, seen map[fileID]bool) int64 {
+	groups := map[int]bool{}
+	for _, g := range t.pgids() {
+		groups[g] = true
 	}
-	out := map[*Turn]int64{}
-	if len(byPgid) == 0 {
-		return out
+	if len(groups) == 0 {
+		return 0
 	}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return out
+		return 0
 	}
-	type key struct{ dev, ino uint64 }
-	seen := map[key]bool{}
+	var total int64
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
-		t := byPgid[pgidOf(pid)]
-		if t == nil {
+		if err != nil || !groups[pgidOf(pid)] {
 			continue
 		}
 		fdDir := "/proc/" + p.Name() + "/fd"
@@ -44,22 +37,22 @@ func deletedOpen(turns []*Turn) map[*Turn]int64 {
 		for _, fd := range fds {
 			link := fdDir + "/" + fd.Name()
 			target, err := os.Readlink(link)
-			if err != nil || !strings.HasSuffix(target, " (deleted)") || !strings.HasPrefix(target, t.Dir+"/") {
+			if err != nil || !strings.HasPrefix(target, t.Dir+"/") {
 				continue
 			}
 			var st syscall.Stat_t
 			if err := syscall.Stat(link, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 				continue
 			}
-			k := key{st.Dev, st.Ino}
-			if seen[k] {
+			id := fileID{uint64(st.Dev), st.Ino}
+			if seen[id] {
 				continue
 			}
-			seen[k] = true
-			out[t] += st.Size + PerEntry
+			seen[id] = true
+			total += st.Size + PerEntry
 		}
 	}
-	return out
+	return total
 }
 
 // pgidOf reads the process group from /proc/<pid>/stat; 0 when unknown.

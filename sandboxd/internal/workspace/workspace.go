@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -307,11 +308,11 @@ func (m *Manager) Check(logf func(string, ...any)) {
 			}
 		}
 	}
-	cap := max(m.cfg.TurnLimit, m.cfg.UserLimit)
-	open := deletedOpen(turns)
+	stop := max(m.cfg.TurnLimit, m.cfg.UserLimit)
 	byOwner := map[string][]*Turn{}
 	for _, t := range turns {
-		u := dirUsage(t.Dir, cap) + open[t]
+		du := dirUsage(t.Dir, stop)
+		u := du.total + openFiles(t, du.seen)
 		t.mu.Lock()
 		t.usage = u
 		gone := t.gone
@@ -389,35 +390,57 @@ func (t *Turn) WaitEmptied() {
 	t.emptying.Unlock()
 }
 
-// dirUsage sums file sizes plus PerEntry per file or directory, stopping
-// early once the total passes stop.
-func dirUsage(dir string, stop int64) int64 {
-	var total int64
-	errStop := errors.New("stop")
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// fileID identifies a file across names and open descriptors.
+type fileID struct{ dev, ino uint64 }
+
+// usage is one measurement of a workspace.
+type usage struct {
+	total int64
+	seen  map[fileID]bool
+}
+
+// dirUsage sums file sizes (once per inode) plus PerEntry per file or
+// directory, stopping early once the total passes stop. A directory a call
+// made unreadable is made readable again first, so hiding files does not
+// hide their size.
+func dirUsage(dir string, stop int64) usage {
+	u := usage{seen: map[fileID]bool{}}
+	var walk func(string) bool
+	walk = func(d string) bool {
+		entries, err := os.ReadDir(d)
+		if errors.Is(err, fs.ErrPermission) {
+			_ = os.Chmod(d, 0o700)
+			entries, err = os.ReadDir(d)
+		}
 		if err != nil {
-			// An unreadable directory still costs its entry.
-			total += PerEntry
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
+			return true
+		}
+		for _, e := range entries {
+			u.total += PerEntry
+			p := filepath.Join(d, e.Name())
+			switch {
+			case e.Type().IsRegular():
+				var st syscall.Stat_t
+				if syscall.Lstat(p, &st) == nil {
+					id := fileID{uint64(st.Dev), st.Ino}
+					if !u.seen[id] {
+						u.seen[id] = true
+						u.total += st.Size
+					}
+				}
+			case e.IsDir():
+				if !walk(p) {
+					return false
+				}
 			}
-			return nil
-		}
-		if p == dir {
-			return nil
-		}
-		total += PerEntry
-		if d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				total += info.Size()
+			if stop > 0 && u.total > stop {
+				return false
 			}
 		}
-		if stop > 0 && total > stop {
-			return errStop
-		}
-		return nil
-	})
-	return total
+		return true
+	}
+	walk(dir)
+	return u
 }
 
 // removeAll deletes a tree even when a call removed its own permissions

@@ -27,7 +27,8 @@ func TestUsageCountsEntries(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "a"), make([]byte, 5000), 0o644)
 	_ = os.Mkdir(filepath.Join(dir, "d"), 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "d", "b"), nil, 0o644)
-	if got, want := dirUsage(dir, 0), int64(5000+3*PerEntry); got != want {
+	_ = os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "d", "hard"))
+	if got, want := dirUsage(dir, 0).total, int64(5000+4*PerEntry); got != want {
 		t.Fatalf("usage %d, want %d", got, want)
 	}
 }

@@ -51,8 +51,8 @@ func Script(pieces int) []byte {
 	if pieces < 1 {
 		pieces = 1
 	}
-	text := strings.Repeat("ok ", pieces) // at least one character per piece
-	slowDelay := 3000 / pieces            // about 3 s of streaming
+	text := answerText(pieces)
+	slowDelay := 3000 / pieces // about 3 s of streaming
 	if slowDelay < 2 {
 		slowDelay = 2
 	}
@@ -77,6 +77,9 @@ func Script(pieces int) []byte {
 	return b
 }
 
+// answerText is what the model streams: at least one character per piece.
+func answerText(pieces int) string { return strings.Repeat("ok ", max(pieces, 1)) }
+
 // Turn is what one turn did.
 type Turn struct {
 	User       int           `json:"user"`
@@ -90,8 +93,11 @@ type Turn struct {
 	Duration   time.Duration `json:"duration_ns"`
 	FirstEvent time.Duration `json:"first_event_ns"`
 	FirstText  time.Duration `json:"first_text_ns"`
-	Pieces     int           `json:"pieces"`
-	ToolOK     bool          `json:"tool_ok"`
+	Pieces     int           `json:"pieces"`     // text.delta events (the vessel merges pieces)
+	TextBytes  int           `json:"text_bytes"` // streamed text received
+	// CancelToEnd is from sending CancelTask to the turn's stream ending.
+	CancelToEnd time.Duration `json:"cancel_to_end_ns,omitempty"`
+	ToolOK      bool          `json:"tool_ok"`
 }
 
 // History builds n alternating user/assistant messages of ordinary length.
@@ -204,6 +210,7 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 	var streamErr error
 	cancelDone := make(chan error, 1)
 	cancelSent := false
+	var cancelAt time.Time
 	for ev, err := range stream.Events() {
 		if err != nil {
 			streamErr = err
@@ -215,11 +222,13 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 		switch e := ev.(type) {
 		case client.TextDelta:
 			res.Pieces++
+			res.TextBytes += len(e.Text)
 			if res.FirstText == 0 {
 				res.FirstText = time.Since(start)
 			}
 			if cancel && !cancelSent && stream.TaskID() != "" {
 				cancelSent = true
+				cancelAt = time.Now()
 				go func(id string) {
 					_, err := canceler.Cancel(ctx, id)
 					cancelDone <- err
@@ -232,6 +241,9 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 		}
 	}
 	res.Duration = time.Since(start)
+	if cancelSent {
+		res.CancelToEnd = time.Since(cancelAt)
+	}
 	r := stream.Result()
 	res.State = r.State
 	if r.Finished != nil {
@@ -255,8 +267,8 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 		res.Error = fmt.Sprintf("turn ended in %s (status %q)", res.State, res.Status)
 	case !cancel && !res.ToolOK:
 		res.Error = "the shell command did not run (no successful tool.finished with its output)"
-	case !cancel && res.Pieces == 0:
-		res.Error = "no text pieces streamed"
+	case !cancel && res.TextBytes != len(answerText(cfg.Pieces)):
+		res.Error = fmt.Sprintf("streamed %d bytes of text, want %d", res.TextBytes, len(answerText(cfg.Pieces)))
 	default:
 		res.OK = true
 	}

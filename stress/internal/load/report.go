@@ -43,12 +43,20 @@ type Report struct {
 	FirstEventP95MS    float64 `json:"first_event_p95_ms"`
 	FirstTextMedianMS  float64 `json:"first_text_median_ms"`
 	PiecesMedian       float64 `json:"pieces_median"`
+	// From CancelTask sent to the cancelled turn's stream ending.
+	CancelMedianMS float64 `json:"cancel_to_end_median_ms"`
+	CancelMaxMS    float64 `json:"cancel_to_end_max_ms"`
 
 	VesselPeakRSSMB  []float64 `json:"vessel_peak_rss_mb"`
 	SandboxPeakRSSMB float64   `json:"sandboxd_peak_rss_mb"`
 	ModelPeakRSSMB   float64   `json:"model_peak_rss_mb"`
-	ScratchEntries   int       `json:"scratch_entries_left"`
-	ScratchBytes     int64     `json:"scratch_bytes_left"`
+	// CPU seconds used during the run (utime+stime), per process.
+	VesselCPUSeconds  []float64 `json:"vessel_cpu_seconds"`
+	SandboxCPUSeconds float64   `json:"sandboxd_cpu_seconds"`
+	ModelCPUSeconds   float64   `json:"model_cpu_seconds"`
+	ClientCPUSeconds  float64   `json:"load_tool_cpu_seconds"`
+	ScratchEntries    int       `json:"scratch_entries_left"`
+	ScratchBytes      int64     `json:"scratch_bytes_left"`
 
 	Failures []string `json:"failures,omitempty"`
 }
@@ -92,7 +100,7 @@ func (r *Report) Summarize(turns []Turn, wall time.Duration) {
 	if wall > 0 {
 		r.TurnsPerSecond = float64(len(turns)) / wall.Seconds()
 	}
-	var dur, first, text, pieces []float64
+	var dur, first, text, pieces, cancels []float64
 	sort.Slice(turns, func(i, j int) bool {
 		if turns[i].User != turns[j].User {
 			return turns[i].User < turns[j].User
@@ -117,6 +125,9 @@ func (r *Report) Summarize(turns []Turn, wall time.Duration) {
 		if t.FirstText > 0 {
 			text = append(text, ms(t.FirstText))
 		}
+		if t.CancelToEnd > 0 {
+			cancels = append(cancels, ms(t.CancelToEnd))
+		}
 		if t.OK && !t.Cancel {
 			dur = append(dur, ms(t.Duration))
 			pieces = append(pieces, float64(t.Pieces))
@@ -130,6 +141,8 @@ func (r *Report) Summarize(turns []Turn, wall time.Duration) {
 	r.FirstEventP95MS = Percentile(first, 95)
 	r.FirstTextMedianMS = Percentile(text, 50)
 	r.PiecesMedian = Percentile(pieces, 50)
+	r.CancelMedianMS = Percentile(cancels, 50)
+	r.CancelMaxMS = Percentile(cancels, 100)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -159,10 +172,6 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Command)
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %d MB RAM, Linux %s, %s\n\n", r.Machine.CPU, r.Machine.Cores, r.Machine.MemMB, r.Machine.Kernel, r.Machine.Go)
-	rssList := make([]string, len(r.VesselPeakRSSMB))
-	for i, v := range r.VesselPeakRSSMB {
-		rssList[i] = fmt.Sprintf("%.0f", v)
-	}
 	rows := [][2]string{
 		{"Users × turns", fmt.Sprintf("%d × %d", r.Users, r.Turns)},
 		{"History / pieces / cancels", fmt.Sprintf("%d messages / %d / %d", r.History, r.Pieces, r.Cancels)},
@@ -172,11 +181,13 @@ func (r *Report) Markdown() string {
 		{"Turn time median / p95 / p99 / max", fmt.Sprintf("%.0f / %.0f / %.0f / %.0f ms", r.TurnMedianMS, r.TurnP95MS, r.TurnP99MS, r.TurnMaxMS)},
 		{"First event median / p95", fmt.Sprintf("%.0f / %.0f ms", r.FirstEventMedianMS, r.FirstEventP95MS)},
 		{"First text piece median", fmt.Sprintf("%.0f ms", r.FirstTextMedianMS)},
-		{"Pieces received per turn (median)", fmt.Sprintf("%.0f", r.PiecesMedian)},
+		{"text.delta events per turn (median; the vessel merges pieces)", fmt.Sprintf("%.0f", r.PiecesMedian)},
+		{"Cancel sent → stream ended, median / max", fmt.Sprintf("%.0f / %.0f ms", r.CancelMedianMS, r.CancelMaxMS)},
 		{"Wall time / throughput", fmt.Sprintf("%.1f s / %.2f turns/s", r.WallSeconds, r.TurnsPerSecond)},
-		{"Vessel peak RSS", strings.Join(rssList, ", ") + " MB"},
+		{"Vessel peak RSS", joinF(r.VesselPeakRSSMB, "%.0f") + " MB"},
 		{"sandboxd peak RSS", fmt.Sprintf("%.0f MB", r.SandboxPeakRSSMB)},
 		{"Scripted model peak RSS", fmt.Sprintf("%.0f MB", r.ModelPeakRSSMB)},
+		{"CPU seconds: vessel / sandboxd / model / load tool", fmt.Sprintf("%s / %.1f / %.1f / %.1f", joinF(r.VesselCPUSeconds, "%.1f"), r.SandboxCPUSeconds, r.ModelCPUSeconds, r.ClientCPUSeconds)},
 		{"Scratch left behind", fmt.Sprintf("%d entries, %d bytes", r.ScratchEntries, r.ScratchBytes)},
 	}
 	b.WriteString("| Measure | Value |\n|---|---|\n")
@@ -190,6 +201,14 @@ func (r *Report) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+func joinF(xs []float64, format string) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf(format, x)
+	}
+	return strings.Join(out, ", ")
 }
 
 func orDash(s string) string {

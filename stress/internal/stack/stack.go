@@ -50,6 +50,9 @@ type Config struct {
 	ServerCPUs string
 	// ModelCPUs pins the scripted model; empty = no pin.
 	ModelCPUs string
+	// Pprof gives each vessel and sandboxd a VESSEL_PPROF_ADDR (loopback);
+	// binaries built with a pprof listener serve profiles there.
+	Pprof bool
 	// ScratchSize is the agent's [agents.sandbox] scratch, e.g. "2GiB".
 	ScratchSize string
 	// Log receives progress lines.
@@ -71,10 +74,13 @@ type Stack struct {
 type Proc struct {
 	Name string
 	Addr string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-	peak int64 // last VmHWM seen, bytes
+	// PprofAddr is where the process was told to serve pprof, if asked.
+	PprofAddr string
+	cmd       *exec.Cmd
+	done      chan struct{}
+	err       error
+	peak      int64   // last VmHWM seen, bytes
+	cpu       float64 // last CPU seconds seen
 }
 
 // Start builds what is missing, writes the deployment and starts everything,
@@ -97,6 +103,11 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	// sandboxd runs tool calls as an unprivileged user, who must be able to
+	// reach the agent package and the scratch folder below Dir.
+	if err := os.Chmod(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	if err := ensureBinaries(ctx, &cfg); err != nil {
@@ -125,7 +136,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		return nil, err
 	}
 	s.Model.Addr = modelAddr
-	if err := waitTCP(ctx, modelAddr, s.Model); err != nil {
+	if err := s.waitTCP(ctx, modelAddr, s.Model); err != nil {
 		return nil, err
 	}
 
@@ -158,7 +169,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		return nil, err
 	}
 	s.Sandbox.Addr = sbAddr
-	if err := waitTCP(ctx, sbAddr, s.Sandbox); err != nil {
+	if err := s.waitTCP(ctx, sbAddr, s.Sandbox); err != nil {
 		return nil, err
 	}
 
@@ -189,7 +200,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		s.Endpoint = append(s.Endpoint, "http://"+addr)
 	}
 	for _, v := range s.Vessels {
-		if err := waitHealthy(ctx, "http://"+v.Addr, v); err != nil {
+		if err := s.waitHealthy(ctx, "http://"+v.Addr, v); err != nil {
 			return nil, err
 		}
 	}
@@ -277,6 +288,14 @@ func (s *Stack) start(name, cpus string, env []string, bin string, args ...strin
 	if err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
+	pprofAddr := ""
+	if s.cfg.Pprof && name != "scripted-model" {
+		if pprofAddr, err = freeAddr(); err != nil {
+			logf.Close()
+			return nil, err
+		}
+		env = append(env, "VESSEL_PPROF_ADDR="+pprofAddr)
+	}
 	argv := append([]string{bin}, args...)
 	if cpus != "" {
 		argv = append([]string{"taskset", "-c", cpus}, argv...)
@@ -291,7 +310,7 @@ func (s *Stack) start(name, cpus string, env []string, bin string, args ...strin
 		logf.Close()
 		return nil, fmt.Errorf("stack: start %s: %w", name, err)
 	}
-	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Proc{Name: name, PprofAddr: pprofAddr, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logf.Close()
@@ -334,6 +353,32 @@ func (p *Proc) PeakRSS() int64 {
 		}
 	}
 	return p.peak
+}
+
+// CPUSeconds reads the user+system CPU time the process has used so far
+// (after it ended, the last value read).
+func (p *Proc) CPUSeconds() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	if err != nil {
+		return p.cpu
+	}
+	// Fields after the command name (which may hold spaces) start after ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return p.cpu
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return p.cpu
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return p.cpu
+	}
+	const ticks = 100 // USER_HZ on Linux
+	p.cpu = (utime + stime) / ticks
+	return p.cpu
 }
 
 // LogTail returns the last lines of the process's log, for error reports.
@@ -384,7 +429,8 @@ func (s *Stack) Stop() {
 		procs = append(procs, s.Model)
 	}
 	for _, p := range procs {
-		p.PeakRSS() // keep the last value
+		p.PeakRSS() // keep the last values
+		p.CPUSeconds()
 		_ = syscall.Kill(-p.Pid(), syscall.SIGTERM)
 	}
 	for _, p := range procs {
@@ -460,7 +506,7 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-func waitTCP(ctx context.Context, addr string, p *Proc) error {
+func (s *Stack) waitTCP(ctx context.Context, addr string, p *Proc) error {
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
@@ -468,7 +514,7 @@ func waitTCP(ctx context.Context, addr string, p *Proc) error {
 			return nil
 		}
 		if exited, werr := p.Exited(); exited {
-			return fmt.Errorf("stack: %s exited before listening: %v", p.Name, werr)
+			return fmt.Errorf("stack: %s exited before listening: %v; its log ends:\n%s", p.Name, werr, s.LogTail(p, 15))
 		}
 		select {
 		case <-ctx.Done():
@@ -479,11 +525,11 @@ func waitTCP(ctx context.Context, addr string, p *Proc) error {
 }
 
 // waitHealthy polls GET /health until the agent's sandbox is ready.
-func waitHealthy(ctx context.Context, base string, p *Proc) error {
+func (s *Stack) waitHealthy(ctx context.Context, base string, p *Proc) error {
 	var last string
 	for {
 		if exited, werr := p.Exited(); exited {
-			return fmt.Errorf("stack: %s exited during start: %v", p.Name, werr)
+			return fmt.Errorf("stack: %s exited during start: %v; its log ends:\n%s", p.Name, werr, s.LogTail(p, 15))
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/health", nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -503,7 +549,7 @@ func waitHealthy(ctx context.Context, base string, p *Proc) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("stack: %s not ready (last /health: %s): %w", p.Name, last, ctx.Err())
+			return fmt.Errorf("stack: %s not ready (last /health: %s): %w; its log ends:\n%s", p.Name, last, ctx.Err(), s.LogTail(p, 15))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

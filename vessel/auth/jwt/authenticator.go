@@ -2,6 +2,7 @@ package jwt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,14 +15,18 @@ import (
 type Authenticator struct{ V *Verifier }
 
 // Authenticate implements auth.Authenticator. A bearer value that is not
-// shaped like a JWT is left to the other authenticators (ErrNoCredentials);
-// a JWT that fails any check is refused (auth.ErrUnauthenticated).
+// shaped like a JWT, or a JWT from an issuer this deployment does not list,
+// is left to the other authenticators (ErrNoCredentials); a JWT of a listed
+// issuer that fails any check is refused (auth.ErrUnauthenticated).
 func (a Authenticator) Authenticate(ctx context.Context, r *http.Request) (*auth.Principal, error) {
 	tok := auth.BearerToken(r)
 	if tok == "" || strings.Count(tok, ".") != 2 {
 		return nil, auth.ErrNoCredentials
 	}
 	p, err := a.V.Verify(ctx, tok)
+	if errors.Is(err, ErrUnknownIssuer) {
+		return nil, fmt.Errorf("%w: %w", auth.ErrNoCredentials, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", auth.ErrUnauthenticated, err)
 	}

@@ -41,6 +41,10 @@ import (
 // ErrInvalidToken is wrapped by every refusal of a token.
 var ErrInvalidToken = errors.New("invalid token")
 
+// ErrUnknownIssuer is wrapped (with ErrInvalidToken) when no configured
+// issuer matches the token's iss.
+var ErrUnknownIssuer = errors.New("issuer is not trusted")
+
 // Defaults for Config's zero values.
 const (
 	DefaultMaxTokenBytes   = 16 << 10
@@ -285,7 +289,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error)
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	return nil, refuse("issuer %q is not trusted", truncate(unverified.Iss, 200))
+	return nil, fmt.Errorf("%w: %w: %q", ErrInvalidToken, ErrUnknownIssuer, truncate(unverified.Iss, 200))
 }
 
 func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, h header, alg jwa.SignatureAlgorithm) (*Principal, error) {

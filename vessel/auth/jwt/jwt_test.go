@@ -619,7 +619,51 @@ func TestAuthenticatorAdapter(t *testing.T) {
 	if _, err := a.Authenticate(context.Background(), req("an-app-key")); !errors.Is(err, auth.ErrNoCredentials) {
 		t.Fatalf("non-JWT bearer: %v", err)
 	}
+	if _, err := a.Authenticate(context.Background(), req(sign(t, f.rs, with(goodClaims(), "iss", "https://other.example.test")))); !errors.Is(err, auth.ErrNoCredentials) {
+		t.Fatalf("unknown issuer: %v", err)
+	}
 	if _, err := a.Authenticate(context.Background(), req(rawToken(map[string]any{"alg": "none"}, goodClaims(), nil))); !errors.Is(err, auth.ErrUnauthenticated) || !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("alg none via adapter: %v", err)
+	}
+}
+
+// TestConcurrentFirstUse: many tokens arriving before any key set is
+// loaded are all verified with a single fetch.
+func TestConcurrentFirstUse(t *testing.T) {
+	f := newFixture(t)
+	tok := sign(t, f.ec, goodClaims())
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := f.v.Verify(context.Background(), tok); err != nil {
+				failed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() != 0 || f.fetches.Load() != 1 {
+		t.Fatalf("failed %d, fetches %d; want 0 and 1", failed.Load(), f.fetches.Load())
+	}
+}
+
+// TestStaleKeysKeptWhenRefreshFails: after MaxKeyAge the set is refetched;
+// if the endpoint is down the old keys stay in use.
+func TestStaleKeysKeptWhenRefreshFails(t *testing.T) {
+	f := newFixture(t)
+	tok := sign(t, f.rs, with(goodClaims(), "exp", t0.Add(3*time.Hour).Unix()))
+	if _, err := f.v.Verify(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte("not json")
+	f.jwks.Store(&bad)
+	f.clk.add(2 * time.Hour)
+	if _, err := f.v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("stale keys dropped: %v", err)
+	}
+	if f.fetches.Load() != 2 {
+		t.Fatalf("fetches = %d, want 2", f.fetches.Load())
 	}
 }

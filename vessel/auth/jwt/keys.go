@@ -42,30 +42,44 @@ func (c *keyCache) snapshot() ([]jwk.Key, time.Time) {
 }
 
 // get returns the current keys, loading them when there are none yet or
-// they are older than maxAge (a failed reload keeps the old ones).
+// they are older than maxAge. A stale set stays in use while it is being
+// reloaded by someone else, and when the reload fails.
 func (c *keyCache) get(ctx context.Context) ([]jwk.Key, error) {
 	keys, at := c.snapshot()
 	if keys != nil && c.now().Sub(at) < c.maxAge {
 		return keys, nil
 	}
-	if err := c.reload(ctx); err != nil && keys == nil {
+	err := c.reload(ctx, keys == nil)
+	if keys, _ = c.snapshot(); keys == nil {
+		if err == nil {
+			err = errors.New("no keys loaded")
+		}
 		return nil, err
 	}
-	keys, _ = c.snapshot()
 	return keys, nil
 }
 
 // refresh reloads because a token named a kid the set lacks; rate limited.
+// It waits for a reload already under way, which may bring that kid.
 func (c *keyCache) refresh(ctx context.Context) []jwk.Key {
-	_ = c.reload(ctx) // a failed or skipped reload leaves the old keys
+	_ = c.reload(ctx, true) // a failed or skipped reload leaves the old keys
 	keys, _ := c.snapshot()
 	return keys
 }
 
-var errRateLimited = errors.New("key set reload skipped: rate limited")
+var (
+	errRateLimited = errors.New("key set reload skipped: rate limited")
+	errBusy        = errors.New("key set reload under way")
+)
 
-func (c *keyCache) reload(ctx context.Context) error {
-	c.loadMu.Lock()
+// reload loads the key set unless one was attempted less than minInterval
+// ago. With wait false it returns at once if another load is running.
+func (c *keyCache) reload(ctx context.Context, wait bool) error {
+	if wait {
+		c.loadMu.Lock()
+	} else if !c.loadMu.TryLock() {
+		return errBusy
+	}
 	defer c.loadMu.Unlock()
 	if !c.lastAttempt.IsZero() && c.now().Sub(c.lastAttempt) < c.minInterval {
 		return errRateLimited

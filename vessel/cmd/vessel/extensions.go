@@ -5,6 +5,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -13,10 +14,14 @@ import (
 
 // registerBackends registers task store backends beyond SQLite
 // (store.Register("postgres", ...)).
-func registerBackends() {}
+func registerBackends() { postgres.Register() }
 
 // extraAuthenticators adds authenticators after app keys (JWT issuers).
-func extraAuthenticators(d *spec.Deployment, log *zap.Logger) []auth.Authenticator { return nil }
+func extraAuthenticators(d *spec.Deployment, log *zap.Logger) []auth.Authenticator {
+	return tokenAuthenticators(d, log) // identity.go
+}
 
 // extraToolFactories adds tools beyond the sandbox's (web, service, present).
-func extraToolFactories(d *spec.Deployment, log *zap.Logger) []tools.Factory { return nil }
+func extraToolFactories(d *spec.Deployment, log *zap.Logger) []tools.Factory {
+	return identityToolFactories() // identity.go: service tools, present
+}

@@ -145,6 +145,9 @@ func run(log *zap.Logger) error {
 		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
 		ToolFactories: extraToolFactories(d, log),
 		Auth:          authn,
+		CheckImage:    checkImage,  // identity.go
+		AnswerParts:   answerParts, // identity.go
+		NarrowTools:   narrowTools, // identity.go
 		Store:         backend,
 		ModelKey:      modelKey,
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"golang.org/x/net/html/charset"
 )
 
@@ -129,7 +131,7 @@ func New(cfg Config) (*Client, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	c.direct = &http.Client{
-		Transport:     &http.Transport{Proxy: nil, ResponseHeaderTimeout: cfg.Timeout, MaxIdleConnsPerHost: 8},
+		Transport:     &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8}, // the request context bounds time
 		CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("search answered with a redirect") },
 	}
 	return c, nil
@@ -220,7 +222,7 @@ func (c *Client) Fetch(ctx context.Context, rawURL string) (*FetchResult, error)
 		if resp.StatusCode >= 400 {
 			return nil, fmt.Errorf("webfetch: %s answered HTTP %d", u, resp.StatusCode)
 		}
-		if err := c.readBody(resp, res); err != nil {
+		if err := c.readBody(resp, res, u); err != nil {
 			return nil, fmt.Errorf("webfetch: %s: %w", u, err)
 		}
 		return res, nil
@@ -241,7 +243,7 @@ func (c *Client) get(ctx context.Context, u *url.URL) (*http.Response, error) {
 			re.URL = u.String()
 			return nil, re
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || isTimeout(err) {
 			return nil, fmt.Errorf("webfetch: %s: timed out after %s", u, c.cfg.Timeout)
 		}
 		return nil, fmt.Errorf("webfetch: %s: %w", u, scrubProxyErr(err, c.proxy))
@@ -266,7 +268,7 @@ func scrubProxyErr(err error, proxy *url.URL) error {
 	return errors.New(msg)
 }
 
-func (c *Client) readBody(resp *http.Response, res *FetchResult) error {
+func (c *Client) readBody(resp *http.Response, res *FetchResult, page *url.URL) error {
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	if mt == "" {
@@ -286,7 +288,8 @@ func (c *Client) readBody(resp *http.Response, res *FetchResult) error {
 	}
 	text := toUTF8(raw, ct)
 	if kind == "html" {
-		md, err := htmltomarkdown.ConvertString(text)
+		// Relative links become absolute so the model can fetch them next.
+		md, err := htmltomarkdown.ConvertString(text, converter.WithDomain(page.Scheme+"://"+page.Host))
 		if err != nil {
 			return fmt.Errorf("convert HTML: %w", err)
 		}
@@ -330,6 +333,12 @@ func toUTF8(raw []byte, contentType string) string {
 		return strings.ToValidUTF8(string(raw), "\uFFFD")
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// isTimeout reports a network timeout (the transport's own deadlines).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func isRedirect(code int) bool {

@@ -120,7 +120,7 @@ func (c *Client) searchSearXNG(ctx context.Context, query string) (*SearchResult
 	req.Header.Set("User-Agent", userAgent)
 	resp, err := c.direct.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || isTimeout(err) {
 			return nil, fail("the search engine did not answer within %s", c.cfg.Timeout)
 		}
 		return nil, fail("the search engine is unreachable: %v", err)
@@ -131,7 +131,7 @@ func (c *Client) searchSearXNG(ctx context.Context, query string) (*SearchResult
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBytes))
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || isTimeout(err) {
 			return nil, fail("the search engine did not answer within %s", c.cfg.Timeout)
 		}
 		return nil, fail("reading the answer: %v", err)

@@ -1,0 +1,181 @@
+// Package suite holds the conformance checks of the AstralVessel A2A
+// contract: what any server claiming it must do, seen from outside over
+// HTTP. The conformance binary and the local-stack end-to-end test run it.
+package suite
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client"
+)
+
+// Config says which server and agent to check, and as whom.
+type Config struct {
+	URL   string // vessel base URL, e.g. http://127.0.0.1:8700
+	Key   string // an app key granted the agent
+	Agent string
+	// User is the X-Vessel-User of the checks (default "conformance");
+	// OtherUser is a second user of the same app (default User+"-other").
+	User      string
+	OtherUser string
+	// OtherAgent is an agent the key is NOT granted; empty skips that check.
+	OtherAgent string
+	// SlowText asks for a turn that runs long enough to be cancelled; by
+	// default a scripted-model marker.
+	SlowText string
+	// Timeout bounds each check (default 60s).
+	Timeout time.Duration
+	// Only, when set, runs only checks whose name matches.
+	Only *regexp.Regexp
+	// HTTPClient is used for every request (default: no timeout, bounded by
+	// contexts).
+	HTTPClient *http.Client
+}
+
+// DefaultSlowText selects the scripted model's long-running rule.
+const DefaultSlowText = "Count slowly from one to five hundred, one number per line. #script:slow"
+
+// Result is the outcome of one check.
+type Result struct {
+	Status string // PASS, FAIL or SKIP
+	Name   string
+	Detail string
+}
+
+func (r Result) String() string { return fmt.Sprintf("%s %s: %s", r.Status, r.Name, r.Detail) }
+
+// Summary counts results.
+type Summary struct{ Passed, Failed, Skipped int }
+
+// Summarize counts the results by status.
+func Summarize(rs []Result) Summary {
+	var s Summary
+	for _, r := range rs {
+		switch r.Status {
+		case "PASS":
+			s.Passed++
+		case "FAIL":
+			s.Failed++
+		default:
+			s.Skipped++
+		}
+	}
+	return s
+}
+
+// String is the summary line: "N passed, M failed" plus ", K skipped".
+func (s Summary) String() string {
+	line := fmt.Sprintf("%d passed, %d failed", s.Passed, s.Failed)
+	if s.Skipped > 0 {
+		line += fmt.Sprintf(", %d skipped", s.Skipped)
+	}
+	return line
+}
+
+// env is the state the checks share.
+type env struct {
+	cfg  Config
+	base string
+	hc   *http.Client
+	id   atomic.Int64
+	run  string // unique per run, in context ids
+	me   auth
+	// from the streaming turn, for later checks
+	done       *turn
+	transcript []client.Message
+	out        func(Result)
+}
+
+func (e *env) nextID() string { return fmt.Sprintf("%s-%d", e.run, e.id.Add(1)) }
+
+// reporter records the results of one check function.
+type reporter struct {
+	e    *env
+	name string // default name for pass/fail/skip
+}
+
+func (r *reporter) add(status, name, format string, args ...any) {
+	if name == "" {
+		name = r.name
+	}
+	if r.e.cfg.Only != nil && !r.e.cfg.Only.MatchString(name) {
+		return
+	}
+	r.e.out(Result{Status: status, Name: name, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (r *reporter) pass(name, format string, args ...any) { r.add("PASS", name, format, args...) }
+func (r *reporter) fail(name, format string, args ...any) { r.add("FAIL", name, format, args...) }
+func (r *reporter) skip(name, format string, args ...any) { r.add("SKIP", name, format, args...) }
+
+// check reports pass when err is nil, else fail with err.
+func (r *reporter) check(name string, err error, ok string) {
+	if err != nil {
+		r.fail(name, "%v", err)
+		return
+	}
+	r.pass(name, "%s", ok)
+}
+
+type checkFn func(ctx context.Context, e *env, r *reporter)
+
+type namedCheck struct {
+	group string
+	fn    checkFn
+}
+
+// Run runs every check in order and calls out with each result as it is
+// known; it returns them all.
+func Run(ctx context.Context, cfg Config, out func(Result)) []Result {
+	if cfg.User == "" {
+		cfg.User = "conformance"
+	}
+	if cfg.OtherUser == "" {
+		cfg.OtherUser = cfg.User + "-other"
+	}
+	if cfg.SlowText == "" {
+		cfg.SlowText = DefaultSlowText
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	}
+	rb := make([]byte, 4)
+	_, _ = rand.Read(rb)
+	var results []Result
+	e := &env{cfg: cfg, base: strings.TrimRight(cfg.URL, "/"), hc: hc, run: "conf" + hex.EncodeToString(rb),
+		me: auth{key: cfg.Key, user: cfg.User}}
+	e.out = func(r Result) {
+		results = append(results, r)
+		if out != nil {
+			out(r)
+		}
+	}
+	for _, c := range checks {
+		cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		func() {
+			defer cancel()
+			defer func() {
+				if p := recover(); p != nil {
+					(&reporter{e: e, name: c.group}).fail("", "check panicked: %v", p)
+				}
+			}()
+			c.fn(cctx, e, &reporter{e: e, name: c.group})
+		}()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return results
+}

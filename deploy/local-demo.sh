@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# End-to-end local demo: build the binaries, start the local stack (vessel,
+# one sandbox per agent, egress, scripted model) in the background, ask the
+# example agent one question, print the answer, stop the stack.
+#
+#   deploy/local-demo.sh ["question"]
+#
+# Env: VESSEL_BIN_DIR (prebuilt binaries, else they are built into .cache/bin),
+# VESSEL_DEMO_LISTEN (default 127.0.0.1:8700), VESSEL_DEMO_AGENT (default: the
+# first agent), VESSEL_UPSTREAM_MODEL_URL + VESSEL_MODEL_KEY to use a real
+# model instead of the scripted one.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+question=${1:-"Which birds in the guide hunt fish?"}
+listen=${VESSEL_DEMO_LISTEN:-127.0.0.1:8700}
+bin=${VESSEL_BIN_DIR:-}
+if [[ -z $bin ]]; then
+  bin=$root/.cache/bin
+  echo "building into $bin" >&2
+  mkdir -p "$bin"
+  go build -o "$bin/" ./deployer/cmd/astralvessel ./vessel/cmd/vessel ./vessel/cmd/scripted-model \
+    ./sandboxd/cmd/sandboxd ./egress/cmd/egress
+fi
+
+state=$(mktemp -d "${TMPDIR:-/tmp}/astralvessel-demo.XXXXXX")
+"$bin/astralvessel" up --bin "$bin" --state "$state" --listen "$listen" deploy/deployment.toml \
+  >"$state/up.out" 2>"$state/up.err" &
+up=$!
+
+stop() {
+  if kill -0 "$up" 2>/dev/null; then
+    kill -INT "$up" 2>/dev/null || true
+    wait "$up" 2>/dev/null || true
+  fi
+  rm -rf "$state"
+}
+trap stop EXIT
+
+# Wait for the stack to be ready (it writes stack.json once every agent is).
+for _ in $(seq 1 600); do
+  [[ -f $state/stack.json ]] && break
+  if ! kill -0 "$up" 2>/dev/null; then
+    echo "astralvessel up failed:" >&2
+    cat "$state/up.err" >&2
+    exit 1
+  fi
+  sleep 0.2
+done
+if [[ ! -f $state/stack.json ]]; then
+  echo "astralvessel up did not get ready in time:" >&2
+  cat "$state/up.err" >&2
+  exit 1
+fi
+cat "$state/up.out" >&2
+
+args=(--state "$state")
+[[ -n ${VESSEL_DEMO_AGENT:-} ]] && args+=(--agent "$VESSEL_DEMO_AGENT")
+echo "> $question" >&2
+"$bin/astralvessel" ask "${args[@]}" "$question"

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
+)
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildBinary builds sandboxd once per test run and copies it into dir.
+func buildBinary(t *testing.T, dir string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		d, err := os.MkdirTemp("", "sandboxd-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(d, "sandboxd")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	b, err := os.ReadFile(builtBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandboxd")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+func requireKernel(t *testing.T) {
+	if _, err := confine.Check(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("kernel features missing: %v", err)
+		}
+		t.Skipf("kernel features missing: %v", err)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func agentDir(t *testing.T) (base, pkg string) {
+	base, err := os.MkdirTemp("", "sandboxd-main-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	pkg = filepath.Join(base, "pkg")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := "name = \"T\"\ndescription = \"t\"\n[model]\nname = \"m\"\n[tools]\nenabled = [\"bash\"]\n"
+	_ = os.WriteFile(filepath.Join(pkg, "vessel.toml"), []byte(manifest), 0o644)
+	_ = os.WriteFile(filepath.Join(pkg, "prompt.md"), []byte("p\n"), 0o644)
+	_ = os.Chmod(base, 0o777) // the scratch dir is created by an unprivileged sandboxd
+	return base, pkg
+}
+
+func TestRefusesWithoutToken(t *testing.T) {
+	requireKernel(t)
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"))
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "VESSEL_SANDBOX_TOKEN_FILE") {
+		t.Fatalf("want a refusal naming the token variable: %v\n%s", err, out)
+	}
+}
+
+// TestUnprivileged starts the real binary as an unprivileged user with
+// every capability dropped and no_new_privs, as in the container, and
+// runs a confined call through HTTP/JSON.
+func TestUnprivileged(t *testing.T) {
+	requireKernel(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user with setpriv")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	_ = os.Chmod(bin, 0o755)
+	tokenFile := filepath.Join(base, "token")
+	_ = os.WriteFile(tokenFile, []byte("tok\n"), 0o644)
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs bytes.Buffer
+	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--nnp",
+		"--inh-caps=-all", "--bounding-set=-all", bin, "--agent", "a", "--package", pkg,
+		"--scratch", filepath.Join(base, "scratch"), "--listen", addr, "--fingerprint", "sha256:fp")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tokenFile}
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var status map[string]any
+	for i := 0; ; i++ {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/status", nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&status)
+			resp.Body.Close()
+			break
+		}
+		if i > 200 {
+			t.Fatalf("sandboxd did not come up: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if status["confined"] != true || status["fingerprint"] != "sha256:fp" {
+		t.Fatalf("status %v", status)
+	}
+	body := `{"turn_id":"t","owner":"o","tool":"bash","arguments_json":"{\"command\":\"id -u; cat /proc/self/status | grep NoNewPrivs\"}"}`
+	req, _ := http.NewRequest("POST", "http://"+addr+"/run", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out strings.Builder
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var msg struct {
+			Result struct {
+				Stdout []byte         `json:"stdout"`
+				Exit   map[string]any `json:"exit"`
+			} `json:"result"`
+		}
+		if err := dec.Decode(&msg); err != nil {
+			break
+		}
+		out.Write(msg.Result.Stdout)
+		if msg.Result.Exit != nil {
+			fmt.Fprintf(&out, "exit=%v", msg.Result.Exit["code"])
+		}
+	}
+	// /proc is not granted, so the second command fails: the call runs as
+	// 65534 and exits with grep's status.
+	if !strings.HasPrefix(out.String(), "65534\n") || strings.Contains(out.String(), "NoNewPrivs") {
+		t.Fatalf("call output %q\n%s", out.String(), logs.String())
+	}
+}
