@@ -41,10 +41,9 @@ func TestLocalStack(t *testing.T) {
 
 	state := t.TempDir()
 	addr := freeAddr(t)
-	script, _ := filepath.Abs("testdata/local-script.json")
 	dep, _ := filepath.Abs("testdata/deployment.toml")
 	up := exec.Command(filepath.Join(bin, "astralvessel"), "up", "--bin", bin, "--state", state, "--listen", addr,
-		"--scripted", "--script", script, dep)
+		"--scripted", dep)
 	logPath := filepath.Join(state, "up.log")
 	logf, err := os.Create(logPath)
 	if err != nil {

@@ -100,6 +100,7 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 
 	fmt.Fprintf(o.Log, "stress: %d users × %d turns, history %d, pieces %d, cancels %d, replicas %d\n",
 		o.Users, o.Turns, o.History, o.Pieces, o.Cancels, o.Replicas)
+	rep.LoadAvg[0] = load.LoadAverage()
 	cpu0 := cpuSnapshot(st)
 	began := time.Now()
 	profiles := make(chan struct{})
@@ -118,6 +119,7 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 	})
 	rep.Summarize(turns, time.Since(began))
 	cpu1 := cpuSnapshot(st)
+	rep.LoadAvg[1] = load.LoadAverage()
 	for i := range st.Vessels {
 		rep.VesselCPUSeconds = append(rep.VesselCPUSeconds, cpu1.vessels[i]-cpu0.vessels[i])
 	}

@@ -10,16 +10,33 @@ import (
 // TestShortLoad is CI's load run: a few users against the real stack
 // (scripted model, sandboxd, vessel as processes). It fails on any failed
 // turn or any scratch left behind. It needs the whole stack, so it runs only
-// with VESSEL_E2E_LOCAL=1; with VESSEL_STRESS_REPLICAS=2 (and
-// VESSEL_TEST_POSTGRES) it runs two replicas on PostgreSQL.
+// with VESSEL_E2E_LOCAL=1. VESSEL_STRESS_BIN may name a folder of prebuilt
+// binaries; otherwise they are built from this repository.
 func TestShortLoad(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")
 	}
-	replicas := 1
-	if os.Getenv("VESSEL_STRESS_REPLICAS") == "2" {
-		replicas = 2
+	shortLoad(t, 1, "")
+}
+
+// TestShortLoadTwoReplicas is the same run on two vessel replicas sharing a
+// PostgreSQL task store (VESSEL_TEST_POSTGRES, from deploy/postgres-test.sh);
+// every cancel is sent to the replica not running the turn.
+func TestShortLoadTwoReplicas(t *testing.T) {
+	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
+		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")
 	}
+	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
+		}
+		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
+	}
+	shortLoad(t, 2, dsn)
+}
+
+func shortLoad(t *testing.T, replicas int, dsn string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// Not t.TempDir(): its folders are 0700, and sandboxd runs tool calls as
@@ -33,9 +50,9 @@ func TestShortLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := Run(ctx, Options{
-		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: replicas,
+		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: replicas, Postgres: dsn,
 		Out: out, BinDir: os.Getenv("VESSEL_STRESS_BIN"), TurnTimeout: 2 * time.Minute,
-		Command: "go test -run TestShortLoad", Log: testLog{t},
+		Command: "go test -run " + t.Name(), Log: testLog{t},
 	})
 	if rep != nil {
 		t.Log("\n" + rep.Markdown())

@@ -353,6 +353,7 @@ func checkStream(ctx context.Context, e *env, r *reporter) {
 	}
 	if ct := t.http.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		r.fail("stream: turn completes", "Content-Type %q", ct)
+		return
 	}
 	if t.finalState != stateCompleted {
 		r.fail("stream: turn completes", "final state %s (%s)", t.finalState, statusText(t.finalMsg))
@@ -516,7 +517,9 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 	}
 	var s side
 	var wg sync.WaitGroup
+	fired := false
 	onWorking := func(taskID string) {
+		fired = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -551,8 +554,16 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 	}
 	t, err := e.streamTurn(ctx, sendParams(e.message("", textPart(e.cfg.SlowText)), true), e.me, onWorking)
 	wg.Wait()
-	if t.taskID == "" {
-		r.fail("cancel: running turn", "no task: %v", err)
+	if t.taskID == "" || !fired {
+		why := fmt.Sprintf("no task: %v", err)
+		if t.taskID != "" {
+			why = fmt.Sprintf("the turn (final state %s) never reported a working status: %v", t.finalState, err)
+		}
+		for _, name := range []string{"subscribe: task snapshot first", "owner: other user cannot read a running task",
+			"owner: other user cannot cancel", "cancel: CancelTask answers CANCELED",
+			"cancel: stream ends with turn.finished cancelled", "cancel: GetTask shows CANCELED"} {
+			r.fail(name, "%s", why)
+		}
 		return
 	}
 	switch {

@@ -546,7 +546,7 @@ func writeSection(path, table string) error {
 	section := "## Egress\n\n" + egressIntro + "\n" + table + "\n" + egressNotes
 	text := string(old)
 	if text == "" {
-		text = "# Performance\n\n"
+		text = "# Performance\n"
 	}
 	start := strings.Index(text, "\n## Egress\n")
 	if strings.HasPrefix(text, "## Egress\n") {

@@ -102,7 +102,9 @@ func New(o Options) (*Proxy, error) {
 		o.HeaderTimeout = 60 * time.Second
 	}
 	if o.Dialer == nil {
-		o.Dialer = &net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}
+		// The policy runs once more at the socket, on the address the
+		// kernel is about to connect to.
+		o.Dialer = &net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second, ControlContext: o.Policy.DialControl}
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
@@ -220,7 +222,7 @@ func (p *Proxy) dial(ctx context.Context, d *decision) (net.Conn, error) {
 			return nil, fmt.Errorf("webproxy: %s refused at dial: %s", a, dec.Reason)
 		}
 		target := netip.AddrPortFrom(a, d.port).String()
-		dctx, cancel := context.WithTimeout(ctx, p.opt.ConnectTimeout)
+		dctx, cancel := context.WithTimeout(guard.WithHost(ctx, d.host.Name), p.opt.ConnectTimeout)
 		c, err := p.opt.Dialer.DialContext(dctx, "tcp", target)
 		cancel()
 		if err == nil {

@@ -425,3 +425,34 @@ func TestSelfPortDeniedEvenWhenAllowed(t *testing.T) {
 		t.Fatalf("self: %+v", d)
 	}
 }
+
+// The default dialer (with the socket-level guard) reaches an allowed
+// loopback origin; the real resolver is never used (IP literal).
+func TestDefaultDialerAllowed(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "ok")
+	}))
+	defer origin.Close()
+	oAddr := netip.MustParseAddrPort(origin.Listener.Addr().String())
+	pol, err := guard.New(guard.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowPorts: []uint16{oAddr.Port()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Options{Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	pu, _ := url.Parse(srv.URL)
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	resp, err := c.Get(origin.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(b) != "ok" {
+		t.Fatalf("%d %q", resp.StatusCode, b)
+	}
+}

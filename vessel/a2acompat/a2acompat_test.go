@@ -374,3 +374,24 @@ func FuzzCamelCase(f *testing.F) {
 		}
 	})
 }
+
+func TestV03MessageStream(t *testing.T) {
+	srv := newServer(t)
+	body := `{"jsonrpc":"2.0","id":"s1","method":"message/stream","params":{"message":{"kind":"message","message_id":"ms1","role":"user",
+		"parts":[{"kind":"text","text":"streamed"}]}}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/agents/field-guide", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("A2A-Version", "0.3")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	s := string(b)
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") || !strings.Contains(s, `"kind":"artifact-update"`) ||
+		!strings.Contains(s, "answer to: streamed") || !strings.Contains(s, `"state":"completed"`) {
+		t.Fatalf("0.3 stream: %s", s)
+	}
+}

@@ -223,6 +223,9 @@ func (c *checker) component(path string, v any, depth int) any {
 			c.fail(path+".attributes", "not allowed; put extra keys directly on the component")
 			continue
 		}
+		if obj[k] == nil {
+			continue // canonical output carries no nulls
+		}
 		if nv, ok := c.anyValue(path+"."+k, obj[k]); ok {
 			out[k] = nv
 		}
@@ -271,7 +274,7 @@ func (c *checker) value(path, typ string, f field, v any, depth int) (any, bool)
 		out := c.children(path, l, depth+1)
 		if f.kind == kButtons {
 			for i, b := range l {
-				if m, ok := b.(map[string]any); ok && m["type"] != "button" {
+				if m, ok := b.(map[string]any); ok && m["type"] != "button" && m["type"] != nil {
 					c.fail(fmt.Sprintf("%s[%d]", path, i), "action_group buttons must be components of type \"button\"")
 				}
 			}
@@ -388,10 +391,15 @@ func (c *checker) tab(path string, v any, depth int) any {
 			out["value"] = s
 		}
 	}
+	keys := make([]string, 0, len(m))
 	for k := range m {
 		if k != "label" && k != "content" && k != "value" {
-			c.fail(path+"."+k, `unknown tab key; a tab has only "label", "content" and "value"`)
+			keys = append(keys, k)
 		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c.fail(path+"."+k, `unknown tab key; a tab has only "label", "content" and "value"`)
 	}
 	return out
 }

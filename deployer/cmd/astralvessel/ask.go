@@ -295,12 +295,15 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 		fmt.Fprintln(stdout)
 	}
 	res := s.Result()
+	// Keep only answered turns: a cancelled or failed turn's partial
+	// transcript would leave a question without its answer in the history.
+	answered := res.Finished != nil && (res.Finished.Status == "ok" || res.Finished.Status == "step_limit")
 	msgs := res.Messages
-	if len(msgs) == 0 && res.Markdown() != "" && res.Finished != nil && res.Finished.Status == "ok" {
+	if len(msgs) == 0 && res.Markdown() != "" {
 		// No transcript came back: keep at least the question and answer.
 		msgs = []client.Message{client.UserMessage(question), client.AssistantMessage(res.Markdown())}
 	}
-	if len(msgs) > 0 {
+	if answered && len(msgs) > 0 {
 		if err := store.Append(convID, c.AgentID(), msgs...); err != nil {
 			fmt.Fprintf(stderr, "astralvessel ask: keeping history: %v\n", err)
 		}

@@ -319,6 +319,8 @@ no_new_privs, Landlock and the seccomp filter (compiled once at start-up, only i
 call) and execs the program. The "launcher only" row is that mechanism without the API; the
 difference to the API row is gRPC, the workspace and outbox handling and the goroutine
 hand-offs, which cost most on a loaded machine. bwrap pays for namespaces and mounts instead.
+The bench binary is built static, as images should build sandboxd (` + "`make -C sandboxd build-static`" + `):
+a dynamically linked launcher costs about a quarter more per call.
 The "overhead in bare execs" column divides the overhead by the bare fork/exec time, which
 makes runs on differently loaded machines comparable: about one and a half bare execs is the
 floor of a re-exec launcher.

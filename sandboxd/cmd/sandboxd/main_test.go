@@ -186,3 +186,20 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatalf("call output %q\n%s", out.String(), logs.String())
 	}
 }
+
+func TestRefusesPackageTheCallUserCannotRead(t *testing.T) {
+	requireKernel(t)
+	if os.Geteuid() != 0 {
+		t.Skip("only a root sandboxd runs calls as another user")
+	}
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	_ = os.Chmod(pkg, 0o700)
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+		"--listen", freeAddr(t))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cannot read "+pkg) {
+		t.Fatalf("want a refusal naming the package: %v\n%s", err, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
@@ -27,16 +28,43 @@ func (s *Server) SelfTest(ctx context.Context) error {
 		return err
 	}
 	defer turn.Done(call)
-	var stderr bytes.Buffer
-	exit := s.confined(ctx, turn, call, k, []string{"true"}, nil, 30*time.Second, func(r *sandboxv1.RunResponse) error {
-		stderr.Write(r.GetStderr())
+	run := func(argv ...string) error {
+		var stderr bytes.Buffer
+		exit := s.confined(ctx, turn, call, k, argv, nil, 30*time.Second, func(r *sandboxv1.RunResponse) error {
+			stderr.Write(r.GetStderr())
+			return nil
+		})
+		if exit.GetError() != "" {
+			return errors.New(exit.GetError())
+		}
+		if exit.GetCode() != 0 {
+			return fmt.Errorf("exit code %d %s: %s", exit.GetCode(), exit.GetSignal(), bytes.TrimSpace(stderr.Bytes()))
+		}
 		return nil
-	})
-	if exit.GetError() != "" {
-		return errors.New(exit.GetError())
 	}
-	if exit.GetCode() != 0 {
-		return fmt.Errorf("exit code %d %s: %s", exit.GetCode(), exit.GetSignal(), bytes.TrimSpace(stderr.Bytes()))
+	unreadable := func(d string) error {
+		who := "sandboxd's user"
+		if s.cfg.RunAs != nil {
+			who = fmt.Sprintf("uid %d", s.cfg.RunAs.Uid)
+		}
+		return fmt.Errorf("calls run as %s and cannot read %s: make it and every directory above it "+
+			"readable and searchable by that user (for example chmod o+rx), or choose --run-as", who, d)
+	}
+	if err := run("true"); err != nil {
+		// The launcher opens every granted tree as the call user.
+		for _, d := range s.ro {
+			if strings.Contains(err.Error(), d+": Permission denied") {
+				return unreadable(d)
+			}
+		}
+		return err
+	}
+	// The call user must be able to read the package and the data, or
+	// every tool that needs them fails later for a reason hard to see.
+	for _, d := range s.roots.Dirs {
+		if err := run("test", "-r", d, "-a", "-x", d); err != nil {
+			return unreadable(d)
+		}
 	}
 	return nil
 }

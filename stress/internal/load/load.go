@@ -77,6 +77,10 @@ func Script(pieces int) []byte {
 	return b
 }
 
+// SlowTurnText is a user message whose turn streams for about 20 s (tests
+// use it to have a turn in flight).
+const SlowTurnText = "#script:" + ruleCancel + " keep this turn streaming"
+
 // answerText is what the model streams: at least one character per piece.
 func answerText(pieces int) string { return strings.Repeat("ok ", max(pieces, 1)) }
 

@@ -14,6 +14,9 @@ type Report struct {
 	Command string  `json:"command"`
 	Machine Machine `json:"machine"`
 	Started string  `json:"started"`
+	// LoadAvg is the machine's 1-minute load average at the start and the
+	// end of the run: other work on the machine competes for the pinned CPUs.
+	LoadAvg [2]float64 `json:"load_average"`
 
 	Users    int `json:"users"`
 	Turns    int `json:"turns_per_user"`
@@ -91,6 +94,19 @@ func ThisMachine() Machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
+}
+
+// LoadAverage is the 1-minute load average, 0 when unknown.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	if _, err := fmt.Sscanf(string(b), "%f", &l); err != nil {
+		return 0
+	}
+	return l
 }
 
 // Summarize fills the turn figures of r from turns.
@@ -171,7 +187,8 @@ func Percentile(xs []float64, p float64) float64 {
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Command)
-	fmt.Fprintf(&b, "Machine: %s, %d cores, %d MB RAM, Linux %s, %s\n\n", r.Machine.CPU, r.Machine.Cores, r.Machine.MemMB, r.Machine.Kernel, r.Machine.Go)
+	fmt.Fprintf(&b, "Machine: %s, %d cores, %d MB RAM, Linux %s, %s; load average %.1f at start, %.1f at end\n\n",
+		r.Machine.CPU, r.Machine.Cores, r.Machine.MemMB, r.Machine.Kernel, r.Machine.Go, r.LoadAvg[0], r.LoadAvg[1])
 	rows := [][2]string{
 		{"Users × turns", fmt.Sprintf("%d × %d", r.Users, r.Turns)},
 		{"History / pieces / cancels", fmt.Sprintf("%d messages / %d / %d", r.History, r.Pieces, r.Cancels)},
@@ -187,7 +204,7 @@ func (r *Report) Markdown() string {
 		{"Vessel peak RSS", joinF(r.VesselPeakRSSMB, "%.0f") + " MB"},
 		{"sandboxd peak RSS", fmt.Sprintf("%.0f MB", r.SandboxPeakRSSMB)},
 		{"Scripted model peak RSS", fmt.Sprintf("%.0f MB", r.ModelPeakRSSMB)},
-		{"CPU seconds: vessel / sandboxd / model / load tool", fmt.Sprintf("%s / %.1f / %.1f / %.1f", joinF(r.VesselCPUSeconds, "%.1f"), r.SandboxCPUSeconds, r.ModelCPUSeconds, r.ClientCPUSeconds)},
+		{"CPU seconds during the run: vessel / sandboxd (with its tool calls) / model / load tool", fmt.Sprintf("%s / %.1f / %.1f / %.1f", joinF(r.VesselCPUSeconds, "%.1f"), r.SandboxCPUSeconds, r.ModelCPUSeconds, r.ClientCPUSeconds)},
 		{"Scratch left behind", fmt.Sprintf("%d entries, %d bytes", r.ScratchEntries, r.ScratchBytes)},
 	}
 	b.WriteString("| Measure | Value |\n|---|---|\n")

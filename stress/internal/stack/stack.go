@@ -320,6 +320,14 @@ func (s *Stack) start(name, cpus string, env []string, bin string, args ...strin
 	return p, nil
 }
 
+// Kill ends the process at once (SIGKILL), as a crash would, and waits for it.
+func (p *Proc) Kill() {
+	p.PeakRSS()
+	p.CPUSeconds()
+	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+	<-p.done
+}
+
 // Pid is the process id (taskset execs the program, so it is the program's).
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
@@ -355,8 +363,9 @@ func (p *Proc) PeakRSS() int64 {
 	return p.peak
 }
 
-// CPUSeconds reads the user+system CPU time the process has used so far
-// (after it ended, the last value read).
+// CPUSeconds reads the user+system CPU time the process and its waited-for
+// children (sandboxd's tool calls) have used so far (after it ended, the
+// last value read).
 func (p *Proc) CPUSeconds() float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
 	if err != nil {
@@ -368,16 +377,19 @@ func (p *Proc) CPUSeconds() float64 {
 		return p.cpu
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return p.cpu
 	}
-	utime, err1 := strconv.ParseFloat(f[11], 64)
-	stime, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return p.cpu
+	var sum float64
+	for _, field := range f[11:15] { // utime stime cutime cstime
+		v, err := strconv.ParseFloat(field, 64)
+		if err != nil {
+			return p.cpu
+		}
+		sum += v
 	}
 	const ticks = 100 // USER_HZ on Linux
-	p.cpu = (utime + stime) / ticks
+	p.cpu = sum / ticks
 	return p.cpu
 }
 

@@ -237,7 +237,7 @@ func strictUnmarshal(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	if len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 {
 		return errors.New("trailing data")
 	}
 	return nil
@@ -377,6 +377,9 @@ func keyFits(k jwk.Key, alg jwa.SignatureAlgorithm) bool {
 }
 
 func (v *Verifier) checkClaims(is *issuer, c *claims) (*Principal, error) {
+	if strings.TrimSuffix(c.Iss, "/") != is.iss {
+		return nil, refuse("iss does not match issuer %s", is.cfg.ID)
+	}
 	now := v.now()
 	exp, err := numericDate(c.Exp)
 	if err != nil || c.Exp == nil {

@@ -44,14 +44,19 @@ func reapedStatus(taskID, contextID string) ([]byte, error) {
 // ReapExpired fails every submitted or working task whose replica's lease has
 // expired, on any agent, and returns how many it failed. It never touches a
 // task of a replica whose lease is current, this one's included.
-func (db *DB) ReapExpired(ctx context.Context) (int, error) {
+func (db *DB) ReapExpired(ctx context.Context) (int, error) { return db.reap(ctx, false) }
+
+// reap fails expired tasks; with self it also fails tasks carrying this
+// replica's id, which is only right before this process runs any turn.
+func (db *DB) reap(ctx context.Context, self bool) (int, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT agent_id, id, context_id, version FROM vessel_tasks t
 		WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
-		  AND NOT EXISTS (SELECT 1 FROM vessel_replicas r
-		                  WHERE r.id = t.replica_id
-		                    AND r.heartbeat_at > now() - make_interval(secs => $1))`,
-		db.opts.LeaseTTL.Seconds())
+		  AND (($2 AND t.replica_id = $3)
+		       OR NOT EXISTS (SELECT 1 FROM vessel_replicas r
+		                      WHERE r.id = t.replica_id
+		                        AND r.heartbeat_at > now() - make_interval(secs => $1)))`,
+		db.opts.LeaseTTL.Seconds(), self, db.opts.ReplicaID)
 	if err != nil {
 		return 0, fmt.Errorf("postgres task store: find expired tasks: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,7 +52,7 @@ type Options struct {
 	Strip func(*a2a.Task) *a2a.Task
 	// Logger receives background errors; default slog.Default().
 	Logger *slog.Logger
-	// MaxConns caps the pool; default pgxpool's.
+	// MaxConns caps the pool; default 16 unless the DSN sets pool_max_conns.
 	MaxConns int32
 }
 
@@ -120,6 +121,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	} else if !strings.Contains(dsn, "pool_max_conns") {
+		// pgxpool's default (the CPU count, at least 4) is small for many
+		// concurrent turns each writing its state changes.
+		cfg.MaxConns = 16
 	}
 	if opts.Schema != "" {
 		if err := createSchema(ctx, cfg.ConnConfig.Copy(), opts.Schema); err != nil {
@@ -153,7 +158,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	if _, err := db.ReapExpired(ctx); err != nil {
+	// Tasks left running under this replica id by an earlier process (a
+	// configured id survives restarts) cannot be running now.
+	if _, err := db.reap(ctx, true); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -406,3 +406,18 @@ func TestParseURLSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestRestartWithSameIDFailsItsOldTasks(t *testing.T) {
+	dsn := testDSN(t)
+	schema := testSchema(t, dsn)
+	a := openTest(t, dsn, schema, func(o *Options) { o.ReplicaID = "fixed" })
+	if _, err := a.Agent("alpha").Create(as("alice"), newTask("t", "c", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	a.Abandon() // crash: the lease row stays and is still fresh
+	again := openTest(t, dsn, schema, func(o *Options) { o.ReplicaID = "fixed" })
+	got, err := again.Agent("alpha").Get(as("alice"), "t")
+	if err != nil || got.Task.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("task after a restart under the same id = %v, %v; want failed", got, err)
+	}
+}

@@ -485,3 +485,15 @@ func TestDuckDuckGoThroughProxy(t *testing.T) {
 		t.Fatalf("refused: %v", err)
 	}
 }
+
+func TestFetchDecodesCharset(t *testing.T) {
+	e := newEnv(t, nil)
+	e.mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
+		_, _ = w.Write([]byte("<p>caf\xe9 cr\xe8me</p>"))
+	})
+	res, err := e.client.Fetch(context.Background(), "http://site.test/latin1")
+	if err != nil || res.Text != "café crème" {
+		t.Fatalf("%v %q", err, res.Text)
+	}
+}
