@@ -14,8 +14,9 @@ root="$(cd "$here/.." && pwd)"
 image="${BASE_IMAGE:-astralvessel-base:bookworm}"
 suite="${BASE_SUITE:-bookworm}"
 cache="${BASE_CACHE:-$root/.cache/base}"
-tarball="$cache/$suite-rootfs.tar.gz"
 packages="bash,coreutils,grep,findutils,python3,ca-certificates"
+# The cache is keyed by suite and package list, so changing either builds a fresh root filesystem.
+tarball="$cache/$suite-$(printf '%s' "$packages" | sha256sum | cut -c1-12)-rootfs.tar.gz"
 force=0
 [[ "${1:-}" == "--force" ]] && force=1
 

@@ -157,7 +157,17 @@ def hardening(dep, rep):
         rep.add(f"{svc}: not privileged, no Docker socket",
                 not hc.get("Privileged") and not any("docker.sock" in (m.get("Source") or "") for m in info["Mounts"]))
         rep.add(f"{svc}: restart unless-stopped", (hc.get("RestartPolicy") or {}).get("Name") == "unless-stopped")
+        binds = [m for m in info["Mounts"] if m.get("Type") == "bind"]
+        rep.add(f"{svc}: every host folder and file mounted read-only", all(not m.get("RW") for m in binds),
+                ", ".join(f"{m['Destination']}:{'rw' if m.get('RW') else 'ro'}" for m in binds) or "no bind mounts")
+        if svc == "vessel":
+            labels = cfg.get("Labels") or {}
+            fps = [k for k in labels if k.startswith("astralvessel.fingerprint.")]
+            rep.add("vessel: labelled with the deployment hash and every agent's fingerprint",
+                    "astralvessel.deployment-hash" in labels and len(fps) == len(dep.sandboxes()), f"{len(fps)} fingerprints")
         if svc.startswith("sandbox-"):
+            scratch = (hc.get("Tmpfs") or {}).get("/scratch", "")
+            rep.add(f"{svc}: scratch is a size-limited tmpfs", "size=" in scratch, scratch or "no /scratch tmpfs")
             prof = next((o for o in so if o.startswith("seccomp")), "")
             rep.add(f"{svc}: project seccomp profile with Landlock syscalls",
                     "landlock_restrict_self" in prof, "profile not set" if not prof else "")

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -55,13 +56,13 @@ func TestSubscribeThenCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	s := c.Turn(ctx, TurnRequest{Text: "slow"})
-	next, stop := iterPull(s)
+	next, stop := iter.Pull2(s.Events())
 	defer stop()
 	// Read until the working status: the execution is registered.
 	for {
-		ev, err := next()
-		if err != nil {
-			t.Fatal(err)
+		ev, err, ok := next()
+		if err != nil || !ok {
+			t.Fatal(err, ok)
 		}
 		if ts, ok := ev.(TurnStarted); ok && ts.Data != nil {
 			break
@@ -86,34 +87,4 @@ func TestSubscribeThenCancel(t *testing.T) {
 	if r.TaskID != string(id) || r.Finished == nil || r.Finished.Status != "cancelled" {
 		t.Errorf("subscription result %+v finished %+v", r, r.Finished)
 	}
-}
-
-// iterPull turns a stream's events into a pull function.
-func iterPull(s *Stream) (func() (Event, error), func()) {
-	evs := make(chan struct {
-		ev  Event
-		err error
-	})
-	quit := make(chan struct{})
-	go func() {
-		defer close(evs)
-		for ev, err := range s.Events() {
-			select {
-			case evs <- struct {
-				ev  Event
-				err error
-			}{ev, err}:
-			case <-quit:
-				return
-			}
-		}
-	}()
-	next := func() (Event, error) {
-		v, ok := <-evs
-		if !ok {
-			return nil, ErrIncomplete
-		}
-		return v.ev, v.err
-	}
-	return next, func() { close(quit) }
 }

@@ -30,7 +30,7 @@ const defaultDeployment = "deploy/deployment.toml"
 func runUp(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	_ = fs.Bool("local", true, "run as local processes (the only mode; Compose deployments use `deploy`)")
+	_ = fs.Bool("local", true, "run as local processes (the only mode; Compose deployments use the deploy command)")
 	listen := fs.String("listen", "127.0.0.1:8700", "the vessel's address")
 	state := fs.String("state", localstack.DefaultStateDir(), "state folder: keys, logs, task store, stack.json")
 	bin := fs.String("bin", os.Getenv("VESSEL_BIN_DIR"), "folder with prebuilt vessel, sandboxd, egress, scripted-model (default $VESSEL_BIN_DIR, else build them from the source tree)")

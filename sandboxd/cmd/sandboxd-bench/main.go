@@ -104,6 +104,11 @@ func run(n int, doc string) error {
 				"--unshare-all", "--die-with-parent", truePath).Run()
 		}},
 		{"confined `bash -c true` through the API", callTool("bash", `{"command":"true"}`)},
+		{"for reference: a Status round trip (gRPC only)", func() error {
+			_, err := client.Status(ctx, &sandboxv1.StatusRequest{})
+			return err
+		}},
+		{"for reference: an in-process `list` call (gRPC stream, no process)", callTool("list", "{}")},
 	}
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		return fmt.Errorf("bwrap is not installed (Debian package bubblewrap): %w", err)
@@ -153,7 +158,7 @@ func startServer(base, pkg string, abi int) (sandboxv1.RunServiceClient, func(),
 	srv, err := server.New(server.Config{
 		Agent: "bench", LandlockABI: abi, PackageDir: pkg, Token: "bench-token", Filter: filter,
 		Workspaces: wm, RunAs: cred,
-		Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"bash"}},
+		Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"bash", "list"}},
 			Declared: []spec.Tool{{Name: "true", Command: []string{"true"}}}},
 	})
 	if err != nil {
@@ -235,7 +240,7 @@ func render(vs []variant, times [][]time.Duration, n int) string {
 	for i, v := range vs {
 		p50 := pct(times[i], 0.5)
 		over, units := "–", "–"
-		if i > 0 {
+		if i > 0 && !strings.HasPrefix(v.name, "for reference") {
 			over = ms(p50 - bareP50)
 			units = fmt.Sprintf("%.1f", float64(p50-bareP50)/float64(bareP50))
 		}
