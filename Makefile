@@ -84,7 +84,7 @@ proto-check: proto
 
 ## run: start the local stack, ask the example agent one question, stop
 run: build
-	./deploy/local-demo.sh
+	VESSEL_BIN_DIR=$(BIN) ./deploy/local-demo.sh
 
 ## images: build every service image (a local Debian base when no registry answers)
 images: build

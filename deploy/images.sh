@@ -93,6 +93,17 @@ make_rootfs() {
 if ! docker buildx version >/dev/null 2>&1; then export DOCKER_BUILDKIT=0; fi
 
 start=$SECONDS
+# The local base (debootstrap: mostly download time) is made while the Go binaries compile, and the
+# sandbox image is built last so it waits for it as little as possible.
+base_pid=""
+ordered=()
+for svc in "${services[@]}"; do [[ $svc == sandboxd ]] || ordered+=("$svc"); done
+for svc in "${services[@]}"; do [[ $svc != sandboxd ]] || ordered+=("$svc"); done
+services=("${ordered[@]}")
+if [[ " ${services[*]} " == *" sandboxd "* && $base == astralvessel-base:* ]]; then
+	BASE_IMAGE="$base" "$here/base-image.sh" &
+	base_pid=$!
+fi
 for svc in "${services[@]}"; do
 	case "$svc" in vessel | sandboxd | egress | deployer | scripted-model | searxng) ;; *)
 		log "unknown service $svc"
@@ -113,8 +124,8 @@ for svc in "${services[@]}"; do
 	cp "$bin/$name" "$ctx/$name"
 	build_args=()
 	if [[ $svc == sandboxd ]]; then
-		if [[ $base == astralvessel-base:* ]]; then
-			BASE_IMAGE="$base" "$here/base-image.sh"
+		if [[ -n $base_pid ]]; then
+			wait "$base_pid" || { log "the local base image failed"; exit 1; }
 		fi
 		build_args=(--build-arg "BASE=$base")
 	else
