@@ -70,8 +70,12 @@ build_binary() {
 	else
 		(cd "$root/$mod" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/$name" "$pkg")
 	fi
-	if ! file "$bin/$name" | grep -q 'statically linked\|static-pie linked'; then
-		log "$name is not statically linked: $(file -b "$bin/$name")"
+	# ldd (always there with glibc) says so for static and static-pie binaries alike.
+	# (ldd itself exits 1 for a static binary, so its output is checked, not its status.)
+	local linked
+	linked="$(LC_ALL=C ldd "$bin/$name" 2>&1 || true)"
+	if ! grep -q 'not a dynamic executable\|statically linked' <<<"$linked"; then
+		log "$name is not statically linked: $(head -n 3 <<<"$linked")"
 		exit 1
 	fi
 }

@@ -44,7 +44,7 @@ func TestReplicaDeathFailsItsTasks(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	st, err := stack.Start(ctx, stack.Config{
-		Dir: dir, BinDir: os.Getenv("VESSEL_STRESS_BIN"), Replicas: 2, Postgres: dsn,
+		Dir: dir, BinDir: testBin(t), Replicas: 2, Postgres: dsn,
 		Script: load.Script(200), Log: testLog{t},
 	})
 	if err != nil {

@@ -3,9 +3,49 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/stress/internal/stack"
 )
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// testBin returns the folder of binaries the e2e tests share:
+// VESSEL_STRESS_BIN, or one build of this repository for the whole run.
+func testBin(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("VESSEL_STRESS_BIN"); dir != "" {
+		return dir
+	}
+	binOnce.Do(func() {
+		binPath, binErr = os.MkdirTemp("", "stress-bin-")
+		if binErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		binErr = stack.Build(ctx, "", binPath, nil)
+	})
+	if binErr != nil {
+		t.Fatalf("build the stack: %v", binErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" && os.Getenv("VESSEL_STRESS_BIN") == "" {
+		_ = os.RemoveAll(filepath.Clean(binPath))
+	}
+	os.Exit(code)
+}
 
 // TestShortLoad is CI's load run: a few users against the real stack
 // (scripted model, sandboxd, vessel as processes). It fails on any failed
@@ -51,7 +91,7 @@ func shortLoad(t *testing.T, replicas int, dsn string) {
 	}
 	rep, err := Run(ctx, Options{
 		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: replicas, Postgres: dsn,
-		Out: out, BinDir: os.Getenv("VESSEL_STRESS_BIN"), TurnTimeout: 2 * time.Minute,
+		Out: out, BinDir: testBin(t), TurnTimeout: 2 * time.Minute,
 		Command: "go test -run " + t.Name(), Log: testLog{t},
 	})
 	if rep != nil {

@@ -463,6 +463,48 @@ func checkTranscript(ctx context.Context, e *env, r *reporter) {
 		}
 	}
 	r.check("transcript: round trip (data)", err, "the envelope as a data part is accepted")
+	if err != nil {
+		r.skip("tasks: history sent in is not stored", "no task from the data round trip")
+		return
+	}
+	id := getStr(getObj(m, "result", "task"), "id")
+	status, m, err = e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": id}, e.me, nil)
+	if err == nil {
+		err = storedTaskHoldsNoHistory(status, m)
+	}
+	r.check("tasks: history sent in is not stored", err, "the stored task keeps the user's text and the answer only")
+}
+
+// storedTaskHoldsNoHistory checks a GetTask answer for a task whose turn
+// carried a history: its messages are the user's text parts only, and its
+// only artifact is the answer.
+func storedTaskHoldsNoHistory(status int, m obj) error {
+	task := getObj(m, "result")
+	if status != 200 || task == nil {
+		return fmt.Errorf("HTTP %d: %s", status, snippet(mustJSON(m)))
+	}
+	for _, h := range getList(task, "history") {
+		msg, _ := h.(map[string]any)
+		if role := getStr(msg, "role"); role != "ROLE_USER" {
+			return fmt.Errorf("a stored %s message", role)
+		}
+		for _, p := range getList(msg, "parts") {
+			part, _ := p.(map[string]any)
+			if _, ok := part["text"]; !ok || (getStr(part, "mediaType") != "" && !strings.HasPrefix(getStr(part, "mediaType"), "text/")) {
+				return fmt.Errorf("a stored user part other than text: %s", snippet(mustJSON(part)))
+			}
+		}
+	}
+	for _, a := range getList(task, "artifacts") {
+		art, _ := a.(map[string]any)
+		if name := getStr(art, "name"); name != "answer" {
+			return fmt.Errorf("a stored %q artifact", name)
+		}
+	}
+	if strings.Contains(string(mustJSON(task)), client.TranscriptMediaType) {
+		return errors.New("the stored task mentions the transcript media type")
+	}
+	return nil
 }
 
 func checkRejections(ctx context.Context, e *env, r *reporter) {

@@ -244,6 +244,9 @@ def check_run(c):
         return status in c["expect_status"], f"/run -> {status} {raw[:160]!r}"
     if status != 200:
         return False, f"/run -> {status} {raw[:200]!r}"
+    if "expect_stopped" in c:
+        got = (exit_ev or {}).get("stopped", "")
+        return got == c["expect_stopped"], f"stopped={got!r} exit={exit_ev}"
     if c.get("expect_tool_error"):
         msg = (exit_ev or {}).get("error", "")
         return bool(msg), f"tool error {msg!r}"

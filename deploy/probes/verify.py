@@ -319,6 +319,12 @@ def secret_surface(dep, svc):
 
 
 def secrets(dep, rep, env):
+    gen = dep.gen_dir
+    if os.path.isdir(gen):
+        loose = [f"{f}:{oct(os.stat(os.path.join(gen, f)).st_mode & 0o777)}" for f in sorted(os.listdir(gen))
+                 if os.stat(os.path.join(gen, f)).st_mode & 0o077]
+        rep.add("secrets: generated secret files readable by their owner only (0600)", not loose,
+                ", ".join(loose) or f"{len(os.listdir(gen))} files")
     surfaces = {svc: secret_surface(dep, svc) for svc in dep.containers if svc not in dep.extra}
     items = []
     mk = env.get("VESSEL_MODEL_KEY") or env.get("VESSEL_UPSTREAM_MODEL_KEY")
@@ -423,6 +429,18 @@ def calls(dep, rep, image):
             call("background processes end with the call (started)",
                  f"(sleep {marker} &) ; nohup sleep {marker} >/dev/null 2>&1 & echo STARTED", want="STARTED")
             call("reads its own turn's earlier file (control)", 'cat "$TMPDIR/probe.txt"', want="probe")
+            call("cannot make a FIFO in its workspace",
+                 'mkfifo "$TMPDIR/fifo" 2>/dev/null && echo ALLOWED || echo DENIED')
+            turn_disk = command_flag(dep, sb, "--turn-disk")
+            if turn_disk:
+                turn_c = "probe-" + uuid.uuid4().hex[:12]
+                chunk = 4 << 20
+                n = turn_disk // chunk + 3
+                checks.append(dict(base, name=f"{sb} call: a turn over its disk limit ({turn_disk >> 20} MiB) is stopped",
+                                   tool="bash", turn=turn_c, timeout_ms=30000, expect_stopped="disk_limit",
+                                   arguments={"command": f'for i in $(seq {n}); do head -c {chunk} /dev/zero > "$TMPDIR/f$i" || break; done; sleep 5; echo not-stopped'}))
+                call("a turn over its disk limit has its workspace emptied",
+                     'n=$(ls -A "$TMPDIR" 2>/dev/null | wc -l); [ "$n" = 0 ] && echo DENIED || echo ALLOWED:$n', turn=turn_c)
             call("cannot read another turn's workspace",
                  f'd=$(dirname "$TMPDIR"); cat "$d/{turn_a}/probe.txt" 2>/dev/null || cat "$d"/*/probe.txt 2>/dev/null && echo ALLOWED || echo DENIED',
                  turn=turn_b)
@@ -435,6 +453,18 @@ def calls(dep, rep, image):
             for r in run_inside(dep, sb, [{"name": f"{sb}: nothing a call started outlives it", "kind": "no_process",
                                            "marker": f"sleep {marker}"}], image, "exec"):
                 rep.add(r["name"], r["ok"], r["detail"])
+
+
+def command_flag(dep, svc, flag):
+    """The integer value of a flag on a container's command line, or None."""
+    args = dep.containers[svc]["Args"] or []
+    for i, a in enumerate(args[:-1]):
+        if a == flag:
+            try:
+                return int(args[i + 1])
+            except ValueError:
+                return None
+    return None
 
 
 def agent_tools(dep, agent):

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -122,7 +123,31 @@ func newGen(d *spec.Deployment, o Options) (*gen, error) {
 	if err := g.checkVesselPaths(); err != nil {
 		return nil, err
 	}
+	if err := g.checkEnvRefs(); err != nil {
+		return nil, err
+	}
 	return g, nil
+}
+
+// modelKeyVars name the real model key in the operator's .env.
+var modelKeyVars = []string{"VESSEL_MODEL_KEY", "VESSEL_UPSTREAM_MODEL_KEY"}
+
+// checkEnvRefs refuses a deployment.toml that names the model key as env:
+// the vessel is given every variable the file names, and the model key must
+// reach the egress alone.
+func (g *gen) checkEnvRefs() error {
+	fields := make([]string, 0, len(g.d.EnvRefs))
+	for f := range g.d.EnvRefs {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	for _, f := range fields {
+		name := g.d.EnvRefs[f]
+		if slices.Contains(modelKeyVars, name) {
+			return fmt.Errorf("compose: %s refers to env:%s, the model key, which only the egress may hold; the vessel would be given it", f, name)
+		}
+	}
+	return nil
 }
 
 // Compose file shapes, in the order their keys are written.

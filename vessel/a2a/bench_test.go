@@ -1,8 +1,12 @@
 package a2aserver_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
@@ -73,14 +78,32 @@ func TestBenchTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	frames := 0
+	body := `{"jsonrpc":"2.0","id":"b","method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"` +
+		text + `"}]},"configuration":{"acceptedOutputModes":["text/markdown","` + transcript.MediaType + `"]}}}`
+	// The vessel is driven with raw HTTP, reading the stream to its end (the
+	// server closes it after the final frame), so the figure is the server's
+	// and not an A2A client's JSON parsing.
 	viaVessel := func() {
-		evs, err := h.stream(as(h.keyApp1, "bench"), "field-guide", &a2a.SendMessageRequest{Message: textMsg(text),
-			Config: &a2a.SendMessageConfig{AcceptedOutputModes: []string{"text/markdown", transcript.MediaType}}})
+		req, _ := http.NewRequest(http.MethodPost, h.url+"/agents/field-guide", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Authorization", "Bearer "+h.keyApp1)
+		req.Header.Set("X-Vessel-User", "bench")
+		resp, err := h.httpc.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, ok := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent); !ok || st.Status.State != a2a.TaskStateCompleted {
-			t.Fatalf("turn did not complete: %T", evs[len(evs)-1])
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("turn: %d %v", resp.StatusCode, err)
+		}
+		frames = bytes.Count(b, []byte("\ndata: ")) + 1
+		last := b[bytes.LastIndex(b, []byte("data: ")):]
+		if !bytes.Contains(last, []byte("TASK_STATE_COMPLETED")) {
+			t.Fatalf("turn did not complete: %s", last)
 		}
 	}
 	load := "unknown"
@@ -102,6 +125,8 @@ func TestBenchTurn(t *testing.T) {
 	}
 	slices.Sort(d)
 	slices.Sort(v)
+	copyCost := gobCopyCost(t)
+	sdkCopies := 2*(frames-1) + 1 // two per status or artifact event, one for the task
 	med := func(x []time.Duration) time.Duration { return x[len(x)/2] }
 	p90 := func(x []time.Duration) time.Duration { return x[len(x)*9/10] }
 	over := med(v) - med(d)
@@ -113,7 +138,7 @@ func TestBenchTurn(t *testing.T) {
 
 `+"`make bench-turn`"+` runs one turn with one tool call (the scripted model asks for the `+"`species`"+`
 tool, then streams a six-piece answer) %d times through the vessel, over A2A streaming with the
-transcript requested, and the same two model calls and the same tool call made directly with the
+transcript requested (raw HTTP, reading the event stream to its end), and the same two model calls and the same tool call made directly with the
 vessel's model and sandbox clients, interleaved. The sandbox is an in-process fake RunService, so the
 figures measure the harness, not confinement.
 
@@ -125,15 +150,51 @@ figures measure the harness, not confinement.
 
 Target: at most 3 ms per turn; this run %s it. Measured %s on %s/%s, %d CPUs, Go %s, SQLite task store,
 load average %s at the start (the machine was shared; both paths ran interleaved under the same load).
-The vessel path includes the A2A client's own work (it runs in the benchmark's process), the SDK's
-per-event processing (two gob deep copies of the task per event) and the SSE framing of about ten frames.
+Where the time goes (CPU profile of 300 turns of this benchmark, 2026-11-30): about 40 %% of the vessel
+process's CPU is a2a-go's own per-event processing, mostly its deep copies of the task (encoding/gob
+with a fresh encoder and decoder per copy, two per event; this turn has %d frames, so about %d copies,
+each %s in a warm tight loop and several times that inside a busy turn); the SSE framing, the two SQLite writes of a task (created, finished) and the
+loop itself share the rest. The vessel keeps the copied task small (history trimmed to the user's text,
+finished transcript and file artifacts dropped from the SDK's working copy, working updates kept in
+memory), but the copies themselves are the SDK's, and merging events is ruled out by the
+one-event-per-frame contract. On an idle machine the same run should land much closer to the target;
+on this shared one the overhead scales with the load.
 
 `, n, ms(med(d)), ms(p90(d)), ms(med(v)), ms(p90(v)), ms(over), verdict,
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load)
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load,
+		frames, sdkCopies, us(copyCost))
 	t.Log("\n" + section)
 	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "## Turn", section); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
+
+// gobCopyCost times the SDK's deep copy (a fresh gob encoder and decoder)
+// of a task shaped like a working task of this turn.
+func gobCopyCost(t *testing.T) time.Duration {
+	ec := a2a.TaskInfo{TaskID: "t", ContextID: "c"}
+	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewDataPart(map[string]any{
+		"type": "tool.finished", "call_id": "c1", "name": "species", "ok": true, "preview": "[...]", "elapsed_ms": int64(1)}))
+	task := &a2a.Task{ID: "t", ContextID: "c", History: []*a2a.Message{a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("q"))},
+		Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg}, Metadata: map[string]any{"vessel.event": "tool.finished"}}
+	st := taskstore.StoredTask{Task: task, Version: 3}
+	var ds []time.Duration
+	for range 200 {
+		t0 := time.Now()
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+			t.Fatal(err)
+		}
+		var out taskstore.StoredTask
+		if err := gob.NewDecoder(&buf).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }

@@ -3,6 +3,7 @@ package a2aserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"slices"
@@ -92,6 +93,11 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		r.cancel = cancel
 		defer cancel(nil)
+		// The SDK cancels ctx when it stops consuming this execution (it failed
+		// the task, or processed CANCELED): the turn has no reason to go on. A
+		// client disconnect does not reach ctx.
+		stopWatch := context.AfterFunc(ctx, func() { cancel(loop.ErrCancelled) })
+		defer stopWatch()
 		e.mu.Lock()
 		e.running[id] = r
 		e.mu.Unlock()
@@ -114,6 +120,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		in, perr := turn.Parse(ec.Message, ec.ContextID, e.imageOpt)
 		if perr == nil {
 			userText = in.Text
+		}
+		if ec.Message == nil {
+			yield(nil, fmt.Errorf("execution without a message"))
+			return
 		}
 		if ec.StoredTask == nil {
 			// Only the user's text goes into the task: never the history sent in.

@@ -71,15 +71,27 @@ func TestSubscribeThenCancel(t *testing.T) {
 	id := <-fv.exec.started
 	sub := c.Subscribe(t.Context(), string(id))
 	done := make(chan *Result, 1)
+	subscribed := make(chan struct{})
 	go func() {
+		first := true
 		for _, err := range sub.Events() {
+			if first {
+				// The snapshot frame arrived: the subscription is live, so the
+				// cancel below cannot win the race against it.
+				close(subscribed)
+				first = false
+			}
 			if err != nil {
 				t.Errorf("subscription: %v", err)
 				break
 			}
 		}
+		if first {
+			close(subscribed)
+		}
 		done <- sub.Result()
 	}()
+	<-subscribed
 	if _, err := c.Cancel(t.Context(), string(id)); err != nil {
 		t.Fatal(err)
 	}

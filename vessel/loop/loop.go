@@ -44,6 +44,9 @@ var ErrCancelled = errors.New("turn cancelled")
 // ErrDeadline is the cancel cause of a turn past its deadline.
 var ErrDeadline = errors.New("turn deadline passed")
 
+// MaxParallelCalls bounds how many calls of one step run at once.
+const MaxParallelCalls = 16
+
 // PreviewChars bounds tool.finished's output preview.
 const PreviewChars = 2000
 
@@ -346,6 +349,7 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 		r.send(Event{"type": EventToolStarted, "call_id": c.ID, "name": c.Function.Name, "arguments": c.Function.Arguments})
 	}
 	ch := make(chan done, len(calls))
+	sem := make(chan struct{}, MaxParallelCalls)
 	for i, c := range calls {
 		t, ok := byName[c.Function.Name]
 		if !ok {
@@ -353,6 +357,8 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 			continue
 		}
 		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			t0 := time.Now()
 			res, err := t.Run(ctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 			ch <- done{i: i, res: res, err: err, dur: time.Since(t0)}

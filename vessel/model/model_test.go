@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -111,6 +112,7 @@ func TestNoRetryAfterFirstTokenOr4xx(t *testing.T) {
 func TestNonStreamingFallbackAndCancel(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow/chat/completions" {
+			_, _ = io.ReadAll(r.Body) // the server notices a closed connection only after the body
 			<-r.Context().Done()
 			return
 		}

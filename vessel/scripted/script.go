@@ -88,6 +88,12 @@ type HTTPError struct {
 	Message string `json:"message,omitempty"`
 }
 
+// Bounds that keep a script from exhausting memory.
+const (
+	maxCount = 1_000_000
+	maxBytes = 64 << 20
+)
+
 // Load reads a script file.
 func Load(path string) (*Script, error) {
 	b, err := os.ReadFile(path)
@@ -105,11 +111,21 @@ func Parse(b []byte) (*Script, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("parse script: %w", err)
 	}
-	for i, r := range s.Rules {
+	rules := s.Rules
+	if s.Default != nil {
+		rules = append(append([]Rule(nil), rules...), *s.Default)
+	}
+	for i, r := range rules {
 		if len(r.Steps) == 0 {
 			return nil, fmt.Errorf("parse script: rule %d (%q) has no steps", i, r.Name)
 		}
 		for j, st := range r.Steps {
+			if st.Repeat < 0 || st.Repeat > maxCount || st.Pieces < 0 || st.Pieces > maxCount || st.ReasoningPieces < 0 || st.ReasoningPieces > maxCount {
+				return nil, fmt.Errorf("parse script: rule %q step %d: repeat and pieces must be 0 to %d", r.Name, j, maxCount)
+			}
+			if st.Repeat > 0 && len(st.Text)*st.Repeat > maxBytes {
+				return nil, fmt.Errorf("parse script: rule %q step %d: text × repeat is over %d bytes", r.Name, j, maxBytes)
+			}
 			for k, tc := range st.ToolCalls {
 				if tc.Name == "" {
 					return nil, fmt.Errorf("parse script: rule %q step %d tool call %d has no name", r.Name, j, k)

@@ -94,3 +94,25 @@ func TestErrorsCountAndMarker(t *testing.T) {
 		t.Fatal("unknown field accepted")
 	}
 }
+
+// FuzzScript checks that any script that parses can answer any request
+// without panicking.
+func FuzzScript(f *testing.F) {
+	f.Add([]byte(defaultScript), "hello #script:slow", 0)
+	f.Add([]byte(`{"rules":[{"name":"a","match":{"contains":"x"},"steps":[{"text":"{{tool_result_list}}","pieces":3}]}]}`), "x", 2)
+	f.Fuzz(func(t *testing.T, script []byte, user string, step int) {
+		sc, err := Parse(script)
+		if err != nil {
+			return
+		}
+		if step < 0 || step > 50 {
+			step = 0
+		}
+		tu := turn{lastUser: user, step: step, tools: map[string]bool{"species": true}, toolResult: user}
+		_, st := sc.choose(tu)
+		r := render(st, tu)
+		if len(r.pieces) > 0 && strings.Join(r.pieces, "") != r.text {
+			t.Fatalf("pieces %q do not join to %q", r.pieces, r.text)
+		}
+	})
+}

@@ -256,11 +256,9 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	if err != nil {
 		return 0, err
 	}
+	st := s.b.opt.Strip(req.Task) // before Shrink: the answer of a final update must be kept
+	Shrink(req)
 	task := req.Task
-	// The SDK appends every status message to the history it keeps; trimming
-	// it here, in the SDK's own copy, keeps each event's deep copy small.
-	task.History = UserText(task.History)
-	st := s.b.opt.Strip(task)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

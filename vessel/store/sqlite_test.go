@@ -160,3 +160,24 @@ func TestCleanupLoop(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestShrink(t *testing.T) {
+	task := newTask("t", a2a.TaskStateWorking)
+	task.History = append(task.History, &a2a.Message{ID: "s", Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart("status")}})
+	tr := &a2a.Artifact{ID: "tr", Name: "transcript", Parts: a2a.ContentParts{a2a.NewTextPart("x")}}
+	ans := &a2a.Artifact{ID: "an", Name: "answer", Parts: a2a.ContentParts{a2a.NewTextPart("a")}}
+	task.Artifacts = []*a2a.Artifact{tr, ans}
+	// A transcript chunk that is not the last stays.
+	Shrink(&taskstore.UpdateRequest{Task: task, Event: &a2a.TaskArtifactUpdateEvent{Artifact: tr}})
+	if len(task.Artifacts) != 2 || len(task.History) != 1 || len(task.History[0].Parts) != 1 {
+		t.Fatalf("%+v", task)
+	}
+	Shrink(&taskstore.UpdateRequest{Task: task, Event: &a2a.TaskArtifactUpdateEvent{Artifact: tr, LastChunk: true}})
+	if len(task.Artifacts) != 1 || task.Artifacts[0] != ans {
+		t.Fatalf("transcript kept: %+v", task.Artifacts)
+	}
+	Shrink(&taskstore.UpdateRequest{Task: task, Event: &a2a.TaskArtifactUpdateEvent{Artifact: ans, LastChunk: true}})
+	if len(task.Artifacts) != 1 {
+		t.Fatal("answer dropped")
+	}
+}

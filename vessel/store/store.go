@@ -116,6 +116,31 @@ func Strip(t *a2a.Task) *a2a.Task {
 	return &out
 }
 
+// Shrink trims, in place, the task the SDK hands to Update: the history to
+// the user's text, and artifacts that are complete and never stored (the
+// transcript after its last chunk, files). The SDK keeps that very task as
+// its working copy and deep-copies it (gob) twice per event, so without
+// this every later event would copy every status message and every
+// file's bytes again. Both backends call it first thing in Update.
+func Shrink(req *taskstore.UpdateRequest) {
+	if req == nil || req.Task == nil {
+		return
+	}
+	req.Task.History = UserText(req.Task.History)
+	ev, ok := req.Event.(*a2a.TaskArtifactUpdateEvent)
+	if !ok || !ev.LastChunk || ev.Artifact == nil || ev.Artifact.Name == AnswerArtifactName {
+		return
+	}
+	id := ev.Artifact.ID
+	kept := req.Task.Artifacts[:0:0]
+	for _, a := range req.Task.Artifacts {
+		if a == nil || a.ID != id {
+			kept = append(kept, a)
+		}
+	}
+	req.Task.Artifacts = kept
+}
+
 // UserText keeps the text parts of user messages (what the user asked).
 func UserText(history []*a2a.Message) []*a2a.Message {
 	var out []*a2a.Message

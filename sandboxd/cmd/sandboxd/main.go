@@ -71,6 +71,7 @@ func run() error {
 		callTimeout = flag.Duration("call-timeout", 2*time.Minute, "default wall-clock limit of one call")
 		turnTTL     = flag.Duration("turn-ttl", 30*time.Minute, "idle time after which a turn the vessel never ended is deleted")
 		nproc       = flag.Uint64("max-procs", 512, "RLIMIT_NPROC of calls (counted per user across the sandbox)")
+		callProcs   = flag.Int("call-procs", 128, "stop a call whose process group holds more processes (checked twice a second; 0: off)")
 		mounts      multiFlag
 		turnDisk    sizeFlag
 		userDisk    sizeFlag
@@ -141,7 +142,7 @@ func run() error {
 		uid, gid = int(cred.Uid), int(cred.Gid)
 	}
 	wm, err := workspace.New(workspace.Config{Scratch: *scratch, TurnLimit: int64(turnDisk), UserLimit: int64(userDisk),
-		TTL: *turnTTL, UID: uid, GID: gid})
+		TTL: *turnTTL, UID: uid, GID: gid, CallProcs: *callProcs})
 	if err != nil {
 		return err
 	}
@@ -153,6 +154,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if f := os.Getenv("VESSEL_SANDBOX_TOKEN_FILE"); f != "" {
+		if real, err := filepath.EvalSymlinks(f); err == nil {
+			if tree, bad := srv.ReadableByCalls(real); bad {
+				return fmt.Errorf("refusing to start: the token file %s lies in %s, which tool calls can read; "+
+					"keep it elsewhere (Compose mounts it under /run/secrets)", real, tree)
+			}
+		}
+	}
 	if err := srv.SelfTest(context.Background()); err != nil {
 		return fmt.Errorf("refusing to start, a confined test call failed: %w", err)
 	}
@@ -162,6 +171,7 @@ func run() error {
 	go wm.Run(ctx, logger.Printf)
 	if os.Getpid() == 1 {
 		// PID 1 of a container: orphans of killed calls come to us.
+		confine.EnableReaper()
 		go confine.Reap(ctx)
 	}
 	h, stopGRPC, err := srv.Handler(ctx)

@@ -203,3 +203,18 @@ func TestRefusesPackageTheCallUserCannotRead(t *testing.T) {
 		t.Fatalf("want a refusal naming the package: %v\n%s", err, out)
 	}
 }
+
+func TestRefusesTokenFileCallsCanRead(t *testing.T) {
+	requireKernel(t)
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	tok := filepath.Join(pkg, "token")
+	_ = os.WriteFile(tok, []byte("secret\n"), 0o600)
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+		"--listen", freeAddr(t))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tok}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "which tool calls can read") {
+		t.Fatalf("want a refusal: %v\n%s", err, out)
+	}
+}

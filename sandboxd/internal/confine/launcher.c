@@ -8,7 +8,7 @@
 //   then string lists, each a u32 count and NUL-terminated strings:
 //   path (1 string), argv, env, read-only trees, read-write trees, devices,
 //   then u32 length and the seccomp BPF program.
-// and, in order: sets rlimits, no_new_privs, a Landlock domain (ABI >= 6:
+// and, in order: closes every other descriptor, sets rlimits, no_new_privs, a Landlock domain (ABI >= 6:
 // filesystem, TCP, signal and abstract-socket scoping), the seccomp filter,
 // then execve. Any failure writes one line to stderr and exits 127.
 
@@ -27,6 +27,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #define SYS_landlock_add_rule 445
@@ -156,7 +159,11 @@ __attribute__((constructor)) static void sandboxd_launch(int argc, char **argv, 
 		len += (size_t)n;
 		if (len == SPEC_MAX) die("spec too large", E2BIG);
 	}
-	close(3);
+	// Nothing but stdin, stdout and stderr may reach the call, even a
+	// descriptor some library in sandboxd left without close-on-exec.
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0) {
+		for (int fd = 3; fd < 4096; fd++) close(fd);
+	}
 	struct reader r = {buf, buf + len};
 	if (len < 6 || memcmp(buf, "SBXL1", 6) != 0) die("spec", 0);
 	r.p += 6;

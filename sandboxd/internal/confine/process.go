@@ -103,12 +103,19 @@ func Start(opts Options) (*Process, error) {
 			Credential: opts.Credential,
 		},
 	}
-	startMu.Lock()
+	// With the reaper on, starting and recording must be one step for it;
+	// otherwise starts need not wait for each other.
+	locked := reaping.Load()
+	if locked {
+		startMu.Lock()
+	}
 	err = cmd.Start()
 	if err == nil {
 		track(cmd.Process.Pid)
 	}
-	startMu.Unlock()
+	if locked {
+		startMu.Unlock()
+	}
 	if err != nil {
 		specW.Close()
 		outR.Close()

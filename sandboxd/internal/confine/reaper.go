@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,10 +18,15 @@ import (
 // not take their exit status. startMu makes "started and recorded" atomic
 // for the reaper.
 var (
+	reaping atomic.Bool
 	startMu sync.Mutex
 	ownMu   sync.Mutex
 	own     = map[int]bool{}
 )
+
+// EnableReaper makes starts safe for the reaper; main calls it before the
+// first call starts.
+func EnableReaper() { reaping.Store(true) }
 
 func track(pid int) {
 	ownMu.Lock()
@@ -44,7 +50,9 @@ func tracked(pid int) bool {
 // needed when sandboxd is PID 1 of its container: processes of a killed
 // call group are re-parented to it and would stay zombies, using up the
 // container's pid limit. It runs until ctx ends.
+// Call EnableReaper before serving, then run Reap.
 func Reap(ctx context.Context) {
+	EnableReaper()
 	sig := make(chan os.Signal, 16)
 	signal.Notify(sig, syscall.SIGCHLD)
 	defer signal.Stop(sig)

@@ -337,18 +337,47 @@ func TestBackgroundProcessDiesWithCall(t *testing.T) {
 	}
 }
 
+// bombUID is a user of its own for the fork bomb, so that its share of
+// RLIMIT_NPROC (counted per user) cannot starve calls of other tests.
+const bombUID = 64999
+
 func TestForkBomb(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	for _, c := range []struct {
+		name      string
+		callProcs int
+		timeoutMs uint32
+		stopped   string
+	}{
+		// The process check runs twice a second, but a bomb starves the
+		// machine: give it time before the timeout would win.
+		{"process limit", 64, 20000, "process_limit"},
+		{"timeout", 0, 3000, "timeout"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, envOpts{uid: bombUID, callProcs: c.callProcs})
+			forkBomb(t, e, c.timeoutMs, c.stopped)
+		})
+	}
+}
+
+func forkBomb(t *testing.T, e *env, timeoutMs uint32, stopped string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := e.run(ctx, call{turn: "turn-bomb", tool: "bash", args: jsonArgs("command", "b(){ b|b& }; b"), timeoutMs: 3000})
+	r, err := e.run(ctx, call{turn: "turn-bomb", tool: "bash", args: jsonArgs("command", "b(){ b|b& }; b; sleep 30"), timeoutMs: timeoutMs})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r.exit.Stopped != stopped {
+		t.Fatalf("want stopped %q: %v", stopped, r.exit)
+	}
 	// Nothing of the bomb may be left: look for processes of the call's user.
-	time.Sleep(200 * time.Millisecond)
-	if n := countUserProcs(65534); os.Geteuid() == 0 && n > 0 {
-		t.Fatalf("%d processes of the call survived (exit %v)", n, r.exit)
+	if os.Geteuid() == 0 {
+		for i := 0; countUserProcs(bombUID) > 0; i++ {
+			if i > 100 {
+				t.Fatalf("%d processes of the call survived (exit %v)", countUserProcs(bombUID), r.exit)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 	ok := e.bash("turn-after", "echo alive")
 	if !strings.Contains(ok.stdout, "alive") {
@@ -551,5 +580,39 @@ func TestForeignArchSyscallsKilled(t *testing.T) {
 	r := e.bash("turn-arch", bin+"; echo rc=$?")
 	if !strings.Contains(r.stdout, "rc=159") { // 128 + SIGSYS
 		t.Fatalf("i386 syscall not killed:\n%s", r)
+	}
+}
+
+// TestNoInheritedDescriptors: a descriptor sandboxd holds open without
+// close-on-exec (a listening socket here) never reaches a call.
+func TestNoInheritedDescriptors(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// File() returns a close-on-exec duplicate: clear the flag, as a
+	// careless library might.
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_SETFD, 0); errno != 0 {
+		t.Fatal(errno)
+	}
+	r := e.must(call{turn: "turn-fd", tool: "bash", args: jsonArgs("command",
+		`exec python3 -c 'import os
+open_fds = []
+for fd in range(3, 4096):
+    try:
+        os.fstat(fd)
+        open_fds.append(fd)
+    except OSError:
+        pass
+print("open:", open_fds)'`)})
+	if strings.TrimSpace(r.stdout) != "open: []" {
+		t.Fatalf("a descriptor leaked into the call (sandboxd's socket is fd %d):\n%s", f.Fd(), r)
 	}
 }

@@ -67,6 +67,10 @@ type envOpts struct {
 	turnLimit, userLimit int64
 	manifest             *spec.Manifest
 	outputCap            int64
+	// uid runs calls as this user when the tests run as root (default
+	// 65534); callProcs is the per-call process cap (0: off).
+	uid       uint32
+	callProcs int
 }
 
 // newEnv starts a real sandboxd server on loopback with its package, data
@@ -110,12 +114,15 @@ func newEnv(t testing.TB, o envOpts) *env {
 	}
 	var cred *syscall.Credential
 	uid, gid := -1, -1
+	if o.uid == 0 {
+		o.uid = 65534
+	}
 	if os.Geteuid() == 0 {
-		cred = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
-		uid, gid = 65534, 65534
+		cred = &syscall.Credential{Uid: o.uid, Gid: o.uid, Groups: []uint32{}}
+		uid, gid = int(o.uid), int(o.uid)
 	}
 	wm, err := workspace.New(workspace.Config{Scratch: e.scratch, TurnLimit: o.turnLimit, UserLimit: o.userLimit,
-		UID: uid, GID: gid, Interval: 100 * time.Millisecond})
+		UID: uid, GID: gid, Interval: 100 * time.Millisecond, CallProcs: o.callProcs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -113,6 +114,19 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// ReadableByCalls reports whether path lies in a tree calls may read
+// (system directories, the package, data mounts, the scratch directory),
+// so a secret there would leak to them.
+func (s *Server) ReadableByCalls(path string) (string, bool) {
+	trees := append(append([]string{}, s.ro...), s.cfg.Workspaces.Scratch())
+	for _, d := range trees {
+		if path == d || strings.HasPrefix(path, d+"/") || d == "/" {
+			return d, true
+		}
+	}
+	return "", false
 }
 
 // Status reports confinement and the profile the sandbox started with.

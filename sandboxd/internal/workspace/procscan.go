@@ -7,28 +7,39 @@ import (
 	"syscall"
 )
 
-// openFiles adds what the turn's processes hold open under its workspace
-// but the walk did not count: files deleted while open (they use disk until
-// closed) and files in places the walk could not see. sandboxd may read
-// /proc of its own children even though calls cannot.
-func openFiles(t *Turn, seen map[fileID]bool) int64 {
-	groups := map[int]bool{}
-	for _, g := range t.pgids() {
-		groups[g] = true
+// openFiles adds, per turn, what the turn's processes hold open under its
+// workspace but the walk did not count (seen): files deleted while open
+// (they use disk until closed) and files in places the walk could not
+// see. One pass over /proc serves every turn; sandboxd may read /proc of
+// its own children even though calls cannot.
+// It also counts the processes of each call's group.
+func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, map[int]int) {
+	byGroup := map[int]*Turn{}
+	for _, t := range turns {
+		for _, g := range t.pgids() {
+			byGroup[g] = t
+		}
 	}
-	if len(groups) == 0 {
-		return 0
+	out := map[*Turn]int64{}
+	counts := map[int]int{}
+	if len(byGroup) == 0 {
+		return out, counts
 	}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return out, counts
 	}
-	var total int64
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
-		if err != nil || !groups[pgidOf(pid)] {
+		if err != nil {
 			continue
 		}
+		g := pgidOf(pid)
+		t := byGroup[g]
+		if t == nil {
+			continue
+		}
+		counts[g]++
 		fdDir := "/proc/" + p.Name() + "/fd"
 		fds, err := os.ReadDir(fdDir)
 		if err != nil {
@@ -45,14 +56,17 @@ func openFiles(t *Turn, seen map[fileID]bool) int64 {
 				continue
 			}
 			id := fileID{uint64(st.Dev), st.Ino}
-			if seen[id] {
+			if seen[t] == nil {
+				seen[t] = map[fileID]bool{}
+			}
+			if seen[t][id] {
 				continue
 			}
-			seen[id] = true
-			total += st.Size + PerEntry
+			seen[t][id] = true
+			out[t] += st.Size + PerEntry
 		}
 	}
-	return total
+	return out, counts
 }
 
 // pgidOf reads the process group from /proc/<pid>/stat; 0 when unknown.

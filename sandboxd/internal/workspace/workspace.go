@@ -20,8 +20,11 @@ import (
 // PerEntry is what each file or directory costs on top of its size.
 const PerEntry = 1024
 
-// ReasonDiskLimit is the stop reason of calls killed for disk use.
-const ReasonDiskLimit = "disk_limit"
+// Stop reasons of calls killed by the checks here.
+const (
+	ReasonDiskLimit    = "disk_limit"
+	ReasonProcessLimit = "process_limit"
+)
 
 var (
 	turnIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -46,6 +49,11 @@ type Config struct {
 	UID, GID int
 	// Interval is how often usage is measured (twice a second by default).
 	Interval time.Duration
+	// CallProcs stops a call whose process group holds more processes
+	// (0: no check). RLIMIT_NPROC is shared by every call of the sandbox,
+	// so this keeps one fork bomb from stalling the others until its
+	// timeout.
+	CallProcs int
 }
 
 // Manager owns the turns of one sandbox.
@@ -261,6 +269,19 @@ func (t *Turn) killCalls(reason string) {
 	}
 }
 
+// callsOver lists the calls whose group holds more than limit processes.
+func (t *Turn) callsOver(counts map[int]int, limit int) []*Call {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*Call
+	for c := range t.calls {
+		if c.Pgid > 0 && counts[c.Pgid] > limit {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (t *Turn) pgids() []int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -309,10 +330,24 @@ func (m *Manager) Check(logf func(string, ...any)) {
 		}
 	}
 	stop := max(m.cfg.TurnLimit, m.cfg.UserLimit)
-	byOwner := map[string][]*Turn{}
+	walked := map[*Turn]usage{}
+	seen := map[*Turn]map[fileID]bool{}
 	for _, t := range turns {
 		du := dirUsage(t.Dir, stop)
-		u := du.total + openFiles(t, du.seen)
+		walked[t], seen[t] = du, du.seen
+	}
+	open, counts := openFiles(turns, seen)
+	if m.cfg.CallProcs > 0 {
+		for _, t := range turns {
+			for _, c := range t.callsOver(counts, m.cfg.CallProcs) {
+				logf("a call of turn %s runs more than %d processes: stopping it", t.ID, m.cfg.CallProcs)
+				c.kill(ReasonProcessLimit)
+			}
+		}
+	}
+	byOwner := map[string][]*Turn{}
+	for _, t := range turns {
+		u := walked[t].total + open[t]
 		t.mu.Lock()
 		t.usage = u
 		gone := t.gone

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 )
 
@@ -99,6 +101,9 @@ type Turn struct {
 	FirstText  time.Duration `json:"first_text_ns"`
 	Pieces     int           `json:"pieces"`     // text.delta events (the vessel merges pieces)
 	TextBytes  int           `json:"text_bytes"` // streamed text received
+	// LateCancel: the cancel reached the vessel after the turn had completed
+	// (refused as not cancelable); the turn is judged as a completed one.
+	LateCancel bool `json:"late_cancel,omitempty"`
 	// CancelToEnd is from sending CancelTask to the turn's stream ending.
 	CancelToEnd time.Duration `json:"cancel_to_end_ns,omitempty"`
 	ToolOK      bool          `json:"tool_ok"`
@@ -258,6 +263,14 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 		cancelErr = <-cancelDone
 	}
 
+	// A cancel that reaches the vessel after the turn finished is refused as
+	// not cancelable; the turn then has to be a correct completed turn.
+	late := cancel && cancelSent && res.State == "TASK_STATE_COMPLETED" &&
+		errors.Is(cancelErr, a2a.ErrTaskNotCancelable)
+	if late {
+		res.LateCancel = true
+		cancel = false
+	}
 	switch {
 	case streamErr != nil:
 		res.Error = streamErr.Error()

@@ -79,17 +79,20 @@ func TestSummarizeAndMarkdown(t *testing.T) {
 		{User: 0, Index: 1, OK: true, Cancel: true, Duration: 900 * time.Millisecond, FirstEvent: 6 * time.Millisecond},
 		{User: 1, Index: 0, OK: false, Error: "boom", Duration: time.Second},
 		{User: 1, Index: 1, OK: true, Duration: 300 * time.Millisecond, FirstEvent: 7 * time.Millisecond, Pieces: 10},
+		{User: 2, Index: 0, OK: true, Cancel: true, LateCancel: true, Duration: 200 * time.Millisecond},
 	}
 	r := &Report{Users: 2, Turns: 2}
 	r.Summarize(turns, 2*time.Second)
-	if r.TurnsOK != 3 || r.TurnsFailed != 1 || r.CancelledOK != 1 {
-		t.Fatalf("counts = %d ok, %d failed, %d cancelled", r.TurnsOK, r.TurnsFailed, r.CancelledOK)
+	if r.TurnsOK != 4 || r.TurnsFailed != 1 || r.CancelledOK != 1 || r.LateCancels != 1 {
+		t.Fatalf("counts = %d ok, %d failed, %d cancelled, %d late", r.TurnsOK, r.TurnsFailed, r.CancelledOK, r.LateCancels)
 	}
-	if r.TurnMedianMS != 100 || r.TurnMaxMS != 300 {
+	// A late cancel's turn completed, so its time counts; cancelled and
+	// failed turns do not.
+	if r.TurnMedianMS != 200 || r.TurnMaxMS != 300 {
 		t.Fatalf("median %v max %v; cancelled and failed turns must not count", r.TurnMedianMS, r.TurnMaxMS)
 	}
 	md := r.Markdown()
-	for _, want := range []string{"| Turns ok / failed | 3 / 1", "boom", "| Measure | Value |"} {
+	for _, want := range []string{"| Turns ok / failed | 4 / 1", "boom", "| Measure | Value |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

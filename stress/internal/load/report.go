@@ -29,10 +29,12 @@ type Report struct {
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	ClientCPUs string `json:"client_cpus,omitempty"`
 
-	TurnsTotal     int     `json:"turns_total"`
-	TurnsOK        int     `json:"turns_ok"`
-	TurnsFailed    int     `json:"turns_failed"`
-	CancelledOK    int     `json:"cancelled_ok"`
+	TurnsTotal  int `json:"turns_total"`
+	TurnsOK     int `json:"turns_ok"`
+	TurnsFailed int `json:"turns_failed"`
+	CancelledOK int `json:"cancelled_ok"`
+	// LateCancels reached the vessel after their turn had completed.
+	LateCancels    int     `json:"late_cancels"`
 	WallSeconds    float64 `json:"wall_seconds"`
 	TurnsPerSecond float64 `json:"turns_per_second"`
 
@@ -124,9 +126,12 @@ func (r *Report) Summarize(turns []Turn, wall time.Duration) {
 		return turns[i].Index < turns[j].Index
 	})
 	for _, t := range turns {
+		if t.LateCancel {
+			r.LateCancels++
+		}
 		if t.OK {
 			r.TurnsOK++
-			if t.Cancel {
+			if t.Cancel && !t.LateCancel {
 				r.CancelledOK++
 			}
 		} else {
@@ -144,7 +149,7 @@ func (r *Report) Summarize(turns []Turn, wall time.Duration) {
 		if t.CancelToEnd > 0 {
 			cancels = append(cancels, ms(t.CancelToEnd))
 		}
-		if t.OK && !t.Cancel {
+		if t.OK && (!t.Cancel || t.LateCancel) {
 			dur = append(dur, ms(t.Duration))
 			pieces = append(pieces, float64(t.Pieces))
 		}
@@ -195,6 +200,7 @@ func (r *Report) Markdown() string {
 		{"Replicas (store)", fmt.Sprintf("%d (%s)", r.Replicas, r.Store)},
 		{"Pinning (servers / load tool)", fmt.Sprintf("%s / %s", orDash(r.ServerCPUs), orDash(r.ClientCPUs))},
 		{"Turns ok / failed", fmt.Sprintf("%d / %d (of %d; %d cancelled as asked)", r.TurnsOK, r.TurnsFailed, r.TurnsTotal, r.CancelledOK)},
+		{"Cancels that arrived after their turn had completed", fmt.Sprintf("%d", r.LateCancels)},
 		{"Turn time median / p95 / p99 / max", fmt.Sprintf("%.0f / %.0f / %.0f / %.0f ms", r.TurnMedianMS, r.TurnP95MS, r.TurnP99MS, r.TurnMaxMS)},
 		{"First event median / p95", fmt.Sprintf("%.0f / %.0f ms", r.FirstEventMedianMS, r.FirstEventP95MS)},
 		{"First text piece median", fmt.Sprintf("%.0f ms", r.FirstTextMedianMS)},

@@ -455,6 +455,16 @@ func (s *Stack) Stop() {
 	}
 }
 
+// Build builds whatever of vessel, sandboxd and scripted-model is missing
+// from binDir, from the repository at repo (found from the working
+// directory when empty).
+func Build(ctx context.Context, repo, binDir string, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	return ensureBinaries(ctx, &Config{Repo: repo, BinDir: binDir, Log: log})
+}
+
 // ensureBinaries builds vessel, sandboxd and scripted-model into BinDir
 // unless they are there already.
 func ensureBinaries(ctx context.Context, cfg *Config) error {

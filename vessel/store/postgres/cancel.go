@@ -76,9 +76,12 @@ func (db *DB) takeCancelRequests(ctx context.Context) error {
 			continue
 		}
 		// A cancel waits for the turn to finish: run it apart so that one slow
-		// turn does not hold up heartbeats or other cancels.
+		// turn does not hold up other cancels. It ends with the background
+		// work (db.bg), so Close does not wait for it.
+		db.wg.Add(1)
 		go func(taskID a2a.TaskID, owner string) {
-			cctx, cancel := context.WithTimeout(context.Background(), forwardedCancelTimeout)
+			defer db.wg.Done()
+			cctx, cancel := context.WithTimeout(db.bg, forwardedCancelTimeout)
 			defer cancel()
 			cancelFn(cctx, taskID, owner)
 		}(a2a.TaskID(r.task), *r.owner)

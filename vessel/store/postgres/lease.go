@@ -123,33 +123,67 @@ func (db *DB) DeleteExpired(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
+// heartbeats renews the lease until ctx ends. It runs apart from the other
+// background work so that a slow cleanup never delays it, and each renewal
+// is bounded so that a hung connection shows as a failure.
+func (db *DB) heartbeats(ctx context.Context) {
+	defer db.wg.Done()
+	t := time.NewTicker(db.opts.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, db.opts.HeartbeatInterval)
+		err := db.heartbeat(hctx)
+		cancel()
+		switch {
+		case err != nil:
+			db.healthySince.Store(0)
+			if ctx.Err() == nil {
+				db.log.Error("lease renewal failed", "error", err)
+			}
+		case db.healthySince.Load() == 0:
+			db.healthySince.Store(time.Now().UnixNano())
+		}
+	}
+}
+
 // background runs the periodic work until ctx ends.
 func (db *DB) background(ctx context.Context) {
 	defer db.wg.Done()
-	hb := time.NewTicker(db.opts.HeartbeatInterval)
 	reap := time.NewTicker(db.opts.ReapInterval)
 	clean := time.NewTicker(db.opts.CleanupInterval)
 	poll := time.NewTicker(db.opts.CancelPollInterval)
-	defer hb.Stop()
 	defer reap.Stop()
 	defer clean.Stop()
 	defer poll.Stop()
 	for {
-		var err error
+		var work func(context.Context) error
 		select {
 		case <-ctx.Done():
 			return
-		case <-hb.C:
-			err = db.heartbeat(ctx)
 		case <-reap.C:
-			_, err = db.ReapExpired(ctx)
+			// After this replica lost the database, the others' leases look
+			// stale until they too have reconnected and renewed them: reap
+			// only once our own heartbeats have succeeded for a lease TTL.
+			since := db.healthySince.Load()
+			if since == 0 || time.Since(time.Unix(0, since)) < db.opts.LeaseTTL {
+				continue
+			}
+			work = func(ctx context.Context) error { _, err := db.ReapExpired(ctx); return err }
 		case <-clean.C:
-			_, err = db.DeleteExpired(ctx)
+			work = func(ctx context.Context) error { _, err := db.DeleteExpired(ctx); return err }
 		case <-poll.C:
-			err = db.takeCancelRequests(ctx)
+			work = db.takeCancelRequests
 		case <-db.wake:
-			err = db.takeCancelRequests(ctx)
+			work = db.takeCancelRequests
 		}
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := work(wctx)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			db.log.Error("background task store work failed", "error", err)
 		}

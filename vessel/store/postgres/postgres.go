@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -104,10 +105,14 @@ type DB struct {
 	stores    map[string]*Store
 	cancelers map[string]func(ctx context.Context, taskID a2a.TaskID, owner string)
 
-	wake   chan struct{}
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	closed sync.Once
+	wake chan struct{}
+	// healthySince is when the current run of successful lease renewals
+	// began (unix ns), 0 after a failed one.
+	healthySince atomic.Int64
+	bg           context.Context // ends at Close
+	stop         context.CancelFunc
+	wg           sync.WaitGroup
+	closed       sync.Once
 }
 
 // Open connects, applies pending migrations (serialized across replicas by an
@@ -132,9 +137,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		}
 		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
 	}
-	// Every intermediate task write (one per streamed event) would otherwise
-	// wait for a WAL flush; losing the last few hundred milliseconds of
-	// progress on a database crash is acceptable for task snapshots.
+	// Task writes would otherwise each wait for a WAL flush; losing the last
+	// fraction of a second of task progress on a database crash is
+	// acceptable for snapshots the app does not depend on.
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "vessel-" + opts.ReplicaID
 
@@ -171,9 +176,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		}
 	}
 
+	// Open just renewed the lease; count it as healthy for a full TTL so that
+	// the periodic reaper starts at once.
+	db.healthySince.Store(time.Now().Add(-db.opts.LeaseTTL).UnixNano())
 	bg, stop := context.WithCancel(context.Background())
-	db.stop = stop
-	db.wg.Add(2)
+	db.bg, db.stop = bg, stop
+	db.wg.Add(3)
+	go db.heartbeats(bg)
 	go db.background(bg)
 	go db.listen(bg)
 	return db, nil
@@ -181,9 +190,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // ReplicaID is this process's id in the lease table.
 func (db *DB) ReplicaID() string { return db.opts.ReplicaID }
-
-// Pool exposes the connection pool (tests and diagnostics).
-func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 
 // Close stops the background work and removes this replica's lease row, so
 // that its unfinished tasks are failed by the next reaper on any replica.

@@ -1,0 +1,351 @@
+package compose
+
+// Security properties of the generated Compose file, checked on its
+// structure rather than against the golden files (which -update rewrites):
+// each secret is mounted only into the containers that need it, the model
+// key reaches the egress alone, every host folder is mounted read-only, and
+// each container sits only on its own networks.
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+)
+
+// twoAgents writes a deployment with two agents, each with a data mount, and
+// loads it; two sandboxes let the test see that neither gets the other's
+// token or data.
+func twoAgents(t *testing.T, extra string, env map[string]string) (*spec.Deployment, string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"deploy/deployment.toml": "[egress]\nupstream_url = \"https://m.example.org/v1\"\n" +
+			"[[apps]]\nid = \"web\"\nkey_sha256 = \"" + strings.Repeat("ab", 32) + "\"\nagents = [\"alpha\", \"beta\"]\n" +
+			"[[agents]]\nid = \"alpha\"\npackage = \"../agents/alpha\"\n" +
+			"[agents.sandbox]\nmounts = [{ source = \"../data/alpha\", target = \"/data/alpha\" }]\n" +
+			"[[agents]]\nid = \"beta\"\npackage = \"../agents/beta\"\n" +
+			"[agents.sandbox]\nmounts = [{ source = \"../data/beta\", target = \"/data/beta\" }]\n" + extra,
+		"agents/alpha/vessel.toml": "name = \"Alpha\"\ndescription = \"A.\"\n[model]\nname = \"m\"\n",
+		"agents/alpha/prompt.md":   "hi",
+		"agents/beta/vessel.toml":  "name = \"Beta\"\ndescription = \"B.\"\n[model]\nname = \"m\"\n",
+		"agents/beta/prompt.md":    "hi",
+		"data/alpha/a.csv":         "x\n",
+		"data/beta/b.csv":          "y\n",
+	}
+	for n, c := range files {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	look := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+	d, err := spec.LoadDeployment(filepath.Join(dir, "deploy", "deployment.toml"), look)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, dir
+}
+
+func composeOf(t *testing.T, d *spec.Deployment, src string) *composeFile {
+	t.Helper()
+	g, err := newGen(d, Options{OutDir: filepath.Dir(d.Path), SourceDir: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := g.file()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// mounts splits a service's short-syntax volumes into source, target, mode.
+func mounts(s *service) [][3]string {
+	var out [][3]string
+	for _, v := range s.Volumes {
+		p := strings.Split(v, ":")
+		m := [3]string{p[0], "", ""}
+		if len(p) > 1 {
+			m[1] = p[1]
+		}
+		if len(p) > 2 {
+			m[2] = p[2]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSecretsMountedOnlyWhereTheyBelong(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	want := map[string][]string{
+		"sandbox-master.token": {"vessel"},
+		"egress.token":         {"egress", "vessel"},
+		"search.secret":        {"search"},
+		"sandbox-alpha.token":  {"sandbox-alpha"},
+		"sandbox-beta.token":   {"sandbox-beta"},
+	}
+	got := map[string][]string{}
+	for _, name := range keys(f.Services) {
+		for _, m := range mounts(f.Services[name]) {
+			if strings.Contains(m[0], GeneratedDir) {
+				secret := filepath.Base(m[0])
+				got[secret] = append(got[secret], name)
+				if m[2] != "ro" || !strings.HasPrefix(m[1], secretsDir+"/") {
+					t.Errorf("%s mounts %s as %s:%s, want read-only under %s", name, secret, m[1], m[2], secretsDir)
+				}
+			}
+		}
+	}
+	for secret, holders := range want {
+		if !slices.Equal(got[secret], holders) {
+			t.Errorf("%s is mounted into %v, want only %v", secret, got[secret], holders)
+		}
+	}
+	for secret := range got {
+		if _, ok := want[secret]; !ok {
+			t.Errorf("unexpected secret %s mounted into %v", secret, got[secret])
+		}
+	}
+}
+
+func TestSandboxHoldsNoSecretOrReference(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	for _, a := range []string{"alpha", "beta"} {
+		s := f.Services["sandbox-"+a]
+		if got := keys(s.Environment); !slices.Equal(got, []string{"VESSEL_FINGERPRINT", "VESSEL_SANDBOX_TOKEN_FILE"}) {
+			t.Errorf("sandbox-%s environment %v: a sandbox gets its fingerprint and token file only", a, got)
+		}
+		for k, v := range s.Environment {
+			if strings.Contains(v, "${") {
+				t.Errorf("sandbox-%s: %s interpolates %q from the operator's .env", a, k, v)
+			}
+		}
+	}
+}
+
+func TestModelKeyOnlyInEgress(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	for _, name := range keys(f.Services) {
+		for k, v := range f.Services[name].Environment {
+			holds := strings.Contains(v, "${VESSEL_MODEL_KEY}") || strings.Contains(v, "${VESSEL_UPSTREAM_MODEL_KEY}")
+			if holds && (name != "egress" || k != "VESSEL_UPSTREAM_MODEL_KEY") {
+				t.Errorf("%s gets the model key in %s=%s", name, k, v)
+			}
+		}
+	}
+	if f.Services["egress"].Environment["VESSEL_UPSTREAM_MODEL_KEY"] != "${VESSEL_MODEL_KEY}" {
+		t.Errorf("egress does not get the model key: %v", f.Services["egress"].Environment)
+	}
+	// The vessel's VESSEL_MODEL_KEY is the egress token, read from its file.
+	if v := f.Services["vessel"].Environment["VESSEL_MODEL_KEY_FILE"]; v != secretsDir+"/egress.token" {
+		t.Errorf("vessel VESSEL_MODEL_KEY_FILE = %q, want the egress token", v)
+	}
+}
+
+// TestModelKeyReferenceRefused: deployment.toml may name environment
+// variables (env:NAME), and the vessel is given every one it names. Naming
+// the model key there would hand the real key to the vessel, so deploy
+// refuses it.
+func TestModelKeyReferenceRefused(t *testing.T) {
+	for _, name := range []string{"VESSEL_MODEL_KEY", "VESSEL_UPSTREAM_MODEL_KEY"} {
+		t.Run(name, func(t *testing.T) {
+			extra := "[agents.services.records]\nurl = \"http://app:8000\"\nheaders = { \"X-Key\" = \"env:" + name + "\" }\n"
+			d, src := twoAgents(t, extra, map[string]string{name: "sk-real-model-key"})
+			out, err := Generate(d, Options{OutDir: filepath.Dir(d.Path), SourceDir: src})
+			if err == nil {
+				if strings.Contains(string(out), "${"+name+"}") {
+					t.Fatalf("the vessel is handed ${%s}:\n%s", name, out)
+				}
+				t.Fatalf("deployment naming env:%s accepted", name)
+			}
+			if !strings.Contains(err.Error(), name) {
+				t.Fatalf("error does not name %s: %v", name, err)
+			}
+		})
+	}
+}
+
+func TestHostFoldersReadOnly(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	for _, name := range keys(f.Services) {
+		for _, m := range mounts(f.Services[name]) {
+			named := f.Volumes[m[0]] != nil
+			if named {
+				if name != "vessel" || m[1] != "/data" {
+					t.Errorf("%s mounts the named volume %s at %s; only the vessel's /data is writable", name, m[0], m[1])
+				}
+				continue
+			}
+			if m[2] != "ro" {
+				t.Errorf("%s mounts host path %s at %s writable", name, m[0], m[1])
+			}
+		}
+	}
+	// Each sandbox sees its own data and package, not the other agent's.
+	for _, pair := range [][2]string{{"alpha", "beta"}, {"beta", "alpha"}} {
+		var srcs []string
+		for _, m := range mounts(f.Services["sandbox-"+pair[0]]) {
+			srcs = append(srcs, m[0])
+		}
+		joined := strings.Join(srcs, " ")
+		if !strings.Contains(joined, "data/"+pair[0]) || strings.Contains(joined, pair[1]) {
+			t.Errorf("sandbox-%s mounts %v", pair[0], srcs)
+		}
+	}
+}
+
+func TestNetworksKeepContainersApart(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	want := map[string][]string{
+		"vessel":        {"egress", "front", "tools-alpha", "tools-beta"},
+		"egress":        {"egress", "outside"},
+		"search":        {"egress"},
+		"sandbox-alpha": {"tools-alpha"},
+		"sandbox-beta":  {"tools-beta"},
+	}
+	if got := keys(f.Services); !slices.Equal(got, keys(want)) {
+		t.Fatalf("services %v, want %v", got, keys(want))
+	}
+	for name, nets := range want {
+		if got := keys(f.Services[name].Networks); !slices.Equal(got, nets) {
+			t.Errorf("%s is on %v, want %v", name, got, nets)
+		}
+	}
+	// The vessel's API listens on its front address only, so a sandbox on a
+	// tools network cannot reach it there.
+	v := f.Services["vessel"]
+	front := d.Vessel.FrontAddress
+	if i := slices.Index(v.Command, "--listen"); i < 0 || i+1 >= len(v.Command) || !strings.HasPrefix(v.Command[i+1], front+":") {
+		t.Errorf("vessel command %v does not listen on its front address %s", v.Command, front)
+	}
+	if a := v.Networks["front"]; a == nil || a.IPv4Address != front {
+		t.Errorf("vessel front attachment %+v, want the fixed address %s", a, front)
+	}
+	for name, n := range f.Networks {
+		if n.Internal != (name != "outside") {
+			t.Errorf("network %s internal=%v; only outside may route off the host", name, n.Internal)
+		}
+	}
+}
+
+func TestEveryContainerLockedDown(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	for _, name := range keys(f.Services) {
+		s := f.Services[name]
+		if !s.ReadOnly || !slices.Equal(s.CapDrop, []string{"ALL"}) || !slices.Contains(s.SecurityOpt, "no-new-privileges:true") {
+			t.Errorf("%s: read_only=%v cap_drop=%v security_opt=%v", name, s.ReadOnly, s.CapDrop, s.SecurityOpt)
+		}
+		if u := strings.Split(s.User, ":")[0]; u == "" || u == "0" || u == "root" {
+			t.Errorf("%s runs as %q", name, s.User)
+		}
+		for _, m := range mounts(s) {
+			if strings.Contains(m[0], "docker.sock") {
+				t.Errorf("%s mounts the Docker socket", name)
+			}
+		}
+		if strings.HasPrefix(name, "sandbox-") {
+			var seccomp, scratch bool
+			for _, o := range s.SecurityOpt {
+				seccomp = seccomp || strings.HasPrefix(o, "seccomp=/")
+			}
+			for _, tm := range s.Tmpfs {
+				scratch = scratch || (strings.HasPrefix(tm, "/scratch:") && strings.Contains(tm, "size=") && strings.Contains(tm, "mode=0700"))
+			}
+			if !seccomp || !scratch {
+				t.Errorf("%s: seccomp profile %v, size-limited private /scratch %v (%v %v)", name, seccomp, scratch, s.SecurityOpt, s.Tmpfs)
+			}
+		}
+	}
+}
+
+// TestFingerprintsTieSandboxesToTheVessel: each sandbox is started with the
+// fingerprint the vessel is labelled with and will compute itself, and an
+// edit to an agent's tools changes it, so the vessel refuses a sandbox that
+// was not redeployed and `up -d` recreates the vessel.
+func TestFingerprintsTieSandboxesToTheVessel(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	before := map[string]string{}
+	for _, a := range []string{"alpha", "beta"} {
+		want, err := spec.Fingerprint(d, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[a] = want
+		sb := f.Services["sandbox-"+a]
+		i := slices.Index(sb.Command, "--fingerprint")
+		if i < 0 || i+1 >= len(sb.Command) || sb.Command[i+1] != want {
+			t.Errorf("sandbox-%s command %v, want --fingerprint %s", a, sb.Command, want)
+		}
+		if sb.Environment["VESSEL_FINGERPRINT"] != want {
+			t.Errorf("sandbox-%s VESSEL_FINGERPRINT %q, want %s", a, sb.Environment["VESSEL_FINGERPRINT"], want)
+		}
+		if got := f.Services["vessel"].Labels["astralvessel.fingerprint."+a]; got != want {
+			t.Errorf("vessel label for %s %q, want %s", a, got, want)
+		}
+	}
+	tool := filepath.Join(filepath.Dir(filepath.Dir(d.Path)), "agents", "alpha", "tools", "extra.toml")
+	if err := os.MkdirAll(filepath.Dir(tool), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tool, []byte("name = \"extra\"\ndescription = \"New.\"\ncommand = [\"true\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := spec.LoadDeployment(d.Path, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2 := composeOf(t, d2, src)
+	if got := f2.Services["vessel"].Labels["astralvessel.fingerprint.alpha"]; got == before["alpha"] {
+		t.Error("a new tool file left alpha's fingerprint unchanged")
+	}
+	if got := f2.Services["vessel"].Labels["astralvessel.fingerprint.beta"]; got != before["beta"] {
+		t.Error("alpha's new tool changed beta's fingerprint")
+	}
+}
+
+func TestGeneratedSecretsPrivate(t *testing.T) {
+	d, _ := twoAgents(t, "", nil)
+	out := t.TempDir()
+	if _, err := WriteSecrets(out, d, os.Getuid(), os.Getgid()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(out, GeneratedDir))
+	if err != nil || st.Mode().Perm()&0o077 != 0 {
+		t.Fatalf("%s: %v mode %v; only its owner may read it", GeneratedDir, err, st.Mode())
+	}
+	entries, err := os.ReadDir(filepath.Join(out, GeneratedDir))
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("no secrets written: %v", err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: %v mode %v", e.Name(), err, info.Mode())
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
+)
+
+// fakeModel asks for two parallel calls, then answers.
+type fakeModel struct{ calls int }
+
+func (m *fakeModel) Complete(ctx context.Context, req *model.Request, h model.Handler) (*model.Response, error) {
+	m.calls++
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == "tool" {
+		for _, p := range []string{"a", "b", "c"} {
+			h.Text(p)
+		}
+		return &model.Response{Content: "abc", Usage: model.Usage{PromptTokens: 2, CompletionTokens: 3}}, nil
+	}
+	return &model.Response{ToolCalls: []transcript.ToolCall{
+		{ID: "1", Type: "function", Function: transcript.FunctionCall{Name: "wait", Arguments: "{}"}},
+		{ID: "2", Type: "function", Function: transcript.FunctionCall{Name: "wait", Arguments: "{}"}},
+	}, Usage: model.Usage{PromptTokens: 1, CompletionTokens: 1}}, nil
+}
+
+// waitTool returns only once both calls are running: it proves they run
+// concurrently (a sequential loop would deadlock and hit the test timeout).
+type waitTool struct {
+	wg sync.WaitGroup
+}
+
+func (w *waitTool) Def() model.ToolDef {
+	return model.ToolDef{Type: "function", Function: model.FunctionDef{Name: "wait"}}
+}
+func (w *waitTool) Scope() string { return "tools:read" }
+func (w *waitTool) Run(ctx context.Context, _ *tools.Turn, c tools.Call) (*tools.Result, error) {
+	w.wg.Done()
+	w.wg.Wait()
+	return &tools.Result{Output: "done " + c.ID}, nil
+}
+
+type ender struct{ ended []string }
+
+func (e *ender) EndTurn(_ context.Context, id string) error {
+	e.ended = append(e.ended, id)
+	return nil
+}
+
+func TestParallelCallsAndOrder(t *testing.T) {
+	wt := &waitTool{}
+	wt.wg.Add(2)
+	en := &ender{}
+	cfg := &Config{Model: &fakeModel{}, Prompt: func() (string, error) { return "p", nil }, Ender: en, CoalesceDelay: time.Hour}
+	var evs []Event
+	res := Run(context.Background(), cfg, &Input{Turn: &tools.Turn{ID: "t1"}, Text: "q", Tools: []tools.Tool{wt}},
+		func(e Event) bool { evs = append(evs, e); return true })
+	if res.Status != StatusOK || res.Answer != "abc" || res.Steps != 2 || res.PromptTokens != 3 || res.CompletionTokens != 4 {
+		t.Fatalf("%+v", res)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, e.Type())
+	}
+	want := []string{"turn.started", "tool.started", "tool.started", "tool.finished", "tool.finished", "text.delta"}
+	if len(types) != len(want) {
+		t.Fatalf("events %v", types)
+	}
+	for i := range want {
+		if types[i] != want[i] {
+			t.Fatalf("events %v", types)
+		}
+	}
+	if evs[5]["text"] != "abc" {
+		t.Fatalf("coalesced text: %v", evs[5])
+	}
+	if len(res.Messages) != 5 || res.Messages[2].ToolCallID != "1" || res.Messages[3].ToolCallID != "2" {
+		t.Fatalf("messages %+v", res.Messages)
+	}
+	if len(en.ended) != 1 || en.ended[0] != "t1" {
+		t.Fatalf("ended %v", en.ended)
+	}
+}
+
+type failModel struct{}
+
+func (failModel) Complete(ctx context.Context, _ *model.Request, _ model.Handler) (*model.Response, error) {
+	<-ctx.Done()
+	return nil, context.Cause(ctx)
+}
+
+func TestCancelAndDeadlineStatus(t *testing.T) {
+	cfg := &Config{Model: failModel{}, Prompt: func() (string, error) { return "p", nil }}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(ErrCancelled)
+	if res := Run(ctx, cfg, &Input{Text: "q"}, func(Event) bool { return true }); res.Status != StatusCancelled {
+		t.Fatalf("cancel: %s", res.Status)
+	}
+	dctx, dcancel := context.WithDeadlineCause(context.Background(), time.Now(), ErrDeadline)
+	defer dcancel()
+	if res := Run(dctx, cfg, &Input{Text: "q"}, func(Event) bool { return true }); res.Status != StatusDeadline {
+		t.Fatalf("deadline: %s", res.Status)
+	}
+	bad := &Config{Model: failModel{}, Prompt: func() (string, error) { return "", errors.New("gone") }}
+	if res := Run(context.Background(), bad, &Input{Text: "q"}, func(Event) bool { return true }); res.Status != StatusModelError {
+		t.Fatalf("prompt: %s", res.Status)
+	}
+}
