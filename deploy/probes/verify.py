@@ -440,7 +440,8 @@ def calls(dep, rep, image):
                                    tool="bash", turn=turn_c, timeout_ms=30000, expect_stopped="disk_limit",
                                    arguments={"command": f'for i in $(seq {n}); do head -c {chunk} /dev/zero > "$TMPDIR/f$i" || break; done; sleep 5; echo not-stopped'}))
                 call("a turn over its disk limit has its workspace emptied",
-                     'n=$(ls -A "$TMPDIR" 2>/dev/null | wc -l); [ "$n" = 0 ] && echo DENIED || echo ALLOWED:$n', turn=turn_c)
+                     # (each call gets a fresh .outbox inside the workspace; the written files must be gone)
+                     'n=$(find "$TMPDIR" -name "f[0-9]*" | wc -l); [ "$n" = 0 ] && echo DENIED || echo ALLOWED:$n', turn=turn_c)
             call("cannot read another turn's workspace",
                  f'd=$(dirname "$TMPDIR"); cat "$d/{turn_a}/probe.txt" 2>/dev/null || cat "$d"/*/probe.txt 2>/dev/null && echo ALLOWED || echo DENIED',
                  turn=turn_b)

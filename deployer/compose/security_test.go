@@ -312,7 +312,7 @@ func TestFingerprintsTieSandboxesToTheVessel(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(tool), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(tool, []byte("name = \"extra\"\ndescription = \"New.\"\ncommand = [\"true\"]\n"), 0o644); err != nil {
+	if err := os.WriteFile(tool, []byte("name = \"extra\"\ndescription = \"New.\"\ncommand = [\"true\"]\nscope = \"tools:read\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d2, err := spec.LoadDeployment(d.Path, func(string) (string, bool) { return "", false })

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,13 +116,19 @@ func TestBenchTurn(t *testing.T) {
 		viaVessel()
 	}
 	var d, v []time.Duration
+	var cpuD, cpuV time.Duration
 	for i := range n { // interleaved so both see the same machine load
+		c0 := cpuTime()
 		t0 := time.Now()
 		direct(1000 + i)
 		d = append(d, time.Since(t0))
+		c1 := cpuTime()
 		t1 := time.Now()
 		viaVessel()
 		v = append(v, time.Since(t1))
+		c2 := cpuTime()
+		cpuD += c1 - c0
+		cpuV += c2 - c1
 	}
 	slices.Sort(d)
 	slices.Sort(v)
@@ -148,6 +155,10 @@ figures measure the harness, not confinement.
 | through the vessel | %s | %s |
 | **overhead per turn** | **%s** | |
 
+CPU time of the benchmark process per turn (all goroutines: the scripted model and the fake sandbox
+serve both paths in this process, so the difference is the vessel's own work and does not depend on how
+busy the machine is): direct %s, through the vessel %s, **difference %s**.
+
 Target: at most 3 ms per turn; this run %s it. Measured %s on %s/%s, %d CPUs, Go %s, SQLite task store,
 load average %s at the start (the machine was shared; both paths ran interleaved under the same load).
 Where the time goes (CPU profile of 300 turns of this benchmark, 2026-11-30): about 40 %% of the vessel
@@ -160,13 +171,23 @@ memory), but the copies themselves are the SDK's, and merging events is ruled ou
 one-event-per-frame contract. On an idle machine the same run should land much closer to the target;
 on this shared one the overhead scales with the load.
 
-`, n, ms(med(d)), ms(p90(d)), ms(med(v)), ms(p90(v)), ms(over), verdict,
+`, n, ms(med(d)), ms(p90(d)), ms(med(v)), ms(p90(v)), ms(over),
+		ms(cpuD/n), ms(cpuV/n), ms((cpuV-cpuD)/n), verdict,
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load,
 		frames, sdkCopies, us(copyCost))
 	t.Log("\n" + section)
 	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "## Turn", section); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }

@@ -228,8 +228,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	fs, sbURL := startFakeSandbox(t, h.agentID, spec.DeriveToken(master, "sandbox/"+h.agentID))
 	h.sandbox = fs
 	h.sbURL = sbURL
-	fs2, sbURL2 := startFakeSandbox(t, h.otherID, spec.DeriveToken(master, "sandbox/"+h.otherID))
-	_ = fs2
+	_, sbURL2 := startFakeSandbox(t, h.otherID, spec.DeriveToken(master, "sandbox/"+h.otherID))
 	sbs := map[string]a2aserver.AgentSandbox{}
 	clients := map[string]*tools.Sandbox{}
 	for id, u := range map[string]string{h.agentID: sbURL, h.otherID: sbURL2, h.brokenID: "http://127.0.0.1:1"} {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,6 +201,20 @@ func TestRequestTooLarge(t *testing.T) {
 	b := readAll(resp.Body)
 	if resp.StatusCode != 413 || strings.TrimSpace(string(b)) != `{"error":"request too large"}` {
 		t.Fatalf("413 chunked: %d %s", resp.StatusCode, b)
+	}
+	// A small chunked body is served.
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/agents/field-guide", io.MultiReader(strings.NewReader(sendBody)))
+	req.ContentLength = -1
+	for k, v := range appHdr(h.keyApp1, "alice") {
+		req.Header.Set(k, v)
+	}
+	small, err := h.httpc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Body.Close()
+	if sb := readAll(small.Body); small.StatusCode != 200 || !strings.Contains(string(sb), "TASK_STATE_COMPLETED") {
+		t.Fatalf("small chunked: %d %s", small.StatusCode, sb)
 	}
 }
 
@@ -578,11 +591,9 @@ func TestDeadlineStepLimitModelErrors(t *testing.T) {
 		}
 		return task.Status.State, data, task
 	}
-	state, data, task := run("#script:loop")
-	if state != a2a.TaskStateCompleted || data["status"] != "step_limit" || data["steps"] != float64(4) {
+	if state, data, _ := run("#script:loop"); state != a2a.TaskStateCompleted || data["status"] != "step_limit" || data["steps"] != float64(4) {
 		t.Fatalf("step limit: %s %v", state, data)
 	}
-	_ = task
 	if state, data, task := run("#script:flaky"); state != a2a.TaskStateCompleted || data["status"] != "ok" || task.Artifacts[0].Parts[0].Text() != "recovered" {
 		t.Fatalf("retry: %s %v", state, data)
 	}
@@ -658,8 +669,6 @@ func TestRawStreamingFraming(t *testing.T) {
 	if !strings.Contains(frames[1], `"vessel.event":"turn.started"`) {
 		t.Fatalf("second frame: %s", frames[1])
 	}
-	_ = base64.StdEncoding
-	_ = fmt.Sprint
 }
 
 func TestCancelRightAfterTaskFrame(t *testing.T) {

@@ -258,7 +258,7 @@ func TestServedOnlyWhenSandboxConfinedAndCurrent(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(tool), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(tool, []byte("name = \"extra\"\ndescription = \"New.\"\ncommand = [\"true\"]\n"), 0o644); err != nil {
+	if err := os.WriteFile(tool, []byte("name = \"extra\"\ndescription = \"New.\"\ncommand = [\"true\"]\nscope = \"tools:read\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if v.served(t) {

@@ -219,7 +219,6 @@ package = "../agents/guide"
 			_, _ = s.vessel.Process.Wait()
 		}
 	})
-	_ = key
 	return s
 }
 

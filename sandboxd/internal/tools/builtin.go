@@ -117,11 +117,12 @@ func (r Roots) RunRead(a ReadArgs, workspace string, w io.Writer, limit int64) (
 		defer pr.Close()
 		src = pr
 	}
-	n, err := io.Copy(w, io.LimitReader(src, limit+1))
-	if err != nil {
+	if _, err := io.Copy(w, io.LimitReader(src, limit)); err != nil {
 		return false, pathErr(a.Path, err)
 	}
-	return n > limit, nil
+	// One more byte tells whether the output was cut.
+	n, _ := src.Read(make([]byte, 1))
+	return n > 0, nil
 }
 
 // selectLines returns the lines [offset, offset+limit) of f; closing the

@@ -163,3 +163,20 @@ func TestDeclaredArgv(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestReadCapsOutput(t *testing.T) {
+	r, ws, _ := escapeTree(t)
+	if err := os.WriteFile(filepath.Join(ws, "big"), bytes.Repeat([]byte("x"), 5000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	cut, err := r.RunRead(ReadArgs{Path: "big"}, ws, &b, 4096)
+	if err != nil || !cut || b.Len() != 4096 {
+		t.Fatalf("cut=%v len=%d err=%v", cut, b.Len(), err)
+	}
+	b.Reset()
+	cut, err = r.RunRead(ReadArgs{Path: "ok.txt"}, ws, &b, 4096)
+	if err != nil || cut || b.String() != "fine\n" {
+		t.Fatalf("cut=%v %q err=%v", cut, b.String(), err)
+	}
+}

@@ -145,10 +145,10 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		return taskstore.TaskVersionMissing, err
 	}
 	task := req.Task
-	// The SDK appends every status message to the history it keeps; trimming
-	// it in the SDK's own copy keeps each event's deep copy small.
-	task.History = vstore.UserText(task.History)
 	st := s.strip(task)
+	// Then trim the SDK's own working copy (history, finished transcript and
+	// files), which it deep-copies for every later event.
+	vstore.Shrink(req)
 	state := task.Status.State
 
 	s.mu.Lock()
