@@ -62,6 +62,7 @@ trap cleanup EXIT
 
 # ---------------------------------------------------------------------------------------------
 step "images"
+mkdir -p "$bin"
 if [[ -z ${E2E_SKIP_IMAGES:-} ]]; then
 	"$here/images.sh" --project "$project"
 fi
@@ -123,6 +124,20 @@ deploy
 
 # ---------------------------------------------------------------------------------------------
 step "up (${compose_cmd[*]})"
+# Another deployment on this host with the same front subnet makes Docker refuse ours ("Pool
+# overlaps"); wait a while for a short-lived one to go, then name it.
+subnet="$(sed -n -E 's/^front_subnet *= *"([^"]*)".*/\1/p' "$dep/deployment.toml" | head -n1)"
+for i in $(seq 30); do
+	clash=""
+	for n in $(docker network ls -q); do
+		docker network inspect -f '{{.Name}} {{range .IPAM.Config}}{{.Subnet}} {{end}}' "$n" 2>/dev/null |
+			grep -qw -- "$subnet" && clash+="$(docker network inspect -f '{{.Name}}' "$n" 2>/dev/null) "
+	done
+	[[ -z $subnet || -z $clash ]] && break
+	((i < 30)) || die "network(s) ${clash}already use the front subnet $subnet"
+	echo "e2e: waiting for network(s) ${clash}to release $subnet"
+	sleep 3
+done
 compose up -d
 front_ip="$(docker inspect -f "{{with index .NetworkSettings.Networks \"${project}_front\"}}{{.IPAddress}}{{end}}" \
 	"$(compose ps -q vessel)")"
@@ -132,7 +147,7 @@ for a in $(compose config --services | sed -n 's/^sandbox-//p' | sort); do agent
 echo "vessel at $front_ip:8700, agents: ${agents[*]}"
 
 # A long-lived client container on the front network: where an application would sit.
-docker run -d --name "$probe" --network "${project}_front" --read-only --cap-drop ALL \
+docker run -d --pull never --name "$probe" --network "${project}_front" --read-only --cap-drop ALL \
 	--security-opt no-new-privileges --user 65532:65532 --memory 256m --pids-limit 128 \
 	-v "$bin:/e2e:ro" -v "$here/probes:/probes:ro" --entrypoint sleep "$project-sandboxd:local" 7200 >/dev/null
 
@@ -192,7 +207,10 @@ pkg="$(awk -v id="$edited" '
 	inagent && /^package *=/ && cur == id { gsub(/.*= *"|".*/, ""); print; exit }' "$dep/deployment.toml")"
 manifest="$dep/$pkg/vessel.toml"
 [[ -f $manifest ]] || die "cannot find $edited's vessel.toml (package '$pkg')"
-probe_checks "[$(send "before the edit: $edited answers" "$edited"), $(send "before the edit: $other answers" "$other")]" || failed=1
+before="$(probe_checks "[$(send "before the edit: $edited answers" "$edited"), $(send "before the edit: $other answers" "$other")]")" || failed=1
+printf '%s\n' "$before"
+# A task from before the redeploy, to read back from the task store once the vessel was recreated.
+old_task="$(grep -o 'task_id=[^ ]*' <<<"$before" | tail -n1 | cut -d= -f2)"
 
 sed -i -E '0,/^description *=/s/^(description *= *")/\1Edited without deploying. /' "$manifest"
 other_true="$other=true"
@@ -205,7 +223,9 @@ deploy >/dev/null
 compose up -d
 probe_checks "[{\"name\": \"deploy + up -d: every agent ready again\", \"kind\": \"wait_health\", \"wait_s\": 150,
   \"url\": \"$url/health\", \"expect\": $(health_json "${all_true[@]}")},
-  $(send "deploy + up -d: $edited answers again" "$edited")]" || failed=1
+  $(send "deploy + up -d: $edited answers again" "$edited"),
+  {\"name\": \"deploy + up -d: a task from before the recreated vessel is still in the task store\", \"kind\": \"a2a_get\",
+   \"url\": \"$url/agents/$other\", \"key\": \"$app_key\", \"task_id\": \"$old_task\"}]" || failed=1
 
 prompt="$(dirname "$manifest")/prompt.md"
 printf '\nAn edit made while the deployment runs.\n' >>"$prompt"

@@ -70,12 +70,17 @@ build_binary() {
 	else
 		(cd "$root/$mod" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/$name" "$pkg")
 	fi
-	# ldd (always there with glibc) says so for static and static-pie binaries alike.
-	# (ldd itself exits 1 for a static binary, so its output is checked, not its status.)
-	local linked
-	linked="$(LC_ALL=C ldd "$bin/$name" 2>&1 || true)"
+}
+
+# check_static fails unless the binary exists and is statically linked: the scratch images have no
+# libc, and the sandbox image must not depend on its base's. ldd (always there with glibc) says so
+# for static and static-pie binaries alike; it exits 1 for them, so its output is what counts.
+check_static() {
+	local f="$1" linked
+	[[ -x $f ]] || { log "missing binary $f"; exit 1; }
+	linked="$(LC_ALL=C ldd "$f" 2>&1 || true)"
 	if ! grep -q 'not a dynamic executable\|statically linked' <<<"$linked"; then
-		log "$name is not statically linked: $(head -n 3 <<<"$linked")"
+		log "$f is not statically linked: $(head -n 3 <<<"$linked")"
 		exit 1
 	fi
 }
@@ -121,10 +126,11 @@ for svc in "${services[@]}"; do
 		continue
 	fi
 	[[ $build_bins == 0 ]] || build_binary "$svc"
+	name="$(binary_of "$svc")"
+	check_static "$bin/$name"
 	ctx="$out/ctx/$svc"
 	rm -rf "$ctx"
 	mkdir -p "$ctx"
-	name="$(binary_of "$svc")"
 	cp "$bin/$name" "$ctx/$name"
 	build_args=()
 	if [[ $svc == sandboxd ]]; then

@@ -26,7 +26,7 @@ func main() {
 	flag.IntVar(&o.Cancels, "cancels", 20, "turns cancelled mid-stream")
 	flag.IntVar(&o.Pieces, "pieces", 1000, "text pieces streamed per turn")
 	flag.IntVar(&o.Replicas, "replicas", 1, "vessel replicas (more than one uses PostgreSQL)")
-	flag.StringVar(&o.Out, "out", "stress-out", "directory for report.json, report.md and the run's files")
+	flag.StringVar(&o.Out, "out", "", "directory for report.json, report.md and the run's files (default: a new temporary directory)")
 	flag.StringVar(&o.Repo, "repo", "", "repository root, to build the binaries (default: the folder holding go.work above the working directory)")
 	flag.StringVar(&o.BinDir, "bin", "", "folder with prebuilt vessel, sandboxd and scripted-model (missing ones are built)")
 	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL DSN for the task store (default $VESSEL_TEST_POSTGRES when --replicas > 1)")
@@ -37,6 +37,15 @@ func main() {
 	flag.Parse()
 	o.Command = commandLine(append([]string{"stress"}, os.Args[1:]...))
 	o.Log = os.Stderr
+	if o.Out == "" {
+		dir, err := os.MkdirTemp("", "stress-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "stress:", err)
+			os.Exit(1)
+		}
+		o.Out = dir
+	}
+	fmt.Fprintln(os.Stderr, "stress: writing to", o.Out)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -64,6 +64,11 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("stress: %w", err)
 	}
+	// sandboxd runs tool calls as an unprivileged user, who must be able to
+	// pass through this folder to the agent package and scratch below it.
+	if err := os.Chmod(out, 0o755); err != nil {
+		return nil, fmt.Errorf("stress: %w", err)
+	}
 	if o.ClientCPUs != "" {
 		if msg, err := exec.Command("taskset", "-a", "-p", "-c", o.ClientCPUs, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("stress: pin the load tool to %s: %w: %s", o.ClientCPUs, err, msg)

@@ -316,7 +316,24 @@ def check_a2a_send(c):
     task = res.get("task", res)
     state = (task.get("status") or {}).get("state")
     want = c.get("expect_state", "TASK_STATE_COMPLETED")
-    return status == 200 and state == want, f"-> {status} state={state} {data[:200]!r}"
+    return status == 200 and state == want, f"-> {status} state={state} task_id={task.get('id')} {data[:160]!r}"
+
+
+def check_a2a_get(c):
+    """GetTask for a task the same app and user started earlier."""
+    body = {"jsonrpc": "2.0", "id": "e2e-get", "method": "GetTask", "params": {"id": c["task_id"]}}
+    headers = {"Content-Type": "application/json", "A2A-Version": "1.0", "X-Vessel-User": c.get("user", "e2e"),
+               "Authorization": "Bearer " + c["key"]}
+    status, _, data = http("POST", c["url"], headers, json.dumps(body).encode())
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        doc = {}
+    res = doc.get("result") or {}
+    task = res.get("task", res)
+    state = (task.get("status") or {}).get("state")
+    want = c.get("expect_state", "TASK_STATE_COMPLETED")
+    return status == 200 and task.get("id") == c["task_id"] and state == want, f"-> {status} state={state} {data[:160]!r}"
 
 
 def check_wait_health(c):
@@ -341,6 +358,7 @@ def check_wait_health(c):
 
 CHECKS = {
     "a2a_send": check_a2a_send,
+    "a2a_get": check_a2a_get,
     "wait_health": check_wait_health,
     "status": check_status,
     "rootfs_ro": check_rootfs_ro,
@@ -357,14 +375,23 @@ CHECKS = {
 }
 
 
+def run_one(c):
+    try:
+        return CHECKS[c["kind"]](c)
+    except Exception as e:  # a probe that cannot run counts as failed, with the reason
+        return False, f"probe error: {type(e).__name__}: {e}"
+
+
 def main():
+    from concurrent.futures import ThreadPoolExecutor
     checks = json.load(sys.stdin)
-    for c in checks:
-        try:
-            ok, detail = CHECKS[c["kind"]](c)
-        except Exception as e:  # a probe that cannot run counts as failed, with the reason
-            ok, detail = False, f"probe error: {type(e).__name__}: {e}"
-        print(json.dumps({"name": c["name"], "ok": bool(ok), "detail": detail}), flush=True)
+    # Connection attempts that must fail mostly wait out their timeout, so they run side by side;
+    # everything else runs in order (tool calls of one turn depend on each other).
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        early = {i: pool.submit(run_one, c) for i, c in enumerate(checks) if c["kind"] in ("tcp_blocked", "tcp_open")}
+        for i, c in enumerate(checks):
+            ok, detail = early[i].result() if i in early else run_one(c)
+            print(json.dumps({"name": c["name"], "ok": bool(ok), "detail": detail}), flush=True)
 
 
 if __name__ == "__main__":

@@ -114,7 +114,8 @@ def run_inside(dep, target, checks, image, mode):
     if mode == "exec":
         cmd = ["docker", "exec", "-i", dep.containers[target]["Id"], "python3", "-c", INSIDE]
     else:
-        cmd = ["docker", "run", "--rm", "-i", "--read-only", "--cap-drop", "ALL",
+        # --pull never: a missing probe image is an error here, never a registry lookup.
+        cmd = ["docker", "run", "--rm", "-i", "--pull", "never", "--read-only", "--cap-drop", "ALL",
                "--security-opt", "no-new-privileges", "--user", "65532:65532",
                "--memory", "128m", "--pids-limit", "64", "--entrypoint", "python3"]
         if mode == "join":

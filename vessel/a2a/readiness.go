@@ -3,6 +3,7 @@ package a2aserver
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,61 +33,93 @@ func (s *Server) Start(ctx context.Context) {
 	}()
 }
 
-// CheckReadiness updates every agent's readiness once. An agent is served
-// only while its sandbox answers, reports confinement and the agent's id,
-// and reports the fingerprint the vessel computed at start, and while the
-// deployment on disk still gives that fingerprint.
+// StatusTimeout bounds one Status call; a sandbox busy with many calls may
+// be slow to answer.
+const StatusTimeout = 10 * time.Second
+
+// MaxSilentChecks is how many checks in a row a ready sandbox may fail to
+// answer before its agent is taken out of service: a busy sandbox that
+// misses a poll is not a broken one. Every other problem (not confined,
+// another fingerprint, an edited deployment) counts at once.
+const MaxSilentChecks = 3
+
+// CheckReadiness updates every agent's readiness once, checking the agents
+// concurrently. An agent is served only while its sandbox answers,
+// reports confinement and the agent's id, and reports the fingerprint the
+// vessel computed at start, and while the deployment on disk still gives
+// that fingerprint.
 func (s *Server) CheckReadiness(ctx context.Context) {
 	var disk *spec.Deployment
 	var diskErr error
 	if s.cfg.Reload != nil {
 		disk, diskErr = s.cfg.Reload()
 	}
+	var wg sync.WaitGroup
 	for _, id := range s.order {
 		a := s.agents[id]
-		why := s.agentProblem(ctx, a, disk, diskErr)
-		was := a.ready.Load()
-		a.why.Store(why)
-		a.ready.Store(why == "")
-		if was != (why == "") {
-			if why == "" {
-				s.log.Info("agent ready", zap.String("agent", id))
-			} else {
-				s.log.Warn("agent unavailable", zap.String("agent", id), zap.String("reason", why))
-			}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.checkAgent(ctx, a, disk, diskErr)
+		}()
+	}
+	wg.Wait()
+}
+
+func (s *Server) checkAgent(ctx context.Context, a *agent, disk *spec.Deployment, diskErr error) {
+	why, silent := s.agentProblem(ctx, a, disk, diskErr)
+	was := a.ready.Load()
+	if silent && was {
+		if n := a.silent.Add(1); n < MaxSilentChecks {
+			s.log.Warn("sandbox did not answer a status check", zap.String("agent", a.spec.ID), zap.Int32("in_a_row", n))
+			return
+		}
+	}
+	if !silent {
+		a.silent.Store(0)
+	}
+	a.why.Store(why)
+	a.ready.Store(why == "")
+	if was != (why == "") {
+		if why == "" {
+			s.log.Info("agent ready", zap.String("agent", a.spec.ID))
+		} else {
+			s.log.Warn("agent unavailable", zap.String("agent", a.spec.ID), zap.String("reason", why))
 		}
 	}
 }
 
-func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployment, diskErr error) string {
+// agentProblem says why an agent cannot be served ("" when it can), and
+// whether the reason is only that the sandbox did not answer.
+func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployment, diskErr error) (string, bool) {
 	if a.sandbox == nil {
-		return "no sandbox is configured"
+		return "no sandbox is configured", false
 	}
 	if diskErr != nil {
-		return "the deployment on disk no longer loads; redeploy"
+		return "the deployment on disk no longer loads; redeploy", false
 	}
 	if disk != nil {
 		fp, err := s.cfg.Fingerprint(disk, a.spec.ID)
 		if err != nil {
-			return "the agent is no longer in the deployment on disk; redeploy"
+			return "the agent is no longer in the deployment on disk; redeploy", false
 		}
 		if fp != a.fp {
-			return "the agent's files changed since the vessel started; redeploy"
+			return "the agent's files changed since the vessel started; redeploy", false
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, StatusTimeout)
 	defer cancel()
 	st, err := a.sandbox.Status(cctx)
 	if err != nil {
-		return "the sandbox does not answer"
+		return "the sandbox does not answer", true
 	}
 	switch {
 	case !st.GetConfined():
-		return "the sandbox is not confined"
+		return "the sandbox is not confined", false
 	case st.GetAgent() != "" && st.GetAgent() != a.spec.ID:
-		return fmt.Sprintf("the sandbox serves agent %q", st.GetAgent())
+		return fmt.Sprintf("the sandbox serves agent %q", st.GetAgent()), false
 	case st.GetFingerprint() != a.fp:
-		return "the sandbox was started from a different profile fingerprint; redeploy"
+		return "the sandbox was started from a different profile fingerprint; redeploy", false
 	}
-	return ""
+	return "", false
 }

@@ -117,6 +117,7 @@ type agent struct {
 	exec    *executor
 	fp      string // fingerprint at start
 	ready   atomic.Bool
+	silent  atomic.Int32 // status checks in a row the sandbox did not answer
 	why     atomic.Value // string: why not ready
 }
 
@@ -404,6 +405,10 @@ func manifestSummary(a *agent) map[string]any {
 	}
 	if mounts == nil {
 		mounts = []any{}
+	}
+	examples := m.Examples
+	if examples == nil {
+		examples = []string{}
 	}
 	return map[string]any{
 		"id": a.spec.ID, "name": m.Name, "description": m.Description, "version": m.Version,

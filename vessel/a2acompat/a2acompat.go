@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -66,17 +65,14 @@ func Handler(v1, v0 http.Handler) http.Handler {
 			writeParseError(w, "could not read the request body")
 			return
 		}
-		if snakeKey.Match(body) {
+		if hasSnakeField(body) {
 			if fixed, err := CamelCase(body); err == nil {
 				body = fixed
 			}
 			// A body that does not parse is left for the SDK to refuse
 			// with its own parse error.
 		}
-		var head struct {
-			Method string `json:"method"`
-		}
-		_ = json.Unmarshal(body, &head)
+		head := struct{ Method string }{methodOf(body)}
 		r2 := r.Clone(r.Context())
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
@@ -101,9 +97,55 @@ func writeParseError(w http.ResponseWriter, msg string) {
 	})
 }
 
-// snakeKey finds an object key with an underscore between lower-case
-// words; only bodies that have one are rewritten.
-var snakeKey = regexp.MustCompile(`"[a-z][a-z0-9]*(?:_[a-z0-9]+)+"\s*:`)
+// snakeFields are the snake_case spellings of the A2A request fields with
+// multi-word names; only a body holding one of them is rewritten. Scanning
+// for these few keys is cheap, where matching any snake_case key would
+// rewrite (decode and re-encode) every request whose history carries
+// OpenAI keys such as "tool_calls", tens of milliseconds for a long one.
+var snakeFields = [][]byte{
+	[]byte(`"message_id"`), []byte(`"context_id"`), []byte(`"task_id"`), []byte(`"media_type"`),
+	[]byte(`"reference_task_ids"`), []byte(`"accepted_output_modes"`), []byte(`"return_immediately"`),
+	[]byte(`"history_length"`), []byte(`"push_notification_config"`), []byte(`"task_push_notification_config"`),
+	[]byte(`"artifact_id"`), []byte(`"last_chunk"`), []byte(`"status_timestamp_after"`), []byte(`"include_artifacts"`),
+	[]byte(`"page_size"`), []byte(`"page_token"`), []byte(`"protocol_version"`), []byte(`"push_notification_config_id"`),
+}
+
+func hasSnakeField(body []byte) bool {
+	for _, k := range snakeFields {
+		if bytes.Contains(body, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// methodOf reads the top-level "method" of a JSON-RPC body without decoding
+// the rest when, as usual, it comes before "params".
+func methodOf(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := t.(string)
+		if strings.EqualFold(key, "method") {
+			var m string
+			if dec.Decode(&m) != nil {
+				return ""
+			}
+			return m
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
+}
 
 // opaque are keys whose values belong to the caller and are copied as is.
 var opaque = map[string]bool{"data": true, "metadata": true}

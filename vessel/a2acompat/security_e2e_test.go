@@ -13,6 +13,8 @@ package a2acompat_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -28,6 +30,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
@@ -36,6 +41,7 @@ import (
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -75,9 +81,14 @@ type secVessel struct {
 	sandbox *statusSandbox
 	appKey  string
 	logs    *observer.ObservedLogs // everything the server logs, at debug level
+	signKey *ecdsa.PrivateKey      // the "partner" issuer's key, granted only secOther
 }
 
-const secAgent = "guide"
+const (
+	secAgent = "guide"
+	// secOther is granted to the token issuer only; it has no sandbox.
+	secOther = "records"
+)
 
 // newSecVessel loads a deployment written to disk, as cmd/vessel does, and
 // serves it with Reload reading that file again on every readiness check.
@@ -90,12 +101,27 @@ func newSecVessel(t *testing.T) *secVessel {
 	dir := t.TempDir()
 	v.pkg = filepath.Join(dir, "agents", secAgent)
 	sum := sha256.Sum256([]byte(v.appKey))
+	var err error
+	if v.signKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := jwk.FromRaw(v.signKey.Public())
+	_ = pub.Set(jwk.KeyIDKey, "p1")
+	set := jwk.NewSet()
+	_ = set.AddKey(pub)
+	jwks, _ := json.Marshal(set)
 	files := map[string]string{
 		"deployment.toml": "[egress]\nupstream_url = \"https://models.example.test/v1\"\n" +
 			"[[apps]]\nid = \"app\"\nkey_sha256 = \"" + hex.EncodeToString(sum[:]) + "\"\nagents = [\"" + secAgent + "\"]\n" +
-			"[[agents]]\nid = \"" + secAgent + "\"\npackage = \"agents/" + secAgent + "\"\n",
+			"[[issuers]]\nid = \"partner\"\nissuer = \"https://partner.example.test\"\naudience = \"vessel\"\n" +
+			"jwks_file = \"jwks.json\"\nagents = [\"" + secOther + "\"]\n" +
+			"[[agents]]\nid = \"" + secAgent + "\"\npackage = \"agents/" + secAgent + "\"\n" +
+			"[[agents]]\nid = \"" + secOther + "\"\npackage = \"agents/" + secOther + "\"\n",
+		"jwks.json":                           string(jwks),
 		"agents/" + secAgent + "/vessel.toml": "name = \"Guide\"\ndescription = \"Answers.\"\n[model]\nname = \"scripted\"\n",
 		"agents/" + secAgent + "/prompt.md":   "You answer.",
+		"agents/" + secOther + "/vessel.toml": "name = \"Records\"\ndescription = \"Records.\"\n[model]\nname = \"scripted\"\n",
+		"agents/" + secOther + "/prompt.md":   "You look records up.",
 	}
 	for n, c := range files {
 		p := filepath.Join(dir, filepath.FromSlash(n))
@@ -109,6 +135,10 @@ func newSecVessel(t *testing.T) *secVessel {
 	path := filepath.Join(dir, "deployment.toml")
 	noEnv := func(string) (string, bool) { return "", false }
 	d, err := spec.LoadDeployment(path, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, err := jwt.New(jwt.Config{Issuers: d.Issuers, BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +183,7 @@ func newSecVessel(t *testing.T) *secVessel {
 		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, noEnv) },
 		Sandboxes:     map[string]a2aserver.AgentSandbox{secAgent: sb},
 		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(sb, a) },
-		Auth:          auth.Chain{keys},
+		Auth:          auth.Chain{keys, jwt.Authenticator{V: verifier}},
 		Store:         backend,
 		ModelKey:      "k",
 		ModelBaseURL:  model.URL + "/v1",
@@ -177,10 +207,16 @@ func newSecVessel(t *testing.T) *secVessel {
 
 func (v *secVessel) post(t *testing.T, body []byte) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, v.url, bytes.NewReader(body))
+	return v.postAs(t, v.url, map[string]string{"Authorization": "Bearer " + v.appKey, "X-Vessel-User": "alice"}, body)
+}
+
+func (v *secVessel) postAs(t *testing.T, url string, hdr map[string]string, body []byte) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+v.appKey)
-	req.Header.Set("X-Vessel-User", "alice")
+	for k, val := range hdr {
+		req.Header.Set(k, val)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -431,5 +467,102 @@ func TestOwnerBindingAcrossAppAndToken(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func (v *secVessel) token(t *testing.T, sub string) string {
+	t.Helper()
+	claims, _ := json.Marshal(map[string]any{"iss": "https://partner.example.test", "sub": sub, "aud": "vessel",
+		"exp": time.Now().Add(5 * time.Minute).Unix()})
+	hdr := jws.NewHeaders()
+	_ = hdr.Set(jws.KeyIDKey, "p1")
+	tok, err := jws.Sign(claims, jws.WithKey(jwa.ES256, v.signKey, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(tok)
+}
+
+// TestCallersReachOnlyGrantedAgents: an app and an issuer each reach only
+// the agents deployment.toml grants them, with 403 / -32003 otherwise. The
+// issuer's agent has no sandbox, so a valid token for it gets past the
+// grant and stops at readiness (503): the 403 is the grant's doing.
+func TestCallersReachOnlyGrantedAgents(t *testing.T) {
+	v := newSecVessel(t)
+	other := v.base + "/agents/" + secOther
+	tok := map[string]string{"Authorization": "Bearer " + v.token(t, "user-7")}
+	app := map[string]string{"Authorization": "Bearer " + v.appKey, "X-Vessel-User": "alice"}
+	body := []byte(sendText("g", "hello"))
+	for _, c := range []struct {
+		name   string
+		url    string
+		hdr    map[string]string
+		status int
+		code   string
+	}{
+		{"app to its agent", v.url, app, http.StatusOK, ""},
+		{"app to the issuer's agent", other, app, http.StatusForbidden, "-32003"},
+		{"token to the app's agent", v.url, tok, http.StatusForbidden, "-32003"},
+		{"token to its agent", other, tok, http.StatusServiceUnavailable, "-32004"},
+	} {
+		code, b := v.postAs(t, c.url, c.hdr, body)
+		if code != c.status || (c.code != "" && !strings.Contains(string(b), c.code)) {
+			t.Errorf("%s: HTTP %d %.300s, want %d %s", c.name, code, b, c.status, c.code)
+		}
+	}
+	// The manifest endpoint applies the same grants, and the non-JSON-RPC
+	// endpoints answer errors as {"error": "..."} with the same statuses.
+	for _, c := range []struct {
+		name   string
+		url    string
+		hdr    map[string]string
+		status int
+	}{
+		{"manifest, app, granted", v.url + "/manifest", app, http.StatusOK},
+		{"manifest, app, not granted", other + "/manifest", app, http.StatusForbidden},
+		{"manifest, token, not granted", v.url + "/manifest", tok, http.StatusForbidden},
+		{"manifest, no key", v.url + "/manifest", nil, http.StatusUnauthorized},
+		{"agent list, no key", v.base + "/v1/agents", nil, http.StatusUnauthorized},
+		{"agent list, bad key", v.base + "/v1/agents", map[string]string{"Authorization": "Bearer nope", "X-Vessel-User": "alice"}, http.StatusUnauthorized},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, c.url, nil)
+		for k, val := range c.hdr {
+			req.Header.Set(k, val)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		derr := json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: HTTP %d, want %d", c.name, resp.StatusCode, c.status)
+			continue
+		}
+		if c.status != http.StatusOK {
+			if msg, _ := body["error"].(string); derr != nil || msg == "" || len(body) != 1 {
+				t.Errorf("%s: body %v (%v), want {\"error\": \"...\"}", c.name, body, derr)
+			}
+		}
+	}
+	// Only granted agents are listed.
+	req, _ := http.NewRequest(http.MethodGet, v.base+"/v1/agents", nil)
+	for k, val := range tok {
+		req.Header.Set(k, val)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Agents []struct {
+			ID string `json:"id"`
+		} `json:"agents"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(list.Agents) != 1 || list.Agents[0].ID != secOther {
+		t.Errorf("/v1/agents for the token: HTTP %d %+v %v, want only %s", resp.StatusCode, list, err, secOther)
 	}
 }

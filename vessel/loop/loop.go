@@ -252,9 +252,10 @@ func (r *runner) run(ctx context.Context) {
 	if maxSteps <= 0 {
 		maxSteps = 20
 	}
+	cache := &model.MessageCache{} // msgs only grow during a turn
 	for step := 0; ; step++ {
 		final := step >= maxSteps
-		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs}
+		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs, Cache: cache}
 		if final {
 			req.Tools = nil
 			req.Messages = append(append([]transcript.Message(nil), msgs...),

@@ -37,6 +37,49 @@ type Request struct {
 	Model    string
 	Messages []transcript.Message
 	Tools    []ToolDef
+	// Cache, when set, keeps each message's encoding between the calls of a
+	// turn, whose message lists only grow: a long history is encoded once.
+	Cache *MessageCache
+}
+
+// MessageCache holds encoded messages by position.
+type MessageCache struct{ enc [][]byte }
+
+// encodeRequest writes the request body, reusing cached message encodings.
+func encodeRequest(req *Request) ([]byte, error) {
+	head, err := json.Marshal(wireRequest{Model: req.Model, Tools: req.Tools, Stream: true,
+		StreamOptions: &streamOptions{IncludeUsage: true}})
+	if err != nil {
+		return nil, err
+	}
+	c := req.Cache
+	if c == nil {
+		c = &MessageCache{}
+	}
+	size := len(head) + 16
+	for i := range req.Messages {
+		if i >= len(c.enc) {
+			b, err := json.Marshal(&req.Messages[i])
+			if err != nil {
+				return nil, err
+			}
+			c.enc = append(c.enc, b)
+		}
+		size += len(c.enc[i]) + 1
+	}
+	// head ends with "}"; the messages go in as its last member.
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.Write(head[:len(head)-1])
+	buf.WriteString(`,"messages":[`)
+	for i := range req.Messages {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(c.enc[i])
+	}
+	buf.WriteString("]}")
+	return buf.Bytes(), nil
 }
 
 // Usage is the token count of one call.
@@ -96,10 +139,7 @@ func (e *Error) retryable() bool {
 // Complete streams one chat completion, retrying failures that happen
 // before the first delta.
 func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Response, error) {
-	body, err := json.Marshal(wireRequest{
-		Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: true,
-		StreamOptions: &streamOptions{IncludeUsage: true},
-	})
+	body, err := encodeRequest(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode model request: %w", err)
 	}
@@ -139,11 +179,10 @@ func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Respon
 }
 
 type wireRequest struct {
-	Model         string               `json:"model"`
-	Messages      []transcript.Message `json:"messages"`
-	Tools         []ToolDef            `json:"tools,omitempty"`
-	Stream        bool                 `json:"stream"`
-	StreamOptions *streamOptions       `json:"stream_options,omitempty"`
+	Model         string         `json:"model"`
+	Tools         []ToolDef      `json:"tools,omitempty"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 }
 
 type streamOptions struct {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,5 +131,40 @@ func TestNonStreamingFallbackAndCancel(t *testing.T) {
 	_, err = (&Client{BaseURL: srv.URL + "/slow"}).Complete(ctx, req(), &h)
 	if err == nil || err.Error() != "stop" {
 		t.Fatalf("cancel: %v", err)
+	}
+}
+
+func TestEncodeRequestCache(t *testing.T) {
+	c := &MessageCache{}
+	msgs := []transcript.Message{{Role: "system", Content: transcript.Text("p")}, {Role: "user", Content: transcript.Text("q \"x\"")}}
+	check := func(msgs []transcript.Message) {
+		b, err := encodeRequest(&Request{Model: "m", Messages: msgs, Tools: []ToolDef{{Type: "function", Function: FunctionDef{Name: "t"}}}, Cache: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Model    string               `json:"model"`
+			Messages []transcript.Message `json:"messages"`
+			Tools    []ToolDef            `json:"tools"`
+			Stream   bool                 `json:"stream"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		if got.Model != "m" || !got.Stream || len(got.Tools) != 1 || len(got.Messages) != len(msgs) {
+			t.Fatalf("%s", b)
+		}
+		for i := range msgs {
+			if got.Messages[i].Role != msgs[i].Role || transcript.TextOf(got.Messages[i].Content) != transcript.TextOf(msgs[i].Content) {
+				t.Fatalf("message %d: %s", i, b)
+			}
+		}
+	}
+	check(msgs)
+	msgs = append(msgs, transcript.Message{Role: "assistant", ToolCalls: []transcript.ToolCall{{ID: "a", Type: "function", Function: transcript.FunctionCall{Name: "t", Arguments: "{}"}}}},
+		transcript.Message{Role: "tool", ToolCallID: "a", Content: transcript.Text("r")})
+	check(msgs)
+	if len(c.enc) != 4 {
+		t.Fatalf("cache holds %d", len(c.enc))
 	}
 }

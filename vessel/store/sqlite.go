@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -31,6 +32,19 @@ type sqliteBackend struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
+
+	// Task writes go through one writer goroutine, off the turn's path and
+	// batched into one transaction when several are waiting.
+	writes chan writeOp
+	closed atomic.Bool
+}
+
+// writeOp is one queued statement; done runs after it was written (err is
+// nil) or failed.
+type writeOp struct {
+	stmt *sql.Stmt
+	args []any
+	done func(err error)
 }
 
 // openSQLite opens sqlite:///abs/path or sqlite://relative/path.
@@ -54,7 +68,7 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	b := &sqliteBackend{db: db, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{})}
+	b := &sqliteBackend{db: db, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{}), writes: make(chan writeOp, 4096)}
 	for _, id := range opt.Agents {
 		if _, err := b.open(ctx, id); err != nil {
 			db.Close()
@@ -69,7 +83,83 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		b.wg.Add(1)
 		go b.cleanupLoop()
 	}
+	b.wg.Add(1)
+	go b.writer()
 	return b, nil
+}
+
+// writer runs queued writes until Close, then the ones still queued.
+func (b *sqliteBackend) writer() {
+	defer b.wg.Done()
+	for {
+		select {
+		case op := <-b.writes:
+			b.flush(op)
+		case <-b.stop:
+			for {
+				select {
+				case op := <-b.writes:
+					b.flush(op)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// flush writes op and whatever else is queued in one transaction; if that
+// fails, each write is tried on its own so one bad row does not lose the
+// others.
+func (b *sqliteBackend) flush(first writeOp) {
+	batch := []writeOp{first}
+	for len(batch) < 256 {
+		select {
+		case op := <-b.writes:
+			batch = append(batch, op)
+			continue
+		default:
+		}
+		break
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := b.inTx(ctx, batch); err == nil {
+		for _, op := range batch {
+			op.done(nil)
+		}
+		return
+	}
+	for _, op := range batch {
+		_, err := op.stmt.ExecContext(ctx, op.args...)
+		op.done(err)
+	}
+}
+
+func (b *sqliteBackend) inTx(ctx context.Context, batch []writeOp) error {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, op := range batch {
+		if _, err := tx.StmtContext(ctx, op.stmt).ExecContext(ctx, op.args...); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// ErrClosed is returned for writes after Close.
+var ErrClosed = errors.New("task store: closed")
+
+// enqueue hands a write to the writer.
+func (b *sqliteBackend) enqueue(op writeOp) error {
+	if b.closed.Load() {
+		return ErrClosed
+	}
+	b.writes <- op
+	return nil
 }
 
 func (b *sqliteBackend) cleanupLoop() {
@@ -119,7 +209,10 @@ func (b *sqliteBackend) Agent(agentID string) taskstore.Store {
 
 // Close implements Backend.
 func (b *sqliteBackend) Close() error {
-	b.once.Do(func() { close(b.stop) })
+	b.once.Do(func() {
+		b.closed.Store(true)
+		close(b.stop)
+	})
 	b.wg.Wait()
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite: %w", err)
@@ -152,6 +245,21 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 	if err := s.failRunning(ctx); err != nil {
 		return nil, err
 	}
+	var err error
+	if s.insert, err = b.db.PrepareContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)`); err != nil {
+		return nil, fmt.Errorf("prepare insert for %s: %w", agent, err)
+	}
+	if s.upsertStmt, err = b.db.PrepareContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
+		updated_at=excluded.updated_at, task=excluded.task`); err != nil {
+		return nil, fmt.Errorf("prepare upsert for %s: %w", agent, err)
+	}
+	if s.get, err = b.db.PrepareContext(ctx, `SELECT task, version FROM `+s.table+` WHERE id=? AND owner=?`); err != nil {
+		return nil, fmt.Errorf("prepare get for %s: %w", agent, err)
+	}
+	if s.exists, err = b.db.PrepareContext(ctx, `SELECT 1 FROM `+s.table+` WHERE id=?`); err != nil {
+		return nil, fmt.Errorf("prepare exists for %s: %w", agent, err)
+	}
 	b.stores[agent] = s
 	return s, nil
 }
@@ -167,12 +275,37 @@ type sqliteStore struct {
 
 	mu   sync.Mutex
 	live map[a2a.TaskID]*liveTask
+
+	// Prepared once: the statements every turn runs.
+	insert, upsertStmt, get, exists *sql.Stmt
 }
 
 type liveTask struct {
 	owner   string
 	version taskstore.TaskVersion
 	task    *a2a.Task // stripped
+	// pending counts queued writes of this task; a finished task leaves
+	// memory once its final write is on disk.
+	pending int
+	final   bool
+}
+
+// written is a queued write's completion: a finished task whose last write
+// is on disk leaves memory. A failed write keeps it in memory, so this
+// process still answers for it.
+func (s *sqliteStore) written(id a2a.TaskID) func(error) {
+	return func(err error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		lt := s.live[id]
+		if lt == nil {
+			return
+		}
+		lt.pending--
+		if err == nil && lt.final && lt.pending == 0 {
+			delete(s.live, id)
+		}
+	}
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {
@@ -236,16 +369,21 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	if _, ok := s.live[task.ID]; ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
-	_, err = s.b.db.ExecContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)`,
-		string(task.ID), owner, task.ContextID, string(task.Status.State), 1, time.Now().UnixNano(), raw)
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return 0, taskstore.ErrTaskAlreadyExists
-		}
-		return 0, fmt.Errorf("insert task: %w", err)
+	// The SDK creates tasks with fresh random ids, so a clash with a task
+	// already on disk only matters for ids a caller chose; check those.
+	var one int
+	if err := s.exists.QueryRowContext(ctx, string(task.ID)).Scan(&one); err == nil {
+		return 0, taskstore.ErrTaskAlreadyExists
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("check task id: %w", err)
 	}
-	if !task.Status.State.Terminal() {
-		s.live[task.ID] = &liveTask{owner: owner, version: 1, task: st}
+	lt := &liveTask{owner: owner, version: 1, task: st, pending: 1, final: task.Status.State.Terminal()}
+	s.live[task.ID] = lt
+	err = s.b.enqueue(writeOp{stmt: s.insert, done: s.written(task.ID),
+		args: []any{string(task.ID), owner, task.ContextID, string(task.Status.State), 1, time.Now().UnixNano(), raw}})
+	if err != nil {
+		delete(s.live, task.ID)
+		return 0, err
 	}
 	return 1, nil
 }
@@ -270,18 +408,23 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 			return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, lt.version, taskstore.ErrConcurrentModification)
 		}
 		v := lt.version + 1
-		state := task.Status.State
 		// Only the final state goes to disk: a task found non-terminal on disk
 		// is failed at the next start whatever its last working state was.
-		if state.Terminal() {
-			if err := s.upsert(ctx, owner, st, v); err != nil {
+		if task.Status.State.Terminal() {
+			raw, err := json.Marshal(st)
+			if err != nil {
+				return 0, fmt.Errorf("encode task: %w", err)
+			}
+			lt.pending++
+			lt.final = true
+			err = s.b.enqueue(writeOp{stmt: s.upsertStmt, done: s.written(task.ID),
+				args: []any{string(task.ID), owner, task.ContextID, string(task.Status.State), int64(v), time.Now().UnixNano(), raw}})
+			if err != nil {
+				lt.pending--
 				return 0, err
 			}
 		}
 		lt.version, lt.task = v, st
-		if state.Terminal() {
-			delete(s.live, task.ID)
-		}
 		return v, nil
 	}
 	raw, err := json.Marshal(st)
@@ -307,21 +450,6 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, cur, taskstore.ErrConcurrentModification)
 }
 
-func (s *sqliteStore) upsert(ctx context.Context, owner string, t *a2a.Task, v taskstore.TaskVersion) error {
-	raw, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("encode task: %w", err)
-	}
-	_, err = s.b.db.ExecContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)
-		ON CONFLICT(id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
-		updated_at=excluded.updated_at, task=excluded.task`,
-		string(t.ID), owner, t.ContextID, string(t.Status.State), int64(v), time.Now().UnixNano(), raw)
-	if err != nil {
-		return fmt.Errorf("write task: %w", err)
-	}
-	return nil
-}
-
 // Get implements taskstore.Store.
 func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
 	owner, err := Owner(ctx)
@@ -340,7 +468,7 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	s.mu.Unlock()
 	var raw []byte
 	var v int64
-	err = s.b.db.QueryRowContext(ctx, `SELECT task, version FROM `+s.table+` WHERE id=? AND owner=?`, string(id), owner).Scan(&raw, &v)
+	err = s.get.QueryRowContext(ctx, string(id), owner).Scan(&raw, &v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, a2a.ErrTaskNotFound
 	}

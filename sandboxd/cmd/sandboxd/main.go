@@ -30,13 +30,6 @@ import (
 var version = "dev"
 
 func main() {
-	// The launcher path must come first: it confines itself and execs the
-	// call's program, never reaching the server code.
-	if confine.IsLauncher(os.Args) {
-		err := confine.Launch()
-		fmt.Fprintf(os.Stderr, "sandboxd launcher: %v\n", err)
-		os.Exit(127)
-	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "sandboxd: %v\n", err)
 		os.Exit(1)

@@ -1,6 +1,6 @@
-// Package confine confines one tool call: rlimits, Landlock and a seccomp
-// filter, applied by a small launcher (a re-exec of sandboxd) just before it
-// execs the tool's program.
+// Package confine confines one tool call: a fresh process group, rlimits,
+// Landlock and a seccomp filter, applied in the child (spawn.c) just before
+// it execs the tool's program.
 package confine
 
 import (

@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -21,19 +20,13 @@ func TestBuildFilter(t *testing.T) {
 	}
 }
 
-func TestSpecEncode(t *testing.T) {
-	s := Spec{Path: "/bin/true", Argv: []string{"true"}, Env: []string{"A=1"}, ReadOnly: []string{"/usr"},
-		ReadWrite: []string{"/w"}, Limits: Limits{NoFile: 4096}, Filter: make([]byte, 16)}
-	b, err := s.encode()
-	if err != nil {
-		t.Fatal(err)
+func TestLookPath(t *testing.T) {
+	p, err := LookPath("true", []string{"PATH=/nonexistent:/usr/bin:/bin"})
+	if err != nil || !strings.HasSuffix(p, "/true") {
+		t.Fatalf("LookPath: %q %v", p, err)
 	}
-	if !bytes.HasPrefix(b, []byte("SBXL1\x00")) || !bytes.Contains(b, []byte("/bin/true\x00")) {
-		t.Fatalf("encoding %q", b)
-	}
-	s.Argv = []string{"a\x00b"}
-	if _, err := s.encode(); err == nil {
-		t.Fatal("NUL in argv accepted")
+	if _, err := LookPath("no-such-program-here", []string{"PATH=/usr/bin"}); err == nil {
+		t.Fatal("found a missing program")
 	}
 }
 

@@ -3,9 +3,7 @@ package confine
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -24,9 +22,7 @@ const chunkSize = 32 << 10
 
 // Options start one confined call.
 type Options struct {
-	// Launcher is the sandboxd binary to re-exec ("/proc/self/exe").
-	Launcher string
-	Spec     Spec
+	Spec Spec
 	// Dir is the call's working directory (the workspace).
 	Dir   string
 	Stdin []byte
@@ -45,10 +41,10 @@ type Result struct {
 	Truncated bool
 }
 
-// Process is a started call: its launcher leads a fresh process group that
-// holds everything the call starts.
+// Process is a started call: it leads a fresh process group that holds
+// everything the call starts.
 type Process struct {
-	cmd    *exec.Cmd
+	pid    int
 	opts   Options
 	stdout *os.File
 	stderr *os.File
@@ -59,87 +55,55 @@ type Process struct {
 	exited  chan struct{}
 }
 
-// Start starts the launcher for a call.
+// Start starts a confined call.
 func Start(opts Options) (*Process, error) {
-	spec, err := opts.Spec.encode()
-	if err != nil {
-		return nil, err
-	}
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("spec pipe: %w", err)
-	}
-	defer specR.Close()
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		specW.Close()
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	defer outW.Close()
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		specW.Close()
 		outR.Close()
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
 	defer errW.Close()
-	var stdin io.Reader
+	var stdin, stdinW *os.File
 	if len(opts.Stdin) > 0 {
-		stdin = &onceReader{b: opts.Stdin}
-	}
-	cmd := &exec.Cmd{
-		Path:       opts.Launcher,
-		Args:       []string{"sandboxd", LaunchArg},
-		Dir:        opts.Dir,
-		Env:        []string{}, // no secrets reach the launcher
-		Stdin:      stdin,
-		Stdout:     outW,
-		Stderr:     errW,
-		ExtraFiles: []*os.File{specR},
-		SysProcAttr: &syscall.SysProcAttr{
-			// The server makes the group; the call cannot make another.
-			Setpgid:    true,
-			Pdeathsig:  syscall.SIGKILL,
-			Credential: opts.Credential,
-		},
-	}
-	// With the reaper on, starting and recording must be one step for it;
-	// otherwise starts need not wait for each other.
-	locked := reaping.Load()
-	if locked {
-		startMu.Lock()
-	}
-	err = cmd.Start()
-	if err == nil {
-		track(cmd.Process.Pid)
-	}
-	if locked {
-		startMu.Unlock()
+		stdin, stdinW, err = os.Pipe()
+	} else {
+		stdin, err = os.Open(os.DevNull)
 	}
 	if err != nil {
-		specW.Close()
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("starting launcher: %w", err)
+		return nil, fmt.Errorf("stdin: %w", err)
 	}
-	// A spec fits a pipe buffer (it is a few KB): write it at once, and
-	// only fall back to a goroutine for an unusually long one.
-	if len(spec) <= 32<<10 {
-		_, _ = specW.Write(spec)
-		specW.Close()
-	} else {
+	defer stdin.Close()
+	pid, err := spawn(&opts, stdin, outW, errW)
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		if stdinW != nil {
+			stdinW.Close()
+		}
+		return nil, err
+	}
+	if stdinW != nil {
+		// A call that never reads its stdin is fine: the write fails
+		// once the call has gone.
 		go func() {
-			_, _ = specW.Write(spec)
-			specW.Close()
+			_, _ = stdinW.Write(opts.Stdin)
+			stdinW.Close()
 		}()
 	}
-	p := &Process{cmd: cmd, opts: opts, stdout: outR, stderr: errR, exited: make(chan struct{})}
+	p := &Process{pid: pid, opts: opts, stdout: outR, stderr: errR, exited: make(chan struct{})}
 	go p.waitLeader()
 	return p, nil
 }
 
 // Pgid is the call's process group id.
-func (p *Process) Pgid() int { return p.cmd.Process.Pid }
+func (p *Process) Pgid() int { return p.pid }
 
 // waitLeader notices the launcher's (the call program's) exit without
 // reaping it, then kills the rest of the group while its id cannot be
@@ -147,7 +111,7 @@ func (p *Process) Pgid() int { return p.cmd.Process.Pid }
 func (p *Process) waitLeader() {
 	var info unix.Siginfo
 	for {
-		err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
@@ -171,7 +135,7 @@ func (p *Process) killGroup() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.reaped {
-		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
 	}
 }
 
@@ -238,33 +202,25 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 	}
 	// The pipes are closed once every holder died; now reap the leader.
 	<-p.exited
-	err := p.cmd.Wait()
-	untrack(p.cmd.Process.Pid)
+	var ws unix.WaitStatus
+	var err error
+	for {
+		_, err = unix.Wait4(p.pid, &ws, 0, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	untrack(p.pid)
 	p.mu.Lock()
 	p.reaped = true
 	res := Result{Stopped: p.stopped, Truncated: truncated, Code: -1}
 	p.mu.Unlock()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		return res
-	}
-	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ws.Signaled() {
+	switch {
+	case err != nil:
+	case ws.Signaled():
 		res.Signal = unix.SignalName(ws.Signal())
-	} else {
+	default:
 		res.Code = ws.ExitStatus()
 	}
 	return res
-}
-
-// onceReader hands stdin to the call; a call that never reads it is fine.
-type onceReader struct{ b []byte }
-
-func (r *onceReader) Read(p []byte) (int, error) {
-	if len(r.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b)
-	r.b = r.b[n:]
-	return n, nil
 }

@@ -58,6 +58,10 @@ type Budget func(n int64) bool
 // the workspace root ws, so a call cannot point it elsewhere), decides on
 // each, and removes them all. allowed lists the agent's file extensions.
 func Collect(ws *os.Root, dir string, allowed []string, budget Budget) ([]File, []Refused, error) {
+	// Most calls leave nothing: removing an empty directory is one rmdir.
+	if err := ws.Remove(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
 	defer func() { _ = ws.RemoveAll(dir) }()
 	st, err := ws.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {

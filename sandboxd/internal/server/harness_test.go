@@ -29,16 +29,6 @@ var probePy []byte
 
 const testToken = "test-token-0123456789"
 
-// The test binary is also the launcher: the server re-execs /proc/self/exe.
-func TestMain(m *testing.M) {
-	if confine.IsLauncher(os.Args) {
-		err := confine.Launch()
-		fmt.Fprintf(os.Stderr, "sandboxd launcher: %v\n", err)
-		os.Exit(127)
-	}
-	os.Exit(m.Run())
-}
-
 // requireKernel skips (or fails under CI=true) without Landlock ABI 6 and seccomp.
 func requireKernel(t testing.TB) int {
 	t.Helper()

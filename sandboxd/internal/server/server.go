@@ -43,8 +43,6 @@ type Config struct {
 	// Filter is the seccomp program from confine.BuildFilter.
 	Filter     []byte
 	Workspaces *workspace.Manager
-	// Launcher is the sandboxd binary; "/proc/self/exe" by default.
-	Launcher string
 	// RunAs is the user calls run as, nil to keep sandboxd's own.
 	RunAs          *syscall.Credential
 	DefaultTimeout time.Duration
@@ -70,9 +68,6 @@ var systemDirs = []string{"/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc", "/
 func New(cfg Config) (*Server, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("no sandbox token")
-	}
-	if cfg.Launcher == "" {
-		cfg.Launcher = "/proc/self/exe"
 	}
 	if cfg.DefaultTimeout <= 0 {
 		cfg.DefaultTimeout = 2 * time.Minute
@@ -361,7 +356,6 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		return toolErr(err.Error())
 	}
 	proc, err := confine.Start(confine.Options{
-		Launcher: s.cfg.Launcher,
 		Spec: confine.Spec{
 			Path:      path,
 			Argv:      argv,
@@ -380,7 +374,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 	})
 	if err != nil {
 		s.cfg.Logf("starting call: %v", err)
-		return toolErr("could not start the call")
+		return toolErr("could not start the call: " + err.Error())
 	}
 	turn.SetPgid(call, proc.Pgid())
 	k.started(proc)
@@ -404,8 +398,12 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 
 func (s *Server) makeOutbox(ws *os.Root, rel string) error {
 	for _, d := range []string{".outbox", rel} {
+		st, err := ws.Lstat(d)
+		if err == nil && st.IsDir() && d == ".outbox" {
+			continue // made by an earlier call of the turn
+		}
 		// An earlier call may have replaced it with something else.
-		if st, err := ws.Lstat(d); err == nil && !st.IsDir() {
+		if err == nil && !st.IsDir() {
 			if err := ws.RemoveAll(d); err != nil {
 				return fmt.Errorf("removing %s: %w", d, err)
 			}
@@ -413,7 +411,7 @@ func (s *Server) makeOutbox(ws *os.Root, rel string) error {
 		if err := ws.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("creating %s: %w", d, err)
 		}
-		st, err := ws.Lstat(d)
+		st, err = ws.Lstat(d)
 		if err != nil || !st.IsDir() {
 			return fmt.Errorf("%s is not a directory", d)
 		}

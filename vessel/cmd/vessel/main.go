@@ -175,7 +175,7 @@ func run(log *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("vessel listening", zap.String("addr", ln.Addr().String()), zap.Strings("agents", ids))
 	go func() {
 		<-ctx.Done()

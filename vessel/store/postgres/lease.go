@@ -136,7 +136,8 @@ func (db *DB) heartbeats(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		hctx, cancel := context.WithTimeout(ctx, db.opts.HeartbeatInterval)
+		// Generous against a slow but working database, short of the TTL.
+		hctx, cancel := context.WithTimeout(ctx, max(db.opts.HeartbeatInterval, db.opts.LeaseTTL/3))
 		err := db.heartbeat(hctx)
 		cancel()
 		switch {

@@ -1,0 +1,100 @@
+// sbx_spawn starts one confined call without a second execve: like
+// posix_spawn it clones with CLONE_VM|CLONE_VFORK onto a private stack, and
+// the child confines itself with raw system calls before it execs the
+// program. The parent thread stays suspended until the child has exec'd or
+// exited, and all signals are blocked around the clone so no Go signal
+// handler ever runs in the child.
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "spawn.h"
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define STACK_SIZE (256 * 1024)
+
+// fail reports the failed step and errno to the parent and exits.
+static void fail(struct sbx_spawn *s, int step) {
+	int32_t msg[2] = {step, errno};
+	ssize_t w = write(s->report_fd, msg, sizeof msg);
+	(void)w;
+	_exit(127);
+}
+
+static int child(void *arg) {
+	struct sbx_spawn *s = arg;
+	// Default dispositions: the Go runtime's handlers must never run here.
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < _NSIG; sig++) {
+		if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
+	}
+	sigset_t none;
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) fail(s, SBX_STEP_SIGNALS);
+
+	// sandboxd makes the group; the call cannot make another.
+	if (setpgid(0, 0) < 0) fail(s, SBX_STEP_SETPGID);
+	if (dup2(s->stdin_fd, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0) fail(s, SBX_STEP_STDIO);
+	if (chdir(s->dir) < 0) fail(s, SBX_STEP_CHDIR);
+
+	static const int res[] = {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_NPROC, RLIMIT_CPU, RLIMIT_CORE};
+	for (int i = 0; i < 5; i++) {
+		if (s->limits[i] == SBX_UNSET) continue;
+		struct rlimit rl = {.rlim_cur = s->limits[i], .rlim_max = s->limits[i]};
+		if (setrlimit(res[i], &rl) < 0) fail(s, SBX_STEP_RLIMIT);
+	}
+	// Raw system calls: glibc's setuid would try to change every thread of
+	// the parent, whose memory this child shares.
+	if (s->set_user) {
+		if (syscall(SYS_setgroups, 0, NULL) < 0) fail(s, SBX_STEP_USER);
+		if (syscall(SYS_setgid, s->gid) < 0) fail(s, SBX_STEP_USER);
+		if (syscall(SYS_setuid, s->uid) < 0) fail(s, SBX_STEP_USER);
+	}
+	// After the user change, which clears it.
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail(s, SBX_STEP_PDEATHSIG);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, SBX_STEP_NNP);
+	if (syscall(SYS_landlock_restrict_self, s->ruleset_fd, s->ruleset_flags) < 0) fail(s, SBX_STEP_LANDLOCK);
+	struct sock_fprog prog = {.len = s->filter_len, .filter = s->filter};
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) fail(s, SBX_STEP_SECCOMP);
+	// Nothing but stdin, stdout and stderr may reach the program; the report
+	// pipe stays usable until execve closes it.
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) fail(s, SBX_STEP_CLOSE);
+	execve(s->path, s->argv, s->envp);
+	fail(s, SBX_STEP_EXEC);
+	return 127;
+}
+
+int sbx_spawn(struct sbx_spawn *s) {
+	void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) return -errno;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int pid = clone(child, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+	int err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stack, STACK_SIZE);
+	return pid < 0 ? -err : pid;
+}

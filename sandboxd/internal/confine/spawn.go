@@ -1,0 +1,155 @@
+package confine
+
+/*
+#include <stdlib.h>
+#include "spawn.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"unsafe"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// workspaceAccess is what a call may do in its workspace: everything but
+// making sockets, FIFOs and device nodes.
+const workspaceAccess = landlock.AccessFSSet(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile |
+	ll.AccessFSReadDir | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg |
+	ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate)
+
+// deviceAccess is what a call may do with the granted device files.
+const deviceAccess = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate)
+
+var stepNames = map[int32]string{
+	C.SBX_STEP_SIGNALS: "resetting signals", C.SBX_STEP_SETPGID: "making the process group",
+	C.SBX_STEP_STDIO: "setting up stdio", C.SBX_STEP_CHDIR: "entering the workspace",
+	C.SBX_STEP_RLIMIT: "setting resource limits", C.SBX_STEP_USER: "switching user",
+	C.SBX_STEP_PDEATHSIG: "setting the parent-death signal", C.SBX_STEP_NNP: "setting no_new_privs",
+	C.SBX_STEP_LANDLOCK: "enforcing Landlock", C.SBX_STEP_SECCOMP: "installing the seccomp filter",
+	C.SBX_STEP_CLOSE: "closing descriptors", C.SBX_STEP_EXEC: "exec",
+}
+
+// ruleset builds the call's Landlock ruleset. The V6 config is exact: on
+// an older kernel it fails instead of degrading.
+func ruleset(s *Spec) (int, uint32, error) {
+	rules := []landlock.Rule{
+		landlock.RODirs(s.ReadOnly...),
+		landlock.PathAccess(workspaceAccess, s.ReadWrite...),
+		landlock.PathAccess(deviceAccess, s.Devices...),
+	}
+	fd, flags, err := landlock.V6.NewRulesetFD(rules...)
+	if err != nil {
+		return -1, 0, fmt.Errorf("building the Landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return -1, 0, fmt.Errorf("the Landlock ruleset is empty")
+	}
+	return fd, flags, nil
+}
+
+// cStrings copies strs into a NULL-terminated C array; free with freeStrings.
+func cStrings(strs []string) **C.char {
+	arr := (**C.char)(C.calloc(C.size_t(len(strs)+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	view := unsafe.Slice(arr, len(strs)+1)
+	for i, s := range strs {
+		view[i] = C.CString(s)
+	}
+	return arr
+}
+
+func freeStrings(arr **C.char, n int) {
+	for _, p := range unsafe.Slice(arr, n+1) {
+		if p != nil {
+			C.free(unsafe.Pointer(p))
+		}
+	}
+	C.free(unsafe.Pointer(arr))
+}
+
+// spawn starts the confined program with stdin, stdout and stderr as its
+// descriptors 0 to 2 and returns its pid, which is also its process group.
+func spawn(opts *Options, stdin, stdout, stderr *os.File) (int, error) {
+	s := &opts.Spec
+	if s.Path == "" || len(s.Argv) == 0 || len(s.Filter) == 0 || len(s.Filter)%8 != 0 {
+		return 0, fmt.Errorf("spec needs a path, argv and a filter")
+	}
+	rfd, rflags, err := ruleset(s)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(rfd)
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		return 0, fmt.Errorf("report pipe: %w", err)
+	}
+	defer reportR.Close()
+
+	cs := (*C.struct_sbx_spawn)(C.calloc(1, C.sizeof_struct_sbx_spawn))
+	defer C.free(unsafe.Pointer(cs))
+	cs.path = C.CString(s.Path)
+	defer C.free(unsafe.Pointer(cs.path))
+	cs.dir = C.CString(opts.Dir)
+	defer C.free(unsafe.Pointer(cs.dir))
+	cs.argv = cStrings(s.Argv)
+	defer freeStrings(cs.argv, len(s.Argv))
+	cs.envp = cStrings(s.Env)
+	defer freeStrings(cs.envp, len(s.Env))
+	cs.filter = (*C.struct_sock_filter)(C.CBytes(s.Filter))
+	defer C.free(unsafe.Pointer(cs.filter))
+	cs.filter_len = C.ushort(len(s.Filter) / 8)
+	// Fd() puts the descriptors in blocking mode, as the program expects.
+	cs.stdin_fd = C.int(stdin.Fd())
+	cs.stdout_fd = C.int(stdout.Fd())
+	cs.stderr_fd = C.int(stderr.Fd())
+	cs.report_fd = C.int(reportW.Fd())
+	for i, v := range []uint64{s.Limits.NoFile, s.Limits.FileSize, s.Limits.NProc, s.Limits.CPUSecs} {
+		if v == 0 {
+			v = uint64(C.SBX_UNSET)
+		}
+		cs.limits[i] = C.uint64_t(v)
+	}
+	cs.limits[4] = 0 // no core dumps
+	if c := opts.Credential; c != nil {
+		cs.set_user = 1
+		cs.uid, cs.gid = C.uint32_t(c.Uid), C.uint32_t(c.Gid)
+	}
+	cs.ruleset_fd = C.int(rfd)
+	cs.ruleset_flags = C.uint32_t(rflags)
+
+	locked := reaping.Load()
+	if locked {
+		startMu.Lock()
+	}
+	pid := int(C.sbx_spawn(cs))
+	if pid > 0 {
+		track(pid)
+	}
+	if locked {
+		startMu.Unlock()
+	}
+	reportW.Close()
+	if pid < 0 {
+		return 0, fmt.Errorf("spawning the call: %w", unix.Errno(-pid))
+	}
+	// The child has exec'd (closing the report pipe) or failed and said why.
+	var msg [8]byte
+	if n, _ := io.ReadFull(reportR, msg[:]); n == len(msg) {
+		step := int32(binary.NativeEndian.Uint32(msg[:4]))
+		errno := unix.Errno(binary.NativeEndian.Uint32(msg[4:]))
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(pid, &ws, 0, nil)
+		untrack(pid)
+		if step == C.SBX_STEP_EXEC {
+			return 0, fmt.Errorf("%s: %w", s.Path, errno)
+		}
+		return 0, fmt.Errorf("%s: %w", stepNames[step], errno)
+	}
+	return pid, nil
+}

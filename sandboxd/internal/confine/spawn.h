@@ -1,0 +1,37 @@
+// See spawn.c.
+#include <linux/filter.h>
+#include <stdint.h>
+
+#define SBX_UNSET (~(uint64_t)0)
+
+enum {
+	SBX_STEP_SIGNALS = 1,
+	SBX_STEP_SETPGID,
+	SBX_STEP_STDIO,
+	SBX_STEP_CHDIR,
+	SBX_STEP_RLIMIT,
+	SBX_STEP_USER,
+	SBX_STEP_PDEATHSIG,
+	SBX_STEP_NNP,
+	SBX_STEP_LANDLOCK,
+	SBX_STEP_SECCOMP,
+	SBX_STEP_CLOSE,
+	SBX_STEP_EXEC,
+};
+
+struct sbx_spawn {
+	const char *path;
+	char **argv;
+	char **envp;
+	const char *dir;
+	int stdin_fd, stdout_fd, stderr_fd, report_fd;
+	uint64_t limits[5]; // nofile, fsize, nproc, cpu, core; SBX_UNSET leaves one alone
+	int set_user;
+	uint32_t uid, gid;
+	int ruleset_fd;
+	uint32_t ruleset_flags;
+	struct sock_filter *filter;
+	unsigned short filter_len;
+};
+
+int sbx_spawn(struct sbx_spawn *s);
