@@ -44,7 +44,18 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 
 	state := t.TempDir()
 	addr := freeAddr(t)
-	dep, _ := filepath.Abs("testdata/deployment.toml")
+	// The conformance deployment, allowed a plain-HTTP upstream (the model
+	// here is on loopback), with its package paths made absolute.
+	orig, err := os.ReadFile("testdata/deployment.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(orig), "[egress]\n", "[egress]\nallow_http_upstream = true\n", 1)
+	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
+	dep := filepath.Join(t.TempDir(), "deployment.toml")
+	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	up := exec.Command(filepath.Join(bin, "astralvessel"), "up", "--bin", bin, "--state", state, "--listen", addr, dep)
 	var env []string
 	for _, kv := range os.Environ() {

@@ -36,8 +36,9 @@ type Options struct {
 	// and sandboxd a second into the run (binaries need a pprof listener on
 	// VESSEL_PPROF_ADDR).
 	Profile time.Duration
-	// Settle is how long to wait after the last turn before counting scratch
-	// (workspaces are removed as turns end).
+	// Settle bounds the wait for the scratch to drain after the last turn:
+	// a turn's workspace is ended just after its final event, so the last
+	// ones may still be going when the client has seen every turn finish.
 	Settle  time.Duration
 	Command string // as typed, for the report
 	Log     io.Writer
@@ -55,7 +56,7 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 		o.Postgres = os.Getenv("VESSEL_TEST_POSTGRES")
 	}
 	if o.Settle <= 0 {
-		o.Settle = 2 * time.Second
+		o.Settle = 30 * time.Second
 	}
 	out, err := filepath.Abs(o.Out)
 	if err != nil {
@@ -136,14 +137,18 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 		return nil, err
 	}
 
-	// Workspaces are deleted when turns end; give the last ones a moment.
-	select {
-	case <-ctx.Done():
-	case <-time.After(o.Settle):
+	// Workspaces are deleted as turns end; wait (up to Settle) for the last.
+	drainStart := time.Now()
+	for {
+		if rep.ScratchEntries, rep.ScratchBytes, err = st.ScratchLeft(); err != nil {
+			return nil, err
+		}
+		if rep.ScratchEntries == 0 || time.Since(drainStart) >= o.Settle || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	if rep.ScratchEntries, rep.ScratchBytes, err = st.ScratchLeft(); err != nil {
-		return nil, err
-	}
+	rep.ScratchDrainSeconds = time.Since(drainStart).Seconds()
 	for _, v := range st.Vessels {
 		rep.VesselPeakRSSMB = append(rep.VesselPeakRSSMB, mb(v.PeakRSS()))
 		if exited, werr := v.Exited(); exited {

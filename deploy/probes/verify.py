@@ -12,11 +12,13 @@ Every address probed is one of the project's own containers (from docker inspect
 
 import argparse
 import hashlib
+import hmac
 import ipaddress
 import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -364,7 +366,6 @@ def calls(dep, rep, image):
         url = f"http://{dep.ip(sb, f'tools-{agent}')}:8600"
         tok = dep.token(f"{sb}.token")
         if not tok and master:
-            import hmac
             tok = hmac.new(master.encode(), f"sandbox/{agent}".encode(), hashlib.sha256).hexdigest()
         others = [o for o in dep.sandboxes() if o != sb]
         other_tok = dep.token(f"{others[0]}.token") if others else None
@@ -450,7 +451,6 @@ def calls(dep, rep, image):
         for r in results:
             rep.add(r["name"], r["ok"], r["detail"])
         if bash_on:
-            import time
             time.sleep(1)
             for r in run_inside(dep, sb, [{"name": f"{sb}: nothing a call started outlives it", "kind": "no_process",
                                            "marker": f"sleep {marker}"}], image, "exec"):
@@ -470,8 +470,8 @@ def command_flag(dep, svc, flag):
 
 
 def agent_tools(dep, agent):
-    """The agent's enabled built-in tools, from its /agents/<id>/manifest-independent source: the
-    vessel.toml in the package mounted into its sandbox (read on the host)."""
+    """The agent's enabled built-in tools, from the vessel.toml in the package mounted into its
+    sandbox (read on the host)."""
     info = dep.containers.get(f"sandbox-{agent}")
     for m in info["Mounts"] if info else []:
         p = os.path.join(m.get("Source") or "", "vessel.toml")

@@ -412,7 +412,7 @@ func manifestSummary(a *agent) map[string]any {
 	}
 	return map[string]any{
 		"id": a.spec.ID, "name": m.Name, "description": m.Description, "version": m.Version,
-		"examples":                  m.Examples,
+		"examples":                  examples,
 		"model":                     map[string]any{"name": m.Model.Name, "max_steps": maxSteps, "accepts_images": m.Model.AcceptsImages},
 		"tools":                     tl,
 		"scope":                     strongestScope(a.spec),

@@ -267,7 +267,9 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 // sqliteStore is one agent's table. Tasks in flight are kept in memory:
 // the disk sees a task when it is created and when it ends, so working
 // updates (one per streamed event) never touch it; a vessel restart fails
-// tasks left non-terminal on disk anyway.
+// tasks left non-terminal on disk anyway. Those two writes are queued to
+// the backend's writer, and a finished task stays in memory until its
+// final write is on disk, so reads never miss it.
 type sqliteStore struct {
 	b     *sqliteBackend
 	agent string

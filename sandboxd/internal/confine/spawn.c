@@ -7,6 +7,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -54,6 +55,16 @@ static int child(void *arg) {
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) fail(s, SBX_STEP_SIGNALS);
 
+	// Descriptors below 3 (sandboxd started with a closed stdio) would be
+	// overwritten by the dup2 calls below: move them out of the way first.
+	int *fds[] = {&s->stdin_fd, &s->stdout_fd, &s->stderr_fd, &s->report_fd, &s->ruleset_fd};
+	for (int i = 0; i < 5; i++) {
+		if (*fds[i] < 3) {
+			int fd = fcntl(*fds[i], F_DUPFD_CLOEXEC, 3);
+			if (fd < 0) fail(s, SBX_STEP_STDIO);
+			*fds[i] = fd;
+		}
+	}
 	// sandboxd makes the group; the call cannot make another.
 	if (setpgid(0, 0) < 0) fail(s, SBX_STEP_SETPGID);
 	if (dup2(s->stdin_fd, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0) fail(s, SBX_STEP_STDIO);

@@ -619,3 +619,39 @@ print("open:", open_fds)'`)})
 		t.Fatalf("a descriptor leaked into the call (sandboxd's socket is fd %d):\n%s", f.Fd(), r)
 	}
 }
+
+// TestConcurrentCalls starts many calls at once: each gets its own output,
+// exit code and files, and none sees another's descriptors.
+func TestConcurrentCalls(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	const n = 24
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := fmt.Sprintf(`echo call-%d; exec python3 -c 'import os, sys
+n = 0
+for fd in range(3, 1024):
+    try:
+        os.fstat(fd); n += 1
+    except OSError:
+        pass
+sys.exit(%d if n == 0 else 99)'`, i, i)
+			r, err := e.run(ctx, call{turn: fmt.Sprintf("turn-c%d", i%6), tool: "bash", args: jsonArgs("command", cmd)})
+			switch {
+			case err != nil:
+				errs <- err
+			case strings.TrimSpace(r.stdout) != fmt.Sprintf("call-%d", i) || r.exit.Code != int32(i):
+				errs <- fmt.Errorf("call %d: %s", i, r)
+			default:
+				errs <- nil
+			}
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

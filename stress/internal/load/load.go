@@ -104,6 +104,8 @@ type Turn struct {
 	// LateCancel: the cancel reached the vessel after the turn had completed
 	// (refused as not cancelable); the turn is judged as a completed one.
 	LateCancel bool `json:"late_cancel,omitempty"`
+	// CancelError is what CancelTask answered, when it failed.
+	CancelError string `json:"cancel_error,omitempty"`
 	// CancelToEnd is from sending CancelTask to the turn's stream ending.
 	CancelToEnd time.Duration `json:"cancel_to_end_ns,omitempty"`
 	ToolOK      bool          `json:"tool_ok"`
@@ -260,7 +262,9 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 	}
 	var cancelErr error
 	if cancelSent {
-		cancelErr = <-cancelDone
+		if cancelErr = <-cancelDone; cancelErr != nil {
+			res.CancelError = cancelErr.Error()
+		}
 	}
 
 	// A cancel that reaches the vessel after the turn finished is refused as
@@ -278,6 +282,9 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 		res.Error = "no text arrived to cancel during"
 	case cancel && res.State != "TASK_STATE_CANCELED":
 		res.Error = fmt.Sprintf("cancelled turn ended in %s (status %q)", res.State, res.Status)
+		if cancelErr != nil {
+			res.Error += "; CancelTask answered: " + cancelErr.Error()
+		}
 	case cancel && cancelErr != nil:
 		res.Error = "cancel: " + cancelErr.Error()
 	case !cancel && res.State != "TASK_STATE_COMPLETED":

@@ -62,6 +62,9 @@ type Report struct {
 	ClientCPUSeconds  float64   `json:"load_tool_cpu_seconds"`
 	ScratchEntries    int       `json:"scratch_entries_left"`
 	ScratchBytes      int64     `json:"scratch_bytes_left"`
+	// ScratchDrainSeconds is how long after the last turn the count was
+	// taken: when the scratch emptied, or when the wait gave up.
+	ScratchDrainSeconds float64 `json:"scratch_drain_seconds"`
 
 	Failures []string `json:"failures,omitempty"`
 }
@@ -211,7 +214,7 @@ func (r *Report) Markdown() string {
 		{"sandboxd peak RSS", fmt.Sprintf("%.0f MB", r.SandboxPeakRSSMB)},
 		{"Scripted model peak RSS", fmt.Sprintf("%.0f MB", r.ModelPeakRSSMB)},
 		{"CPU seconds during the run: vessel / sandboxd (with its tool calls) / model / load tool", fmt.Sprintf("%s / %.1f / %.1f / %.1f", joinF(r.VesselCPUSeconds, "%.1f"), r.SandboxCPUSeconds, r.ModelCPUSeconds, r.ClientCPUSeconds)},
-		{"Scratch left behind", fmt.Sprintf("%d entries, %d bytes", r.ScratchEntries, r.ScratchBytes)},
+		{"Scratch left behind", fmt.Sprintf("%d entries, %d bytes (counted %.1f s after the last turn)", r.ScratchEntries, r.ScratchBytes, r.ScratchDrainSeconds)},
 	}
 	b.WriteString("| Measure | Value |\n|---|---|\n")
 	for _, row := range rows {

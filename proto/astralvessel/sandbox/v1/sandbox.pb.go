@@ -375,7 +375,8 @@ type Exit struct {
 	Code int32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	// The signal name that ended the process, if any (for example "SIGKILL").
 	Signal string `protobuf:"bytes,2,opt,name=signal,proto3" json:"signal,omitempty"`
-	// Why the call was stopped early, if it was: "timeout", "cancelled", "disk_limit".
+	// Why the call was stopped early, if it was: "timeout", "cancelled", "disk_limit",
+	// "process_limit".
 	Stopped string `protobuf:"bytes,3,opt,name=stopped,proto3" json:"stopped,omitempty"`
 	// True when the output was cut at the sandbox's output limit.
 	Truncated bool `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
