@@ -145,8 +145,8 @@ func TestBenchTurn(t *testing.T) {
 
 `+"`make bench-turn`"+` runs one turn with one tool call (the scripted model asks for the `+"`species`"+`
 tool, then streams a six-piece answer) %d times through the vessel, over A2A streaming with the
-transcript requested (raw HTTP, reading the event stream to its end), and the same two model calls and the same tool call made directly with the
-vessel's model and sandbox clients, interleaved. The sandbox is an in-process fake RunService, so the
+transcript requested (raw HTTP, reading the event stream to its end), and the same two model
+calls and the same tool call made directly with the vessel's model and sandbox clients, interleaved. The sandbox is an in-process fake RunService, so the
 figures measure the harness, not confinement.
 
 | path | median | p90 |
@@ -159,13 +159,15 @@ CPU time of the benchmark process per turn (all goroutines: the scripted model a
 serve both paths in this process, so the difference is the vessel's own work; it too grows on a busy
 machine, through cache and scheduler contention): direct %s, through the vessel %s, **difference %s**.
 
-Target: at most 3 ms per turn; this run %s it. Measured %s on %s/%s, %d CPUs, Go %s, SQLite task store,
-load average %s at the start (the machine was shared; both paths ran interleaved under the same load).
+Target: at most 3 ms per turn; this run %s it. Measured %s on %s/%s, %d CPUs, Go %s,
+SQLite task store, load average %s at the start (the machine was shared; both paths ran
+interleaved under the same load).
 Where the time goes (CPU profile of 300 turns of this benchmark, 2026-11-30): about 40 %% of the vessel
 process's CPU is a2a-go's own per-event processing, mostly its deep copies of the task (encoding/gob
 with a fresh encoder and decoder per copy, two per event; this turn has %d frames, so about %d copies,
-each %s in a warm tight loop and several times that inside a busy turn); the SSE framing, the two SQLite writes of a task (created, finished) and the
-loop itself share the rest. The vessel keeps the copied task small (history trimmed to the user's text,
+each %s in a warm tight loop and several times that inside a busy turn); the SSE framing, the
+HTTP handling, the two SQLite writes of a task (created, finished; queued to a writer) and the loop
+itself share the rest. The vessel keeps the copied task small (history trimmed to the user's text,
 finished transcript and file artifacts dropped from the SDK's working copy, working updates kept in
 memory), but the copies themselves are the SDK's, and merging events is ruled out by the
 one-event-per-frame contract. The overhead grows with the machine's load: on 2026-11-30 this benchmark
