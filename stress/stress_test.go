@@ -18,11 +18,15 @@ var (
 )
 
 // testBin returns the folder of binaries the e2e tests share:
-// VESSEL_STRESS_BIN, or one build of this repository for the whole run.
+// VESSEL_STRESS_BIN or VESSEL_BIN_DIR (make build's output), or else one
+// build of this repository for the whole run. Binaries missing from the
+// given folder are built into it.
 func testBin(t *testing.T) string {
 	t.Helper()
-	if dir := os.Getenv("VESSEL_STRESS_BIN"); dir != "" {
-		return dir
+	for _, env := range []string{"VESSEL_STRESS_BIN", "VESSEL_BIN_DIR"} {
+		if dir := os.Getenv(env); dir != "" {
+			return dir
+		}
 	}
 	binOnce.Do(func() {
 		binPath, binErr = os.MkdirTemp("", "stress-bin-")
@@ -41,7 +45,7 @@ func testBin(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" && os.Getenv("VESSEL_STRESS_BIN") == "" {
+	if binPath != "" {
 		_ = os.RemoveAll(filepath.Clean(binPath))
 	}
 	os.Exit(code)
@@ -50,8 +54,8 @@ func TestMain(m *testing.M) {
 // TestShortLoad is CI's load run: a few users against the real stack
 // (scripted model, sandboxd, vessel as processes). It fails on any failed
 // turn or any scratch left behind. It needs the whole stack, so it runs only
-// with VESSEL_E2E_LOCAL=1. VESSEL_STRESS_BIN may name a folder of prebuilt
-// binaries; otherwise they are built from this repository.
+// with VESSEL_E2E_LOCAL=1. VESSEL_STRESS_BIN or VESSEL_BIN_DIR may name a
+// folder of prebuilt binaries; otherwise they are built from this repository.
 func TestShortLoad(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")

@@ -166,7 +166,7 @@ Where the time goes (CPU profile of 300 turns of this benchmark, 2026-11-30): ab
 process's CPU is a2a-go's own per-event processing, mostly its deep copies of the task (encoding/gob
 with a fresh encoder and decoder per copy, two per event; this turn has %d frames, so about %d copies,
 each %s in a warm tight loop and several times that inside a busy turn); the SSE framing, the
-HTTP handling, the two SQLite writes of a task (created, finished; queued to a writer) and the loop
+HTTP handling, the two SQLite writes of a task (created, finished) and the loop
 itself share the rest. The vessel keeps the copied task small (history trimmed to the user's text,
 finished transcript and file artifacts dropped from the SDK's working copy, working updates kept in
 memory), but the copies themselves are the SDK's, and merging events is ruled out by the

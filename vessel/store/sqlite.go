@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -32,19 +31,6 @@ type sqliteBackend struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
-
-	// Task writes go through one writer goroutine, off the turn's path and
-	// batched into one transaction when several are waiting.
-	writes chan writeOp
-	closed atomic.Bool
-}
-
-// writeOp is one queued statement; done runs after it was written (err is
-// nil) or failed.
-type writeOp struct {
-	stmt *sql.Stmt
-	args []any
-	done func(err error)
 }
 
 // openSQLite opens sqlite:///abs/path or sqlite://relative/path.
@@ -68,7 +54,7 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	b := &sqliteBackend{db: db, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{}), writes: make(chan writeOp, 4096)}
+	b := &sqliteBackend{db: db, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{})}
 	for _, id := range opt.Agents {
 		if _, err := b.open(ctx, id); err != nil {
 			db.Close()
@@ -83,83 +69,7 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		b.wg.Add(1)
 		go b.cleanupLoop()
 	}
-	b.wg.Add(1)
-	go b.writer()
 	return b, nil
-}
-
-// writer runs queued writes until Close, then the ones still queued.
-func (b *sqliteBackend) writer() {
-	defer b.wg.Done()
-	for {
-		select {
-		case op := <-b.writes:
-			b.flush(op)
-		case <-b.stop:
-			for {
-				select {
-				case op := <-b.writes:
-					b.flush(op)
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-// flush writes op and whatever else is queued in one transaction; if that
-// fails, each write is tried on its own so one bad row does not lose the
-// others.
-func (b *sqliteBackend) flush(first writeOp) {
-	batch := []writeOp{first}
-	for len(batch) < 256 {
-		select {
-		case op := <-b.writes:
-			batch = append(batch, op)
-			continue
-		default:
-		}
-		break
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := b.inTx(ctx, batch); err == nil {
-		for _, op := range batch {
-			op.done(nil)
-		}
-		return
-	}
-	for _, op := range batch {
-		_, err := op.stmt.ExecContext(ctx, op.args...)
-		op.done(err)
-	}
-}
-
-func (b *sqliteBackend) inTx(ctx context.Context, batch []writeOp) error {
-	tx, err := b.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	for _, op := range batch {
-		if _, err := tx.StmtContext(ctx, op.stmt).ExecContext(ctx, op.args...); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-	}
-	return tx.Commit()
-}
-
-// ErrClosed is returned for writes after Close.
-var ErrClosed = errors.New("task store: closed")
-
-// enqueue hands a write to the writer.
-func (b *sqliteBackend) enqueue(op writeOp) error {
-	if b.closed.Load() {
-		return ErrClosed
-	}
-	b.writes <- op
-	return nil
 }
 
 func (b *sqliteBackend) cleanupLoop() {
@@ -209,10 +119,7 @@ func (b *sqliteBackend) Agent(agentID string) taskstore.Store {
 
 // Close implements Backend.
 func (b *sqliteBackend) Close() error {
-	b.once.Do(func() {
-		b.closed.Store(true)
-		close(b.stop)
-	})
+	b.once.Do(func() { close(b.stop) })
 	b.wg.Wait()
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite: %w", err)
@@ -257,9 +164,6 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 	if s.get, err = b.db.PrepareContext(ctx, `SELECT task, version FROM `+s.table+` WHERE id=? AND owner=?`); err != nil {
 		return nil, fmt.Errorf("prepare get for %s: %w", agent, err)
 	}
-	if s.exists, err = b.db.PrepareContext(ctx, `SELECT 1 FROM `+s.table+` WHERE id=?`); err != nil {
-		return nil, fmt.Errorf("prepare exists for %s: %w", agent, err)
-	}
 	b.stores[agent] = s
 	return s, nil
 }
@@ -267,9 +171,7 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 // sqliteStore is one agent's table. Tasks in flight are kept in memory:
 // the disk sees a task when it is created and when it ends, so working
 // updates (one per streamed event) never touch it; a vessel restart fails
-// tasks left non-terminal on disk anyway. Those two writes are queued to
-// the backend's writer, and a finished task stays in memory until its
-// final write is on disk, so reads never miss it.
+// tasks left non-terminal on disk anyway.
 type sqliteStore struct {
 	b     *sqliteBackend
 	agent string
@@ -279,35 +181,13 @@ type sqliteStore struct {
 	live map[a2a.TaskID]*liveTask
 
 	// Prepared once: the statements every turn runs.
-	insert, upsertStmt, get, exists *sql.Stmt
+	insert, upsertStmt, get *sql.Stmt
 }
 
 type liveTask struct {
 	owner   string
 	version taskstore.TaskVersion
 	task    *a2a.Task // stripped
-	// pending counts queued writes of this task; a finished task leaves
-	// memory once its final write is on disk.
-	pending int
-	final   bool
-}
-
-// written is a queued write's completion: a finished task whose last write
-// is on disk leaves memory. A failed write keeps it in memory, so this
-// process still answers for it.
-func (s *sqliteStore) written(id a2a.TaskID) func(error) {
-	return func(err error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		lt := s.live[id]
-		if lt == nil {
-			return
-		}
-		lt.pending--
-		if err == nil && lt.final && lt.pending == 0 {
-			delete(s.live, id)
-		}
-	}
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {
@@ -371,21 +251,15 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	if _, ok := s.live[task.ID]; ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
-	// The SDK creates tasks with fresh random ids, so a clash with a task
-	// already on disk only matters for ids a caller chose; check those.
-	var one int
-	if err := s.exists.QueryRowContext(ctx, string(task.ID)).Scan(&one); err == nil {
-		return 0, taskstore.ErrTaskAlreadyExists
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("check task id: %w", err)
-	}
-	lt := &liveTask{owner: owner, version: 1, task: st, pending: 1, final: task.Status.State.Terminal()}
-	s.live[task.ID] = lt
-	err = s.b.enqueue(writeOp{stmt: s.insert, done: s.written(task.ID),
-		args: []any{string(task.ID), owner, task.ContextID, string(task.Status.State), 1, time.Now().UnixNano(), raw}})
+	_, err = s.insert.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(task.Status.State), 1, time.Now().UnixNano(), raw)
 	if err != nil {
-		delete(s.live, task.ID)
-		return 0, err
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return 0, taskstore.ErrTaskAlreadyExists
+		}
+		return 0, fmt.Errorf("insert task: %w", err)
+	}
+	if !task.Status.State.Terminal() {
+		s.live[task.ID] = &liveTask{owner: owner, version: 1, task: st}
 	}
 	return 1, nil
 }
@@ -417,14 +291,11 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 			if err != nil {
 				return 0, fmt.Errorf("encode task: %w", err)
 			}
-			lt.pending++
-			lt.final = true
-			err = s.b.enqueue(writeOp{stmt: s.upsertStmt, done: s.written(task.ID),
-				args: []any{string(task.ID), owner, task.ContextID, string(task.Status.State), int64(v), time.Now().UnixNano(), raw}})
-			if err != nil {
-				lt.pending--
-				return 0, err
+			if _, err := s.upsertStmt.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(task.Status.State), int64(v), time.Now().UnixNano(), raw); err != nil {
+				return 0, fmt.Errorf("write task: %w", err)
 			}
+			delete(s.live, task.ID)
+			return v, nil
 		}
 		lt.version, lt.task = v, st
 		return v, nil

@@ -30,7 +30,7 @@ import (
 var version = "dev"
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:], confine.HostKernel(), confine.BuildFilter); err != nil {
 		fmt.Fprintf(os.Stderr, "sandboxd: %v\n", err)
 		os.Exit(1)
 	}
@@ -53,39 +53,42 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
-func run() error {
+// run starts sandboxd with the command line args. kernel and buildFilter
+// are the confinement probes; tests substitute failing ones.
+func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error)) error {
+	fs := flag.NewFlagSet("sandboxd", flag.ExitOnError)
 	var (
-		agent       = flag.String("agent", "", "the agent this sandbox serves (required)")
-		pkg         = flag.String("package", "", "the agent's package directory, read-only (required)")
-		scratch     = flag.String("scratch", "", "directory for turn workspaces, ideally a tmpfs (required)")
-		listen      = flag.String("listen", "0.0.0.0:8600", "address for gRPC and HTTP/JSON")
-		fingerprint = flag.String("fingerprint", "", "the profile fingerprint set at deploy time, reported on /status")
-		runAs       = flag.String("run-as", "", "UID:GID that calls run as; default 65534:65534 when sandboxd runs as root, else sandboxd's own user")
-		callTimeout = flag.Duration("call-timeout", 2*time.Minute, "default wall-clock limit of one call")
-		turnTTL     = flag.Duration("turn-ttl", 30*time.Minute, "idle time after which a turn the vessel never ended is deleted")
-		nproc       = flag.Uint64("max-procs", 512, "RLIMIT_NPROC of calls (counted per user across the sandbox)")
-		callProcs   = flag.Int("call-procs", 128, "stop a call whose process group holds more processes (checked twice a second; 0: off)")
+		agent       = fs.String("agent", "", "the agent this sandbox serves (required)")
+		pkg         = fs.String("package", "", "the agent's package directory, read-only (required)")
+		scratch     = fs.String("scratch", "", "directory for turn workspaces, ideally a tmpfs (required)")
+		listen      = fs.String("listen", "0.0.0.0:8600", "address for gRPC and HTTP/JSON")
+		fingerprint = fs.String("fingerprint", "", "the profile fingerprint set at deploy time, reported on /status")
+		runAs       = fs.String("run-as", "", "UID:GID that calls run as; default 65534:65534 when sandboxd runs as root, else sandboxd's own user")
+		callTimeout = fs.Duration("call-timeout", 2*time.Minute, "default wall-clock limit of one call")
+		turnTTL     = fs.Duration("turn-ttl", 30*time.Minute, "idle time after which a turn the vessel never ended is deleted")
+		nproc       = fs.Uint64("max-procs", 512, "RLIMIT_NPROC of calls (counted per user across the sandbox)")
+		callProcs   = fs.Int("call-procs", 128, "stop a call whose process group holds more processes (checked twice a second; 0: off)")
 		mounts      multiFlag
 		turnDisk    sizeFlag
 		userDisk    sizeFlag
 		scratchSize sizeFlag
 	)
-	flag.Var(&mounts, "mount", "a read-only data directory calls may read (repeatable)")
-	flag.Var(&turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 4)")
-	flag.Var(&userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 2)")
-	flag.Var(&scratchSize, "scratch-size", "size of the scratch filesystem (default: measured)")
-	flag.Parse()
+	fs.Var(&mounts, "mount", "a read-only data directory calls may read (repeatable)")
+	fs.Var(&turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 4)")
+	fs.Var(&userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 2)")
+	fs.Var(&scratchSize, "scratch-size", "size of the scratch filesystem (default: measured)")
+	_ = fs.Parse(args) // ExitOnError: a bad flag exits, as with the global flag set
 	if *agent == "" || *pkg == "" || *scratch == "" {
-		flag.Usage()
+		fs.Usage()
 		return errors.New("--agent, --package and --scratch are required")
 	}
 	logger := log.New(os.Stderr, "sandboxd: ", log.LstdFlags|log.LUTC)
 
-	abi, err := confine.Check()
+	abi, err := kernel.Check()
 	if err != nil {
 		return fmt.Errorf("refusing to start, calls cannot be confined: %w", err)
 	}
-	filter, err := confine.BuildFilter()
+	filter, err := buildFilter()
 	if err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}

@@ -35,11 +35,11 @@ func TestLandlockErrorsSayHowToFix(t *testing.T) {
 		unix.EPERM:      SeccompProfile,
 		unix.EOPNOTSUPP: "lsm=",
 	} {
-		if msg := landlockError(err).Error(); !strings.Contains(msg, want) {
+		if msg := landlockError(err, false).Error(); !strings.Contains(msg, want) {
 			t.Errorf("%v: %q lacks %q", err, msg, want)
 		}
 	}
-	if msg := landlockError(unix.ENOSYS).Error(); !strings.Contains(msg, "6.12") && !strings.Contains(msg, SeccompProfile) {
+	if msg := landlockError(unix.ENOSYS, false).Error(); !strings.Contains(msg, "6.12") && !strings.Contains(msg, SeccompProfile) {
 		t.Errorf("ENOSYS: %q", msg)
 	}
 }

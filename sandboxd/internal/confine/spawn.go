@@ -27,14 +27,32 @@ const workspaceAccess = landlock.AccessFSSet(ll.AccessFSExecute | ll.AccessFSWri
 // deviceAccess is what a call may do with the granted device files.
 const deviceAccess = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate)
 
+// Names of the launcher's confinement steps, as StepError reports them.
+const (
+	StepNoNewPrivs = "setting no_new_privs"
+	StepLandlock   = "enforcing Landlock"
+	StepSeccomp    = "installing the seccomp filter"
+)
+
 var stepNames = map[int32]string{
 	C.SBX_STEP_SIGNALS: "resetting signals", C.SBX_STEP_SETPGID: "making the process group",
 	C.SBX_STEP_STDIO: "setting up stdio", C.SBX_STEP_CHDIR: "entering the workspace",
 	C.SBX_STEP_RLIMIT: "setting resource limits", C.SBX_STEP_USER: "switching user",
-	C.SBX_STEP_PDEATHSIG: "setting the parent-death signal", C.SBX_STEP_NNP: "setting no_new_privs",
-	C.SBX_STEP_LANDLOCK: "enforcing Landlock", C.SBX_STEP_SECCOMP: "installing the seccomp filter",
+	C.SBX_STEP_PDEATHSIG: "setting the parent-death signal", C.SBX_STEP_NNP: StepNoNewPrivs,
+	C.SBX_STEP_LANDLOCK: StepLandlock, C.SBX_STEP_SECCOMP: StepSeccomp,
 	C.SBX_STEP_CLOSE: "closing descriptors", C.SBX_STEP_EXEC: "exec",
 }
+
+// StepError is a step of the launcher that failed in the child before it
+// could exec the program, so callers can say what the failure means.
+type StepError struct {
+	Step  string
+	Errno unix.Errno
+}
+
+func (e *StepError) Error() string { return e.Step + ": " + e.Errno.Error() }
+
+func (e *StepError) Unwrap() error { return e.Errno }
 
 // ruleset builds the call's Landlock ruleset. The V6 config is exact: on
 // an older kernel it fails instead of degrading.
@@ -149,7 +167,7 @@ func spawn(opts *Options, stdin, stdout, stderr *os.File) (int, error) {
 		if step == C.SBX_STEP_EXEC {
 			return 0, fmt.Errorf("%s: %w", s.Path, errno)
 		}
-		return 0, fmt.Errorf("%s: %w", stepNames[step], errno)
+		return 0, &StepError{Step: stepNames[step], Errno: errno}
 	}
 	return pid, nil
 }

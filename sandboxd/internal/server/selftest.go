@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
+	"golang.org/x/sys/unix"
 )
 
 // SelfTest runs one confined `true` the way every call runs, so a sandbox
@@ -34,6 +36,12 @@ func (s *Server) SelfTest(ctx context.Context) error {
 			stderr.Write(r.GetStderr())
 			return nil
 		})
+		k.mu.Lock()
+		startErr := k.startErr
+		k.mu.Unlock()
+		if err := confinementFailure(startErr); err != nil {
+			return err
+		}
 		if exit.GetError() != "" {
 			return errors.New(exit.GetError())
 		}
@@ -65,6 +73,49 @@ func (s *Server) SelfTest(ctx context.Context) error {
 		if err := run("test", "-r", d, "-a", "-x", d); err != nil {
 			return unreadable(d)
 		}
+	}
+	return nil
+}
+
+// confinementFailure explains a launcher step that could not confine the
+// test call (what is missing and how to fix it), or returns nil when err
+// is not such a step. The kernel check at start passed by then, so these
+// are mostly policies around sandboxd, such as a container's seccomp
+// profile.
+func confinementFailure(err error) error {
+	var step *confine.StepError
+	if !errors.As(err, &step) {
+		return nil
+	}
+	profile := fmt.Sprintf("start the container with our profile (security_opt: seccomp=%s, as "+
+		"`astralvessel deploy` generates) or upgrade Docker to 23.0 or newer", confine.SeccompProfile)
+	switch step.Step {
+	case confine.StepSeccomp:
+		switch step.Errno {
+		case unix.EPERM, unix.EACCES, unix.ENOSYS:
+			return fmt.Errorf("calls cannot be confined: %w: a seccomp profile around sandboxd blocks "+
+				"seccomp(2) (Docker engines before 23.0 may); %s", err, profile)
+		case unix.ENOMEM:
+			return fmt.Errorf("calls cannot be confined: %w: the seccomp filters already around sandboxd "+
+				"leave no room for the call filter; run it under a shorter profile such as %s", err, confine.SeccompProfile)
+		}
+		return fmt.Errorf("calls cannot be confined: %w: the kernel refused the call's seccomp filter; "+
+			"sandboxd needs seccomp filter mode (CONFIG_SECCOMP_FILTER=y) and a libseccomp for this "+
+			"architecture", err)
+	case confine.StepLandlock:
+		switch step.Errno {
+		case unix.EPERM, unix.ENOSYS:
+			return fmt.Errorf("calls cannot be confined: %w: a seccomp profile around sandboxd blocks "+
+				"landlock_restrict_self (Docker engines before 23.0 do so by default); %s", err, profile)
+		case unix.E2BIG:
+			return fmt.Errorf("calls cannot be confined: %w: sandboxd already runs inside the most nested "+
+				"Landlock domains the kernel allows (16); start it with fewer Landlock layers around it", err)
+		}
+		return fmt.Errorf("calls cannot be confined: %w: sandboxd needs Landlock ABI %d or newer "+
+			"(Linux 6.12+) with landlock in the lsm= boot parameter", err, confine.MinLandlockABI)
+	case confine.StepNoNewPrivs:
+		return fmt.Errorf("calls cannot be confined: %w: no_new_privs is required for seccomp and "+
+			"Landlock without privileges; remove the policy that blocks prctl(PR_SET_NO_NEW_PRIVS)", err)
 	}
 	return nil
 }

@@ -208,6 +208,8 @@ type killer struct {
 	proc   *confine.Process
 	reason string
 	cancel context.CancelCauseFunc
+	// startErr is why the call could not start; the self-test explains it.
+	startErr error
 }
 
 func (k *killer) kill(reason string) {
@@ -374,6 +376,9 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 	})
 	if err != nil {
 		s.cfg.Logf("starting call: %v", err)
+		k.mu.Lock()
+		k.startErr = err
+		k.mu.Unlock()
 		return toolErr("could not start the call: " + err.Error())
 	}
 	turn.SetPgid(call, proc.Pgid())

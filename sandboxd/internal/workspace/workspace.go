@@ -20,6 +20,10 @@ import (
 // PerEntry is what each file or directory costs on top of its size.
 const PerEntry = 1024
 
+// DefaultInterval is how often usage is measured unless Config says
+// otherwise: twice a second, as docs/sandbox.md promises.
+const DefaultInterval = 500 * time.Millisecond
+
 // Stop reasons of calls killed by the checks here.
 const (
 	ReasonDiskLimit    = "disk_limit"
@@ -47,7 +51,7 @@ type Config struct {
 	// UID and GID own new workspaces when >= 0 (the server runs as root
 	// and calls run as an unprivileged user).
 	UID, GID int
-	// Interval is how often usage is measured (twice a second by default).
+	// Interval is how often usage is measured (DefaultInterval if unset).
 	Interval time.Duration
 	// CallProcs stops a call whose process group holds more processes
 	// (0: no check). RLIMIT_NPROC is shared by every call of the sandbox,
@@ -61,6 +65,14 @@ type Manager struct {
 	cfg   Config
 	mu    sync.Mutex
 	turns map[string]*Turn
+	// newTicker starts Run's clock; tests substitute one they drive.
+	newTicker func(time.Duration) (<-chan time.Time, func())
+}
+
+// realTicker is a time.Ticker as a channel and its stop function.
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // Turn is one turn's workspace.
@@ -93,7 +105,7 @@ type Call struct {
 // New prepares the scratch directory, removing turns a previous run left.
 func New(cfg Config) (*Manager, error) {
 	if cfg.Interval <= 0 {
-		cfg.Interval = 500 * time.Millisecond
+		cfg.Interval = DefaultInterval
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = 30 * time.Minute
@@ -117,7 +129,7 @@ func New(cfg Config) (*Manager, error) {
 			}
 		}
 	}
-	return &Manager{cfg: cfg, turns: map[string]*Turn{}}, nil
+	return &Manager{cfg: cfg, turns: map[string]*Turn{}, newTicker: realTicker}, nil
 }
 
 // Scratch is the absolute scratch directory.
@@ -297,13 +309,13 @@ func (t *Turn) pgids() []int {
 // Run measures usage every interval, enforces limits and sweeps idle
 // turns until ctx ends.
 func (m *Manager) Run(ctx context.Context, logf func(string, ...any)) {
-	tick := time.NewTicker(m.cfg.Interval)
-	defer tick.Stop()
+	tick, stop := m.newTicker(m.cfg.Interval)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick:
 			m.Check(logf)
 		}
 	}

@@ -115,6 +115,10 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			continue
 		}
 		if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			// The pool runs with synchronous_commit off; schema changes do not.
+			if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
 			}

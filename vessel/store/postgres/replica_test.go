@@ -19,13 +19,14 @@ import (
 // (a long tool call that emits nothing), so that only a cancel signal — not a
 // store write — can stop it.
 type slowAgent struct {
+	release chan struct{} // closed at the end of the test: stop waiting
 	mu      sync.Mutex
 	started map[a2a.TaskID]chan struct{}
 	stopped map[a2a.TaskID]chan struct{}
 }
 
 func newSlowAgent() *slowAgent {
-	return &slowAgent{started: map[a2a.TaskID]chan struct{}{}, stopped: map[a2a.TaskID]chan struct{}{}}
+	return &slowAgent{release: make(chan struct{}), started: map[a2a.TaskID]chan struct{}{}, stopped: map[a2a.TaskID]chan struct{}{}}
 }
 
 func (a *slowAgent) chans(id a2a.TaskID) (started, stopped chan struct{}) {
@@ -49,7 +50,10 @@ func (a *slowAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 			return
 		}
 		close(started)
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-a.release:
+		}
 	}
 }
 
@@ -79,13 +83,22 @@ type replica struct {
 }
 
 func startReplica(t *testing.T, dsn, schema string) *replica {
+	return startReplicaWith(t, dsn, schema, true, nil)
+}
+
+// startReplicaWith starts a replica; wrap=false leaves its handler unwrapped,
+// so it never answers cancel requests forwarded by other replicas.
+func startReplicaWith(t *testing.T, dsn, schema string, wrap bool, mod func(*Options)) *replica {
 	t.Helper()
-	db := openTest(t, dsn, schema, nil)
+	db := openTest(t, dsn, schema, mod)
 	agent := newSlowAgent()
+	t.Cleanup(func() { close(agent.release) })
 	h := a2asrv.NewHandler(agent,
 		a2asrv.WithTaskStore(db.Agent("alpha")),
 		a2asrv.WithCallInterceptors(userFromHeader{}))
-	h = db.WrapHandler("alpha", h)
+	if wrap {
+		h = db.WrapHandler("alpha", h)
+	}
 	srv := httptest.NewServer(a2asrv.NewJSONRPCHandler(h))
 	t.Cleanup(srv.Close)
 	return &replica{db: db, agent: agent, srv: srv}
@@ -265,5 +278,24 @@ func TestReplicaDeathEndsRemoteSubscription(t *testing.T) {
 		}
 	case <-alice.Done():
 		t.Fatal("subscription on B never ended after A died")
+	}
+}
+
+func TestCancelWhenRunningReplicaDoesNotAnswer(t *testing.T) {
+	dsn := testDSN(t)
+	schema := testSchema(t, dsn)
+	a := startReplicaWith(t, dsn, schema, false, nil) // never takes forwarded cancels
+	b := startReplicaWith(t, dsn, schema, true, func(o *Options) { o.CancelWait = 300 * time.Millisecond })
+	alice := userCtx(t, "alice")
+
+	id, _ := startTurn(t, alice, a)
+	// B waits for A in vain, then cancels the task in the table itself.
+	task, err := b.client(t).CancelTask(alice, &a2a.CancelTaskRequest{ID: id})
+	if err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("CancelTask on B = %v, %v; want canceled", task, err)
+	}
+	got, err := b.client(t).GetTask(alice, &a2a.GetTaskRequest{ID: id})
+	if err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("GetTask on B = %v, %v; want canceled", got, err)
 	}
 }

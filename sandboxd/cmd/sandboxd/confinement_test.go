@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
+	"golang.org/x/sys/unix"
+)
+
+// fakeKernel answers like a kernel that confines fine, in or out of a
+// container; each case breaks one answer.
+func fakeKernel(container bool) confine.Kernel {
+	return confine.Kernel{
+		LandlockABI:       func() (int, error) { return 7, nil },
+		SeccompMode:       func() error { return nil },
+		SeccompErrnoAvail: func() error { return nil },
+		InContainer:       func() bool { return container },
+	}
+}
+
+// TestStartRefusesWithoutConfinement runs sandboxd's start-up in process
+// with kernel answers that cannot confine and checks that it refuses
+// before compiling the filter or listening, with a message that says what
+// is missing and how to fix it. The last case uses the real kernel and a
+// filter it refuses, so the confined self-test call fails at the seccomp
+// step.
+func TestStartRefusesWithoutConfinement(t *testing.T) {
+	profile := "seccomp=" + confine.SeccompProfile
+	for _, tc := range []struct {
+		name   string
+		kernel func() confine.Kernel
+		want   []string
+	}{
+		{"landlock ABI below 6", func() confine.Kernel {
+			k := fakeKernel(false)
+			k.LandlockABI = func() (int, error) { return 5, nil }
+			return k
+		}, []string{"Landlock ABI 5", "ABI 6 or newer", "Linux 6.12", "newer kernel"}},
+		{"no landlock in the kernel", func() confine.Kernel {
+			k := fakeKernel(false)
+			k.LandlockABI = func() (int, error) { return 0, unix.ENOSYS }
+			return k
+		}, []string{"no Landlock", "CONFIG_SECURITY_LANDLOCK=y", "6.12"}},
+		{"landlock not enabled", func() confine.Kernel {
+			k := fakeKernel(false)
+			k.LandlockABI = func() (int, error) { return 0, unix.EOPNOTSUPP }
+			return k
+		}, []string{"not enabled", "lsm="}},
+		{"docker before 23: EPERM from landlock_create_ruleset", func() confine.Kernel {
+			k := fakeKernel(true)
+			k.LandlockABI = func() (int, error) { return 0, unix.EPERM }
+			return k
+		}, []string{"landlock_create_ruleset", "operation not permitted", "Docker engines before 23.0", profile, "upgrade Docker"}},
+		{"docker before 23: ENOSYS from landlock_create_ruleset", func() confine.Kernel {
+			k := fakeKernel(true)
+			k.LandlockABI = func() (int, error) { return 0, unix.ENOSYS }
+			return k
+		}, []string{"landlock_create_ruleset", "function not implemented", "Docker engines before 23.0", profile}},
+		{"EPERM from landlock_create_ruleset outside a known container", func() confine.Kernel {
+			k := fakeKernel(false)
+			k.LandlockABI = func() (int, error) { return 0, unix.EPERM }
+			return k
+		}, []string{"landlock_create_ruleset", "blocks the Landlock syscalls", "Docker before 23.0", profile}},
+		{"no seccomp in the kernel", func() confine.Kernel {
+			k := fakeKernel(false)
+			k.SeccompMode = func() error { return unix.EINVAL }
+			return k
+		}, []string{"no seccomp", "CONFIG_SECCOMP_FILTER=y"}},
+		{"seccomp blocked in the container", func() confine.Kernel {
+			k := fakeKernel(true)
+			k.SeccompErrnoAvail = func() error { return unix.EPERM }
+			return k
+		}, []string{"seccomp(2) is blocked", profile}},
+		{"seccomp filter mode unavailable", func() confine.Kernel {
+			k := fakeKernel(false)
+			k.SeccompErrnoAvail = func() error { return unix.EOPNOTSUPP }
+			return k
+		}, []string{"seccomp filter mode is unavailable", "CONFIG_SECCOMP_FILTER=y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, pkg := agentDir(t)
+			t.Setenv("VESSEL_SANDBOX_TOKEN", "x")
+			built := false
+			err := run([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+				"--listen", freeAddr(t)}, tc.kernel(), func() ([]byte, error) {
+				// Failing here keeps a start-up that skips the kernel
+				// check from going on to serve (and the test from hanging).
+				built = true
+				return nil, errors.New("filter compiled despite the failed kernel check")
+			})
+			if err == nil {
+				t.Fatal("start-up did not refuse")
+			}
+			if built {
+				t.Error("start-up went on to compile the filter after the kernel check failed")
+			}
+			for _, w := range append(tc.want, "refusing to start, calls cannot be confined") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("refusal lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+
+	t.Run("seccomp filter install fails", func(t *testing.T) {
+		requireKernel(t)
+		base, pkg := agentDir(t)
+		t.Setenv("VESSEL_SANDBOX_TOKEN", "x")
+		// One instruction classic BPF does not have: the launcher's
+		// seccomp(SECCOMP_SET_MODE_FILTER) fails with EINVAL.
+		bad := func() ([]byte, error) { return []byte{0xff, 0xff, 0, 0, 0, 0, 0, 0}, nil }
+		err := run([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+			"--listen", freeAddr(t)}, confine.HostKernel(), bad)
+		if err == nil {
+			t.Fatal("start-up did not refuse")
+		}
+		for _, w := range []string{"refusing to start", "calls cannot be confined", confine.StepSeccomp,
+			"invalid argument", "CONFIG_SECCOMP_FILTER=y"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("refusal lacks %q:\n%v", w, err)
+			}
+		}
+	})
+}
