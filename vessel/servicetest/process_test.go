@@ -91,6 +91,12 @@ func (s *stack) startVessel() {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
+	s.t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_, _ = cmd.Process.Wait()
+		}
+	})
 	s.vessel = cmd
 	s.waitReady()
 }
@@ -213,12 +219,6 @@ package = "../agents/guide"
 		vesselEnv: append(os.Environ(), "VESSEL_SANDBOX_MASTER_TOKEN_FILE="+filepath.Join(dir, "secrets/master.token"),
 			"VESSEL_MODEL_KEY=egress-token", "VESSEL_MODEL_BASE_URL="+model.URL+"/v1", "VESSEL_DATA_DIR="+filepath.Join(dir, "data"))}
 	s.startVessel()
-	t.Cleanup(func() {
-		if s.vessel.ProcessState == nil {
-			_ = s.vessel.Process.Signal(syscall.SIGTERM)
-			_, _ = s.vessel.Process.Wait()
-		}
-	})
 	return s
 }
 
