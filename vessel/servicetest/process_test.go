@@ -37,6 +37,10 @@ const script = `{
       {"tool_calls": [{"id": "s1", "name": "bash", "arguments": {"command": "sleep 31337"}}]},
       {"text": "woke"}
     ]},
+    {"name": "web", "steps": [
+      {"tool_calls": [{"id": "w1", "name": "webfetch", "arguments": {"url": "http://docs.example.test/page"}}]},
+      {"text": "Fetched: {{tool_result}}"}
+    ]},
     {"name": "slow", "steps": [{"text": "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "pieces": 80, "piece_delay_ms": 250}]}
   ]
 }`
@@ -124,7 +128,23 @@ func (s *stack) kill() {
 	_, _ = s.vessel.Process.Wait()
 }
 
-func startStack(t *testing.T) *stack {
+// stackConfig varies the stack a test starts.
+type stackConfig struct {
+	tools      string                          // [tools] enabled, as TOML
+	deployment string                          // appended to deployment.toml
+	env        []string                        // extra vessel environment
+	model      func(http.Handler) http.Handler // wraps the scripted model
+}
+
+func startStack(t *testing.T) *stack { return startStackWith(t, stackConfig{}) }
+
+func startStackWith(t *testing.T, cfg stackConfig) *stack {
+	if cfg.tools == "" {
+		cfg.tools = `["bash", "read"]`
+	}
+	if cfg.model == nil {
+		cfg.model = func(h http.Handler) http.Handler { return h }
+	}
 	if os.Geteuid() != 0 && os.Getenv("CI") != "true" {
 		t.Skip("sandboxd confines calls as root; run as root (CI=true makes this a failure)")
 	}
@@ -144,7 +164,7 @@ func startStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := httptest.NewServer(scripted.NewServer(sc))
+	model := httptest.NewServer(cfg.model(scripted.NewServer(sc)))
 	t.Cleanup(model.Close)
 
 	key := "app-key-for-tests"
@@ -156,7 +176,7 @@ version = "0.1.0"
 name = "scripted"
 max_steps = 4
 [tools]
-enabled = ["bash", "read"]
+enabled = `+cfg.tools+`
 `)
 	write(t, filepath.Join(dir, "agents/guide/prompt.md"), "You are a test guide.\n")
 	write(t, filepath.Join(dir, "agents/guide/tools/species.toml"), `name = "species"
@@ -176,7 +196,7 @@ agents = ["guide"]
 [[agents]]
 id = "guide"
 package = "../agents/guide"
-`, hex.EncodeToString(sum[:])))
+`, hex.EncodeToString(sum[:]))+cfg.deployment)
 	env := func(name string) (string, bool) {
 		if name == "VESSEL_MODEL_KEY" {
 			return "egress-token", true
@@ -218,6 +238,7 @@ package = "../agents/guide"
 		vesselArg: []string{"--deployment", filepath.Join(dir, "deploy/deployment.toml"), "--listen", vAddr, "--sandbox-url", "guide=http://" + sbAddr},
 		vesselEnv: append(os.Environ(), "VESSEL_SANDBOX_MASTER_TOKEN_FILE="+filepath.Join(dir, "secrets/master.token"),
 			"VESSEL_MODEL_KEY=egress-token", "VESSEL_MODEL_BASE_URL="+model.URL+"/v1", "VESSEL_DATA_DIR="+filepath.Join(dir, "data"))}
+	s.vesselEnv = append(s.vesselEnv, cfg.env...)
 	s.startVessel()
 	return s
 }
