@@ -86,8 +86,9 @@ proto-check: proto
 run: build
 	VESSEL_BIN_DIR=$(BIN) ./deploy/local-demo.sh
 
-## images: build every service image (a local Debian base when no registry answers)
-images: build
+## images: build every service image (a local Debian base when no registry answers;
+## deploy/images.sh builds its own static binaries)
+images:
 	./deploy/images.sh
 
 ## e2e: the Compose deployment for real: images, up, isolation probes, conformance, down
