@@ -18,7 +18,7 @@ all: build
 ## generated-code check, lint, every module alone, and every test.
 check: setup
 	$(MAKE) proto-check lint modules
-	@dsn=$$(./deploy/postgres-test.sh) && echo "PostgreSQL for tests: $${dsn%%password=*}" && \
+	@dsn=$$(./deploy/postgres-test.sh) && echo "PostgreSQL for tests is up" && \
 	  VESSEL_TEST_POSTGRES="$$dsn" $(MAKE) test
 
 setup:
@@ -46,7 +46,7 @@ test-unit:
 
 test-local: build
 	cd conformance && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'LocalStack' ./...
-	cd stress && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'ShortLoad' ./...
+	cd stress && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'ShortLoad|ReplicaDeath' ./...
 
 ## modules: each module builds and vets alone, without go.work
 modules:
