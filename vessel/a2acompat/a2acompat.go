@@ -102,21 +102,43 @@ func writeParseError(w http.ResponseWriter, msg string) {
 // for these few keys is cheap, where matching any snake_case key would
 // rewrite (decode and re-encode) every request whose history carries
 // OpenAI keys such as "tool_calls", tens of milliseconds for a long one.
-var snakeFields = [][]byte{
-	[]byte(`"message_id"`), []byte(`"context_id"`), []byte(`"task_id"`), []byte(`"media_type"`),
-	[]byte(`"reference_task_ids"`), []byte(`"accepted_output_modes"`), []byte(`"return_immediately"`),
-	[]byte(`"history_length"`), []byte(`"push_notification_config"`), []byte(`"task_push_notification_config"`),
-	[]byte(`"artifact_id"`), []byte(`"last_chunk"`), []byte(`"status_timestamp_after"`), []byte(`"include_artifacts"`),
-	[]byte(`"page_size"`), []byte(`"page_token"`), []byte(`"protocol_version"`), []byte(`"push_notification_config_id"`),
+var snakeFields = map[string]bool{
+	"message_id": true, "context_id": true, "task_id": true, "media_type": true,
+	"reference_task_ids": true, "accepted_output_modes": true, "return_immediately": true,
+	"history_length": true, "push_notification_config": true, "task_push_notification_config": true,
+	"artifact_id": true, "last_chunk": true, "status_timestamp_after": true, "include_artifacts": true,
+	"page_size": true, "page_token": true, "protocol_version": true, "push_notification_config_id": true,
 }
 
+// snakeWindow bounds how far from an underscore the quotes of a listed
+// key can be (the longest is 29 characters).
+const snakeWindow = 32
+
+// hasSnakeField reports whether body holds one of snakeFields in quotes.
+// It makes one pass, looking only around underscores: a long history
+// would otherwise be scanned once per listed key.
 func hasSnakeField(body []byte) bool {
-	for _, k := range snakeFields {
-		if bytes.Contains(body, k) {
+	for i := 0; ; {
+		j := bytes.IndexByte(body[i:], '_')
+		if j < 0 {
+			return false
+		}
+		j += i
+		i = j + 1
+		lo := max(0, j-snakeWindow)
+		a := bytes.LastIndexByte(body[lo:j], '"')
+		if a < 0 {
+			continue
+		}
+		e := bytes.IndexByte(body[j:min(len(body), j+snakeWindow)], '"')
+		if e < 0 {
+			continue
+		}
+		if snakeFields[string(body[lo+a+1:j+e])] {
 			return true
 		}
+		i = j + e // the closing quote may open the next key
 	}
-	return false
 }
 
 // methodOf reads the top-level "method" of a JSON-RPC body without decoding

@@ -59,7 +59,7 @@ func encodeRequest(req *Request) ([]byte, error) {
 	size := len(head) + 16
 	for i := range req.Messages {
 		if i >= len(c.enc) {
-			b, err := json.Marshal(&req.Messages[i])
+			b, err := marshalMessage(&req.Messages[i])
 			if err != nil {
 				return nil, err
 			}
@@ -189,30 +189,6 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-type chunk struct {
-	Choices []struct {
-		Delta struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-			ToolCalls        []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *Usage `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 func (c *Client) once(ctx context.Context, body []byte, h Handler) (*Response, bool, error) {
 	url := strings.TrimSuffix(c.BaseURL, "/") + "/chat/completions"
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -276,6 +252,7 @@ func readStream(r io.Reader, h Handler) (*Response, bool, error) {
 		args     strings.Builder
 	}
 	var calls []*partial
+	var dec chunkDecoder
 	started := false
 	done := false
 	for !done {
@@ -307,8 +284,8 @@ func readStream(r io.Reader, h Handler) (*Response, bool, error) {
 			done = true
 			break
 		}
-		var ch chunk
-		if jerr := json.Unmarshal(data, &ch); jerr != nil {
+		ch, jerr := dec.decode(data)
+		if jerr != nil {
 			return nil, started, &Error{Message: "malformed stream chunk", Err: jerr}
 		}
 		if ch.Error != nil {

@@ -75,12 +75,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type request struct {
 	Model    string    `json:"model"`
 	Messages []message `json:"messages"`
-	Tools    []struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	} `json:"tools"`
-	Stream bool `json:"stream"`
+	Tools    []toolRef `json:"tools"`
+	Stream   bool      `json:"stream"`
+}
+
+type toolRef struct {
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
 }
 
 type message struct {
@@ -208,7 +210,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req request
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := decodeRequest(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
 		return
 	}
@@ -431,19 +433,29 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id, model string
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	created := time.Now().Unix()
+	// Every chunk is the same envelope around its delta (the members in
+	// encoding/json's map order), built once: a 1,000-piece answer would
+	// otherwise marshal 1,000 maps.
+	idJSON, _ := json.Marshal(id)
+	modelJSON, _ := json.Marshal(model)
+	tail := fmt.Sprintf(`,"index":0}],"created":%d,"id":%s,"model":%s,"object":"chat.completion.chunk"}`+"\n\n", created, idJSON, modelJSON)
 	var buf bytes.Buffer
 	sent := 0
-	send := func(delta map[string]any, finish any) bool {
+	send := func(delta []byte, finish string) bool {
 		if st.FailAfterPieces > 0 && sent >= st.FailAfterPieces {
 			return false
 		}
-		chunk := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 		buf.Reset()
-		buf.WriteString("data: ")
-		b, _ := json.Marshal(chunk)
-		buf.Write(b)
-		buf.WriteString("\n\n")
+		buf.WriteString(`data: {"choices":[{"delta":`)
+		buf.Write(delta)
+		buf.WriteString(`,"finish_reason":`)
+		if finish == "" {
+			buf.WriteString("null")
+		} else {
+			b, _ := json.Marshal(finish)
+			buf.Write(b)
+		}
+		buf.WriteString(tail)
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			return false
 		}
@@ -456,16 +468,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id, model string
 		}
 		return r.Context().Err() == nil
 	}
-	if !send(map[string]any{"role": "assistant", "content": ""}, nil) {
+	// text is a delta with one string member.
+	text := func(key, v string) []byte {
+		b, _ := json.Marshal(v)
+		return append(append([]byte(`{"`+key+`":`), b...), '}')
+	}
+	delta := func(v map[string]any) []byte {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	if !send([]byte(`{"content":"","role":"assistant"}`), "") {
 		return
 	}
 	for _, p := range reply.reasonParts {
-		if !send(map[string]any{"reasoning_content": p}, nil) {
+		if !send(text("reasoning_content", p), "") {
 			return
 		}
 	}
 	for _, p := range reply.pieces {
-		if !send(map[string]any{"content": p}, nil) {
+		if !send(text("content", p), "") {
 			return
 		}
 	}
@@ -473,13 +494,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id, model string
 		fn := tc["function"].(map[string]any)
 		args := fn["arguments"].(string)
 		// Name first, then the arguments in two halves, as real servers do.
-		if !send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc["id"], "type": "function",
-			"function": map[string]any{"name": fn["name"], "arguments": ""}}}}, nil) {
+		if !send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc["id"], "type": "function",
+			"function": map[string]any{"name": fn["name"], "arguments": ""}}}}), "") {
 			return
 		}
 		for _, part := range split(args, 2) {
-			if !send(map[string]any{"tool_calls": []any{map[string]any{"index": i,
-				"function": map[string]any{"arguments": part}}}}, nil) {
+			if !send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i,
+				"function": map[string]any{"arguments": part}}}}), "") {
 				return
 			}
 		}
@@ -488,7 +509,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id, model string
 	if len(reply.toolCalls) > 0 {
 		finish = "tool_calls"
 	}
-	if !send(map[string]any{}, finish) {
+	if !send([]byte(`{}`), finish) {
 		return
 	}
 	u := reply.usage(t)

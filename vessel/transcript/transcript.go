@@ -92,16 +92,28 @@ func Parse(b []byte) (*Envelope, error) {
 	if !utf8.Valid(b) {
 		return nil, invalid("the history is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	env, err := decodeEnvelope(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Validate(); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+func decodeEnvelope(b []byte) (*Envelope, error) {
 	var env Envelope
+	if scanEnvelope(b, &env) {
+		return &env, nil
+	}
+	env = Envelope{}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&env); err != nil {
 		return nil, invalid("the history is not a valid transcript envelope: %s", jsonReason(err))
 	}
 	if dec.More() {
 		return nil, invalid("the history has data after the envelope")
-	}
-	if err := env.Validate(); err != nil {
-		return nil, err
 	}
 	return &env, nil
 }

@@ -1,0 +1,126 @@
+package model
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
+)
+
+// marshalMessage encodes m exactly as json.Marshal(m) does. A turn encodes
+// its whole history (1,000 messages in the load scenario) once, so the
+// common case (plain strings, compact content) is written directly;
+// anything else goes through json.Marshal.
+func marshalMessage(m *transcript.Message) ([]byte, error) {
+	if b, ok := appendMessage(nil, m); ok {
+		return b, nil
+	}
+	return json.Marshal(m)
+}
+
+func appendMessage(b []byte, m *transcript.Message) ([]byte, bool) {
+	if b == nil {
+		b = make([]byte, 0, 64+len(m.Role)+len(m.Content)+len(m.Name)+len(m.ToolCallID))
+	}
+	ok := plainString(m.Role) && plainString(m.Name) && plainString(m.ToolCallID)
+	for _, tc := range m.ToolCalls {
+		ok = ok && plainString(tc.ID) && plainString(tc.Type) && plainString(tc.Function.Name) && plainString(tc.Function.Arguments)
+	}
+	if !ok || len(m.Content) > 0 && !compactContent(m.Content) {
+		return nil, false
+	}
+	b = append(b, `{"role":"`...)
+	b = append(b, m.Role...)
+	b = append(b, '"')
+	if len(m.Content) > 0 {
+		b = append(b, `,"content":`...)
+		b = append(b, m.Content...)
+	}
+	if m.Name != "" {
+		b = append(b, `,"name":"`...)
+		b = append(b, m.Name...)
+		b = append(b, '"')
+	}
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, tc := range m.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":"`...)
+			b = append(b, tc.ID...)
+			b = append(b, `","type":"`...)
+			b = append(b, tc.Type...)
+			b = append(b, `","function":{"name":"`...)
+			b = append(b, tc.Function.Name...)
+			b = append(b, `","arguments":"`...)
+			b = append(b, tc.Function.Arguments...)
+			b = append(b, `"}}`...)
+		}
+		b = append(b, ']')
+	}
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":"`...)
+		b = append(b, m.ToolCallID...)
+		b = append(b, '"')
+	}
+	return append(b, '}'), true
+}
+
+// plainString reports whether encoding/json writes s as it is between
+// quotes: valid UTF-8 without quotes, backslashes, control characters,
+// the HTML characters it escapes, or U+2028 and U+2029.
+func plainString(s string) bool {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return ascii || utf8.ValidString(s) && !containsLineSep(s)
+}
+
+func containsLineSep(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == 0xE2 && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			return true
+		}
+	}
+	return false
+}
+
+// compactContent reports whether json.Marshal would copy raw unchanged:
+// one valid JSON value with no white space between tokens and nothing its
+// compaction escapes (HTML characters, U+2028, U+2029) inside strings.
+func compactContent(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if in {
+			switch {
+			case c == '\\':
+				i++
+			case c == '"':
+				in = false
+			case c == '<', c == '>', c == '&':
+				return false
+			case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+				return false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			in = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	var s jsonscan.Scanner
+	s.Reset(raw)
+	return s.Skip() && s.End()
+}

@@ -1,0 +1,141 @@
+package transcript
+
+import (
+	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
+)
+
+// scanEnvelope reads the usual shape of an envelope without encoding/json's
+// reflection: a turn's history can hold thousands of messages. It reports
+// false for anything it does not read exactly as json.Decoder would
+// (duplicate or case-folded keys, wrong types, trailing data), and Parse
+// then decodes the document the usual way, with its error messages.
+func scanEnvelope(b []byte, env *Envelope) bool {
+	var s jsonscan.Scanner
+	s.Reset(b)
+	// Contents are copied into one buffer rather than one allocation each;
+	arena := make([]byte, 0, len(b)) // contents are parts of b: it never grows
+	var seen uint8
+	once := func(bit uint8) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}
+	ok := s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "version":
+			return once(1) && s.Int(&env.Version)
+		case "messages":
+			if !once(2) {
+				return false
+			}
+			if s.Null() {
+				env.Messages = nil
+				return true
+			}
+			env.Messages = make([]Message, 0, 16)
+			return s.Array(func() bool {
+				env.Messages = append(env.Messages, Message{})
+				var ok bool
+				ok, arena = scanMessage(&s, &env.Messages[len(env.Messages)-1], arena)
+				return ok
+			})
+		}
+		return !jsonscan.FoldsTo(key, "version", "messages") && s.Skip()
+	})
+	return ok && s.End()
+}
+
+func scanMessage(s *jsonscan.Scanner, m *Message, arena []byte) (bool, []byte) {
+	var seen uint8
+	once := func(bit uint8) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}
+	ok := s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "role":
+			return once(1) && s.StrKnown(&m.Role, "user", "assistant", "tool")
+		case "content":
+			if !once(2) {
+				return false
+			}
+			raw, ok := s.Raw()
+			if !ok {
+				return false
+			}
+			start := len(arena)
+			arena = append(arena, raw...)
+			m.Content = arena[start:len(arena):len(arena)]
+			return true
+		case "name":
+			return once(4) && s.Str(&m.Name)
+		case "tool_call_id":
+			return once(8) && s.Str(&m.ToolCallID)
+		case "tool_calls":
+			if !once(16) {
+				return false
+			}
+			if s.Null() {
+				m.ToolCalls = nil
+				return true
+			}
+			m.ToolCalls = make([]ToolCall, 0, 1)
+			return s.Array(func() bool {
+				m.ToolCalls = append(m.ToolCalls, ToolCall{})
+				return scanToolCall(s, &m.ToolCalls[len(m.ToolCalls)-1])
+			})
+		}
+		return !jsonscan.FoldsTo(key, "role", "content", "name", "tool_call_id", "tool_calls") && s.Skip()
+	})
+	return ok, arena
+}
+
+func scanToolCall(s *jsonscan.Scanner, tc *ToolCall) bool {
+	var seen uint8
+	once := func(bit uint8) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}
+	return s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "id":
+			return once(1) && s.Str(&tc.ID)
+		case "type":
+			return once(2) && s.StrKnown(&tc.Type, "function")
+		case "function":
+			if !once(4) {
+				return false
+			}
+			if s.Null() {
+				return true
+			}
+			var fseen uint8
+			return s.Object(func(k []byte) bool {
+				switch string(k) {
+				case "name":
+					if fseen&1 != 0 {
+						return false
+					}
+					fseen |= 1
+					return s.Str(&tc.Function.Name)
+				case "arguments":
+					if fseen&2 != 0 {
+						return false
+					}
+					fseen |= 2
+					return s.Str(&tc.Function.Arguments)
+				}
+				return !jsonscan.FoldsTo(k, "name", "arguments") && s.Skip()
+			})
+		}
+		return !jsonscan.FoldsTo(key, "id", "type", "function") && s.Skip()
+	})
+}

@@ -1,0 +1,57 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// FuzzScanEnvelope checks the envelope scanner against json.Decoder
+// whenever it accepts a document.
+func FuzzScanEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"version":1,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"bash","arguments":"{\"c\":1}"}}]},{"role":"tool","tool_call_id":"a","content":[{"type":"text","text":"x"}],"name":"n"}]}`,
+		` {"messages":[],"version":1,"extra":{"a":[1,2]}} `,
+		`{"version":1,"messages":[{"Role":"user","content":"x"}]}`,
+		`{"version":1,"messages":[{"role":"user","role":"tool"}]}`,
+		`{"version":1,"messages":null}`,
+		`{"version":1.0}`,
+		`{"version":1,"messages":[{"role":"user","tool_calls":null,"content":"\u00e9"}]}`,
+		`{"version":1}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got Envelope
+		if !scanEnvelope(b, &got) {
+			return
+		}
+		var want Envelope
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&want); err != nil || dec.More() {
+			t.Fatalf("scanner accepted what the decoder refuses (%v): %q", err, b)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got %+v\nwant %+v", b, got, want)
+		}
+	})
+}
+
+func BenchmarkParse(b *testing.B) {
+	var msgs []string
+	for i := range 500 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"question %d, with some words in it"}`, i),
+			fmt.Sprintf(`{"role":"assistant","content":"answer %d, with some more words in it to look real"}`, i))
+	}
+	body := []byte(`{"version":1,"messages":[` + strings.Join(msgs, ",") + `]}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
