@@ -323,7 +323,14 @@ raw system calls (setpgid, rlimits, user, no_new_privs, landlock_restrict_self o
 beforehand with go-landlock, the seccomp filter compiled once at start-up, close_range) right
 before its only execve. The "confine.Start only" row is that mechanism alone; the difference to
 the API row is gRPC, the workspace and outbox handling and the goroutine hand-offs, which cost
-most on a loaded machine. bwrap pays for namespaces and mounts instead. An earlier design
+most on a loaded machine. To keep that difference small, a turn's calls share one Landlock
+ruleset (built on the turn's first call instead of opening every granted path and adding its
+rule on each call), the write ends of the call's pipes are never registered with Go's poller,
+small stdin goes into its pipe before the start, and the outbox directories are handled after
+the exit has been sent: an empty outbox is renamed into the next call's (checked again, as a
+fresh empty 0700 directory of the call user, before that call gets it), because on a
+disk-backed scratch (this bench uses /tmp) mkdir and rmdir wait for the journal, up to a
+millisecond each under load. bwrap pays for namespaces and mounts instead. An earlier design
 re-executed sandboxd as a launcher: one more execve per call, about one bare exec more than
 now; written in Go it also paid over 100 ms of runtime and package start-up per call on this
 machine under load. The "overhead in bare execs" column divides the overhead by the bare

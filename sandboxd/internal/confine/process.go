@@ -31,6 +31,9 @@ type Options struct {
 	Timeout    time.Duration
 	// OutputCap is the most bytes kept per stream; then the call is killed.
 	OutputCap int64
+	// Ruleset, when set, is the Landlock ruleset of Spec built beforehand
+	// (NewRuleset); once it is closed, the start builds its own again.
+	Ruleset *Ruleset
 }
 
 // Result is how a call ended.
@@ -55,35 +58,78 @@ type Process struct {
 	exited  chan struct{}
 }
 
+// stdinInline is the most stdin written into the pipe before the call
+// starts: an empty pipe always takes PIPE_BUF bytes, even when the kernel
+// has shrunk pipes to one page, so the write cannot block.
+const stdinInline = 4096
+
+// pipe makes a pipe whose read end is pollable by the runtime and whose
+// write end is a plain blocking descriptor for the child, closed by the
+// caller after the spawn (no poller registration it would never use).
+func pipe() (*os.File, int, error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, -1, err
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, -1, err
+	}
+	return os.NewFile(uintptr(fds[0]), "pipe"), fds[1], nil
+}
+
 // Start starts a confined call.
 func Start(opts Options) (*Process, error) {
-	outR, outW, err := os.Pipe()
+	outR, outW, err := pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	defer outW.Close()
-	errR, errW, err := os.Pipe()
+	defer unix.Close(outW)
+	errR, errW, err := pipe()
 	if err != nil {
 		outR.Close()
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
-	defer errW.Close()
-	var stdin, stdinW *os.File
-	if len(opts.Stdin) > 0 {
-		stdin, stdinW, err = os.Pipe()
-	} else {
-		stdin, err = os.Open(os.DevNull)
+	defer unix.Close(errW)
+	closeOut := func() { outR.Close(); errR.Close() }
+	// stdin: nothing (/dev/null); small input written into the pipe
+	// before the start; larger input fed by a goroutine afterwards.
+	stdin := -1
+	var stdinW *os.File
+	switch {
+	case len(opts.Stdin) == 0:
+		stdin, err = unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	default:
+		var fds [2]int
+		if err = unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+			break
+		}
+		stdin = fds[0]
+		if len(opts.Stdin) <= stdinInline {
+			_, err = unix.Write(fds[1], opts.Stdin)
+			unix.Close(fds[1])
+			break
+		}
+		if err = unix.SetNonblock(fds[1], true); err != nil {
+			unix.Close(fds[1])
+			break
+		}
+		stdinW = os.NewFile(uintptr(fds[1]), "stdin")
+	}
+	if stdin >= 0 {
+		defer unix.Close(stdin)
 	}
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		closeOut()
+		if stdinW != nil {
+			stdinW.Close()
+		}
 		return nil, fmt.Errorf("stdin: %w", err)
 	}
-	defer stdin.Close()
 	pid, err := spawn(&opts, stdin, outW, errW)
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		closeOut()
 		if stdinW != nil {
 			stdinW.Close()
 		}

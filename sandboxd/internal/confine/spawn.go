@@ -10,7 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
+	"sync"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -72,6 +72,52 @@ func ruleset(s *Spec) (int, uint32, error) {
 	return fd, flags, nil
 }
 
+// Ruleset is a Landlock ruleset built once from a Spec's paths and used by
+// many starts (the calls of one turn), which saves opening every granted
+// path and adding its rule on each call. Each start enforces it through a
+// duplicate descriptor, so Close never pulls it from under a start.
+type Ruleset struct {
+	mu    sync.Mutex
+	fd    int // -1 once closed
+	flags uint32
+}
+
+// NewRuleset builds the ruleset of s's ReadOnly, ReadWrite and Devices.
+func NewRuleset(s *Spec) (*Ruleset, error) {
+	fd, flags, err := ruleset(s)
+	if err != nil {
+		return nil, err
+	}
+	return &Ruleset{fd: fd, flags: flags}, nil
+}
+
+// dup returns a descriptor of the ruleset for one start; ok is false once
+// it has been closed.
+func (r *Ruleset) dup() (fd int, flags uint32, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fd < 0 {
+		return -1, 0, false
+	}
+	fd, err := unix.FcntlInt(uintptr(r.fd), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return -1, 0, false
+	}
+	return fd, r.flags, true
+}
+
+// Close releases the ruleset; later starts build their own.
+func (r *Ruleset) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fd < 0 {
+		return nil
+	}
+	err := unix.Close(r.fd)
+	r.fd = -1
+	return err
+}
+
 // cStrings copies strs into a NULL-terminated C array; free with freeStrings.
 func cStrings(strs []string) **C.char {
 	arr := (**C.char)(C.calloc(C.size_t(len(strs)+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
@@ -93,21 +139,33 @@ func freeStrings(arr **C.char, n int) {
 
 // spawn starts the confined program with stdin, stdout and stderr as its
 // descriptors 0 to 2 and returns its pid, which is also its process group.
-func spawn(opts *Options, stdin, stdout, stderr *os.File) (int, error) {
+func spawn(opts *Options, stdin, stdout, stderr int) (int, error) {
 	s := &opts.Spec
 	if s.Path == "" || len(s.Argv) == 0 || len(s.Filter) == 0 || len(s.Filter)%8 != 0 {
 		return 0, fmt.Errorf("spec needs a path, argv and a filter")
 	}
-	rfd, rflags, err := ruleset(s)
-	if err != nil {
-		return 0, err
+	rfd, rflags, ok := -1, uint32(0), false
+	if opts.Ruleset != nil {
+		rfd, rflags, ok = opts.Ruleset.dup()
+	}
+	if !ok {
+		var err error
+		if rfd, rflags, err = ruleset(s); err != nil {
+			return 0, err
+		}
 	}
 	defer unix.Close(rfd)
-	reportR, reportW, err := os.Pipe()
+	reportR, reportW, err := pipe()
 	if err != nil {
 		return 0, fmt.Errorf("report pipe: %w", err)
 	}
 	defer reportR.Close()
+	reportOpen := true
+	defer func() {
+		if reportOpen {
+			unix.Close(reportW)
+		}
+	}()
 
 	cs := (*C.struct_sbx_spawn)(C.calloc(1, C.sizeof_struct_sbx_spawn))
 	defer C.free(unsafe.Pointer(cs))
@@ -122,11 +180,11 @@ func spawn(opts *Options, stdin, stdout, stderr *os.File) (int, error) {
 	cs.filter = (*C.struct_sock_filter)(C.CBytes(s.Filter))
 	defer C.free(unsafe.Pointer(cs.filter))
 	cs.filter_len = C.ushort(len(s.Filter) / 8)
-	// Fd() puts the descriptors in blocking mode, as the program expects.
-	cs.stdin_fd = C.int(stdin.Fd())
-	cs.stdout_fd = C.int(stdout.Fd())
-	cs.stderr_fd = C.int(stderr.Fd())
-	cs.report_fd = C.int(reportW.Fd())
+	// The child's ends are blocking descriptors, as the program expects.
+	cs.stdin_fd = C.int(stdin)
+	cs.stdout_fd = C.int(stdout)
+	cs.stderr_fd = C.int(stderr)
+	cs.report_fd = C.int(reportW)
 	for i, v := range []uint64{s.Limits.NoFile, s.Limits.FileSize, s.Limits.NProc, s.Limits.CPUSecs} {
 		if v == 0 {
 			v = uint64(C.SBX_UNSET)
@@ -152,7 +210,8 @@ func spawn(opts *Options, stdin, stdout, stderr *os.File) (int, error) {
 	if locked {
 		startMu.Unlock()
 	}
-	reportW.Close()
+	unix.Close(reportW)
+	reportOpen = false
 	if pid < 0 {
 		return 0, fmt.Errorf("spawning the call: %w", unix.Errno(-pid))
 	}

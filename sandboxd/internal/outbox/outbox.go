@@ -263,3 +263,26 @@ func sniffCSV(content []byte) string {
 	}
 	return ""
 }
+
+// Empty reports whether the outbox dir (beneath the workspace root ws)
+// has nothing to collect: it is gone or an empty directory. Collect would
+// then return nothing; Remove deletes it.
+func Empty(ws *os.Root, dir string) bool {
+	d, err := ws.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(1)
+	return len(names) == 0 && errors.Is(err, io.EOF)
+}
+
+// Remove deletes the outbox dir and anything a late writer put there.
+func Remove(ws *os.Root, dir string) {
+	if err := ws.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		_ = ws.RemoveAll(dir)
+	}
+}

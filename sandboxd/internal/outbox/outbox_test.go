@@ -86,3 +86,35 @@ func TestCollectRemovesEverything(t *testing.T) {
 		t.Fatalf("outbox left behind: %v", err)
 	}
 }
+
+func TestEmpty(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{"empty", "full", "inner"} {
+		if err := os.MkdirAll(filepath.Join(ws, ".outbox", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = os.WriteFile(filepath.Join(ws, ".outbox", "full", "a.csv"), []byte("x\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(ws, ".outbox", "file"), []byte("x\n"), 0o644)
+	_ = os.Symlink("/etc", filepath.Join(ws, ".outbox", "out"))
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for dir, want := range map[string]bool{".outbox/empty": true, ".outbox/gone": true, ".outbox/full": false,
+		".outbox/file": false, ".outbox/out": false} {
+		if got := Empty(root, dir); got != want {
+			t.Errorf("Empty(%s) = %v", dir, got)
+		}
+	}
+	for _, dir := range []string{".outbox/empty", ".outbox/full", ".outbox/out", ".outbox/gone"} {
+		Remove(root, dir)
+		if _, err := os.Lstat(filepath.Join(ws, dir)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind: %v", dir, err)
+		}
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Fatalf("removing a link to /etc reached /etc: %v", err)
+	}
+}

@@ -655,3 +655,28 @@ sys.exit(%d if n == 0 else 99)'`, i, i)
 		}
 	}
 }
+
+// A turn's calls share one Landlock ruleset; ending the turn drops it, so
+// a turn started again under the same id gets one for its new workspace
+// and a turn never reaches another turn's workspace through it.
+func TestTurnRulesetFollowsItsWorkspace(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for i := range 2 {
+		r := e.bash("turn-again", "echo one > f && cat f")
+		if r.exit.GetCode() != 0 || strings.TrimSpace(r.stdout) != "one" {
+			t.Fatalf("round %d, first call:\n%s", i, r)
+		}
+		r = e.bash("turn-again", "cat f && echo two >> f && wc -l < f")
+		if r.exit.GetCode() != 0 || !strings.HasSuffix(strings.TrimSpace(r.stdout), "2") {
+			t.Fatalf("round %d, second call:\n%s", i, r)
+		}
+		r = e.bash("turn-other", "echo x > g && cat "+e.workspace("turn-again")+"/f")
+		if r.exit.GetCode() == 0 {
+			t.Fatalf("round %d: another turn read this turn's file:\n%s", i, r)
+		}
+		resp, err := e.client.EndTurn(authCtx(context.Background(), testToken), mkEnd("turn-again"))
+		if err != nil || !resp.Existed {
+			t.Fatalf("end turn: %v %v", resp, err)
+		}
+	}
+}

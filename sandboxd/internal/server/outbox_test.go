@@ -5,9 +5,11 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
@@ -141,4 +143,57 @@ func TestOutboxOnlyListedTypes(t *testing.T) {
 	if !strings.Contains(r.exit.Error, "not enabled") {
 		t.Fatalf("read ran: %s", r)
 	}
+}
+
+// The next call's outbox is made ahead; a call gets it only if it is still
+// a fresh, empty directory when the call starts.
+func TestOutboxMadeAheadMustStayFresh(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	dir := writeGoodFiles(t, e)
+	spoil := map[string]func(spare string){
+		"file put in": func(spare string) {
+			_ = os.WriteFile(filepath.Join(spare, "table.csv"), []byte("a,b\n1,2\n"), 0o644)
+		},
+		"replaced by a link": func(spare string) {
+			_ = os.Remove(spare)
+			_ = os.Symlink(dir, spare)
+		},
+		"opened up": func(spare string) { _ = os.Chmod(spare, 0o777) },
+	}
+	for name, how := range spoil {
+		t.Run(name, func(t *testing.T) {
+			turn := "turn-ahead-" + strings.ReplaceAll(name, " ", "-")
+			e.bash(turn, "true")
+			spare := waitSpare(t, e.workspace(turn))
+			how(spare)
+			r := e.bash(turn, "ls -A \"$VESSEL_OUTBOX\"; stat -c %a \"$VESSEL_OUTBOX\"; test -L \"$VESSEL_OUTBOX\" && echo LINK")
+			if len(r.files) != 0 || strings.TrimSpace(r.stdout) != "700" {
+				t.Fatalf("the call got a spoiled outbox: files %s\n%s", names(r.files), r)
+			}
+		})
+	}
+}
+
+// A call's empty outbox is kept for the next call only as it was made.
+func TestOutboxLeftOpenIsNotHandedOn(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.bash("turn-open", "chmod 777 \"$VESSEL_OUTBOX\"")
+	waitSpare(t, e.workspace("turn-open"))
+	r := e.bash("turn-open", "stat -c %a \"$VESSEL_OUTBOX\"; ls -A \"$VESSEL_OUTBOX\"")
+	if strings.TrimSpace(r.stdout) != "700" {
+		t.Fatalf("the next call got the opened outbox:\n%s", r)
+	}
+}
+
+// waitSpare returns the outbox made ahead for a turn's next call.
+func waitSpare(t *testing.T, ws string) string {
+	t.Helper()
+	for range 500 {
+		if entries, _ := os.ReadDir(filepath.Join(ws, ".outbox")); len(entries) == 1 {
+			return filepath.Join(ws, ".outbox", entries[0].Name())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no outbox made ahead")
+	return ""
 }

@@ -32,10 +32,13 @@ func (s *Server) SelfTest(ctx context.Context) error {
 	defer turn.Done(call)
 	run := func(argv ...string) error {
 		var stderr bytes.Buffer
-		exit := s.confined(ctx, turn, call, k, argv, nil, 30*time.Second, func(r *sandboxv1.RunResponse) error {
+		exit, after := s.confined(ctx, turn, call, k, argv, nil, 30*time.Second, func(r *sandboxv1.RunResponse) error {
 			stderr.Write(r.GetStderr())
 			return nil
 		})
+		if after != nil {
+			after()
+		}
 		k.mu.Lock()
 		startErr := k.startErr
 		k.mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,33 +153,41 @@ func (s *Server) EndTurn(_ context.Context, req *sandboxv1.EndTurnRequest) (*san
 // Run runs one tool call and streams its events, ending with Exit.
 func (s *Server) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreamingServer[sandboxv1.RunResponse]) error {
 	start := time.Now()
-	exit := s.run(stream.Context(), req, stream.Send)
+	exit, after := s.run(stream.Context(), req, stream.Send)
 	exit.DurationUs = uint64(time.Since(start).Microseconds())
-	return stream.Send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: exit}})
+	err := stream.Send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: exit}})
+	if after != nil {
+		// Clean-up the vessel need not wait for (removing the call's
+		// empty outbox costs a journal update on a disk-backed scratch).
+		go after()
+	}
+	return err
 }
 
 type sendFunc func(*sandboxv1.RunResponse) error
 
 func toolErr(msg string) *sandboxv1.Exit { return &sandboxv1.Exit{Code: -1, Error: msg} }
 
-func (s *Server) run(ctx context.Context, req *sandboxv1.RunRequest, send sendFunc) *sandboxv1.Exit {
+// run runs one call; the returned function, if any, is clean-up to do
+// after the exit has been sent.
+func (s *Server) run(ctx context.Context, req *sandboxv1.RunRequest, send sendFunc) (*sandboxv1.Exit, func()) {
 	if !workspace.ValidTurnID(req.GetTurnId()) {
-		return toolErr("invalid turn id: use 1 to 128 of [A-Za-z0-9._:-]")
+		return toolErr("invalid turn id: use 1 to 128 of [A-Za-z0-9._:-]"), nil
 	}
 	turn, err := s.cfg.Workspaces.Acquire(req.GetTurnId(), req.GetOwner())
 	if err != nil {
 		if errors.Is(err, workspace.ErrOwner) {
-			return toolErr("this turn belongs to another owner")
+			return toolErr("this turn belongs to another owner"), nil
 		}
 		s.cfg.Logf("workspace for turn %s: %v", req.GetTurnId(), err)
-		return toolErr("could not prepare the turn's workspace")
+		return toolErr("could not prepare the turn's workspace"), nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	k := &killer{cancel: cancel}
 	call, err := turn.Begin(k.kill)
 	if err != nil {
-		return toolErr("the turn has ended")
+		return toolErr("the turn has ended"), nil
 	}
 	defer turn.Done(call)
 
@@ -186,13 +196,13 @@ func (s *Server) run(ctx context.Context, req *sandboxv1.RunRequest, send sendFu
 	switch tool {
 	case tools.Read, tools.List, tools.Glob:
 		if !s.enabled(tool) {
-			return toolErr(fmt.Sprintf("the tool %q is not enabled for this agent", tool))
+			return toolErr(fmt.Sprintf("the tool %q is not enabled for this agent", tool)), nil
 		}
-		return s.inProcess(tool, req.GetArgumentsJson(), turn.Dir, stdout)
+		return s.inProcess(tool, req.GetArgumentsJson(), turn.Dir, stdout), nil
 	}
 	argv, stdin, timeout, err := s.command(tool, req.GetArgumentsJson(), turn.Dir)
 	if err != nil {
-		return toolErr(err.Error())
+		return toolErr(err.Error()), nil
 	}
 	if ms := req.GetTimeoutMs(); ms > 0 {
 		timeout = time.Duration(ms) * time.Millisecond
@@ -333,18 +343,32 @@ func env(ws, box string) []string {
 	}
 }
 
+// confined runs a call as a confined process. The returned function, if
+// any, removes the call's empty outbox; the caller runs it once the exit
+// has been sent.
 func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *workspace.Call, k *killer, argv []string,
-	stdin []byte, timeout time.Duration, send sendFunc) *sandboxv1.Exit {
+	stdin []byte, timeout time.Duration, send sendFunc) (*sandboxv1.Exit, func()) {
 	ws, err := os.OpenRoot(turn.Dir)
 	if err != nil {
 		s.cfg.Logf("opening workspace %s: %v", turn.Dir, err)
-		return toolErr("the turn's workspace is gone")
+		return toolErr("the turn's workspace is gone"), nil
 	}
-	defer ws.Close()
-	boxRel := filepath.Join(".outbox", strconv.Itoa(turn.NextSeq()))
-	if err := s.makeOutbox(ws, boxRel); err != nil {
-		s.cfg.Logf("outbox for turn %s: %v", turn.ID, err)
-		return toolErr("could not prepare the outbox")
+	keepWS := false
+	defer func() {
+		if !keepWS {
+			ws.Close()
+		}
+	}()
+	boxRel := turn.TakeSpare()
+	if boxRel == "" || !s.spareOK(ws, boxRel) {
+		if boxRel != "" {
+			outbox.Remove(ws, boxRel)
+		}
+		boxRel = filepath.Join(".outbox", strconv.Itoa(turn.NextSeq()))
+		if err := s.makeOutbox(ws, boxRel); err != nil {
+			s.cfg.Logf("outbox for turn %s: %v", turn.ID, err)
+			return toolErr("could not prepare the outbox"), nil
+		}
 	}
 	limits := confine.Limits{
 		NoFile:   4096,
@@ -355,19 +379,21 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 	callEnv := env(turn.Dir, filepath.Join(turn.Dir, boxRel))
 	path, err := confine.LookPath(argv[0], callEnv)
 	if err != nil {
-		return toolErr(err.Error())
+		return toolErr(err.Error()), nil
+	}
+	spec := confine.Spec{
+		Path:      path,
+		Argv:      argv,
+		Env:       callEnv,
+		ReadOnly:  s.ro,
+		ReadWrite: []string{turn.Dir},
+		Devices:   s.devs,
+		Limits:    limits,
+		Filter:    s.cfg.Filter,
 	}
 	proc, err := confine.Start(confine.Options{
-		Spec: confine.Spec{
-			Path:      path,
-			Argv:      argv,
-			Env:       callEnv,
-			ReadOnly:  s.ro,
-			ReadWrite: []string{turn.Dir},
-			Devices:   s.devs,
-			Limits:    limits,
-			Filter:    s.cfg.Filter,
-		},
+		Spec:       spec,
+		Ruleset:    s.ruleset(turn, &spec),
 		Dir:        turn.Dir,
 		Stdin:      stdin,
 		Credential: s.cfg.RunAs,
@@ -379,7 +405,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		k.mu.Lock()
 		k.startErr = err
 		k.mu.Unlock()
-		return toolErr("could not start the call: " + err.Error())
+		return toolErr("could not start the call: " + err.Error()), nil
 	}
 	turn.SetPgid(call, proc.Pgid())
 	k.started(proc)
@@ -395,13 +421,74 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 	exit := &sandboxv1.Exit{Code: int32(res.Code), Signal: res.Signal, Stopped: res.Stopped, Truncated: res.Truncated}
 	if res.Stopped == workspace.ReasonDiskLimit {
 		turn.WaitEmptied()
-		return exit // the workspace was emptied; no files
+		return exit, nil // the workspace was emptied; no files
 	}
-	s.sendFiles(ws, boxRel, turn, send)
-	return exit
+	// Most calls leave the outbox empty: nothing to send, and removing the
+	// directory can wait until the exit is out.
+	empty := outbox.Empty(ws, boxRel)
+	if !empty {
+		s.sendFiles(ws, boxRel, turn, send)
+	}
+	// Directory work on a disk-backed scratch costs journal updates: do it
+	// after the exit, and have the next call's outbox ready. An empty
+	// outbox is renamed for it (cheaper than rmdir and mkdir); spareOK
+	// checks it again before a call gets it.
+	keepWS = true
+	return exit, func() {
+		defer ws.Close()
+		next := filepath.Join(".outbox", strconv.Itoa(turn.NextSeq()))
+		made := empty && ws.Rename(boxRel, next) == nil
+		if !made {
+			if empty {
+				outbox.Remove(ws, boxRel)
+			}
+			made = s.makeOutbox(ws, next) == nil
+		}
+		if !made || !turn.PutSpare(next) {
+			outbox.Remove(ws, next)
+		}
+	}
+}
+
+// spareOK checks an outbox made ahead before a call gets it: still a
+// directory beneath a real .outbox directory, as it was made (the calls of
+// the turn could have changed it meanwhile), and empty.
+func (s *Server) spareOK(ws *os.Root, rel string) bool {
+	for _, d := range []string{".outbox", rel} {
+		st, err := ws.Lstat(d)
+		if err != nil || !st.IsDir() {
+			return false
+		}
+		if d == rel {
+			sys, ok := st.Sys().(*syscall.Stat_t)
+			if !ok || st.Mode() != fs.ModeDir|0o700 || (s.cfg.RunAs != nil && (sys.Uid != s.cfg.RunAs.Uid || sys.Gid != s.cfg.RunAs.Gid)) {
+				return false
+			}
+		}
+	}
+	return outbox.Empty(ws, rel)
+}
+
+// ruleset is the turn's Landlock ruleset, built on its first call: the
+// granted paths are the same for every call of a turn. nil (the start
+// builds its own) if it cannot be had.
+func (s *Server) ruleset(turn *workspace.Turn, spec *confine.Spec) *confine.Ruleset {
+	c, err := turn.Shared(func() (io.Closer, error) { return confine.NewRuleset(spec) })
+	if err != nil {
+		return nil
+	}
+	rs, _ := c.(*confine.Ruleset)
+	return rs
 }
 
 func (s *Server) makeOutbox(ws *os.Root, rel string) error {
+	// The usual case: .outbox is a directory (not a link) from an earlier
+	// call and the call's directory is new.
+	if st, err := ws.Lstat(".outbox"); err == nil && st.IsDir() {
+		if err := ws.Mkdir(rel, 0o700); err == nil {
+			return s.handOver(ws, rel)
+		}
+	}
 	for _, d := range []string{".outbox", rel} {
 		st, err := ws.Lstat(d)
 		if err == nil && st.IsDir() && d == ".outbox" {
@@ -420,10 +507,18 @@ func (s *Server) makeOutbox(ws *os.Root, rel string) error {
 		if err != nil || !st.IsDir() {
 			return fmt.Errorf("%s is not a directory", d)
 		}
-		if s.cfg.RunAs != nil {
-			if err := ws.Lchown(d, int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid)); err != nil {
-				return fmt.Errorf("handing %s to the call's user: %w", d, err)
-			}
+		if err := s.handOver(ws, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handOver gives a directory made for the call to the call's user.
+func (s *Server) handOver(ws *os.Root, d string) error {
+	if s.cfg.RunAs != nil {
+		if err := ws.Lchown(d, int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid)); err != nil {
+			return fmt.Errorf("handing %s to the call's user: %w", d, err)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,6 +94,11 @@ type Turn struct {
 	files int
 	bytes int64
 	gone  bool
+	// shared is what the turn's calls share (their Landlock ruleset);
+	// End closes it.
+	shared io.Closer
+	// spare is an outbox made ahead for the turn's next call.
+	spare string
 }
 
 // Call is one running call of a turn.
@@ -186,7 +192,12 @@ func (m *Manager) End(id string) (bool, error) {
 	}
 	t.mu.Lock()
 	t.gone = true
+	shared := t.shared
+	t.shared = nil
 	t.mu.Unlock()
+	if shared != nil {
+		_ = shared.Close()
+	}
 	t.killCalls("cancelled")
 	// Killed processes die asynchronously and may still create files.
 	var err error
@@ -220,6 +231,24 @@ func (t *Turn) Begin(kill func(reason string)) (*Call, error) {
 	return c, nil
 }
 
+// Shared returns what the turn's calls share, made by mk on the first use;
+// End closes it. It fails once the turn has ended.
+func (t *Turn) Shared(mk func() (io.Closer, error)) (io.Closer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gone {
+		return nil, errors.New("turn has ended")
+	}
+	if t.shared == nil {
+		c, err := mk()
+		if err != nil {
+			return nil, err
+		}
+		t.shared = c
+	}
+	return t.shared, nil
+}
+
 // SetPgid records the call's process group for the open-file scan.
 func (t *Turn) SetPgid(c *Call, pgid int) {
 	t.mu.Lock()
@@ -241,6 +270,27 @@ func (t *Turn) NextSeq() int {
 	defer t.mu.Unlock()
 	t.seq++
 	return t.seq
+}
+
+// PutSpare offers an outbox made ahead for the next call; false (keep
+// nothing) when the turn has ended or already has one.
+func (t *Turn) PutSpare(rel string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gone || t.spare != "" {
+		return false
+	}
+	t.spare = rel
+	return true
+}
+
+// TakeSpare hands the outbox made ahead to one call ("" if none).
+func (t *Turn) TakeSpare() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rel := t.spare
+	t.spare = ""
+	return rel
 }
 
 // ReserveFile counts one outbox file of size n against the turn's file
