@@ -119,6 +119,9 @@ type interceptor struct {
 
 type acceptedKey struct{}
 
+// cancelKey carries a CancelTask's task id from Before to After.
+type cancelKey struct{}
+
 // SupportedVersion reports whether an A2A-Version header is served: 1.0 or
 // 1.0.x; an empty header is served as 1.0 (see docs/a2a.md).
 func SupportedVersion(v string) bool {
@@ -145,6 +148,7 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 		id = pl.ID
 	case *a2a.CancelTaskRequest:
 		id = pl.ID
+		ctx = context.WithValue(ctx, cancelKey{}, pl.ID)
 	case *a2a.SubscribeToTaskRequest:
 		id = pl.ID
 	case *a2a.SendMessageRequest:
@@ -164,6 +168,26 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 		}
 	}
 	return ctx, nil, nil
+}
+
+// After answers a CancelTask that lost the race with the turn's own end as
+// the protocol says (the canceled task, or "not cancelable") rather than as
+// an internal error: under load a cancel can arrive while the turn finishes.
+func (i *interceptor) After(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
+	id, ok := ctx.Value(cancelKey{}).(a2a.TaskID)
+	if !ok || resp.Err == nil || errors.Is(resp.Err, a2a.ErrTaskNotFound) || errors.Is(resp.Err, a2a.ErrTaskNotCancelable) {
+		return nil
+	}
+	st, err := i.store.Get(ctx, id)
+	if err != nil || st.Task == nil || !st.Task.Status.State.Terminal() {
+		return nil
+	}
+	if st.Task.Status.State == a2a.TaskStateCanceled {
+		resp.Payload, resp.Err = st.Task, nil
+		return nil
+	}
+	resp.Err = a2a.NewError(a2a.ErrTaskNotCancelable, "the task already ended ("+st.Task.Status.State.String()+")")
+	return nil
 }
 
 // acceptedModes returns the request's acceptedOutputModes.
