@@ -346,6 +346,13 @@ func (g *gen) egress() *service {
 	if len(e.AllowHosts) > 0 {
 		s.Environment["VESSEL_EGRESS_ALLOW_HOSTS"] = escape(strings.Join(e.AllowHosts, ","))
 	}
+	if len(e.AllowPorts) > 0 {
+		ports := make([]string, len(e.AllowPorts))
+		for i, p := range e.AllowPorts {
+			ports[i] = strconv.Itoa(p)
+		}
+		s.Environment["VESSEL_EGRESS_ALLOW_PORTS"] = strings.Join(ports, ",")
+	}
 	s.Networks["egress"] = &netAttach{}
 	s.Networks["outside"] = &netAttach{}
 	return s

@@ -201,6 +201,14 @@ func (v *validator) egress() {
 			c.add(fmt.Sprintf("egress.allow_hosts[%d]", i), "invalid host name %q; want a bare name such as intranet.example.org", h)
 		}
 	}
+	for i, p := range e.AllowPorts {
+		if p < 1 || p > 65535 {
+			c.add(fmt.Sprintf("egress.allow_ports[%d]", i), "invalid port %d; want 1 to 65535", p)
+		}
+	}
+	if len(e.AllowPorts) > 0 && len(e.AllowCIDRs) == 0 && len(e.AllowHosts) == 0 {
+		c.add("egress.allow_ports", "extra ports apply only to allow_cidrs and allow_hosts destinations; list at least one")
+	}
 }
 
 func (v *validator) agents() map[string]bool {

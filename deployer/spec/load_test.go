@@ -55,6 +55,10 @@ func TestLoadErrors(t *testing.T) {
 		env       map[string]string
 		want      string // substring of the error text: file:line: field: ...
 	}{
+		{"bad allow port", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `upstream_url = "env:UPSTREAM"`, `upstream_url = "env:UPSTREAM"`+"\nallow_hosts = [\"intranet.example.org\"]\nallow_ports = [8443, 70000]", 1)}, nil,
+			"deployment.toml:8: egress.allow_ports[1]: invalid port 70000; want 1 to 65535"},
+		{"allow port without destination", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `upstream_url = "env:UPSTREAM"`, `upstream_url = "env:UPSTREAM"`+"\nallow_ports = [8443]", 1)}, nil,
+			"egress.allow_ports: extra ports apply only to allow_cidrs and allow_hosts destinations"},
 		{"unknown key", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nprojekt = 1", 1)}, nil,
 			"deployment.toml:4: vessel.projekt: unknown key; allowed here: front_address"},
 		{"type mismatch", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `port = "x"`, 1)}, nil,

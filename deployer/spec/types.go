@@ -47,6 +47,9 @@ type Egress struct {
 	// (an intranet site); they are logged at start.
 	AllowCIDRs []string `toml:"allow_cidrs"`
 	AllowHosts []string `toml:"allow_hosts"`
+	// AllowPorts are ports beyond 80 and 443, reachable only on the
+	// allow-listed destinations above (an intranet site on 8443).
+	AllowPorts []int `toml:"allow_ports"`
 }
 
 // Search is the [search] table.
