@@ -25,51 +25,9 @@ func TestLocalStack(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the local-stack end-to-end conformance test")
 	}
-	// VESSEL_BIN_DIR names prebuilt binaries (make build); else build them.
-	bin := os.Getenv("VESSEL_BIN_DIR")
-	if bin == "" {
-		root := repoRoot(t)
-		bin = filepath.Join(t.TempDir(), "bin")
-		build := exec.Command("go", "build", "-o", bin+"/", "./deployer/cmd/astralvessel", "./vessel/cmd/vessel",
-			"./vessel/cmd/scripted-model", "./sandboxd/cmd/sandboxd", "./egress/cmd/egress")
-		build.Dir = root
-		build.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building the product: %v\n%s", err, out)
-		}
-	}
-
-	state := t.TempDir()
-	addr := freeAddr(t)
+	bin := productBins(t)
 	dep, _ := filepath.Abs("testdata/deployment.toml")
-	up := exec.Command(filepath.Join(bin, "astralvessel"), "up", "--bin", bin, "--state", state, "--listen", addr,
-		"--scripted", dep)
-	logPath := filepath.Join(state, "up.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up.Stdout, up.Stderr = logf, logf
-	if err := up.Start(); err != nil {
-		t.Fatalf("astralvessel up: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- up.Wait() }()
-	t.Cleanup(func() {
-		_ = up.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = up.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-		if t.Failed() {
-			dumpLogs(t, state, logPath)
-		}
-	})
-
-	info := waitStack(t, state, exited)
+	info := startUp(t, bin, nil, "--scripted", dep)
 	key, err := os.ReadFile(info.AppKeyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +53,50 @@ func TestLocalStack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startUp runs `astralvessel up` with args on a free loopback address (env,
+// when not nil, replaces its environment), waits until the stack reports
+// ready, and stops it when the test ends, printing its logs on failure.
+func startUp(t *testing.T, bin string, env []string, args ...string) *localUp {
+	t.Helper()
+	state := t.TempDir()
+	up := exec.Command(filepath.Join(bin, "astralvessel"),
+		append([]string{"up", "--bin", bin, "--state", state, "--listen", freeAddr(t)}, args...)...)
+	up.Env = env
+	logPath := filepath.Join(state, "up.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.Stdout, up.Stderr = logf, logf
+	if err := up.Start(); err != nil {
+		t.Fatalf("astralvessel up: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- up.Wait() }()
+	t.Cleanup(func() {
+		_ = up.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = up.Process.Kill()
+			<-exited
+		}
+		logf.Close()
+		if t.Failed() {
+			dumpLogs(t, state, logPath)
+		}
+	})
+	return &localUp{stackInfo: waitStack(t, state, exited), pid: up.Process.Pid, state: state, log: logPath}
+}
+
+// localUp is a running `astralvessel up`.
+type localUp struct {
+	*stackInfo
+	pid   int    // the up process
+	state string // its state folder (logs/ holds every service's log)
+	log   string // its own log
 }
 
 type stackInfo struct {

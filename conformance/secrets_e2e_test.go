@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -42,8 +41,6 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 	t.Cleanup(func() { _ = model.Process.Kill(); _ = model.Wait() })
 	waitTCP(t, modelAddr)
 
-	state := t.TempDir()
-	addr := freeAddr(t)
 	// The conformance deployment, allowed a plain-HTTP upstream (the model
 	// here is on loopback), with its package paths made absolute.
 	orig, err := os.ReadFile("testdata/deployment.toml")
@@ -56,39 +53,14 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	up := exec.Command(filepath.Join(bin, "astralvessel"), "up", "--bin", bin, "--state", state, "--listen", addr, dep)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "VESSEL_") {
 			env = append(env, kv)
 		}
 	}
-	up.Env = append(env, "VESSEL_UPSTREAM_MODEL_URL=http://"+modelAddr+"/v1", "VESSEL_MODEL_KEY="+key)
-	logPath := filepath.Join(state, "up.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up.Stdout, up.Stderr = logf, logf
-	if err := up.Start(); err != nil {
-		t.Fatalf("astralvessel up: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- up.Wait() }()
-	t.Cleanup(func() {
-		_ = up.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = up.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-		if t.Failed() {
-			dumpLogs(t, state, logPath)
-		}
-	})
-	info := waitStack(t, state, exited)
+	env = append(env, "VESSEL_UPSTREAM_MODEL_URL=http://"+modelAddr+"/v1", "VESSEL_MODEL_KEY="+key)
+	info := startUp(t, bin, env, dep)
 
 	// A turn, so the key has been used on the way to the model.
 	appKey, err := os.ReadFile(info.AppKeyFile)
@@ -113,7 +85,7 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 	// Every process the stack started, by name.
 	holders := map[string]bool{}
 	seen := map[string]bool{}
-	for _, pid := range children(t, up.Process.Pid) {
+	for _, pid := range children(t, info.pid) {
 		name := procName(pid)
 		environ, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil {
@@ -137,8 +109,8 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 			t.Errorf("the %s process holds the model key in its environment", name)
 		}
 	}
-	logs, _ := filepath.Glob(filepath.Join(state, "logs", "*"))
-	for _, f := range append(logs, logPath) {
+	logs, _ := filepath.Glob(filepath.Join(info.state, "logs", "*"))
+	for _, f := range append(logs, info.log) {
 		if c, err := os.ReadFile(f); err == nil && bytes.Contains(c, []byte(key)) {
 			t.Errorf("the model key is in %s", f)
 		}
