@@ -14,20 +14,13 @@ func scanEnvelope(b []byte, env *Envelope) bool {
 	s.Reset(b)
 	// Contents are copied into one buffer rather than one allocation each;
 	arena := make([]byte, 0, len(b)) // contents are parts of b: it never grows
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonscan.Fields
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "version":
-			return once(1) && s.Int(&env.Version)
+			return seen.First(1) && s.Int(&env.Version)
 		case "messages":
-			if !once(2) {
+			if !seen.First(2) {
 				return false
 			}
 			if s.Null() {
@@ -48,20 +41,13 @@ func scanEnvelope(b []byte, env *Envelope) bool {
 }
 
 func scanMessage(s *jsonscan.Scanner, m *Message, arena []byte) (bool, []byte) {
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonscan.Fields
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "role":
-			return once(1) && s.StrKnown(&m.Role, "user", "assistant", "tool")
+			return seen.First(1) && s.StrKnown(&m.Role, "user", "assistant", "tool")
 		case "content":
-			if !once(2) {
+			if !seen.First(2) {
 				return false
 			}
 			raw, ok := s.Raw()
@@ -73,11 +59,11 @@ func scanMessage(s *jsonscan.Scanner, m *Message, arena []byte) (bool, []byte) {
 			m.Content = arena[start:len(arena):len(arena)]
 			return true
 		case "name":
-			return once(4) && s.Str(&m.Name)
+			return seen.First(4) && s.Str(&m.Name)
 		case "tool_call_id":
-			return once(8) && s.Str(&m.ToolCallID)
+			return seen.First(8) && s.Str(&m.ToolCallID)
 		case "tool_calls":
-			if !once(16) {
+			if !seen.First(16) {
 				return false
 			}
 			if s.Null() {
@@ -96,42 +82,27 @@ func scanMessage(s *jsonscan.Scanner, m *Message, arena []byte) (bool, []byte) {
 }
 
 func scanToolCall(s *jsonscan.Scanner, tc *ToolCall) bool {
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonscan.Fields
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "id":
-			return once(1) && s.Str(&tc.ID)
+			return seen.First(1) && s.Str(&tc.ID)
 		case "type":
-			return once(2) && s.StrKnown(&tc.Type, "function")
+			return seen.First(2) && s.StrKnown(&tc.Type, "function")
 		case "function":
-			if !once(4) {
+			if !seen.First(4) {
 				return false
 			}
 			if s.Null() {
 				return true
 			}
-			var fseen uint8
+			var fseen jsonscan.Fields
 			return s.Object(func(k []byte) bool {
 				switch string(k) {
 				case "name":
-					if fseen&1 != 0 {
-						return false
-					}
-					fseen |= 1
-					return s.Str(&tc.Function.Name)
+					return fseen.First(1) && s.Str(&tc.Function.Name)
 				case "arguments":
-					if fseen&2 != 0 {
-						return false
-					}
-					fseen |= 2
-					return s.Str(&tc.Function.Arguments)
+					return fseen.First(2) && s.Str(&tc.Function.Arguments)
 				}
 				return !jsonscan.FoldsTo(k, "name", "arguments") && s.Skip()
 			})

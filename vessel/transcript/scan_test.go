@@ -21,6 +21,7 @@ func FuzzScanEnvelope(f *testing.F) {
 		`{"version":1.0}`,
 		`{"version":1,"messages":[{"role":"user","tool_calls":null,"content":"\u00e9"}]}`,
 		`{"version":1}}`,
+		`{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"a","id":"b","function":{"name":"x","name":"y"}}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}

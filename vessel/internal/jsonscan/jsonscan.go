@@ -367,3 +367,18 @@ func (s *Scanner) StrKnown(v *string, known ...string) bool {
 	}
 	return s.Str(v)
 }
+
+// Fields remembers which of up to eight known keys an object has shown, so a
+// fast path can refuse duplicates (encoding/json keeps the last one; the
+// callers fall back to it instead of guessing).
+type Fields uint8
+
+// First reports whether the key with this bit is seen for the first time,
+// and marks it seen.
+func (f *Fields) First(bit Fields) bool {
+	if *f&bit != 0 {
+		return false
+	}
+	*f |= bit
+	return true
+}

@@ -18,3 +18,16 @@ func FuzzSkip(f *testing.F) {
 		}
 	})
 }
+
+func TestFieldsFirst(t *testing.T) {
+	var f Fields
+	if !f.First(1) || !f.First(4) {
+		t.Fatal("a key seen for the first time was refused")
+	}
+	if f.First(1) || f.First(4) {
+		t.Fatal("a duplicate key was accepted")
+	}
+	if !f.First(2) {
+		t.Fatal("an unseen key was refused after others")
+	}
+}
