@@ -54,21 +54,6 @@ import (
 
 const e2eFP = "sha256:e2e"
 
-// readySandbox answers Status as a confined sandbox; no tool of these
-// tests runs in it.
-type readySandbox struct {
-	sandboxv1.UnimplementedRunServiceServer
-	agent string
-}
-
-func (s readySandbox) Status(context.Context, *sandboxv1.StatusRequest) (*sandboxv1.StatusResponse, error) {
-	return &sandboxv1.StatusResponse{Confined: true, LandlockAbi: 7, Fingerprint: e2eFP, Version: "e2e", Agent: s.agent}, nil
-}
-
-func (readySandbox) EndTurn(context.Context, *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {
-	return &sandboxv1.EndTurnResponse{Existed: true}, nil
-}
-
 const e2eScript = `{
   "rules": [
     {"name": "skill", "steps": [
@@ -169,7 +154,11 @@ func newE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer()
-	sandboxv1.RegisterRunServiceServer(gs, readySandbox{agent: agentID})
+	// A confined sandbox (statusSandbox, security_e2e_test.go); no tool of
+	// these tests runs in it.
+	fake := &statusSandbox{}
+	fake.set(true, agentID, e2eFP)
+	sandboxv1.RegisterRunServiceServer(gs, fake)
 	go func() { _ = gs.Serve(ln) }()
 	t.Cleanup(gs.Stop)
 	token := spec.DeriveToken("master", "sandbox/"+agentID)
