@@ -124,21 +124,29 @@ deploy
 
 # ---------------------------------------------------------------------------------------------
 step "up (${compose_cmd[*]})"
-# Another deployment on this host with the same front subnet makes Docker refuse ours ("Pool
-# overlaps"); wait a while for a short-lived one to go, then name it.
-subnet="$(sed -n -E 's/^front_subnet *= *"([^"]*)".*/\1/p' "$dep/deployment.toml" | head -n1)"
-for i in $(seq 30); do
-	clash=""
-	for n in $(docker network ls -q); do
-		docker network inspect -f '{{.Name}} {{range .IPAM.Config}}{{.Subnet}} {{end}}' "$n" 2>/dev/null |
-			grep -qw -- "$subnet" && clash+="$(docker network inspect -f '{{.Name}}' "$n" 2>/dev/null) "
-	done
-	[[ -z $subnet || -z $clash ]] && break
-	((i < 30)) || die "network(s) ${clash}already use the front subnet $subnet"
-	echo "e2e: waiting for network(s) ${clash}to release $subnet"
-	sleep 3
-done
-compose up -d
+# Docker refuses a front subnet that overlaps another network's pool ("Pool overlaps"): another
+# deployment's, or one the engine just gave this deployment's other networks from its default
+# pools (on some hosts those reach 172.31.0.0/16). Use a free /24 and, if `up` still hits an
+# overlap (the other networks now exist), pick again around them and retry once.
+use_free_front() {
+	local want free
+	want="$(sed -n -E 's/^front_subnet *= *"([^"]*)".*/\1/p' "$dep/deployment.toml" | head -n1)"
+	[[ -n $want ]] || die "deployment.toml sets no [vessel] front_subnet"
+	free="$(python3 "$here/free-subnet.py" "$want")" || die "no free subnet for the front network"
+	[[ $free == "$want" ]] && return 0
+	echo "e2e: front subnet $want is taken; using $free"
+	sed -i -E "s|^(front_subnet *= *).*|\1\"$free\"|; s|^(front_address *= *).*|\1\"${free%.0/24}.10\"|" "$dep/deployment.toml"
+	deploy >/dev/null
+}
+use_free_front
+if ! up_out="$(compose up -d 2>&1)"; then
+	printf '%s\n' "$up_out"
+	grep -q "Pool overlaps" <<<"$up_out" || die "compose up failed"
+	use_free_front
+	compose up -d
+else
+	printf '%s\n' "$up_out"
+fi
 front_ip="$(docker inspect -f "{{with index .NetworkSettings.Networks \"${project}_front\"}}{{.IPAddress}}{{end}}" \
 	"$(compose ps -q vessel)")"
 [[ -n $front_ip ]] || die "the vessel has no address on ${project}_front"
