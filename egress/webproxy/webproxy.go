@@ -10,7 +10,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -59,10 +58,11 @@ const (
 
 // Proxy is an http.Handler serving proxy requests.
 type Proxy struct {
-	opt Options
-	gp  *goproxy.ProxyHttpServer
-	tr  *http.Transport
-	log *zap.Logger
+	opt  Options
+	gp   *goproxy.ProxyHttpServer
+	tr   *http.Transport
+	log  *zap.Logger
+	bufs *buffers
 }
 
 type ctxKey struct{}
@@ -81,7 +81,6 @@ type decision struct {
 	dnsDur   time.Duration
 	connDur  time.Duration
 	dialedTo string
-	dialFail bool // CONNECT dial failed: the error handler answers 502
 }
 
 // New builds a proxy.
@@ -109,7 +108,7 @@ func New(o Options) (*Proxy, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	p := &Proxy{opt: o, log: o.Logger}
+	p := &Proxy{opt: o, log: o.Logger, bufs: newBuffers()}
 	p.tr = &http.Transport{
 		Proxy: nil, // never chain to an environment proxy
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -135,10 +134,9 @@ func New(o Options) (*Proxy, error) {
 	gp.Logger = zapPrintf{o.Logger}
 	gp.Tr = p.tr
 	gp.KeepAcceptEncoding = true
-	gp.ConnectDial = nil // CONNECT dials through ctx.Dialer, set per decision
+	gp.ConnectDial = nil // allowed CONNECTs are hijacked and dial the checked address themselves
 	gp.ConnectDialWithReq = nil
 	gp.NonproxyHandler = http.HandlerFunc(nonProxy)
-	gp.ConnectionErrHandler = connectErr
 	gp.OnRequest().HandleConnectFunc(p.handleConnect)
 	gp.OnRequest().DoFunc(p.handleHTTP)
 	p.gp = gp
@@ -146,7 +144,14 @@ func New(o Options) (*Proxy, error) {
 }
 
 // ServeHTTP implements http.Handler.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.gp.ServeHTTP(w, r) }
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		if hj, ok := w.(http.Hijacker); ok {
+			w = hijackWriter{ResponseWriter: w, hj: hj}
+		}
+	}
+	p.gp.ServeHTTP(w, r)
+}
 
 // Close drops idle upstream connections.
 func (p *Proxy) Close() { p.tr.CloseIdleConnections() }
@@ -242,16 +247,7 @@ func (p *Proxy) handleConnect(hostport string, ctx *goproxy.ProxyCtx) (*goproxy.
 		ctx.Resp = denial(ctx.Req, d)
 		return goproxy.RejectConnect, hostport
 	}
-	ctx.Dialer = func(c context.Context, _, _ string) (net.Conn, error) {
-		conn, err := p.dial(c, d)
-		if err != nil {
-			d.status, d.reason, d.dialFail = http.StatusBadGateway, "connect-failed", true
-		}
-		p.logDecision(d, err)
-		return conn, err
-	}
-	ctx.UserData = d
-	return goproxy.OkConnect, hostport
+	return p.connectAction(d), hostport
 }
 
 func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
@@ -292,6 +288,11 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 			return denial(req, d), nil
 		}
 		p.logDecision(d, nil, zap.Bool("reused", reused), zap.Int("status", resp.StatusCode))
+		// A 101 body is the upgraded connection itself, which goproxy
+		// needs unwrapped.
+		if resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil && resp.Body != http.NoBody {
+			resp.Body = &fastBody{ReadCloser: resp.Body, bufs: p.bufs}
+		}
 		return resp, nil
 	})
 	return r, nil
@@ -320,17 +321,6 @@ func denial(r *http.Request, d *decision) *http.Response {
 	resp.Header.Set("Connection", "close")
 	resp.Close = true
 	return resp
-}
-
-// connectErr answers a CONNECT whose dial failed. goproxy also calls it for
-// errors in the middle of a tunnel, where nothing may be written.
-func connectErr(w io.Writer, ctx *goproxy.ProxyCtx, _ error) {
-	d, ok := ctx.UserData.(*decision)
-	if !ok || !d.dialFail {
-		return
-	}
-	d.dialFail = false
-	_ = denial(ctx.Req, d).Write(w)
 }
 
 func safeHost(d *decision) string {

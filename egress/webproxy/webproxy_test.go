@@ -89,6 +89,7 @@ type harness struct {
 	res      *stubResolver
 	dial     *stubDialer
 	logs     *observer.ObservedLogs
+	proxy    *Proxy
 }
 
 func newHarness(t *testing.T, cfg guard.Config, answers map[string][][]string, permit ...string) *harness {
@@ -116,6 +117,7 @@ func newHarness(t *testing.T, cfg guard.Config, answers map[string][][]string, p
 	srv := &http.Server{Handler: p}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close(); p.Close() })
+	h.proxy = p
 	h.proxyLn = ln.Addr().String()
 	h.proxyURL = &url.URL{Scheme: "http", Host: h.proxyLn}
 	return h
