@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Copy buffers. Between sockets on one host or LAN a proxy's cost is mostly
@@ -54,19 +55,21 @@ func (b *buffers) put(p *[]byte) {
 	b.small.Put(p)
 }
 
-// copyConn copies src to dst until src's EOF (returned as nil) or an error.
-func (b *buffers) copyConn(dst, src net.Conn) (int64, error) {
-	if n, ok, err := b.copySockets(dst, src); ok {
+// copyConn copies src to dst until src's EOF (returned as nil) or an error,
+// counting every chunk written in moved (for the tunnel's idle watch).
+func (b *buffers) copyConn(dst, src net.Conn, moved *atomic.Uint64) (int64, error) {
+	if n, ok, err := b.copySockets(dst, src, moved); ok {
 		return n, err
 	}
-	return b.copyReader(dst, src)
+	return b.copyReader(dst, src, moved)
 }
 
 // copyReader copies with a buffer held across reads: it starts small and
 // moves to a big buffer only while reads keep filling the buffer, so a slow
 // stream (server-sent events) never pins a big one. Every chunk is written as
 // soon as it is read: streaming answers keep flowing.
-func (b *buffers) copyReader(dst io.Writer, src io.Reader) (int64, error) {
+// moved, when not nil, counts the chunks written.
+func (b *buffers) copyReader(dst io.Writer, src io.Reader, moved *atomic.Uint64) (int64, error) {
 	buf := b.getSmall()
 	defer func() { b.put(buf) }()
 	var written int64
@@ -80,6 +83,9 @@ func (b *buffers) copyReader(dst io.Writer, src io.Reader) (int64, error) {
 			}
 			if w != n {
 				return written, io.ErrShortWrite
+			}
+			if moved != nil {
+				moved.Add(1)
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
@@ -112,4 +118,6 @@ type fastBody struct {
 	bufs *buffers
 }
 
-func (f *fastBody) WriteTo(w io.Writer) (int64, error) { return f.bufs.copyReader(w, f.ReadCloser) }
+func (f *fastBody) WriteTo(w io.Writer) (int64, error) {
+	return f.bufs.copyReader(w, f.ReadCloser, nil)
+}

@@ -3,6 +3,7 @@ package webproxy
 import (
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -21,7 +22,7 @@ import (
 // A buffer is taken only once data is waiting, so an idle tunnel holds none,
 // and a big one only while reads keep filling a small one (bulk transfer).
 // ok is false when either side is not a socket; nothing has been read then.
-func (b *buffers) copySockets(dst, src net.Conn) (written int64, ok bool, err error) {
+func (b *buffers) copySockets(dst, src net.Conn, moved *atomic.Uint64) (written int64, ok bool, err error) {
 	rs, ok1 := rawConn(src)
 	ws, ok2 := rawConn(dst)
 	if !ok1 || !ok2 {
@@ -90,6 +91,9 @@ func (b *buffers) copySockets(dst, src net.Conn) (written int64, ok bool, err er
 		}
 		if werr != 0 {
 			return written, true, os.NewSyscallError("write", werr)
+		}
+		if moved != nil {
+			moved.Add(1)
 		}
 	}
 }

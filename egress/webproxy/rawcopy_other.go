@@ -2,7 +2,12 @@
 
 package webproxy
 
-import "net"
+import (
+	"net"
+	"sync/atomic"
+)
 
 // copySockets is the Linux fast path; elsewhere the generic copy runs.
-func (b *buffers) copySockets(dst, src net.Conn) (int64, bool, error) { return 0, false, nil }
+func (b *buffers) copySockets(dst, src net.Conn, _ *atomic.Uint64) (int64, bool, error) {
+	return 0, false, nil
+}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/elazarl/goproxy"
 	"go.uber.org/zap"
@@ -80,29 +82,64 @@ func (p *Proxy) tunnel(req *http.Request, client net.Conn, d *decision) {
 		_ = origin.Close()
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		moved atomic.Uint64
+	)
+	done := make(chan struct{})
+	go p.watchIdle(req, &moved, done, client, origin)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.relay(origin, client, pending)
+		p.relay(origin, client, pending, &moved)
 	}()
-	p.relay(client, origin, nil)
+	p.relay(client, origin, nil, &moved)
 	wg.Wait()
+	close(done)
 	_ = client.Close()
 	_ = origin.Close()
+}
+
+// watchIdle closes both ends of a tunnel once no chunk has moved in either
+// direction for TunnelIdleTimeout; it checks a few times per period, so a
+// tunnel ends between one and 1.25 periods after its last byte.
+func (p *Proxy) watchIdle(req *http.Request, moved *atomic.Uint64, done <-chan struct{}, conns ...net.Conn) {
+	idle := p.opt.TunnelIdleTimeout
+	t := time.NewTicker(idle / 4)
+	defer t.Stop()
+	last, quietSince := moved.Load(), time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			if n := moved.Load(); n != last {
+				last, quietSince = n, now
+				continue
+			}
+			if now.Sub(quietSince) < idle {
+				continue
+			}
+			p.log.Info("tunnel closed after idling", zap.String("host", req.Host), zap.Duration("idle", idle))
+			for _, c := range conns {
+				_ = c.Close()
+			}
+			return
+		}
+	}
 }
 
 // relay copies src to dst (after pending, bytes src already sent). At src's
 // EOF it half-closes dst, so the far end sees the FIN while the other
 // direction keeps flowing; on an error it closes both connections, which
 // ends the other direction too.
-func (p *Proxy) relay(dst, src net.Conn, pending []byte) {
+func (p *Proxy) relay(dst, src net.Conn, pending []byte, moved *atomic.Uint64) {
 	var err error
 	if len(pending) > 0 {
 		_, err = dst.Write(pending)
 	}
 	if err == nil {
-		_, err = p.bufs.copyConn(dst, src)
+		_, err = p.bufs.copyConn(dst, src, moved)
 	}
 	if err != nil {
 		p.log.Debug("tunnel ended with an error", zap.Error(err))

@@ -332,3 +332,57 @@ func TestTunnelClientGoneMidTransfer(t *testing.T) {
 		t.Fatalf("after a vanished client: %v", err)
 	}
 }
+
+// A tunnel on which nothing moves for TunnelIdleTimeout is closed at both
+// ends, and the closing is logged.
+func TestTunnelIdleClosed(t *testing.T) {
+	o := newTCPOrigin(t, func(c *net.TCPConn) { _, _ = io.Copy(c, c) })
+	h := allowLoopback(t, o.addr)
+	h.proxy.opt.TunnelIdleTimeout = 200 * time.Millisecond
+	c, br := openTunnel(t, h, o.addr.String(), nil)
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(br, got); err != nil || string(got) != "ping" {
+		t.Fatalf("echo through the tunnel: %q, %v", got, err)
+	}
+	// Now idle: the next read ends when the proxy closes the tunnel (the
+	// 30 s hang guard in openTunnel would fail it otherwise).
+	if n, err := br.Read(got); err == nil {
+		t.Fatalf("read %d bytes from an idle tunnel, want it closed", n)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("idle tunnel was never closed by the proxy")
+	}
+	waitNoTunnels(t, h.proxy)
+	if h.logs.FilterMessage("tunnel closed after idling").Len() != 1 {
+		t.Fatalf("want one idle-close log line, got %v", h.logs.All())
+	}
+}
+
+// Bytes flowing in one direction only keep the tunnel open past the idle
+// timeout: a long download with nothing sent up is not idle.
+func TestTunnelOneWayTrafficIsNotIdle(t *testing.T) {
+	const pieces = 25
+	o := newTCPOrigin(t, func(c *net.TCPConn) {
+		for i := 0; i < pieces; i++ {
+			if _, err := c.Write([]byte{byte('a' + i%26)}); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	h := allowLoopback(t, o.addr)
+	h.proxy.opt.TunnelIdleTimeout = time.Second
+	_, br := openTunnel(t, h, o.addr.String(), nil)
+	got, err := io.ReadAll(br)
+	if err != nil {
+		t.Fatalf("reading the download: %v", err)
+	}
+	if len(got) != pieces {
+		t.Fatalf("got %d of %d bytes: the tunnel was cut while data flowed", len(got), pieces)
+	}
+	if h.logs.FilterMessage("tunnel closed after idling").Len() != 0 {
+		t.Fatal("a tunnel with data flowing was logged as idle")
+	}
+}

@@ -45,6 +45,10 @@ type Options struct {
 	// HeaderTimeout bounds how long an origin may take to start answering
 	// an absolute-URI request (default 60s).
 	HeaderTimeout time.Duration
+	// TunnelIdleTimeout closes a CONNECT tunnel when no byte has moved in
+	// either direction for this long (default 5m), so an abandoned tunnel
+	// cannot hold two sockets open forever.
+	TunnelIdleTimeout time.Duration
 	// TLSConfig verifies origins of absolute-URI https:// requests
 	// (default: system roots). CONNECT tunnels are never inspected.
 	TLSConfig *tls.Config
@@ -99,6 +103,9 @@ func New(o Options) (*Proxy, error) {
 	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = 60 * time.Second
+	}
+	if o.TunnelIdleTimeout <= 0 {
+		o.TunnelIdleTimeout = 5 * time.Minute
 	}
 	if o.Dialer == nil {
 		// The policy runs once more at the socket, on the address the
