@@ -70,25 +70,38 @@ func run(n int, doc string) error {
 	}
 	defer stop()
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer bench-token")
-	callTool := func(tool, args string) func() error {
-		return func() error {
-			st, err := client.Run(ctx, &sandboxv1.RunRequest{TurnId: "bench", Owner: "bench", Tool: tool, ArgumentsJson: args})
+	runTool := func(turn, tool, args string) error {
+		st, err := client.Run(ctx, &sandboxv1.RunRequest{TurnId: turn, Owner: "bench", Tool: tool, ArgumentsJson: args})
+		if err != nil {
+			return err
+		}
+		for {
+			ev, err := st.Recv()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
-			for {
-				ev, err := st.Recv()
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if x := ev.GetExit(); x != nil && (x.Code != 0 || x.Error != "") {
-					return fmt.Errorf("call failed: %v", x)
-				}
+			if x := ev.GetExit(); x != nil && (x.Code != 0 || x.Error != "") {
+				return fmt.Errorf("call failed: %v", x)
 			}
 		}
+	}
+	callTool := func(tool, args string) func() error {
+		return func() error { return runTool("bench", tool, args) }
+	}
+	// A turn of its own per call, as the load test's turns: the workspace
+	// and outbox are made and the workspace removed every time.
+	turns := 0
+	newTurn := func() error {
+		turns++
+		id := fmt.Sprintf("bench-%d", turns)
+		if err := runTool(id, "bash", `{"command":"true"}`); err != nil {
+			return err
+		}
+		_, err := client.EndTurn(ctx, &sandboxv1.EndTurnRequest{TurnId: id})
+		return err
 	}
 	variants := []variant{
 		{"bare fork/exec of `true`", func() error { return exec.Command(truePath).Run() }},
@@ -99,6 +112,7 @@ func run(n int, doc string) error {
 				"--unshare-all", "--die-with-parent", truePath).Run()
 		}},
 		{"confined `bash -c true` through the API", callTool("bash", `{"command":"true"}`)},
+		{"confined `bash -c true` in a new turn, then EndTurn", newTurn},
 		{"for reference: a Status round trip (gRPC only)", func() error {
 			_, err := client.Status(ctx, &sandboxv1.StatusRequest{})
 			return err
@@ -117,16 +131,19 @@ func run(n int, doc string) error {
 			}
 		}
 	}
+	cpus := make([][]time.Duration, len(variants))
 	for range n {
 		for i, v := range variants {
+			cpu0 := cpuTime()
 			start := time.Now()
 			if err := v.once(); err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
 			times[i] = append(times[i], time.Since(start))
+			cpus[i] = append(cpus[i], cpuTime()-cpu0)
 		}
 	}
-	table := render(variants, times, n)
+	table := render(variants, times, cpus, n)
 	fmt.Print(table)
 	if doc != "" {
 		return writeSection(doc, table)
@@ -161,27 +178,27 @@ func startServer(base, pkg string, abi int) (sandboxv1.RunServiceClient, func(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go wm.Run(ctx, func(string, ...any) {})
-	h, stopGRPC, err := srv.Handler(ctx)
+	api, err := srv.NewAPI(ctx)
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		api.Close()
 		cancel()
 		return nil, nil, err
 	}
-	hs := server.NewHTTPServer(ln.Addr().String(), h)
-	go func() { _ = hs.Serve(ln) }()
+	go func() { _ = api.Serve(ln) }()
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
+		api.Close()
 		cancel()
 		return nil, nil, err
 	}
 	return sandboxv1.NewRunServiceClient(conn), func() {
 		conn.Close()
-		_ = hs.Close()
-		stopGRPC()
+		api.Close()
 		cancel()
 	}, nil
 }
@@ -223,14 +240,27 @@ func pct(d []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
 
-func render(vs []variant, times [][]time.Duration, n int) string {
+// cpuTime is the CPU time used so far by this process (the server and the
+// client) and its reaped children (the calls, bwrap).
+func cpuTime() time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	var sum time.Duration
+	for _, tv := range []syscall.Timeval{self.Utime, self.Stime, kids.Utime, kids.Stime} {
+		sum += time.Duration(tv.Nano())
+	}
+	return sum
+}
+
+func render(vs []variant, times, cpus [][]time.Duration, n int) string {
 	var b strings.Builder
 	bareP50 := pct(times[0], 0.5)
 	bwrapOver := pct(times[3], 0.5) - bareP50
 	fmt.Fprintf(&b, "Measured %s UTC by `make bench-sandbox` (%d runs per variant, interleaved; %d CPUs, "+
 		"load average %s at the end, %s, kernel %s).\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04"), n, runtime.NumCPU(), loadavg(), runtime.Version(), kernel())
-	b.WriteString("| variant | p50 ms | p95 ms | p50 overhead over bare exec, ms | overhead in bare execs |\n|---|---|---|---|---|\n")
+	b.WriteString("| variant | p50 ms | p95 ms | p50 overhead over bare exec, ms | overhead in bare execs | CPU ms, p50 |\n|---|---|---|---|---|---|\n")
 	for i, v := range vs {
 		p50 := pct(times[i], 0.5)
 		over, units := "–", "–"
@@ -238,7 +268,7 @@ func render(vs []variant, times [][]time.Duration, n int) string {
 			over = ms(p50 - bareP50)
 			units = fmt.Sprintf("%.1f", float64(p50-bareP50)/float64(bareP50))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", v.name, ms(p50), ms(pct(times[i], 0.95)), over, units)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", v.name, ms(p50), ms(pct(times[i], 0.95)), over, units, ms(pct(cpus[i], 0.5)))
 	}
 	apiOver := pct(times[1], 0.5) - bareP50
 	ratio := float64(apiOver) / float64(bwrapOver)
@@ -313,8 +343,11 @@ const sandboxIntro = `What one confined tool call costs. "Confined through the A
 uses: a gRPC Run over loopback h2c, workspace lookup, outbox set-up and collection, the confined
 spawn (process group, rlimits, user, no_new_privs, Landlock, seccomp), exec of the program,
 waiting for its process group, and the exit event. The program is a declared tool whose command
-is ` + "`true`" + `, so all variants run the same binary. Run it with ` + "`make bench-sandbox`" + ` (as root
-or any user; it needs bwrap).
+is ` + "`true`" + `, so all variants run the same binary. These calls share one turn; the "new turn" row
+gives every call a turn of its own and ends it, as the load test does (workspace and outbox made,
+the workspace removed). "CPU ms" is the CPU time of the bench process (client and server) and of
+its children (the calls, bwrap) per run: what a busy server pays, where the other columns are
+waiting time. Run it with ` + "`make bench-sandbox`" + ` (as root or any user; it needs bwrap).
 `
 
 const sandboxNotes = `Where the time goes: a call is spawned like posix_spawn does it (clone with CLONE_VM and
@@ -323,16 +356,25 @@ raw system calls (setpgid, rlimits, user, no_new_privs, landlock_restrict_self o
 beforehand with go-landlock, the seccomp filter compiled once at start-up, close_range) right
 before its only execve. The "confine.Start only" row is that mechanism alone; the difference to
 the API row is gRPC, the workspace and outbox handling and the goroutine hand-offs, which cost
-most on a loaded machine. To keep that difference small, a turn's calls share one Landlock
-ruleset (built on the turn's first call instead of opening every granted path and adding its
-rule on each call), the write ends of the call's pipes are never registered with Go's poller,
-small stdin goes into its pipe before the start, and the outbox directories are handled after
-the exit has been sent: an empty outbox is renamed into the next call's (checked again, as a
-fresh empty 0700 directory of the call user, before that call gets it), because on a
-disk-backed scratch (this bench uses /tmp) mkdir and rmdir wait for the journal, up to a
-millisecond each under load. bwrap pays for namespaces and mounts instead. An earlier design
-re-executed sandboxd as a launcher: one more execve per call, about one bare exec more than
-now; written in Go it also paid over 100 ms of runtime and package start-up per call on this
-machine under load. The "overhead in bare execs" column divides the overhead by the bare
-fork/exec time, which makes runs on differently loaded machines comparable.
+most on a loaded machine. To keep that difference small, gRPC is served by grpc-go's own
+transport (a connection that opens with the HTTP/2 preface; HTTP/1.1 goes to the JSON gateway),
+not through net/http's HTTP/2 server, which cost a fifth of sandboxd's CPU per call in goroutine
+hand-offs and one socket write per frame; the call's exit is awaited on a pidfd through Go's
+poller, not by a thread blocked in waitid; the seccomp filter is a binary tree (installing it,
+which each call does, takes about 40 µs instead of 90 µs for the list, because the kernel walks
+the filter once per syscall number to cache the always-allowed ones); a turn's calls share one
+Landlock ruleset; the write ends of the call's pipes are never registered with Go's poller; small
+stdin goes into its pipe before the start; output is read into pooled buffers; and the outbox
+directories are handled after the exit has been sent: an empty outbox is renamed into the next
+call's (checked again, as a fresh empty 0700 directory of the call user, before that call gets
+it). A new turn makes two directories (the workspace and its first outbox, which sits directly
+in the workspace) and EndTurn removes them. On a tmpfs scratch, as deployed, a mkdir and rmdir
+cost 7 µs of CPU; on this bench's /tmp (ext4 without a journal) 0.06–0.8 ms, depending on how many
+inodes were deleted near there in the last minutes, because the inode allocator skips those one by
+one; so the "new turn" row moves with what else runs on the machine. bwrap pays for namespaces
+and mounts instead. An earlier design re-executed sandboxd as a launcher: one more
+execve per call, about one bare exec more than now; written in Go it also paid over 100 ms of
+runtime and package start-up per call on this machine under load. The "overhead in bare execs"
+column divides the overhead by the bare fork/exec time, which makes runs on differently loaded
+machines comparable.
 `

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -170,32 +169,28 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		confine.EnableReaper()
 		go confine.Reap(ctx)
 	}
-	h, stopGRPC, err := srv.Handler(ctx)
+	api, err := srv.NewAPI(ctx)
 	if err != nil {
 		return fmt.Errorf("setting up the API: %w", err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
+		api.Close()
 		return fmt.Errorf("--listen: %w", err)
 	}
-	hs := server.NewHTTPServer(*listen, h)
 	logger.Printf("agent %s: confined calls (Landlock ABI %d, seccomp), listening on %s, turn disk %d, user disk %d",
 		*agent, abi, ln.Addr(), turnDisk, userDisk)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- api.Serve(ln) }()
 	select {
 	case err := <-errc:
+		api.Close()
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = hs.Shutdown(shutdown)
-	stopGRPC()
-	if err := hs.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return api.Shutdown(shutdown)
 }
 
 // readToken takes the token from VESSEL_SANDBOX_TOKEN_FILE or

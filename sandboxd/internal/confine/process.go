@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,9 @@ const (
 
 // chunkSize is the largest output piece sent at once.
 const chunkSize = 32 << 10
+
+// readBufs holds the chunkSize buffers the output readers read into.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
 // Options start one confined call.
 type Options struct {
@@ -47,7 +51,10 @@ type Result struct {
 // Process is a started call: it leads a fresh process group that holds
 // everything the call starts.
 type Process struct {
-	pid    int
+	pid int
+	// pidfd is the leader's pidfd, registered with the runtime's poller;
+	// nil when there is none (then a thread waits in waitid).
+	pidfd  *os.File
 	opts   Options
 	stdout *os.File
 	stderr *os.File
@@ -127,7 +134,7 @@ func Start(opts Options) (*Process, error) {
 		}
 		return nil, fmt.Errorf("stdin: %w", err)
 	}
-	pid, err := spawn(&opts, stdin, outW, errW)
+	pid, pidfd, err := spawn(&opts, stdin, outW, errW)
 	if err != nil {
 		closeOut()
 		if stdinW != nil {
@@ -144,6 +151,13 @@ func Start(opts Options) (*Process, error) {
 		}()
 	}
 	p := &Process{pid: pid, opts: opts, stdout: outR, stderr: errR, exited: make(chan struct{})}
+	if pidfd >= 0 {
+		if unix.SetNonblock(pidfd, true) == nil {
+			p.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
+		} else {
+			unix.Close(pidfd)
+		}
+	}
 	go p.waitLeader()
 	return p, nil
 }
@@ -155,15 +169,40 @@ func (p *Process) Pgid() int { return p.pid }
 // reaping it, then kills the rest of the group while its id cannot be
 // reused, so nothing the call started outlives it.
 func (p *Process) waitLeader() {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
+	if !p.pollExit() {
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
 		}
 	}
 	p.killGroup()
 	close(p.exited)
+}
+
+// pollExit waits for the leader's exit (without reaping it) on its pidfd
+// through the runtime's poller, so a running call holds no thread in a
+// blocking waitid and its exit wakes no extra thread. It reports false if
+// it could not wait that way.
+func (p *Process) pollExit() bool {
+	if p.pidfd == nil {
+		return false
+	}
+	rc, err := p.pidfd.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var werr error
+	err = rc.Read(func(fd uintptr) bool {
+		var info unix.Siginfo
+		werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		// Not exited yet: EAGAIN on a non-blocking pidfd, or no signal
+		// number (WNOHANG) on kernels that return 0.
+		return !errors.Is(werr, unix.EAGAIN) && !errors.Is(werr, unix.EINTR) && (werr != nil || info.Signo != 0)
+	})
+	return err == nil && werr == nil
 }
 
 // Kill stops the call and everything it started; reason is reported as
@@ -199,11 +238,16 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 		go func() {
 			defer readers.Done()
 			defer f.Close()
+			// Pooled read buffers; each chunk gets a copy of just its
+			// bytes (most calls print a few bytes, and a fresh 32 KiB
+			// buffer per read was most of a call's garbage).
+			bp := readBufs.Get().(*[]byte)
+			defer readBufs.Put(bp)
+			buf := *bp
 			for {
-				buf := make([]byte, chunkSize)
 				n, err := f.Read(buf)
 				if n > 0 {
-					chunks <- chunk{stream, buf[:n]}
+					chunks <- chunk{stream, bytes.Clone(buf[:n])}
 				}
 				if err != nil {
 					return
@@ -257,6 +301,9 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 		}
 	}
 	untrack(p.pid)
+	if p.pidfd != nil {
+		p.pidfd.Close()
+	}
 	p.mu.Lock()
 	p.reaped = true
 	res := Result{Stopped: p.stopped, Truncated: truncated, Code: -1}

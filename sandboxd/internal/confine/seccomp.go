@@ -52,12 +52,23 @@ var namespaceFlags = []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWUTS, unix.CLONE_NE
 
 // BuildFilter compiles the call filter once into BPF, which the launcher
 // installs without needing libseccomp itself.
-func BuildFilter() ([]byte, error) {
+func BuildFilter() ([]byte, error) { return buildFilter(true) }
+
+// buildFilter compiles the filter; tree sorts the syscall checks into a
+// binary tree instead of one long list. Same verdicts (a test compares
+// the two), but every call installs the filter, and the kernel walks it
+// once per syscall number to cache the always-allowed ones: the tree
+// makes that walk short and halves the install (about 90 µs → 40 µs here).
+func buildFilter(tree bool) ([]byte, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("creating seccomp filter: %w", err)
 	}
 	defer f.Release()
+	if tree {
+		// libseccomp before 2.5 has no tree: the list is only slower.
+		_ = f.SetOptimize(2)
+	}
 	// Syscalls of another architecture (int 0x80 on x86-64) are killed.
 	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
 		return nil, fmt.Errorf("setting seccomp bad-arch action: %w", err)

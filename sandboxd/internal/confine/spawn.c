@@ -28,6 +28,9 @@
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
 #endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -103,7 +106,10 @@ int sbx_spawn(struct sbx_spawn *s) {
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int pid = clone(child, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+	// CLONE_PIDFD: sandboxd waits for the exit through its poller instead
+	// of a thread blocked in waitid.
+	s->pidfd = -1;
+	int pid = clone(child, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, s, &s->pidfd);
 	int err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, STACK_SIZE);

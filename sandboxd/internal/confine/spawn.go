@@ -138,11 +138,12 @@ func freeStrings(arr **C.char, n int) {
 }
 
 // spawn starts the confined program with stdin, stdout and stderr as its
-// descriptors 0 to 2 and returns its pid, which is also its process group.
-func spawn(opts *Options, stdin, stdout, stderr int) (int, error) {
+// descriptors 0 to 2 and returns its pid, which is also its process group,
+// and a pidfd of it (-1 if the kernel gave none).
+func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 	s := &opts.Spec
 	if s.Path == "" || len(s.Argv) == 0 || len(s.Filter) == 0 || len(s.Filter)%8 != 0 {
-		return 0, fmt.Errorf("spec needs a path, argv and a filter")
+		return 0, -1, fmt.Errorf("spec needs a path, argv and a filter")
 	}
 	rfd, rflags, ok := -1, uint32(0), false
 	if opts.Ruleset != nil {
@@ -151,13 +152,13 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, error) {
 	if !ok {
 		var err error
 		if rfd, rflags, err = ruleset(s); err != nil {
-			return 0, err
+			return 0, -1, err
 		}
 	}
 	defer unix.Close(rfd)
 	reportR, reportW, err := pipe()
 	if err != nil {
-		return 0, fmt.Errorf("report pipe: %w", err)
+		return 0, -1, fmt.Errorf("report pipe: %w", err)
 	}
 	defer reportR.Close()
 	reportOpen := true
@@ -213,20 +214,24 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, error) {
 	unix.Close(reportW)
 	reportOpen = false
 	if pid < 0 {
-		return 0, fmt.Errorf("spawning the call: %w", unix.Errno(-pid))
+		return 0, -1, fmt.Errorf("spawning the call: %w", unix.Errno(-pid))
 	}
+	pidfd := int(cs.pidfd)
 	// The child has exec'd (closing the report pipe) or failed and said why.
 	var msg [8]byte
 	if n, _ := io.ReadFull(reportR, msg[:]); n == len(msg) {
 		step := int32(binary.NativeEndian.Uint32(msg[:4]))
 		errno := unix.Errno(binary.NativeEndian.Uint32(msg[4:]))
+		if pidfd >= 0 {
+			unix.Close(pidfd)
+		}
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 		untrack(pid)
 		if step == C.SBX_STEP_EXEC {
-			return 0, fmt.Errorf("%s: %w", s.Path, errno)
+			return 0, -1, fmt.Errorf("%s: %w", s.Path, errno)
 		}
-		return 0, &StepError{Step: stepNames[step], Errno: errno}
+		return 0, -1, &StepError{Step: stepNames[step], Errno: errno}
 	}
-	return pid, nil
+	return pid, pidfd, nil
 }

@@ -32,6 +32,7 @@ struct sbx_spawn {
 	uint32_t ruleset_flags;
 	struct sock_filter *filter;
 	unsigned short filter_len;
+	int pidfd; // out: a pidfd of the child (close-on-exec)
 };
 
 int sbx_spawn(struct sbx_spawn *s);

@@ -1,15 +1,20 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -116,5 +121,47 @@ func TestHTTPRunAndStatus(t *testing.T) {
 	}
 	if out != "aGVsbG8K" || exit == nil || exit["code"] != float64(0) {
 		t.Fatalf("stdout %q exit %v", out, exit)
+	}
+}
+
+// Connections are told apart by their first bytes: a short HTTP/1.0
+// request (shorter than the HTTP/2 preface) is answered, and a client that
+// sends nothing holds up no one else.
+func TestConnectionsRoutedByFirstBytes(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	silent, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Bounds only, so a regression fails instead of hanging.
+	ctx, cancel := context.WithTimeout(authCtx(context.Background(), testToken), 30*time.Second)
+	defer cancel()
+	_, err = sandboxv1.NewRunServiceClient(conn).Status(ctx, &sandboxv1.StatusRequest{})
+	if err != nil {
+		t.Fatalf("gRPC Status on a new connection next to a silent one: %v", err)
+	}
+
+	c, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, "GET / HTTP/1.0\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a short HTTP/1.0 request: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatalf("GET / without a token: %s", resp.Status)
 	}
 }

@@ -132,7 +132,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go wm.Run(ctx, func(f string, a ...any) { t.Logf(f, a...) })
-	h, stop, err := srv.Handler(ctx)
+	api, err := srv.NewAPI(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +140,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := server.NewHTTPServer(ln.Addr().String(), h)
-	go func() { _ = hs.Serve(ln) }()
+	go func() { _ = api.Serve(ln) }()
 	e.addr = ln.Addr().String()
 	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -150,8 +149,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	e.client = sandboxv1.NewRunServiceClient(conn)
 	t.Cleanup(func() {
 		conn.Close()
-		_ = hs.Close()
-		stop()
+		api.Close()
 		cancel()
 	})
 	return e

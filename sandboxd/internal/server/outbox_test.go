@@ -58,7 +58,7 @@ func TestOutboxKeepsGoodFiles(t *testing.T) {
 		}
 	}
 	// The outbox is emptied after each call.
-	r = e.bash("turn-ob", "ls -A \"$VESSEL_OUTBOX\" | wc -l; ls -A .outbox | wc -l")
+	r = e.bash("turn-ob", "ls -A \"$VESSEL_OUTBOX\" | wc -l")
 	if strings.Fields(r.stdout)[0] != "0" {
 		t.Fatalf("outbox not emptied:\n%s", r)
 	}
@@ -104,13 +104,16 @@ func TestOutboxReplacedBySymlink(t *testing.T) {
 	if len(r.files) != 0 {
 		t.Fatalf("followed a swapped outbox: %s", names(r.files))
 	}
-	// Replacing the outbox parent only spoils it for this turn's next call,
-	// which gets a fresh one.
-	e.bash("turn-swap", "rm -rf .outbox && ln -s /etc .outbox")
+	// Putting links (and a full directory) at the names the next outboxes
+	// would get only spoils those names: the next call gets a fresh one.
+	e.bash("turn-swap", "for i in $(seq 1 20); do ln -s /etc .outbox-$i; done; "+
+		"rm -f .outbox-3 && mkdir .outbox-3 && echo a,b > .outbox-3/old.csv")
 	dir := writeGoodFiles(t, e)
-	r = e.bash("turn-swap", "cp "+dir+"/table.csv \"$VESSEL_OUTBOX\"/")
-	if names(r.files) != "table.csv" || r.exit.Error != "" {
-		t.Fatalf("outbox not recreated: %s", r)
+	for range 2 {
+		r = e.bash("turn-swap", "test -L \"$VESSEL_OUTBOX\" && echo LINK; cp "+dir+"/table.csv \"$VESSEL_OUTBOX\"/")
+		if names(r.files) != "table.csv" || len(r.refused) != 0 || r.exit.Error != "" || r.stdout != "" {
+			t.Fatalf("outbox not recreated: %s", r)
+		}
 	}
 }
 
@@ -189,8 +192,8 @@ func TestOutboxLeftOpenIsNotHandedOn(t *testing.T) {
 func waitSpare(t *testing.T, ws string) string {
 	t.Helper()
 	for range 500 {
-		if entries, _ := os.ReadDir(filepath.Join(ws, ".outbox")); len(entries) == 1 {
-			return filepath.Join(ws, ".outbox", entries[0].Name())
+		if boxes, _ := filepath.Glob(filepath.Join(ws, ".outbox-*")); len(boxes) == 1 {
+			return boxes[0]
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

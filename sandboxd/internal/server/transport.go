@@ -1,11 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
@@ -34,11 +38,22 @@ func authorized(ctx context.Context, token string) error {
 	return status.Error(codes.Unauthenticated, "missing or wrong sandbox token")
 }
 
-// Handler serves gRPC (by content type) and HTTP/JSON on one handler. The
-// HTTP/JSON gateway reaches the same gRPC server through an in-memory
-// connection, so both paths pass the same token check; the caller must
-// call the returned stop function on shutdown.
-func (s *Server) Handler(ctx context.Context) (http.Handler, func(), error) {
+// API serves the sandbox API on one port: gRPC, which the vessel speaks,
+// and HTTP/JSON.
+type API struct {
+	grpc *grpc.Server
+	http *http.Server
+	// gw is the JSON gateway's in-memory connection to grpc.
+	gw *grpc.ClientConn
+
+	mu sync.Mutex
+	ln net.Listener
+}
+
+// NewAPI sets up the gRPC server and the HTTP/JSON gateway. The gateway
+// reaches the gRPC server through an in-memory connection, so both paths
+// pass the same token check.
+func (s *Server) NewAPI(ctx context.Context) (*API, error) {
 	unary := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		if err := authorized(ctx, s.cfg.Token); err != nil {
 			return nil, err
@@ -63,7 +78,7 @@ func (s *Server) Handler(ctx context.Context) (http.Handler, func(), error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(maxRequest)))
 	if err != nil {
 		gs.Stop()
-		return nil, nil, err
+		return nil, fmt.Errorf("connecting the JSON gateway: %w", err)
 	}
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
@@ -72,38 +87,160 @@ func (s *Server) Handler(ctx context.Context) (http.Handler, func(), error) {
 	if err := sandboxv1.RegisterRunServiceHandlerClient(ctx, gw, sandboxv1.NewRunServiceClient(conn)); err != nil {
 		conn.Close()
 		gs.Stop()
-		return nil, nil, err
+		return nil, fmt.Errorf("registering the JSON gateway: %w", err)
 	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
-			gs.ServeHTTP(w, r)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxRequest)
-		gw.ServeHTTP(w, r)
-	})
-	stop := func() {
-		conn.Close()
-		done := make(chan struct{})
-		go func() { gs.GracefulStop(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			gs.Stop()
-		}
+	hs := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(w, r.Body, maxRequest)
+			gw.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: sniffTimeout,
 	}
-	return h, stop, nil
+	return &API{grpc: gs, http: hs, gw: conn}, nil
 }
 
-// NewHTTPServer serves h with HTTP/1.1 and unencrypted HTTP/2 (for gRPC).
-func NewHTTPServer(addr string, h http.Handler) *http.Server {
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	return &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		Protocols:         &p,
-		ReadHeaderTimeout: 10 * time.Second,
+// http2Preface opens every HTTP/2 connection (RFC 9113 §3.4).
+var http2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+
+// sniffTimeout bounds the wait for a connection's first bytes (and an
+// HTTP request's header).
+const sniffTimeout = 10 * time.Second
+
+// Serve answers on ln until Shutdown or Close. A connection that opens
+// with the HTTP/2 preface is gRPC and goes to the gRPC server's own
+// transport: gRPC served through net/http's HTTP/2 server cost about a
+// fifth of sandboxd's CPU per call in goroutine hand-offs and one socket
+// write per frame. Any other connection is HTTP/1.x: the JSON API.
+func (a *API) Serve(ln net.Listener) error {
+	a.mu.Lock()
+	a.ln = ln
+	a.mu.Unlock()
+	grpcL, httpL := newConnQueue(ln.Addr()), newConnQueue(ln.Addr())
+	defer grpcL.Close()
+	defer httpL.Close()
+	go func() { _ = a.grpc.Serve(grpcL) }()
+	go func() { _ = a.http.Serve(httpL) }()
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		if err != nil {
+			// Out of descriptors and the like: wait and retry, as net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		go route(c, grpcL, httpL)
 	}
+}
+
+// route hands a connection to gRPC or HTTP by its first bytes.
+func route(c net.Conn, grpcL, httpL *connQueue) {
+	_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))
+	buf := make([]byte, len(http2Preface))
+	n := 0
+	for n < len(buf) && bytes.HasPrefix(http2Preface, buf[:n]) {
+		m, err := c.Read(buf[n:])
+		n += m
+		if err != nil && (n == 0 || bytes.HasPrefix(http2Preface, buf[:n])) {
+			c.Close()
+			return
+		}
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	pc := &peekedConn{Conn: c, peeked: buf[:n]}
+	if bytes.Equal(buf[:n], http2Preface) {
+		grpcL.push(pc)
+	} else {
+		httpL.push(pc)
+	}
+}
+
+// Shutdown stops accepting, lets HTTP requests and gRPC calls in flight
+// end until ctx is done, then closes the rest.
+func (a *API) Shutdown(ctx context.Context) error {
+	a.closeListener()
+	err := a.http.Shutdown(ctx)
+	a.gw.Close()
+	done := make(chan struct{})
+	go func() { a.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		a.grpc.Stop()
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stopping the HTTP server: %w", err)
+	}
+	return nil
+}
+
+// Close stops everything at once.
+func (a *API) Close() {
+	a.closeListener()
+	_ = a.http.Close()
+	a.gw.Close()
+	a.grpc.Stop()
+}
+
+func (a *API) closeListener() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ln != nil {
+		_ = a.ln.Close()
+	}
+}
+
+// connQueue is a net.Listener of the connections route hands it.
+type connQueue struct {
+	addr net.Addr
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newConnQueue(addr net.Addr) *connQueue {
+	return &connQueue{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (q *connQueue) push(c net.Conn) {
+	select {
+	case q.ch <- c:
+	case <-q.done:
+		c.Close()
+	}
+}
+
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.ch:
+		return c, nil
+	case <-q.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (q *connQueue) Close() error {
+	q.once.Do(func() { close(q.done) })
+	return nil
+}
+
+func (q *connQueue) Addr() net.Addr { return q.addr }
+
+// peekedConn gives back the bytes route read before the rest.
+type peekedConn struct {
+	net.Conn
+	peeked []byte
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) {
+	if len(c.peeked) > 0 {
+		n := copy(p, c.peeked)
+		c.peeked = c.peeked[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
 }

@@ -1,0 +1,90 @@
+package confine
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// startShell starts sh -c script confined to a fresh workspace.
+func startShell(t *testing.T, script string) *Process {
+	t.Helper()
+	filter, err := BuildFilter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ro []string
+	for _, d := range []string{"/usr", "/bin", "/lib", "/lib64", "/etc"} {
+		if _, err := os.Stat(d); err == nil {
+			ro = append(ro, d)
+		}
+	}
+	ws := t.TempDir()
+	p, err := Start(Options{
+		Spec: Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"},
+			ReadOnly: ro, ReadWrite: []string{ws}, Devices: []string{"/dev/null"},
+			Limits: Limits{NoFile: 64, NProc: 512, CPUSecs: 10}, Filter: filter},
+		Dir: ws, Timeout: time.Minute, OutputCap: 1 << 20,
+	})
+	if err != nil {
+		t.Fatalf("starting %q: %v", script, err)
+	}
+	return p
+}
+
+// The leader's exit is waited for on its pidfd, and Wait still reports it.
+func TestCallIsWaitedForOnItsPidfd(t *testing.T) {
+	p := startShell(t, "echo out; exit 3")
+	if p.pidfd == nil {
+		t.Fatal("the spawn gave no pidfd: a thread would block in waitid for every call")
+	}
+	var out strings.Builder
+	res := p.Wait(func(stream int, data []byte) error {
+		if stream == Stdout {
+			out.Write(data)
+		}
+		return nil
+	})
+	if res.Code != 3 || out.String() != "out\n" {
+		t.Fatalf("result %+v, stdout %q", res, out.String())
+	}
+	if p.pidfd.Fd() != ^uintptr(0) {
+		t.Fatal("the pidfd is still open after Wait")
+	}
+}
+
+// pollExit returns once the leader has exited, but leaves it unreaped, so
+// its pid (the group id that killGroup signals) cannot be reused before
+// Wait reaps it.
+func TestPollExitLeavesTheLeaderUnreaped(t *testing.T) {
+	child, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "sleep 0.1"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = child.Wait() }()
+	fd, err := unix.PidfdOpen(child.Pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		t.Skipf("no pidfd_open: %v", err)
+	}
+	p := &Process{pid: child.Pid, pidfd: os.NewFile(uintptr(fd), "pidfd")}
+	defer p.pidfd.Close()
+	if !p.pollExit() {
+		t.Fatal("pollExit could not wait on the pidfd")
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(child.Pid) + "/stat")
+	if err != nil {
+		t.Fatalf("the leader is gone (reaped?): %v", err)
+	}
+	s := string(stat)
+	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) == 0 || f[0] != "Z" {
+		t.Fatalf("the leader is not an unreaped zombie: %s", s)
+	}
+
+	if (&Process{pid: child.Pid}).pollExit() {
+		t.Fatal("pollExit without a pidfd claims to have waited")
+	}
+}
