@@ -27,6 +27,9 @@ type Options struct {
 	Repo     string // repository root, to build binaries
 	BinDir   string // prebuilt vessel, sandboxd, scripted-model
 	Postgres string // task store DSN for replicas
+	// Scratch is "tmpfs" (a tmpfs on the sandbox scratch, as deployed;
+	// needs root) or "dir" (a plain folder under Out).
+	Scratch string
 
 	ServerCPUs string // taskset list for vessels and sandboxd
 	ClientCPUs string // taskset list for this process and the model
@@ -48,6 +51,13 @@ type Options struct {
 func Run(ctx context.Context, o Options) (*load.Report, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	switch o.Scratch {
+	case "":
+		o.Scratch = "dir"
+	case "tmpfs", "dir":
+	default:
+		return nil, fmt.Errorf("stress: --scratch %q: want tmpfs or dir", o.Scratch)
 	}
 	if o.Replicas < 1 {
 		o.Replicas = 1
@@ -78,16 +88,17 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 
 	startCtx, cancelStart := context.WithTimeout(ctx, 10*time.Minute) // includes building
 	st, err := stack.Start(startCtx, stack.Config{
-		Dir:        filepath.Join(out, "run"),
-		Repo:       o.Repo,
-		BinDir:     o.BinDir,
-		Replicas:   o.Replicas,
-		Postgres:   o.Postgres,
-		Script:     load.Script(o.Pieces),
-		ServerCPUs: o.ServerCPUs,
-		ModelCPUs:  o.ClientCPUs,
-		Pprof:      o.Profile > 0,
-		Log:        o.Log,
+		Dir:          filepath.Join(out, "run"),
+		Repo:         o.Repo,
+		BinDir:       o.BinDir,
+		Replicas:     o.Replicas,
+		Postgres:     o.Postgres,
+		Script:       load.Script(o.Pieces),
+		ServerCPUs:   o.ServerCPUs,
+		ModelCPUs:    o.ClientCPUs,
+		Pprof:        o.Profile > 0,
+		ScratchTmpfs: o.Scratch == "tmpfs",
+		Log:          o.Log,
 	})
 	cancelStart()
 	if err != nil {
@@ -99,6 +110,7 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 		Command: o.Command, Machine: load.ThisMachine(), Started: time.Now().UTC().Format(time.RFC3339),
 		Users: o.Users, Turns: o.Turns, History: o.History, Pieces: o.Pieces, Cancels: o.Cancels,
 		Replicas: o.Replicas, Store: "sqlite", ServerCPUs: o.ServerCPUs, ClientCPUs: o.ClientCPUs,
+		Scratch: o.Scratch,
 	}
 	if o.Postgres != "" {
 		rep.Store = "postgres"

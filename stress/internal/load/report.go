@@ -28,6 +28,8 @@ type Report struct {
 	Store      string `json:"store"`
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	ClientCPUs string `json:"client_cpus,omitempty"`
+	// Scratch is "tmpfs" (as deployed) or "dir" (a folder on Out's disk).
+	Scratch string `json:"scratch"`
 
 	TurnsTotal  int `json:"turns_total"`
 	TurnsOK     int `json:"turns_ok"`
@@ -202,6 +204,7 @@ func (r *Report) Markdown() string {
 		{"History / pieces / cancels", fmt.Sprintf("%d messages / %d / %d", r.History, r.Pieces, r.Cancels)},
 		{"Replicas (store)", fmt.Sprintf("%d (%s)", r.Replicas, r.Store)},
 		{"Pinning (servers / load tool)", fmt.Sprintf("%s / %s", orDash(r.ServerCPUs), orDash(r.ClientCPUs))},
+		{"Sandbox scratch", orDash(r.Scratch)},
 		{"Turns ok / failed", fmt.Sprintf("%d / %d (of %d; %d cancelled as asked)", r.TurnsOK, r.TurnsFailed, r.TurnsTotal, r.CancelledOK)},
 		{"Cancels that arrived after their turn had completed", fmt.Sprintf("%d", r.LateCancels)},
 		{"Turn time median / p95 / p99 / max", fmt.Sprintf("%.0f / %.0f / %.0f / %.0f ms", r.TurnMedianMS, r.TurnP95MS, r.TurnP99MS, r.TurnMaxMS)},

@@ -55,6 +55,11 @@ type Config struct {
 	Pprof bool
 	// ScratchSize is the agent's [agents.sandbox] scratch, e.g. "2GiB".
 	ScratchSize string
+	// ScratchTmpfs mounts a tmpfs of ScratchSize on the scratch folder, as
+	// a deployment does (needs root). On a disk file system, creating and
+	// deleting each turn's folders costs CPU that moves with how much was
+	// deleted there lately, which would blur the sandbox's figures.
+	ScratchTmpfs bool
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -68,6 +73,7 @@ type Stack struct {
 	Model    *Proc
 	Scratch  string
 	Endpoint []string // vessel base URLs, one per replica
+	mounted  bool     // Scratch is our tmpfs, unmounted by Stop
 }
 
 // Proc is one started program.
@@ -156,6 +162,11 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	s.Scratch = filepath.Join(cfg.Dir, "scratch")
 	if err := os.MkdirAll(s.Scratch, 0o755); err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
+	}
+	if cfg.ScratchTmpfs {
+		if err := s.mountScratch(); err != nil {
+			return nil, err
+		}
 	}
 	sbAddr, err := freeAddr()
 	if err != nil {
@@ -453,6 +464,26 @@ func (s *Stack) Stop() {
 			<-p.done
 		}
 	}
+	if s.mounted {
+		if err := syscall.Unmount(s.Scratch, syscall.MNT_DETACH); err != nil && s.cfg.Log != nil {
+			fmt.Fprintf(s.cfg.Log, "stack: unmount the scratch tmpfs %s: %v\n", s.Scratch, err)
+		}
+		s.mounted = false
+	}
+}
+
+// mountScratch puts a tmpfs of the agent's scratch size on s.Scratch.
+func (s *Stack) mountScratch() error {
+	size, err := spec.ParseByteSize(s.cfg.ScratchSize)
+	if err != nil {
+		return fmt.Errorf("stack: scratch size %q: %w", s.cfg.ScratchSize, err)
+	}
+	opts := fmt.Sprintf("size=%d,mode=0755", int64(size))
+	if err := syscall.Mount("tmpfs", s.Scratch, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("stack: mount a tmpfs on the scratch %s (needs root; --scratch dir avoids it): %w", s.Scratch, err)
+	}
+	s.mounted = true
+	return nil
 }
 
 // Build builds whatever of vessel, sandboxd and scripted-model is missing

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -82,4 +83,53 @@ func TestScratchLeft(t *testing.T) {
 	if n, _, err := s.ScratchLeft(); err != nil || n != 0 {
 		t.Fatalf("missing scratch: %d, %v", n, err)
 	}
+}
+
+// As root, the scratch can be a tmpfs as in a deployment: mounted by
+// mountScratch, gone again after Stop.
+func TestScratchTmpfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root (CI runs this test as root)")
+	}
+	s := &Stack{cfg: Config{ScratchSize: "64MiB"}, Scratch: t.TempDir()}
+	if err := s.mountScratch(); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(s.Scratch, &st); err != nil {
+		t.Fatal(err)
+	}
+	const tmpfsMagic = 0x01021994
+	if st.Type != tmpfsMagic {
+		t.Fatalf("scratch file system type %#x, want tmpfs", st.Type)
+	}
+	if got := int64(st.Blocks) * st.Bsize; got != 64<<20 {
+		t.Errorf("tmpfs size %d, want %d", got, 64<<20)
+	}
+	if !mountedAt(t, s.Scratch) {
+		t.Fatal("no mount listed at the scratch")
+	}
+	s.Stop()
+	if mountedAt(t, s.Scratch) {
+		t.Fatal("the scratch tmpfs is still mounted after Stop")
+	}
+	s = &Stack{cfg: Config{ScratchSize: "lots"}, Scratch: t.TempDir()}
+	if err := s.mountScratch(); err == nil {
+		t.Fatal("a bad scratch size was accepted")
+	}
+}
+
+// mountedAt says whether /proc/self/mountinfo lists a mount point at dir.
+func mountedAt(t *testing.T, dir string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
+			return true
+		}
+	}
+	return false
 }
