@@ -104,9 +104,9 @@ bench-turn:
 bench-egress:
 	$(MAKE) -C egress bench
 
-## load: the spec's load scenario (long; see docs/performance.md)
+## load: the spec's load scenario, 50 users × 3 turns (seconds once built; figures in docs/performance.md)
 load: build
-	cd stress && go run . --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20 --bin-dir $(BIN) --out $(CURDIR)/.cache/load
+	cd stress && go run . --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20 --server-cpus 0 --client-cpus 1 --bin $(BIN) --out $(CURDIR)/.cache/load
 
 clean:
 	rm -rf .cache
