@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -346,6 +347,28 @@ func TestGeneratedSecretsPrivate(t *testing.T) {
 		info, err := e.Info()
 		if err != nil || info.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s: %v mode %v", e.Name(), err, info.Mode())
+		}
+	}
+}
+
+// TestGoServicesKeepUnderTheirMemoryLimit: the Go services (vessel, egress)
+// get a GOMEMLIMIT below their container's memory limit, so the collector
+// tightens before the kernel's OOM killer would end the process.
+func TestGoServicesKeepUnderTheirMemoryLimit(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	for _, name := range []string{"vessel", "egress"} {
+		s := f.Services[name]
+		if s == nil {
+			t.Fatalf("no %s service", name)
+		}
+		v, ok := strings.CutSuffix(s.Environment["GOMEMLIMIT"], "MiB")
+		mib, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("%s: GOMEMLIMIT %q, want <n>MiB", name, s.Environment["GOMEMLIMIT"])
+		}
+		if lim := mib << 20; s.MemLimit <= 0 || lim >= s.MemLimit || lim < s.MemLimit*3/4 {
+			t.Errorf("%s: GOMEMLIMIT %d bytes for mem_limit %d: want between 75%% and 100%%", name, lim, s.MemLimit)
 		}
 	}
 }
