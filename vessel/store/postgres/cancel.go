@@ -90,7 +90,8 @@ func (db *DB) takeCancelRequests(ctx context.Context) error {
 }
 
 // listen holds one connection LISTENing for cancel requests aimed at this
-// replica and wakes the background loop. When the connection breaks it
+// replica (it wakes the background loop), follow announcements and live
+// events of followed tasks (follow.go). When the connection breaks it
 // reconnects; the periodic poll covers the gap.
 func (db *DB) listen(ctx context.Context) {
 	defer db.wg.Done()
@@ -114,9 +115,13 @@ func (db *DB) listenOnce(ctx context.Context) error {
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+cancelChannel); err != nil {
-		return fmt.Errorf("listen: %w", err)
+	for _, ch := range []string{cancelChannel, followChannel, eventsChannel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
 	}
+	db.listening.Store(true)
+	defer db.listening.Store(false)
 	// Requests made while no listener was connected.
 	db.poke()
 	for {
@@ -127,8 +132,15 @@ func (db *DB) listenOnce(ctx context.Context) error {
 			}
 			return fmt.Errorf("wait: %w", err)
 		}
-		if n.Payload == db.opts.ReplicaID {
-			db.poke()
+		switch n.Channel {
+		case cancelChannel:
+			if n.Payload == db.opts.ReplicaID {
+				db.poke()
+			}
+		case followChannel:
+			db.noteFollowed(n.Payload)
+		case eventsChannel:
+			db.deliver(n.Payload)
 		}
 	}
 }

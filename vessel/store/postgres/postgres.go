@@ -48,6 +48,15 @@ type Options struct {
 	// SubscribePoll is the snapshot polling period of a SubscribeToTask
 	// served for a task running on another replica; default 250ms.
 	SubscribePoll time.Duration
+	// FollowAnnounce is how often a replica following a task that runs
+	// elsewhere repeats its interest in the task's live events; the running
+	// replica stops publishing them four periods after the last one.
+	// Default 2s.
+	FollowAnnounce time.Duration
+	// FollowGrace is how long a follower that has received live events
+	// waits, once the stored task is final, for the turn's last live events
+	// before it ends anyway; default 1s.
+	FollowGrace time.Duration
 	// Strip reduces a task to what is stored; default store.Strip, so both
 	// backends keep the same things.
 	Strip func(*a2a.Task) *a2a.Task
@@ -85,6 +94,12 @@ func (o *Options) defaults() {
 	if o.SubscribePoll <= 0 {
 		o.SubscribePoll = 250 * time.Millisecond
 	}
+	if o.FollowAnnounce <= 0 {
+		o.FollowAnnounce = 2 * time.Second
+	}
+	if o.FollowGrace <= 0 {
+		o.FollowGrace = time.Second
+	}
 	if o.Strip == nil {
 		o.Strip = vstore.Strip
 	}
@@ -94,8 +109,8 @@ func (o *Options) defaults() {
 }
 
 // DB is one replica's connection to the shared task database. It runs the
-// heartbeat, the reaper of expired leases, the TTL cleanup and the cancel
-// listener until Close.
+// heartbeat, the reaper of expired leases, the TTL cleanup, the listener (of
+// cancel requests and live events) and the live-event publisher until Close.
 type DB struct {
 	pool *pgxpool.Pool
 	opts Options
@@ -106,6 +121,21 @@ type DB struct {
 	cancelers map[string]func(ctx context.Context, taskID a2a.TaskID, owner string)
 
 	wake chan struct{}
+
+	// Live events (follow.go). followed: tasks running here that other
+	// replicas follow, until when; followers: Follows in progress here.
+	followMu    sync.Mutex
+	followed    map[followKey]time.Time
+	nFollowed   atomic.Int64
+	subMu       sync.Mutex
+	followers   map[followKey]map[*follower]struct{}
+	pubQueue    chan publishItem
+	pubSent     atomic.Int64
+	pubDropped  atomic.Int64
+	pubOversize atomic.Int64
+	pubFailed   atomic.Int64
+	// listening is true while the listener connection is LISTENing.
+	listening atomic.Bool
 	// healthySince is when the current run of successful lease renewals
 	// began (unix ns), 0 after a failed one.
 	healthySince atomic.Int64
@@ -154,6 +184,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		stores:    map[string]*Store{},
 		cancelers: map[string]func(context.Context, a2a.TaskID, string){},
 		wake:      make(chan struct{}, 1),
+		followed:  map[followKey]time.Time{},
+		followers: map[followKey]map[*follower]struct{}{},
+		pubQueue:  make(chan publishItem, publishQueue),
 	}
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
@@ -181,10 +214,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	db.healthySince.Store(time.Now().Add(-db.opts.LeaseTTL).UnixNano())
 	bg, stop := context.WithCancel(context.Background())
 	db.bg, db.stop = bg, stop
-	db.wg.Add(3)
+	db.wg.Add(4)
 	go db.heartbeats(bg)
 	go db.background(bg)
 	go db.listen(bg)
+	go db.publisher(bg)
 	return db, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -25,10 +26,12 @@ import (
 //     answers through its own inner handler, which returns the stored
 //     CANCELED task — or cancels it in the store itself when the running
 //     replica did not answer in time.
-//   - SubscribeToTask: served by polling the stored snapshot and sending a
-//     `task` frame whenever its version changes, until a final state. The
-//     stored task is stripped (no streamed pieces), so a remote subscriber
-//     sees status changes and the answer, not every text piece. A task whose
+//   - SubscribeToTask: served by Follow, which asks the running replica for
+//     the task's live events (over NOTIFY) and also polls the stored snapshot,
+//     sending a `task` frame whenever its version changes, until a final
+//     state. The stored task is stripped (no streamed pieces), so the live
+//     events are what carries the text pieces; the snapshot carries the
+//     states and the answer even when a live event is lost. A task whose
 //     replica died is failed by the lease reaper, which ends the stream.
 
 // WrapHandler makes an agent's handler replica-aware. Given the handler that
@@ -150,38 +153,117 @@ func (h *replicaHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 	return h.store.Follow(ctx, req.ID)
 }
 
-// Follow yields the stored task each time its version changes, ending after
-// a final state (or an input-required/auth-required pause). Its first event is
-// the current snapshot.
+// Follow serves SubscribeToTask for a task that runs on another replica. Its
+// first event is the current stored snapshot. It then yields the live events
+// the running replica publishes for the task (follow.go), in their order, and
+// the stored task again each time its version changes, ending after a final
+// state (or an input-required/auth-required pause). The snapshot is the
+// fallback: a live event that was dropped or never sent is only missing from
+// the stream, and the final state always comes from the table. Once the
+// stored task is final, a follower that has received live events waits (up to
+// FollowGrace) for the turn's last ones, which may trail the table write, so
+// that the final task comes after them.
 func (s *Store) Follow(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		t := time.NewTicker(s.db.opts.SubscribePoll)
-		defer t.Stop()
-		var last int64 = -1
-		for {
-			st, err := s.Get(ctx, id)
+		f := s.db.addFollower(s.agent, id)
+		defer s.db.removeFollower(f)
+		poll := time.NewTicker(s.db.opts.SubscribePoll)
+		defer poll.Stop()
+		announce := time.NewTicker(s.db.opts.FollowAnnounce)
+		defer announce.Stop()
+
+		var (
+			last      int64     = -1
+			replica   string    // where the task runs, as last read
+			sawLive   bool      // the running replica publishes for us
+			liveEnded bool      // its last event for the turn arrived
+			final     *a2a.Task // stored final task, held for the live end
+			grace     <-chan time.Time
+		)
+		// snapshot reads the stored task; done means Follow should return.
+		snapshot := func() (done bool) {
+			st, where, err := s.followed(ctx, id)
 			if err != nil {
-				yield(nil, err)
-				return
+				if ctx.Err() == nil {
+					yield(nil, err)
+				}
+				return true
 			}
-			if int64(st.Version) != last {
-				last = int64(st.Version)
-				if !yield(st.Task, nil) {
-					return
+			if where != replica {
+				replica = where
+				if replica != s.db.opts.ReplicaID {
+					s.db.announce(ctx, replica, s.agent, id)
 				}
 			}
-			switch st.Task.Status.State {
-			case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
-				return
+			if int64(st.Version) == last {
+				return false
 			}
-			if st.Task.Status.State.Terminal() {
-				return
+			last = int64(st.Version)
+			if !endsTurn(st.Task.Status.State) {
+				return !yield(st.Task, nil)
 			}
+			if !sawLive || liveEnded {
+				yield(st.Task, nil)
+				return true
+			}
+			final = st.Task
+			if grace == nil {
+				grace = time.After(s.db.opts.FollowGrace)
+			}
+			return false
+		}
+		if snapshot() {
+			return
+		}
+		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case le := <-f.ch:
+				sawLive = true
+				if le.event != nil && !yield(le.event, nil) {
+					return
+				}
+				if le.end {
+					liveEnded = true
+					if final != nil {
+						yield(final, nil)
+						return
+					}
+				}
+			case <-poll.C:
+				if snapshot() {
+					return
+				}
+			case <-announce.C:
+				if replica != "" && replica != s.db.opts.ReplicaID {
+					s.db.announce(ctx, replica, s.agent, id)
+				}
+			case <-grace:
+				yield(final, nil)
+				return
 			}
 		}
 	}
+}
+
+// followed reads the caller's stored task and the replica running it.
+func (s *Store) followed(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, string, error) {
+	var body []byte
+	var v int64
+	var replica string
+	err := s.db.pool.QueryRow(ctx, `
+		SELECT task, version, replica_id FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
+		s.agent, string(id), ownerFrom(ctx)).Scan(&body, &v, &replica)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, "", a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("get task %s: %w", id, err)
+	}
+	t, err := decodeTask(body)
+	if err != nil {
+		return nil, "", fmt.Errorf("get task %s: %w", id, err)
+	}
+	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, replica, nil
 }

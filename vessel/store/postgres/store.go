@@ -174,6 +174,7 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		if state.Terminal() {
 			delete(s.live, task.ID)
 		}
+		s.db.publish(s.agent, req.Event)
 		return v, nil
 	}
 
@@ -196,6 +197,7 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 			s.live[task.ID] = &liveTask{owner: owner, version: taskstore.TaskVersion(v),
 				diskVersion: taskstore.TaskVersion(v), diskState: state, task: st}
 		}
+		s.db.publish(s.agent, req.Event)
 		return taskstore.TaskVersion(v), nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
