@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -87,7 +88,12 @@ func openTunnel(t *testing.T, h *harness, authority string, early []byte) (*net.
 		t.Fatalf("CONNECT %s: %v", authority, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("CONNECT %s: %s", authority, resp.Status)
+		var lines []string
+		for _, e := range h.logs.All() {
+			lines = append(lines, fmt.Sprintf("%s %v", e.Message, e.ContextMap()))
+		}
+		t.Fatalf("CONNECT %s: %s (%s %s); proxy log: %v", authority, resp.Status,
+			resp.Header.Get(HeaderDenied), resp.Header.Get(HeaderError), lines)
 	}
 	return c.(*net.TCPConn), br
 }
@@ -236,11 +242,20 @@ func TestTunnelHalfClose(t *testing.T) {
 // A reset on one side ends the tunnel: the other side is closed too.
 func TestTunnelResetEndsBothSides(t *testing.T) {
 	o := newTCPOrigin(t, func(c *net.TCPConn) {
+		// Reset only once the tunnel is up: a reset racing the proxy's
+		// connect makes the dial itself fail (a 502, tested elsewhere).
+		one := make([]byte, 1)
+		if _, err := io.ReadFull(c, one); err != nil {
+			return
+		}
 		_, _ = io.WriteString(c, "bye")
 		_ = c.SetLinger(0) // close with RST
 	})
 	h := allowLoopback(t, o.addr)
-	_, br := openTunnel(t, h, o.addr.String(), nil)
+	c, br := openTunnel(t, h, o.addr.String(), nil)
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
 	b, _ := io.ReadAll(br) // EOF or reset, but it must end
 	if len(b) > 3 {
 		t.Fatalf("got %q", b)
