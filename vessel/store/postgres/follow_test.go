@@ -288,3 +288,41 @@ func TestUnfollowedTaskPublishesNothing(t *testing.T) {
 		t.Fatalf("A's follow stats = %+v, want nothing published", st)
 	}
 }
+
+// Another owner's SubscribeToTask on B for a turn on A answers "task not
+// found", and A is never asked to publish that task's events.
+func TestRemoteSubscriberOfAnotherOwnerGetsNothing(t *testing.T) {
+	dsn := testDSN(t)
+	schema := testSchema(t, dsn)
+	a, agentA := startStepReplica(t, dsn, schema)
+	b, _ := startStepReplica(t, dsn, schema)
+	alice := userCtx(t, "alice")
+	waitFor(t, alice, "B listens", b.db.listening.Load)
+	id, done := runStepTurn(t, alice, a, agentA)
+
+	mallory := userCtx(t, "mallory")
+	var frames int
+	var gotErr error
+	for _, err := range b.client(t).SubscribeToTask(mallory, &a2a.SubscribeToTaskRequest{ID: id}) {
+		if err != nil {
+			gotErr = err
+			break
+		}
+		frames++
+	}
+	if frames != 0 || gotErr == nil || !strings.Contains(gotErr.Error(), "not found") {
+		t.Fatalf("another owner's subscription on B: %d frames, error %v; want task not found", frames, gotErr)
+	}
+	// Alice's turn goes on, and no follow request reached A for it.
+	steps := agentA.stepsOf(id)
+	steps <- "still private"
+	close(steps)
+	select {
+	case <-done:
+	case <-alice.Done():
+		t.Fatal("alice's turn did not finish")
+	}
+	if a.db.isFollowed("alpha", id) {
+		t.Fatal("A publishes events of a task only another owner asked to follow")
+	}
+}
