@@ -146,8 +146,8 @@ func checkHealth(ctx context.Context, e *env, r *reporter) {
 	ok, isBool := m["ok"].(bool)
 	agents := getObj(m, "agents")
 	ready, _ := agents[e.cfg.Agent].(bool)
-	if !isBool || agents == nil || !ready {
-		r.fail("health", "want {ok: bool, agents: {%s: true}}, got %s", e.cfg.Agent, snippet(res.body))
+	if !isBool || !ok || agents == nil || !ready {
+		r.fail("health", "want {ok: true, agents: {%s: true}}, got %s", e.cfg.Agent, snippet(res.body))
 		return
 	}
 	r.pass("health", "ok=%v, %s ready", ok, e.cfg.Agent)

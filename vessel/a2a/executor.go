@@ -275,14 +275,22 @@ func chunkTranscript(msgs []transcript.Message) [][]byte {
 	return append(chunks, c)
 }
 
-// fileFilter applies acceptedOutputModes to files: when the caller lists
-// any media type other than ours, only listed file types are sent.
+// replyMediaTypes are the media types of the vessel's own reply parts.
+var replyMediaTypes = map[string]bool{MediaMarkdown: true, MediaPrimitives: true, transcript.MediaType: true}
+
+// fileFilter applies acceptedOutputModes to files. Listing file types
+// limits the files sent to those types (or type/*, */*); the vessel's own
+// reply types (the answer's markdown and primitives, the transcript) say
+// nothing about files, so a list of only those, or an empty list, lets
+// every file through.
 func fileFilter(accepted []string) func(string) bool {
 	var listed []string
 	for _, m := range accepted {
-		if strings.Contains(m, "/") {
-			listed = append(listed, strings.ToLower(m))
+		m = strings.ToLower(strings.TrimSpace(m))
+		if !strings.Contains(m, "/") || replyMediaTypes[m] {
+			continue
 		}
+		listed = append(listed, m)
 	}
 	if len(listed) == 0 {
 		return nil

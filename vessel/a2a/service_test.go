@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,12 +57,19 @@ func appHdr(key, user string) map[string]string {
 func TestHealthAgentsCardManifest(t *testing.T) {
 	h := newHarness(t)
 	code, _, body := h.get("/health", nil)
-	if code != 200 || !strings.Contains(string(body), `"field-guide":true`) || !strings.Contains(string(body), `"broken":false`) {
+	if code != 200 || !strings.Contains(string(body), `"ok":true`) || !strings.Contains(string(body), `"field-guide":true`) || !strings.Contains(string(body), `"broken":false`) {
 		t.Fatalf("health: %d %s", code, body)
 	}
-	if code, _, _ := h.get("/v1/agents", nil); code != 401 {
-		t.Fatalf("/v1/agents without a key: %d", code)
+	// The plain endpoints answer errors as {"error": "..."}, not JSON-RPC.
+	plainErr := func(what string, wantCode, code int, body []byte) {
+		t.Helper()
+		var v map[string]any
+		if err := json.Unmarshal(body, &v); code != wantCode || err != nil || len(v) != 1 || v["error"] == "" || v["error"] == nil {
+			t.Fatalf("%s: %d %s", what, code, body)
+		}
 	}
+	code, _, body = h.get("/v1/agents", nil)
+	plainErr("/v1/agents without a key", 401, code, body)
 	code, _, body = h.get("/v1/agents", appHdr(h.keyApp1, "alice"))
 	var list struct {
 		Agents []map[string]any `json:"agents"`
@@ -99,6 +107,19 @@ func TestHealthAgentsCardManifest(t *testing.T) {
 	if !strings.Contains(string(body), `"tags":["astralvessel","scope:tools:execute"]`) {
 		t.Fatalf("skill tags: %s", body)
 	}
+	// name and skill id are the deployment id, the skill name the manifest's name.
+	skill, _ := card["skills"].([]any)[0].(map[string]any)
+	if card["name"] != "field-guide" || skill["id"] != "field-guide" || skill["name"] != "Field guide" {
+		t.Fatalf("card name and skill: %s", body)
+	}
+	if !strings.Contains(string(body), `"defaultInputModes":["text/plain","application/vnd.astralvessel.transcript+json"]`) ||
+		!strings.Contains(string(body), `"capabilities":{"streaming":true}`) ||
+		!strings.Contains(string(body), `"provider":{"organization":"AstralVessel","url":"https://github.com/AstralDeep/AstralVessel"}`) {
+		t.Fatalf("card modes, capabilities, provider: %s", body)
+	}
+	if list.Agents[0]["name"] != "Field guide" || list.Agents[0]["description"] != "Answers questions about birds." {
+		t.Fatalf("agent entry name/description: %v", list.Agents[0])
+	}
 	if code, _, _ := h.get("/agents/field-guide/.well-known/agent-card.json", map[string]string{"If-None-Match": hdr.Get("ETag")}); code != 304 {
 		t.Fatalf("conditional card: %d", code)
 	}
@@ -106,15 +127,32 @@ func TestHealthAgentsCardManifest(t *testing.T) {
 		t.Fatalf("unknown card: %d", code)
 	}
 
-	if code, _, _ := h.get("/agents/field-guide/manifest", nil); code != 401 {
-		t.Fatalf("manifest without key: %d", code)
-	}
-	if code, _, _ := h.get("/agents/reader/manifest", appHdr(h.keyApp1, "alice")); code != 403 {
-		t.Fatalf("manifest of an ungranted agent: %d", code)
-	}
+	code, _, body = h.get("/agents/field-guide/manifest", nil)
+	plainErr("manifest without key", 401, code, body)
+	code, _, body = h.get("/agents/reader/manifest", appHdr(h.keyApp1, "alice"))
+	plainErr("manifest of an ungranted agent", 403, code, body)
 	code, _, body = h.get("/agents/field-guide/manifest", appHdr(h.keyApp1, "alice"))
 	if code != 200 || !strings.Contains(string(body), `"max_steps":3`) || !strings.Contains(string(body), `"primitives_schema_version"`) {
 		t.Fatalf("manifest: %d %s", code, body)
+	}
+	var man struct {
+		ID    string `json:"id"`
+		Name  string `json:"name"`
+		Model struct {
+			Name     string `json:"name"`
+			MaxSteps int    `json:"max_steps"`
+		} `json:"model"`
+		Tools []struct {
+			Name, Scope string
+		} `json:"tools"`
+		Mounts   []any          `json:"mounts"`
+		Deadline int            `json:"deadline_seconds"`
+		Output   map[string]any `json:"output"`
+		Schema   string         `json:"primitives_schema_version"`
+	}
+	if err := json.Unmarshal(body, &man); err != nil || man.ID != "field-guide" || man.Name != "Field guide" || man.Model.Name != "scripted" ||
+		len(man.Tools) == 0 || man.Tools[0].Scope == "" || man.Mounts == nil || man.Deadline != 300 || man.Output["files"] == nil || man.Schema != a2aserver.PrimitivesSchemaVersion {
+		t.Fatalf("manifest fields: %v %s", err, body)
 	}
 }
 
@@ -156,6 +194,13 @@ func TestHTTPErrorRows(t *testing.T) {
 	if status, _, body := h.rawPost("/agents/field-guide", `{"jsonrpc":"2.0","id":1,"method":"Nope","params":{}}`, appHdr(h.keyApp1, "alice")); status != 200 || !strings.Contains(string(body), "-32601") {
 		t.Fatalf("unknown method: %d %s", status, body)
 	}
+	// Errors of the A2A layer (bad params, unknown task) are JSON-RPC errors with 200.
+	if status, _, body := h.rawPost("/agents/field-guide", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":5}}`, appHdr(h.keyApp1, "alice")); status != 200 || !strings.Contains(string(body), "-32602") {
+		t.Fatalf("invalid params: %d %s", status, body)
+	}
+	if status, _, body := h.rawPost("/agents/field-guide", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"no-such-task"}}`, appHdr(h.keyApp1, "alice")); status != 200 || !strings.Contains(string(body), "-32001") {
+		t.Fatalf("unknown task: %d %s", status, body)
+	}
 	// A2A-Version.
 	hdr := appHdr(h.keyApp1, "alice")
 	hdr["A2A-Version"] = "0.3"
@@ -175,6 +220,13 @@ func TestRequestTooLarge(t *testing.T) {
 	status, _, body := h.rawPost("/agents/field-guide", big, appHdr(h.keyApp1, "alice"))
 	if status != 413 || strings.TrimSpace(string(body)) != `{"error":"request too large"}` {
 		t.Fatalf("413 with length: %d %s", status, body)
+	}
+	// A body of exactly the limit is not refused for its size: the SDK
+	// reads it (and answers with 200, here an invalid-params error).
+	pre, post := `{"jsonrpc":"2.0","id":"1","method":"SendMessage","params":{"pad":"`, `"}}`
+	exact := pre + strings.Repeat("a", a2aserver.MaxBodyBytes-len(pre)-len(post)) + post
+	if status, _, body := h.rawPost("/agents/field-guide", exact, appHdr(h.keyApp1, "alice")); status != 200 || !strings.Contains(string(body), `"error"`) {
+		t.Fatalf("body of exactly the limit: %d %.200s", status, body)
 	}
 	// Chunked: no Content-Length; written by hand so the answer is read even
 	// though the server stops reading the body early.
@@ -238,6 +290,7 @@ func TestStreamingFrameOrder(t *testing.T) {
 	var kinds []string
 	phase := 0 // 0 working, 1 transcript, 2 answer, 3 final
 	var transcriptParts [][]byte
+	var transcriptLast []bool // lastChunk of each transcript frame
 	for _, ev := range evs[1:] {
 		switch e := ev.(type) {
 		case *a2a.TaskStatusUpdateEvent:
@@ -268,6 +321,7 @@ func TestStreamingFrameOrder(t *testing.T) {
 				}
 				phase = 1
 				transcriptParts = append(transcriptParts, e.Artifact.Parts[0].Raw())
+				transcriptLast = append(transcriptLast, e.LastChunk)
 			case e.Artifact.Name == "answer":
 				phase = 2
 				if e.Artifact.Parts[0].MediaType != "text/markdown" || !strings.Contains(e.Artifact.Parts[0].Text(), "Osprey") {
@@ -289,6 +343,12 @@ func TestStreamingFrameOrder(t *testing.T) {
 	}
 	if kinds[len(kinds)-1] != "turn.finished" || kinds[len(kinds)-2] != "text.delta" {
 		t.Fatalf("events %v", kinds)
+	}
+	// Only the last transcript chunk says lastChunk.
+	for i, last := range transcriptLast {
+		if last != (i == len(transcriptLast)-1) {
+			t.Fatalf("transcript lastChunk flags: %v", transcriptLast)
+		}
 	}
 	var msgs []transcript.Message
 	for _, p := range transcriptParts {
@@ -328,6 +388,9 @@ func TestNonStreamingAndOwnerIsolation(t *testing.T) {
 	task, ok := res.(*a2a.Task)
 	if !ok || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("result: %#v", res)
+	}
+	if task.ContextID == "" { // generated when the message names none
+		t.Fatal("no contextId generated")
 	}
 	if len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "You said: hello there" {
 		t.Fatalf("answer: %q", task.Artifacts[0].Parts[0].Text())
@@ -455,6 +518,23 @@ func TestParallelToolsAndFiles(t *testing.T) {
 	}
 	if len(files) != 1 || attached != 1 || files[0].Parts[0].Filename != "plot.png" || files[0].Parts[0].Metadata["call_id"] != "f1" {
 		t.Fatalf("files: %d attached %d", len(files), attached)
+	}
+	// Listing only the vessel's own reply types (the spec's example: the
+	// answer's markdown and the transcript) limits nothing: every file comes.
+	evs, err = h.stream(as(h.keyApp1, "alice"), "field-guide", &a2a.SendMessageRequest{Message: textMsg("#script:files"),
+		Config: &a2a.SendMessageConfig{AcceptedOutputModes: []string{"text/markdown", transcript.MediaType, a2aserver.MediaPrimitives}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ev := range evs {
+		if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok && e.Artifact.Name == "file" {
+			names = append(names, e.Artifact.Parts[0].Filename)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"data.csv", "plot.png"}) {
+		t.Fatalf("with no file type listed, files %v, want both", names)
 	}
 }
 
@@ -734,5 +814,40 @@ func TestSubscribeToTask(t *testing.T) {
 	}
 	if state, data := lastEvent(t, []a2a.Event{last}); state != a2a.TaskStateCompleted || data["status"] != "ok" {
 		t.Fatalf("final: %s %v", state, data)
+	}
+}
+
+// TestCardModesFollowManifest: image types join the input modes only when
+// the model accepts images; the primitives type and file types join the
+// output modes only when the agent has them; the scope tag is the
+// strongest scope among the agent's tools.
+func TestCardModesFollowManifest(t *testing.T) {
+	plain := &spec.Agent{ID: "plain", Manifest: &spec.Manifest{Name: "Plain", Version: "1.0.0",
+		Tools: spec.Builtins{Enabled: []string{"read"}}}}
+	c := a2aserver.BuildCard(plain, "https://v.example")
+	if got := strings.Join(c.DefaultInputModes, ","); got != "text/plain,"+transcript.MediaType {
+		t.Fatalf("plain input modes: %s", got)
+	}
+	if got := strings.Join(c.DefaultOutputModes, ","); got != "text/markdown,"+transcript.MediaType {
+		t.Fatalf("plain output modes: %s", got)
+	}
+	if c.SupportedInterfaces[0].URL != "https://v.example/agents/plain" || c.Skills[0].Tags[1] != "scope:tools:files" {
+		t.Fatalf("plain card: %+v %v", c.SupportedInterfaces[0], c.Skills[0].Tags)
+	}
+
+	rich := &spec.Agent{ID: "rich", Manifest: &spec.Manifest{Name: "Rich", Version: "1.0.0",
+		Model:    spec.Model{AcceptsImages: true},
+		Tools:    spec.Builtins{Enabled: []string{"present", "websearch"}},
+		Output:   spec.Output{Files: []string{"svg", "pdf"}},
+		Declared: []spec.Tool{{Name: "lookup", Service: "http://svc"}}}}
+	c = a2aserver.BuildCard(rich, "https://v.example")
+	if got := strings.Join(c.DefaultInputModes, ","); got != "text/plain,"+transcript.MediaType+",image/png,image/jpeg,image/gif,image/webp" {
+		t.Fatalf("rich input modes: %s", got)
+	}
+	if got := strings.Join(c.DefaultOutputModes, ","); got != "text/markdown,"+transcript.MediaType+","+a2aserver.MediaPrimitives+",image/svg+xml,application/pdf" {
+		t.Fatalf("rich output modes: %s", got)
+	}
+	if c.Skills[0].Tags[1] != "scope:tools:search" {
+		t.Fatalf("rich scope tag: %v", c.Skills[0].Tags)
 	}
 }

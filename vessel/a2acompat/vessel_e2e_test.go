@@ -286,6 +286,9 @@ func TestVesselSkillCallWithTokenPrimitivesAndService(t *testing.T) {
 	if answer == nil || len(answer.Parts) != 2 || answer.Parts[0].Text == nil || *answer.Parts[0].Text != `Record: {"name":"Ada"}` {
 		t.Fatalf("answer = %s", b)
 	}
+	if answer.Parts[0].MediaType != "text/markdown" || answer.Parts[1].MediaType != "application/vnd.astral.primitives+json" {
+		t.Fatalf("answer part media types %q, %q", answer.Parts[0].MediaType, answer.Parts[1].MediaType)
+	}
 	data, _ := answer.Parts[1].Data.(map[string]any)
 	comps, _ := data["_ui_components"].([]any)
 	if len(comps) != 1 || comps[0].(map[string]any)["variant"] != "default" || answer.Parts[1].Metadata["type"] != "ui_components" {

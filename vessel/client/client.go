@@ -158,6 +158,10 @@ type TurnRequest struct {
 	NoTranscript bool
 }
 
+// NoFilesMediaType is a media type no file has: listed alone among the
+// reply types in acceptedOutputModes, it asks for no files at all.
+const NoFilesMediaType = "application/vnd.astralvessel.no-files"
+
 // fileTypes maps the spec's file extensions to media types.
 var fileTypes = map[string]string{
 	"png": "image/png",
@@ -205,6 +209,11 @@ func buildRequest(req TurnRequest) (*a2a.SendMessageRequest, error) {
 		for _, ext := range []string{"png", "svg", "csv", "pdf"} {
 			modes = append(modes, fileTypes[ext])
 		}
+	}
+	if req.AcceptFiles != nil && len(req.AcceptFiles) == 0 {
+		// Listing only the reply types would accept every file: list a
+		// type no file has instead.
+		modes = append(modes, NoFilesMediaType)
 	}
 	for _, f := range req.AcceptFiles {
 		f = strings.TrimPrefix(strings.ToLower(f), ".")

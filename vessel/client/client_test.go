@@ -108,7 +108,7 @@ func TestAcceptedOutputModes(t *testing.T) {
 		t.Errorf("modes %s", got)
 	}
 	req, _ = buildRequest(TurnRequest{Text: "x", AcceptFiles: []string{}, NoTranscript: true})
-	if got := strings.Join(req.Config.AcceptedOutputModes, ","); got != "text/markdown,application/vnd.astral.primitives+json" {
+	if got := strings.Join(req.Config.AcceptedOutputModes, ","); got != "text/markdown,application/vnd.astral.primitives+json,application/vnd.astralvessel.no-files" {
 		t.Errorf("modes %s", got)
 	}
 	if _, err := buildRequest(TurnRequest{}); err == nil {

@@ -48,10 +48,46 @@ func TestParse(t *testing.T) {
 	if err != nil || len(in.Images) != 1 {
 		t.Fatalf("%v", err)
 	}
-	// Skill call.
+	// Exactly 8 are accepted; an image over 5 MB, an empty one or an
+	// unlisted image type is refused.
+	in, err = Parse(a2a.NewMessage(a2a.MessageRoleUser, parts[:MaxImages+1]...), "c1", Options{AcceptsImages: true})
+	if err != nil || len(in.Images) != MaxImages {
+		t.Fatalf("8 images: %v", err)
+	}
+	for name, p := range map[string]*a2a.Part{
+		"too big": {Content: a2a.Raw(make([]byte, MaxImageBytes+1)), MediaType: "image/jpeg"},
+		"empty":   {Content: a2a.Raw(nil), MediaType: "image/gif"},
+		"bmp":     {Content: a2a.Raw("BM"), MediaType: "image/bmp"},
+	} {
+		if _, err := Parse(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("q"), p), "c1", Options{AcceptsImages: true}); err == nil {
+			t.Fatalf("%s image accepted", name)
+		}
+	}
+	if _, err := Parse(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("q"),
+		&a2a.Part{Content: a2a.Raw(make([]byte, MaxImageBytes)), MediaType: "image/webp"}), "c1", Options{AcceptsImages: true}); err != nil {
+		t.Fatalf("image of exactly the limit: %v", err)
+	}
+	// An image the checker refuses is refused.
+	refuse := func(string, []byte) error { return errors.New("not a PNG") }
+	if _, err := Parse(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("q"), img), "c1", Options{AcceptsImages: true, CheckImage: refuse}); err == nil || !strings.Contains(err.Error(), "invalid") {
+		t.Fatalf("invalid image: %v", err)
+	}
+	// Skill call: the question may come from any of five keys.
+	for _, k := range []string{"question", "message", "query", "text", "prompt"} {
+		in, err = Parse(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"method": "tools/call", "arguments": map[string]any{k: "from " + k}})), "c1", Options{})
+		if err != nil || in.Text != "from "+k || !in.SkillCall {
+			t.Fatalf("skill key %s: %+v %v", k, in, err)
+		}
+	}
 	in, err = Parse(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"method": "tools/call", "arguments": map[string]any{"prompt": "p"}})), "c1", Options{})
 	if err != nil || in.Text != "p" || !in.SkillCall {
 		t.Fatalf("%+v %v", in, err)
+	}
+	// A skill call is used only when there is no text part.
+	in, err = Parse(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("typed"),
+		a2a.NewDataPart(map[string]any{"method": "tools/call", "arguments": map[string]any{"question": "structured"}})), "c1", Options{})
+	if err != nil || in.Text != "typed" || in.SkillCall {
+		t.Fatalf("text and skill call: %+v %v", in, err)
 	}
 	// The limit counts characters, not bytes.
 	if _, err := Parse(textMsg(strings.Repeat("é", MaxTextChars)), "c1", Options{}); err != nil {
