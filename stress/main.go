@@ -32,11 +32,7 @@ func main() {
 	flag.StringVar(&o.Postgres, "postgres", "", "PostgreSQL DSN for the task store (default $VESSEL_TEST_POSTGRES when --replicas > 1)")
 	flag.StringVar(&o.ServerCPUs, "server-cpus", "", "pin vessels and sandboxd to these CPUs (taskset list, e.g. 0)")
 	flag.StringVar(&o.ClientCPUs, "client-cpus", "", "pin the load tool and scripted model to these CPUs (e.g. 1)")
-	defScratch := "dir"
-	if os.Geteuid() == 0 {
-		defScratch = "tmpfs"
-	}
-	flag.StringVar(&o.Scratch, "scratch", defScratch, "sandbox scratch: tmpfs (as in a deployment; needs root) or dir (a folder under --out)")
+	flag.StringVar(&o.Scratch, "scratch", "auto", "sandbox scratch: tmpfs (as in a deployment; needs root), dir (a folder under --out), or auto (tmpfs when it can be mounted)")
 	flag.DurationVar(&o.Profile, "profile", 0, "fetch CPU profiles of this length from vessel-0 and sandboxd (needs binaries serving pprof on $VESSEL_PPROF_ADDR)")
 	flag.DurationVar(&o.TurnTimeout, "turn-timeout", 5*time.Minute, "a turn taking longer fails")
 	flag.Parse()

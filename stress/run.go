@@ -28,7 +28,8 @@ type Options struct {
 	BinDir   string // prebuilt vessel, sandboxd, scripted-model
 	Postgres string // task store DSN for replicas
 	// Scratch is "tmpfs" (a tmpfs on the sandbox scratch, as deployed;
-	// needs root) or "dir" (a plain folder under Out).
+	// needs root), "dir" (a plain folder under Out) or "auto" (tmpfs when
+	// it can be mounted, else dir).
 	Scratch string
 
 	ServerCPUs string // taskset list for vessels and sandboxd
@@ -55,9 +56,9 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 	switch o.Scratch {
 	case "":
 		o.Scratch = "dir"
-	case "tmpfs", "dir":
+	case "tmpfs", "dir", "auto":
 	default:
-		return nil, fmt.Errorf("stress: --scratch %q: want tmpfs or dir", o.Scratch)
+		return nil, fmt.Errorf("stress: --scratch %q: want tmpfs, dir or auto", o.Scratch)
 	}
 	if o.Replicas < 1 {
 		o.Replicas = 1
@@ -88,17 +89,18 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 
 	startCtx, cancelStart := context.WithTimeout(ctx, 10*time.Minute) // includes building
 	st, err := stack.Start(startCtx, stack.Config{
-		Dir:          filepath.Join(out, "run"),
-		Repo:         o.Repo,
-		BinDir:       o.BinDir,
-		Replicas:     o.Replicas,
-		Postgres:     o.Postgres,
-		Script:       load.Script(o.Pieces),
-		ServerCPUs:   o.ServerCPUs,
-		ModelCPUs:    o.ClientCPUs,
-		Pprof:        o.Profile > 0,
-		ScratchTmpfs: o.Scratch == "tmpfs",
-		Log:          o.Log,
+		Dir:             filepath.Join(out, "run"),
+		Repo:            o.Repo,
+		BinDir:          o.BinDir,
+		Replicas:        o.Replicas,
+		Postgres:        o.Postgres,
+		Script:          load.Script(o.Pieces),
+		ServerCPUs:      o.ServerCPUs,
+		ModelCPUs:       o.ClientCPUs,
+		Pprof:           o.Profile > 0,
+		ScratchTmpfs:    o.Scratch != "dir",
+		ScratchFallback: o.Scratch == "auto",
+		Log:             o.Log,
 	})
 	cancelStart()
 	if err != nil {
@@ -110,7 +112,7 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 		Command: o.Command, Machine: load.ThisMachine(), Started: time.Now().UTC().Format(time.RFC3339),
 		Users: o.Users, Turns: o.Turns, History: o.History, Pieces: o.Pieces, Cancels: o.Cancels,
 		Replicas: o.Replicas, Store: "sqlite", ServerCPUs: o.ServerCPUs, ClientCPUs: o.ClientCPUs,
-		Scratch: o.Scratch,
+		Scratch: st.ScratchKind(),
 	}
 	if o.Postgres != "" {
 		rep.Store = "postgres"

@@ -60,6 +60,9 @@ type Config struct {
 	// deleting each turn's folders costs CPU that moves with how much was
 	// deleted there lately, which would blur the sandbox's figures.
 	ScratchTmpfs bool
+	// ScratchFallback keeps a plain folder when the tmpfs cannot be
+	// mounted (no privilege), instead of failing; ScratchKind says which.
+	ScratchFallback bool
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -163,10 +166,8 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	if err := os.MkdirAll(s.Scratch, 0o755); err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	if cfg.ScratchTmpfs {
-		if err := s.mountScratch(); err != nil {
-			return nil, err
-		}
+	if err := s.prepareScratch(); err != nil {
+		return nil, err
 	}
 	sbAddr, err := freeAddr()
 	if err != nil {
@@ -470,6 +471,30 @@ func (s *Stack) Stop() {
 		}
 		s.mounted = false
 	}
+}
+
+// prepareScratch mounts the scratch tmpfs when asked, keeping the folder
+// instead when that fails and a fallback is allowed.
+func (s *Stack) prepareScratch() error {
+	if !s.cfg.ScratchTmpfs {
+		return nil
+	}
+	err := s.mountScratch()
+	if err != nil && s.cfg.ScratchFallback {
+		if s.cfg.Log != nil {
+			fmt.Fprintf(s.cfg.Log, "stack: %v; the scratch stays a folder on disk\n", err)
+		}
+		return nil
+	}
+	return err
+}
+
+// ScratchKind is "tmpfs" when the scratch is our tmpfs, else "dir".
+func (s *Stack) ScratchKind() string {
+	if s.mounted {
+		return "tmpfs"
+	}
+	return "dir"
 }
 
 // mountScratch puts a tmpfs of the agent's scratch size on s.Scratch.

@@ -133,3 +133,17 @@ func mountedAt(t *testing.T, dir string) bool {
 	}
 	return false
 }
+
+// When the tmpfs cannot be mounted, auto mode keeps the folder and says so;
+// an explicit tmpfs request fails instead.
+func TestScratchTmpfsFallback(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "not-there") // mount(2) fails: no such folder
+	s := &Stack{cfg: Config{ScratchSize: "64MiB", ScratchTmpfs: true, ScratchFallback: true}, Scratch: missing}
+	if err := s.prepareScratch(); err != nil || s.ScratchKind() != "dir" {
+		t.Fatalf("auto: err %v, kind %s; want the folder kept", err, s.ScratchKind())
+	}
+	s = &Stack{cfg: Config{ScratchSize: "64MiB", ScratchTmpfs: true}, Scratch: missing}
+	if err := s.prepareScratch(); err == nil {
+		t.Fatal("an explicit tmpfs that cannot be mounted was not an error")
+	}
+}
