@@ -252,26 +252,13 @@ func (db *DB) removeFollower(f *follower) {
 // deliver hands a notification from eventsChannel to this replica's
 // followers of the task, never blocking the listener.
 func (db *DB) deliver(payload string) {
-	db.subMu.Lock()
-	none := len(db.followers) == 0
-	db.subMu.Unlock()
-	if none {
-		return
-	}
 	var w wireEvent
 	if err := json.Unmarshal([]byte(payload), &w); err != nil {
 		return
 	}
-	key := followKey{w.Agent, a2a.TaskID(w.Task)}
-	db.subMu.Lock()
-	n := len(db.followers[key])
-	db.subMu.Unlock()
-	if n == 0 {
-		return
-	}
 	db.subMu.Lock()
 	defer db.subMu.Unlock()
-	for f := range db.followers[key] {
+	for f := range db.followers[followKey{w.Agent, a2a.TaskID(w.Task)}] {
 		// Each follower gets its own copy: its stream owns the event.
 		le := liveEvent{end: w.End}
 		if len(w.Event) > 0 {
