@@ -152,14 +152,13 @@ func run(n int, doc string) error {
 }
 
 func startServer(base, pkg string, abi int) (sandboxv1.RunServiceClient, func(), error) {
-	var cred *syscall.Credential
-	uid, gid := -1, -1
+	// As deployed: a uid per turn when root.
+	var uids workspace.UIDRange
 	if os.Geteuid() == 0 {
-		cred = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
-		uid, gid = 65534, 65534
+		uids = workspace.UIDRange{First: 190000, Count: 4096}
 	}
 	wm, err := workspace.New(workspace.Config{Scratch: filepath.Join(base, "scratch"), TurnLimit: 64 << 20,
-		UserLimit: 128 << 20, UID: uid, GID: gid})
+		UserLimit: 128 << 20, UIDs: uids})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,7 +168,7 @@ func startServer(base, pkg string, abi int) (sandboxv1.RunServiceClient, func(),
 	}
 	srv, err := server.New(server.Config{
 		Agent: "bench", LandlockABI: abi, PackageDir: pkg, Token: "bench-token", Filter: filter,
-		Workspaces: wm, RunAs: cred,
+		Workspaces: wm,
 		Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"bash", "list"}},
 			Declared: []spec.Tool{{Name: "true", Command: []string{"true"}}}},
 	})

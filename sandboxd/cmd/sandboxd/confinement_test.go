@@ -113,7 +113,7 @@ func TestStartRefusesWithoutConfinement(t *testing.T) {
 		// seccomp(SECCOMP_SET_MODE_FILTER) fails with EINVAL.
 		bad := func() ([]byte, error) { return []byte{0xff, 0xff, 0, 0, 0, 0, 0, 0}, nil }
 		err := run([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
-			"--listen", freeAddr(t)}, confine.HostKernel(), bad)
+			"--listen", freeAddr(t), "--uid-range", "510048:16"}, confine.HostKernel(), bad)
 		if err == nil {
 			t.Fatal("start-up did not refuse")
 		}

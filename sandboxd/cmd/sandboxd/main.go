@@ -62,7 +62,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		scratch     = fs.String("scratch", "", "directory for turn workspaces, ideally a tmpfs (required)")
 		listen      = fs.String("listen", "0.0.0.0:8600", "address for gRPC and HTTP/JSON")
 		fingerprint = fs.String("fingerprint", "", "the profile fingerprint set at deploy time, reported on /status")
-		runAs       = fs.String("run-as", "", "UID:GID that calls run as; default 65534:65534 when sandboxd runs as root, else sandboxd's own user")
+		uidRange    = fs.String("uid-range", "100000:4096", "FIRST:COUNT of the uids turns run as, one each (uid = gid); disjoint from every other sandbox's and service's")
 		callTimeout = fs.Duration("call-timeout", 2*time.Minute, "default wall-clock limit of one call")
 		turnTTL     = fs.Duration("turn-ttl", 30*time.Minute, "idle time after which a turn the vessel never ended is deleted")
 		nproc       = fs.Uint64("max-procs", 512, "RLIMIT_NPROC of calls (counted per user across the sandbox)")
@@ -71,11 +71,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		turnDisk    sizeFlag
 		userDisk    sizeFlag
 		scratchSize sizeFlag
+		callMemory  sizeFlag
 	)
 	fs.Var(&mounts, "mount", "a read-only data directory calls may read (repeatable)")
 	fs.Var(&turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 4)")
 	fs.Var(&userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 2)")
 	fs.Var(&scratchSize, "scratch-size", "size of the scratch filesystem (default: measured)")
+	fs.Var(&callMemory, "call-memory", "address-space limit of each process of a call, the agent's memory (default: none)")
 	_ = fs.Parse(args) // ExitOnError: a bad flag exits, as with the global flag set
 	if *agent == "" || *pkg == "" || *scratch == "" {
 		fs.Usage()
@@ -111,9 +113,12 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		}
 		mountDirs = append(mountDirs, d)
 	}
-	cred, err := credential(*runAs)
+	uids, err := workspace.ParseUIDRange(*uidRange)
 	if err != nil {
-		return err
+		return fmt.Errorf("--uid-range: %w", err)
+	}
+	if err := canSwitchUsers(); err != nil {
+		return fmt.Errorf("refusing to start: %w", err)
 	}
 	if err := os.MkdirAll(*scratch, 0o711); err != nil {
 		return fmt.Errorf("--scratch: %w", err)
@@ -132,19 +137,15 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if userDisk <= 0 {
 		userDisk = sizeFlag(size / 2)
 	}
-	uid, gid := -1, -1
-	if cred != nil {
-		uid, gid = int(cred.Uid), int(cred.Gid)
-	}
 	wm, err := workspace.New(workspace.Config{Scratch: *scratch, TurnLimit: int64(turnDisk), UserLimit: int64(userDisk),
-		TTL: *turnTTL, UID: uid, GID: gid, CallProcs: *callProcs})
+		TTL: *turnTTL, UIDs: uids, CallProcs: *callProcs})
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{
 		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi,
 		PackageDir: pkgDir, Mounts: mountDirs, Manifest: manifest, Token: token, Filter: filter,
-		Workspaces: wm, RunAs: cred, DefaultTimeout: *callTimeout, NProc: *nproc, Logf: logger.Printf,
+		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory), Logf: logger.Printf,
 	})
 	if err != nil {
 		return err
@@ -232,49 +233,67 @@ func canonical(p string) (string, error) {
 	return abs, nil
 }
 
-// credential picks the user calls run as: root's calls would be exempt
-// from RLIMIT_NPROC and could raise their own limits, so root hands them
-// to nobody.
-func credential(flagVal string) (*syscall.Credential, error) {
-	if flagVal == "" {
-		if os.Geteuid() != 0 {
-			return nil, nil
-		}
-		flagVal = "65534:65534"
-	}
-	u, g, ok := strings.Cut(flagVal, ":")
-	uid, err1 := strconv.ParseUint(u, 10, 32)
-	gid, err2 := strconv.ParseUint(g, 10, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("--run-as %q: want UID:GID", flagVal)
-	}
-	if uid == 0 {
-		return nil, errors.New("--run-as: calls may not run as root")
-	}
-	if os.Geteuid() != 0 && int(uid) != os.Geteuid() {
-		return nil, errors.New("--run-as: only a root sandboxd can run calls as another user")
-	}
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	if !hasCapSetuid() {
-		return nil, errors.New("sandboxd runs as root without CAP_SETUID, so calls would run as root, which " +
-			"RLIMIT_NPROC does not limit: run the container as a non-root user (for example user: 65534:65534)")
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+// neededCaps are what sandboxd needs to give each turn a uid of its own:
+// SETUID and SETGID to switch a call (and the end-of-turn sweep) to it,
+// CHOWN to hand the workspace to it, KILL to stop its processes, and
+// DAC_OVERRIDE to measure, read the outbox of and remove a workspace that
+// the turn's user owns.
+var neededCaps = []struct {
+	bit  uint
+	name string
+}{
+	{unix.CAP_SETUID, "CAP_SETUID"}, {unix.CAP_SETGID, "CAP_SETGID"}, {unix.CAP_CHOWN, "CAP_CHOWN"},
+	{unix.CAP_KILL, "CAP_KILL"}, {unix.CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE"},
 }
 
-// hasCapSetuid reads CapEff from /proc/self/status.
-func hasCapSetuid() bool {
+// canSwitchUsers says what is missing for a uid per turn: root (whose
+// calls would otherwise share one user, and with it process limits,
+// ownership, scheduling and signals) and the capabilities above.
+func canSwitchUsers() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("sandboxd runs as uid %d, but every turn's calls need a uid of their own, which only "+
+			"root can give: run it as root (in a container: user 0 with cap_drop ALL and cap_add %s, as "+
+			"`astralvessel deploy` generates)", os.Geteuid(), capNames())
+	}
+	eff, err := effectiveCaps()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, c := range neededCaps {
+		if eff&(1<<c.bit) == 0 {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("sandboxd runs as root without %s, which it needs to give every turn a uid of its "+
+			"own: add them to the container (cap_add %s)", strings.Join(missing, ", "), capNames())
+	}
+	return nil
+}
+
+func capNames() string {
+	names := make([]string, len(neededCaps))
+	for i, c := range neededCaps {
+		names[i] = strings.TrimPrefix(c.name, "CAP_")
+	}
+	return strings.Join(names, ", ")
+}
+
+// effectiveCaps reads CapEff from /proc/self/status.
+func effectiveCaps() (uint64, error) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return false
+		return 0, fmt.Errorf("reading capabilities: %w", err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
 			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && caps&(1<<unix.CAP_SETUID) != 0 && caps&(1<<unix.CAP_SETGID) != 0
+			if err != nil {
+				return 0, fmt.Errorf("reading capabilities: %w", err)
+			}
+			return caps, nil
 		}
 	}
-	return false
+	return 0, errors.New("reading capabilities: no CapEff in /proc/self/status")
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -107,18 +108,62 @@ func TestRefusesWithoutToken(t *testing.T) {
 	}
 }
 
-// TestUnprivileged starts the real binary as an unprivileged user with
-// every capability dropped and no_new_privs, as in the container, and
-// runs a confined call through HTTP/JSON.
-func TestUnprivileged(t *testing.T) {
+// containerCaps is the sandbox container's cap_add list, as setpriv names them.
+const containerCaps = "+setuid,+setgid,+chown,+kill,+dac_override"
+
+// TestRefusesWithoutRoot: an unprivileged sandboxd cannot give turns uids
+// of their own, and says so instead of running every call as itself.
+func TestRefusesWithoutRoot(t *testing.T) {
 	requireKernel(t)
+	setpriv := needSetpriv(t)
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	_ = os.Chmod(bin, 0o755)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--nnp",
+		"--inh-caps=-all", "--bounding-set=-all", bin, "--agent", "a", "--package", pkg,
+		"--scratch", filepath.Join(base, "scratch"), "--listen", freeAddr(t))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "need a uid of their own") || !strings.Contains(string(out), "cap_add") {
+		t.Fatalf("want a refusal that says what is missing: %v\n%s", err, out)
+	}
+}
+
+// TestRefusesWithoutCapabilities: root missing one of the five
+// capabilities names it.
+func TestRefusesWithoutCapabilities(t *testing.T) {
+	requireKernel(t)
+	setpriv := needSetpriv(t)
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	cmd := exec.Command(setpriv, "--inh-caps=-all", "--bounding-set=-all,+setuid,+setgid,+chown,+dac_override",
+		bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"), "--listen", freeAddr(t))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "without CAP_KILL") {
+		t.Fatalf("want a refusal naming CAP_KILL: %v\n%s", err, out)
+	}
+}
+
+func needSetpriv(t *testing.T) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to switch to an unprivileged user with setpriv")
+		t.Skip("needs root to set up the user and capabilities with setpriv")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv (util-linux) not installed")
+		t.Fatal("setpriv (util-linux) is needed for this test")
 	}
+	return setpriv
+}
+
+// TestContainerLayout starts the real binary as the sandbox container
+// runs it: root with only the five capabilities of its cap_add list and
+// no_new_privs, and runs a confined call through HTTP/JSON, which runs as
+// a uid of the turn's own from --uid-range.
+func TestContainerLayout(t *testing.T) {
+	requireKernel(t)
+	setpriv := needSetpriv(t)
 	base, pkg := agentDir(t)
 	bin := buildBinary(t, base)
 	_ = os.Chmod(bin, 0o755)
@@ -128,9 +173,10 @@ func TestUnprivileged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var logs bytes.Buffer
-	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--nnp",
-		"--inh-caps=-all", "--bounding-set=-all", bin, "--agent", "a", "--package", pkg,
-		"--scratch", filepath.Join(base, "scratch"), "--listen", addr, "--fingerprint", "sha256:fp")
+	cmd := exec.CommandContext(ctx, setpriv, "--clear-groups", "--nnp",
+		"--inh-caps=-all", "--bounding-set=-all,"+containerCaps, bin, "--agent", "a", "--package", pkg,
+		"--scratch", filepath.Join(base, "scratch"), "--listen", addr, "--fingerprint", "sha256:fp",
+		"--uid-range", "510000:16")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tokenFile}
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -181,8 +227,9 @@ func TestUnprivileged(t *testing.T) {
 		}
 	}
 	// /proc is not granted, so the second command fails: the call runs as
-	// 65534 and exits with grep's status.
-	if !strings.HasPrefix(out.String(), "65534\n") || strings.Contains(out.String(), "NoNewPrivs") {
+	// the turn's uid and exits with grep's status.
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if uid, err := strconv.Atoi(first); err != nil || uid < 510000 || uid >= 510016 || strings.Contains(out.String(), "NoNewPrivs") {
 		t.Fatalf("call output %q\n%s", out.String(), logs.String())
 	}
 }
@@ -196,7 +243,7 @@ func TestRefusesPackageTheCallUserCannotRead(t *testing.T) {
 	bin := buildBinary(t, base)
 	_ = os.Chmod(pkg, 0o700)
 	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
-		"--listen", freeAddr(t))
+		"--listen", freeAddr(t), "--uid-range", "510016:16")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "cannot read "+pkg) {
@@ -211,7 +258,7 @@ func TestRefusesTokenFileCallsCanRead(t *testing.T) {
 	tok := filepath.Join(pkg, "token")
 	_ = os.WriteFile(tok, []byte("secret\n"), 0o600)
 	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
-		"--listen", freeAddr(t))
+		"--listen", freeAddr(t), "--uid-range", "510032:16")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tok}
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "which tool calls can read") {

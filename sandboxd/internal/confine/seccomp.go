@@ -36,6 +36,10 @@ var denied = []struct {
 	{unix.EPERM, []string{"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
 		"reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "open_by_handle_at",
 		"name_to_handle_at", "iopl", "ioperm", "fanotify_init", "personality", "vhangup"}},
+	// sysinfo reports the host's process count (and memory, load): a call
+	// may not see other processes, and nothing needs it where /proc is
+	// not granted anyway.
+	{unix.EPERM, []string{"sysinfo"}},
 	// clone3 passes its flags in memory where a filter cannot see them:
 	// ENOSYS makes libc fall back to clone, whose flags we can check.
 	{unix.ENOSYS, []string{"clone3"}},
@@ -45,6 +49,18 @@ var denied = []struct {
 // gets ESRCH, so a call learns nothing about other processes through them.
 var pidQueries = []string{"getpgid", "getsid", "sched_getaffinity", "sched_getparam", "sched_getscheduler",
 	"sched_rr_get_interval", "prlimit64", "pidfd_open", "get_robust_list", "sched_getattr"}
+
+// selfOnly are scheduling and priority changes that name their target by
+// an argument (index arg); any target but 0 (the caller, its group or its
+// user, which is the call's own turn) gets EPERM, so a call cannot renice,
+// pin or reschedule sandboxd or another turn's processes.
+var selfOnly = []struct {
+	name string
+	arg  uint
+}{
+	{"setpriority", 1}, {"ioprio_set", 1},
+	{"sched_setaffinity", 0}, {"sched_setscheduler", 0}, {"sched_setparam", 0}, {"sched_setattr", 0},
+}
 
 // namespaceFlags are the clone flags that would create namespaces.
 var namespaceFlags = []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWUSER,
@@ -102,6 +118,16 @@ func buildFilter(tree bool) ([]byte, error) {
 			return nil, fmt.Errorf("pid condition: %w", err)
 		}
 		if err := addRule(f, name, srch, cond); err != nil {
+			return nil, err
+		}
+	}
+	perm = seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	for _, sc := range selfOnly {
+		cond, err := seccomp.MakeCondition(sc.arg, seccomp.CompareNotEqual, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s condition: %w", sc.name, err)
+		}
+		if err := addRule(f, sc.name, perm, cond); err != nil {
 			return nil, err
 		}
 	}

@@ -73,8 +73,8 @@ static int child(void *arg) {
 	if (dup2(s->stdin_fd, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0) fail(s, SBX_STEP_STDIO);
 	if (chdir(s->dir) < 0) fail(s, SBX_STEP_CHDIR);
 
-	static const int res[] = {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_NPROC, RLIMIT_CPU, RLIMIT_CORE};
-	for (int i = 0; i < 5; i++) {
+	static const int res[] = {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_NPROC, RLIMIT_CPU, RLIMIT_CORE, RLIMIT_AS};
+	for (int i = 0; i < 6; i++) {
 		if (s->limits[i] == SBX_UNSET) continue;
 		struct rlimit rl = {.rlim_cur = s->limits[i], .rlim_max = s->limits[i]};
 		if (setrlimit(res[i], &rl) < 0) fail(s, SBX_STEP_RLIMIT);
@@ -98,6 +98,31 @@ static int child(void *arg) {
 	execve(s->path, s->argv, s->envp);
 	fail(s, SBX_STEP_EXEC);
 	return 127;
+}
+
+// sweep_child runs as the turn's user and sends SIGKILL to every process
+// that user has (kill(-1) reaches all the caller may signal but itself).
+static int sweep_child(void *arg) {
+	const uint32_t *id = arg;
+	if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setgid, id[1]) < 0 || syscall(SYS_setuid, id[0]) < 0) _exit(1);
+	syscall(SYS_kill, -1, SIGKILL);
+	_exit(0);
+}
+
+int sbx_kill_user(uint32_t uid, uint32_t gid) {
+	void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) return -errno;
+	uint32_t id[2] = {uid, gid};
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	// CLONE_VFORK: the parent resumes once the child has exited, so the
+	// sweep is over when this returns; the caller reaps it.
+	int pid = clone(sweep_child, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, id);
+	int err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stack, STACK_SIZE);
+	return pid < 0 ? -err : pid;
 }
 
 int sbx_spawn(struct sbx_spawn *s) {

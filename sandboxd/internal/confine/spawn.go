@@ -186,7 +186,7 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 	cs.stdout_fd = C.int(stdout)
 	cs.stderr_fd = C.int(stderr)
 	cs.report_fd = C.int(reportW)
-	for i, v := range []uint64{s.Limits.NoFile, s.Limits.FileSize, s.Limits.NProc, s.Limits.CPUSecs} {
+	for i, v := range []uint64{s.Limits.NoFile, s.Limits.FileSize, s.Limits.NProc, s.Limits.CPUSecs, 0, s.Limits.AddressSpace} {
 		if v == 0 {
 			v = uint64(C.SBX_UNSET)
 		}
@@ -234,4 +234,45 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 		return 0, -1, &StepError{Step: stepNames[step], Errno: errno}
 	}
 	return pid, pidfd, nil
+}
+
+// KillUser sends SIGKILL to every process of uid, from a short-lived
+// process that switches to uid first (kill(-1) reaches exactly the
+// processes a user may signal). A turn's uid is its own, so this ends
+// whatever the turn left, wherever it went, before the uid is handed to
+// another turn. It needs CAP_SETUID and CAP_SETGID, and root's uid is
+// refused.
+func KillUser(uid, gid uint32) error {
+	if uid == 0 || gid == 0 {
+		return fmt.Errorf("refusing to sweep uid %d gid %d", uid, gid)
+	}
+	locked := reaping.Load()
+	if locked {
+		startMu.Lock()
+	}
+	pid := int(C.sbx_kill_user(C.uint32_t(uid), C.uint32_t(gid)))
+	if pid > 0 {
+		track(pid)
+	}
+	if locked {
+		startMu.Unlock()
+	}
+	if pid < 0 {
+		return fmt.Errorf("sweeping uid %d: %w", uid, unix.Errno(-pid))
+	}
+	var ws unix.WaitStatus
+	var err error
+	for {
+		if _, err = unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	untrack(pid)
+	if err != nil {
+		return fmt.Errorf("waiting for the sweep of uid %d: %w", uid, err)
+	}
+	if ws.ExitStatus() != 0 {
+		return fmt.Errorf("sweeping uid %d: could not switch to it (CAP_SETUID and CAP_SETGID are needed)", uid)
+	}
+	return nil
 }

@@ -25,7 +25,7 @@ struct sbx_spawn {
 	char **envp;
 	const char *dir;
 	int stdin_fd, stdout_fd, stderr_fd, report_fd;
-	uint64_t limits[5]; // nofile, fsize, nproc, cpu, core; SBX_UNSET leaves one alone
+	uint64_t limits[6]; // nofile, fsize, nproc, cpu, core, as; SBX_UNSET leaves one alone
 	int set_user;
 	uint32_t uid, gid;
 	int ruleset_fd;
@@ -36,3 +36,7 @@ struct sbx_spawn {
 };
 
 int sbx_spawn(struct sbx_spawn *s);
+
+// sbx_kill_user kills every process of uid; returns the sweeper's pid
+// (to reap) or -errno.
+int sbx_kill_user(uint32_t uid, uint32_t gid);

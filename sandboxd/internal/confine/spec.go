@@ -31,6 +31,9 @@ type Limits struct {
 	FileSize uint64
 	NProc    uint64
 	CPUSecs  uint64
+	// AddressSpace is RLIMIT_AS of each process of the call: the agent's
+	// memory where no cgroup is given per call (docs/sandbox.md).
+	AddressSpace uint64
 }
 
 // LookPath finds name on the call's own PATH (from env), not sandboxd's.

@@ -339,10 +339,6 @@ func TestBackgroundProcessDiesWithCall(t *testing.T) {
 	}
 }
 
-// bombUID is a user of its own for the fork bomb, so that its share of
-// RLIMIT_NPROC (counted per user) cannot starve calls of other tests.
-const bombUID = 64999
-
 func TestForkBomb(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -356,7 +352,7 @@ func TestForkBomb(t *testing.T) {
 		{"timeout", 0, 3000, "timeout"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, envOpts{uid: bombUID, callProcs: c.callProcs})
+			e := newEnv(t, envOpts{callProcs: c.callProcs})
 			forkBomb(t, e, c.timeoutMs, c.stopped)
 		})
 	}
@@ -372,11 +368,11 @@ func forkBomb(t *testing.T, e *env, timeoutMs uint32, stopped string) {
 	if r.exit.Stopped != stopped {
 		t.Fatalf("want stopped %q: %v", stopped, r.exit)
 	}
-	// Nothing of the bomb may be left: look for processes of the call's user.
-	if os.Geteuid() == 0 {
-		for i := 0; countUserProcs(bombUID) > 0; i++ {
+	// Nothing of the bomb may be left: look for processes of the turn's user.
+	if uid := e.turn("turn-bomb").UID; uid >= 0 {
+		for i := 0; countUserProcs(uid) > 0; i++ {
 			if i > 100 {
-				t.Fatalf("%d processes of the call survived (exit %v)", countUserProcs(bombUID), r.exit)
+				t.Fatalf("%d processes of the call survived (exit %v)", countUserProcs(uid), r.exit)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -474,6 +470,7 @@ func TestEndTurnKillsCallsAndDeletes(t *testing.T) {
 		done <- r
 	}()
 	pid, _ := strconv.Atoi(<-pidc)
+	ws := e.workspace("turn-end")
 	resp, err := e.client.EndTurn(authCtx(context.Background(), testToken), mkEnd("turn-end"))
 	if err != nil || !resp.Existed {
 		t.Fatalf("end turn: %v %v", resp, err)
@@ -485,7 +482,7 @@ func TestEndTurnKillsCallsAndDeletes(t *testing.T) {
 	if pid == 0 || !waitGone(pid) {
 		t.Fatalf("process %d survived EndTurn", pid)
 	}
-	if _, err := os.Stat(e.workspace("turn-end")); !os.IsNotExist(err) {
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
 		t.Fatalf("workspace not deleted: %v", err)
 	}
 }

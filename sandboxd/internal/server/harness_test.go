@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,16 +51,29 @@ type env struct {
 	addr    string
 	client  sandboxv1.RunServiceClient
 	wm      *workspace.Manager
+	turns   map[string]*workspace.Turn
 }
 
 type envOpts struct {
 	turnLimit, userLimit int64
 	manifest             *spec.Manifest
 	outputCap            int64
-	// uid runs calls as this user when the tests run as root (default
-	// 65534); callProcs is the per-call process cap (0: off).
-	uid       uint32
-	callProcs int
+	// callProcs is the per-call process cap (0: off); callMemory the
+	// per-process address-space limit.
+	callProcs  int
+	callMemory uint64
+}
+
+// nextRange hands every test sandbox a uid range of its own: sandboxd
+// sweeps its range's processes at start, and tests of other packages
+// run at the same time with ranges far from these.
+var nextRange atomic.Uint32
+
+func testUIDs() workspace.UIDRange {
+	if os.Geteuid() != 0 {
+		return workspace.UIDRange{}
+	}
+	return workspace.UIDRange{First: 300000 + 64*(nextRange.Add(1)%4000), Count: 64}
 }
 
 // newEnv starts a real sandboxd server on loopback with its package, data
@@ -76,7 +89,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	// World-writable package and data: only Landlock stands between a call
 	// and a write, so the write tests test Landlock, not file modes.
 	e := &env{t: t, base: base, pkg: filepath.Join(base, "pkg"), data: filepath.Join(base, "data"),
-		scratch: filepath.Join(base, "scratch")}
+		scratch: filepath.Join(base, "scratch"), turns: map[string]*workspace.Turn{}}
 	for _, d := range []string{e.pkg, e.data, filepath.Join(e.pkg, "tools")} {
 		if err := os.MkdirAll(d, 0o777); err != nil {
 			t.Fatal(err)
@@ -102,17 +115,8 @@ func newEnv(t testing.TB, o envOpts) *env {
 				{Name: "probe", Command: []string{"python3", "{package}/probe.py", "inet"}}},
 		}
 	}
-	var cred *syscall.Credential
-	uid, gid := -1, -1
-	if o.uid == 0 {
-		o.uid = 65534
-	}
-	if os.Geteuid() == 0 {
-		cred = &syscall.Credential{Uid: o.uid, Gid: o.uid, Groups: []uint32{}}
-		uid, gid = int(o.uid), int(o.uid)
-	}
 	wm, err := workspace.New(workspace.Config{Scratch: e.scratch, TurnLimit: o.turnLimit, UserLimit: o.userLimit,
-		UID: uid, GID: gid, Interval: 100 * time.Millisecond, CallProcs: o.callProcs})
+		UIDs: testUIDs(), Interval: 100 * time.Millisecond, CallProcs: o.callProcs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +128,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	srv, err := server.New(server.Config{
 		Agent: "test", Fingerprint: "sha256:test", Version: "test", LandlockABI: abi,
 		PackageDir: e.pkg, Mounts: []string{e.data}, Manifest: o.manifest, Token: testToken, Filter: filter,
-		Workspaces: wm, RunAs: cred, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256,
+		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,
 		Logf: t.Logf,
 	})
 	if err != nil {
@@ -267,7 +271,31 @@ func jsonArgs(kv ...string) string {
 	return b.String()
 }
 
-func (e *env) workspace(turn string) string { return filepath.Join(e.scratch, "t-"+turn) }
+// workspace is the turn's workspace directory (made for the default owner
+// when the turn has not started yet); it stays known after the turn ends.
+func (e *env) workspace(turn string) string {
+	e.t.Helper()
+	return e.turn(turn).Dir
+}
+
+// turn is the live turn (started for the default owner if need be), or
+// the one seen last once it has ended.
+func (e *env) turn(id string) *workspace.Turn {
+	e.t.Helper()
+	if t, ok := e.wm.Lookup(id); ok {
+		e.turns[id] = t
+		return t
+	}
+	if t, ok := e.turns[id]; ok {
+		return t
+	}
+	t, err := e.wm.Acquire(id, "app/alice")
+	if err != nil {
+		e.t.Fatalf("turn %s: %v", id, err)
+	}
+	e.turns[id] = t
+	return t
+}
 
 // assertBlocked requires a probe to report BLOCKED (with errno when given).
 func assertBlocked(t *testing.T, r result, errno string) {

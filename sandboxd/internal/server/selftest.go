@@ -55,11 +55,11 @@ func (s *Server) SelfTest(ctx context.Context) error {
 	}
 	unreadable := func(d string) error {
 		who := "sandboxd's user"
-		if s.cfg.RunAs != nil {
-			who = fmt.Sprintf("uid %d", s.cfg.RunAs.Uid)
+		if turn.UID >= 0 {
+			who = fmt.Sprintf("uids of their own (here %d)", turn.UID)
 		}
 		return fmt.Errorf("calls run as %s and cannot read %s: make it and every directory above it "+
-			"readable and searchable by that user (for example chmod o+rx), or choose --run-as", who, d)
+			"readable and searchable by every user (for example chmod o+rx)", who, d)
 	}
 	if err := run("true"); err != nil {
 		// The launcher opens every granted tree as the call user.

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,19 +28,13 @@ func selfTestServer(t *testing.T, filter []byte) *server.Server {
 	if err := os.Mkdir(pkg, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var cred *syscall.Credential
-	uid, gid := -1, -1
-	if os.Geteuid() == 0 {
-		cred = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
-		uid, gid = 65534, 65534
-	}
 	wm, err := workspace.New(workspace.Config{Scratch: filepath.Join(base, "scratch"), TurnLimit: 1 << 20,
-		UserLimit: 1 << 20, UID: uid, GID: gid})
+		UserLimit: 1 << 20, UIDs: testUIDs()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Agent: "test", LandlockABI: abi, PackageDir: pkg, Token: testToken,
-		Filter: filter, Workspaces: wm, RunAs: cred, DefaultTimeout: 20 * time.Second, Logf: t.Logf})
+		Filter: filter, Workspaces: wm, DefaultTimeout: 20 * time.Second, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,15 +43,15 @@ type Config struct {
 	Manifest *spec.Manifest
 	Token    string
 	// Filter is the seccomp program from confine.BuildFilter.
-	Filter     []byte
-	Workspaces *workspace.Manager
-	// RunAs is the user calls run as, nil to keep sandboxd's own.
-	RunAs          *syscall.Credential
+	Filter         []byte
+	Workspaces     *workspace.Manager
 	DefaultTimeout time.Duration
 	MaxTimeout     time.Duration
 	OutputCap      int64
 	NProc          uint64
-	Logf           func(string, ...any)
+	// CallMemory is RLIMIT_AS of every process of a call (0: none).
+	CallMemory uint64
+	Logf       func(string, ...any)
 }
 
 // Server implements sandboxv1.RunServiceServer.
@@ -360,12 +360,12 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		}
 	}()
 	boxRel := turn.TakeSpare()
-	if boxRel == "" || !s.spareOK(ws, boxRel) {
+	if boxRel == "" || !spareOK(ws, boxRel, turn) {
 		if boxRel != "" {
 			outbox.Remove(ws, boxRel)
 		}
 		boxRel = outboxName(turn.NextSeq())
-		if err := s.makeOutbox(ws, boxRel); err != nil {
+		if err := makeOutbox(ws, boxRel, turn); err != nil {
 			s.cfg.Logf("outbox for turn %s: %v", turn.ID, err)
 			return toolErr("could not prepare the outbox"), nil
 		}
@@ -375,6 +375,9 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		FileSize: uint64(max(s.cfg.Workspaces.TurnLimit(), 0)),
 		NProc:    s.cfg.NProc,
 		CPUSecs:  uint64(timeout/time.Second) + 1,
+		// Per process: a call's processes together are bounded by
+		// NProc times this, and in Compose by the container's memory.
+		AddressSpace: s.cfg.CallMemory,
 	}
 	callEnv := env(turn.Dir, filepath.Join(turn.Dir, boxRel))
 	path, err := confine.LookPath(argv[0], callEnv)
@@ -396,7 +399,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		Ruleset:    s.ruleset(turn, &spec),
 		Dir:        turn.Dir,
 		Stdin:      stdin,
-		Credential: s.cfg.RunAs,
+		Credential: turn.Credential(),
 		Timeout:    timeout,
 		OutputCap:  s.cfg.OutputCap,
 	})
@@ -442,7 +445,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 			if empty {
 				outbox.Remove(ws, boxRel)
 			}
-			made = s.makeOutbox(ws, next) == nil
+			made = makeOutbox(ws, next, turn) == nil
 		}
 		if !made || !turn.PutSpare(next) {
 			outbox.Remove(ws, next)
@@ -459,13 +462,13 @@ func outboxName(n int) string { return ".outbox-" + strconv.Itoa(n) }
 // spareOK checks an outbox made ahead before a call gets it: still a
 // directory as it was made (the calls of the turn could have changed it
 // meanwhile), and empty.
-func (s *Server) spareOK(ws *os.Root, rel string) bool {
+func spareOK(ws *os.Root, rel string, turn *workspace.Turn) bool {
 	st, err := ws.Lstat(rel)
 	if err != nil || !st.IsDir() {
 		return false
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok || st.Mode() != fs.ModeDir|0o700 || (s.cfg.RunAs != nil && (sys.Uid != s.cfg.RunAs.Uid || sys.Gid != s.cfg.RunAs.Gid)) {
+	if !ok || st.Mode() != fs.ModeDir|0o700 || (turn.UID >= 0 && (int(sys.Uid) != turn.UID || int(sys.Gid) != turn.GID)) {
 		return false
 	}
 	return outbox.Empty(ws, rel)
@@ -485,7 +488,7 @@ func (s *Server) ruleset(turn *workspace.Turn, spec *confine.Spec) *confine.Rule
 
 // makeOutbox makes a call's outbox: always a directory made here, so
 // whatever a call of the turn put at the name beforehand is removed first.
-func (s *Server) makeOutbox(ws *os.Root, rel string) error {
+func makeOutbox(ws *os.Root, rel string, turn *workspace.Turn) error {
 	err := ws.Mkdir(rel, 0o700)
 	if errors.Is(err, fs.ErrExist) {
 		if err := ws.RemoveAll(rel); err != nil {
@@ -496,14 +499,10 @@ func (s *Server) makeOutbox(ws *os.Root, rel string) error {
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", rel, err)
 	}
-	return s.handOver(ws, rel)
-}
-
-// handOver gives a directory made for the call to the call's user.
-func (s *Server) handOver(ws *os.Root, d string) error {
-	if s.cfg.RunAs != nil {
-		if err := ws.Lchown(d, int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid)); err != nil {
-			return fmt.Errorf("handing %s to the call's user: %w", d, err)
+	// The outbox belongs to the turn's user.
+	if turn.UID >= 0 {
+		if err := ws.Lchown(rel, turn.UID, turn.GID); err != nil {
+			return fmt.Errorf("handing %s to the turn's user: %w", rel, err)
 		}
 	}
 	return nil

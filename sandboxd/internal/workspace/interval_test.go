@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -14,7 +15,7 @@ func TestDefaultIntervalIsHalfASecond(t *testing.T) {
 	if DefaultInterval != 500*time.Millisecond {
 		t.Fatalf("DefaultInterval = %v, docs/sandbox.md promises twice a second", DefaultInterval)
 	}
-	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 1, UserLimit: 1, UID: -1, GID: -1})
+	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 1, UserLimit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestDefaultIntervalIsHalfASecond(t *testing.T) {
 // single tick that finds a turn over its limit stops the turn's running
 // call with disk_limit and empties the workspace.
 func TestOneTickOverLimitKillsAndEmpties(t *testing.T) {
-	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 10_000, UserLimit: 1 << 20, UID: -1, GID: -1})
+	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 10_000, UserLimit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +74,12 @@ func TestOneTickOverLimitKillsAndEmpties(t *testing.T) {
 	if len(killed) != 0 {
 		t.Fatalf("a turn under its limit was stopped: %v", <-killed)
 	}
-	if u := turn.Usage(); u != 1000+PerEntry {
-		t.Fatalf("usage after one tick %d, want %d", u, 1000+PerEntry)
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(turn.Dir, "under"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if u, want := turn.Usage(), st.Blocks*512+PerEntry; u != want {
+		t.Fatalf("usage after one tick %d, want %d", u, want)
 	}
 
 	if err := os.WriteFile(filepath.Join(turn.Dir, "over"), make([]byte, 10_000), 0o644); err != nil {

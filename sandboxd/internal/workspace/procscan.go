@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // openFiles adds, per turn, what the turn's processes hold open under its
@@ -29,6 +31,12 @@ func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, 
 	if err != nil {
 		return out, counts
 	}
+	// The descriptors of another user's process are readable only with
+	// that user's file-system identity (or CAP_SYS_PTRACE, which the
+	// sandbox container does not have): this thread takes the turn's.
+	runtime.LockOSThread()
+	fsuid := asFSUser{}
+	defer fsuid.restore()
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil {
@@ -40,6 +48,9 @@ func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, 
 			continue
 		}
 		counts[g]++
+		if !fsuid.become(t.UID) {
+			continue
+		}
 		fdDir := "/proc/" + p.Name() + "/fd"
 		fds, err := os.ReadDir(fdDir)
 		if err != nil {
@@ -51,11 +62,11 @@ func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, 
 			if err != nil || !strings.HasPrefix(target, t.Dir+"/") {
 				continue
 			}
-			var st syscall.Stat_t
-			if err := syscall.Stat(link, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			var st unix.Stat_t
+			if err := unix.Stat(link, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 				continue
 			}
-			id := fileID{uint64(st.Dev), st.Ino}
+			id := fileID{st.Dev, st.Ino}
 			if seen[t] == nil {
 				seen[t] = map[fileID]bool{}
 			}
@@ -63,7 +74,7 @@ func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, 
 				continue
 			}
 			seen[t][id] = true
-			out[t] += st.Size + PerEntry
+			out[t] += cost(&st)
 		}
 	}
 	return out, counts
@@ -88,4 +99,40 @@ func pgidOf(pid int) int {
 	}
 	g, _ := strconv.Atoi(f[2])
 	return g
+}
+
+// asFSUser switches the locked thread's file-system uid (setfsuid, which
+// needs CAP_SETUID and changes nothing else) and restores it once done.
+type asFSUser struct {
+	uid     int
+	changed bool
+}
+
+// become takes uid's file-system identity (-1: keep sandboxd's); false
+// when it cannot.
+func (a *asFSUser) become(uid int) bool {
+	if uid < 0 || (a.changed && a.uid == uid) {
+		return true
+	}
+	_ = unix.Setfsuid(uid)
+	a.changed = true
+	// setfsuid(-1) changes nothing and reports the current value.
+	cur, _ := unix.SetfsuidRetUid(-1)
+	if cur != uid {
+		return false
+	}
+	a.uid = uid
+	return true
+}
+
+// restore gives the thread back sandboxd's identity; a thread that cannot
+// be restored stays locked and dies with its goroutine.
+func (a *asFSUser) restore() {
+	if a.changed {
+		_ = unix.Setfsuid(os.Geteuid())
+		if cur, _ := unix.SetfsuidRetUid(-1); cur != os.Geteuid() {
+			return
+		}
+	}
+	runtime.UnlockOSThread()
 }

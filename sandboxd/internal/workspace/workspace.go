@@ -4,10 +4,11 @@ package workspace
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,9 +17,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 )
 
-// PerEntry is what each file or directory costs on top of its size.
+// PerEntry is what each file or directory costs on top of its allocated
+// blocks: its inode and name (about 1 KiB of kernel memory on a tmpfs).
 const PerEntry = 1024
 
 // DefaultInterval is how often usage is measured unless Config says
@@ -49,15 +53,15 @@ type Config struct {
 	UserLimit int64
 	// TTL is how long an idle turn lives if the vessel never ends it.
 	TTL time.Duration
-	// UID and GID own new workspaces when >= 0 (the server runs as root
-	// and calls run as an unprivileged user).
-	UID, GID int
+	// UIDs are the users turns run as, one each (sandboxd runs as root).
+	// An empty range keeps sandboxd's own user for every call: only for
+	// tests without root, as main refuses to start that way.
+	UIDs UIDRange
 	// Interval is how often usage is measured (DefaultInterval if unset).
 	Interval time.Duration
 	// CallProcs stops a call whose process group holds more processes
-	// (0: no check). RLIMIT_NPROC is shared by every call of the sandbox,
-	// so this keeps one fork bomb from stalling the others until its
-	// timeout.
+	// (0: no check). RLIMIT_NPROC is per turn (its uid); this keeps the
+	// calls of one turn from stalling each other until a timeout.
 	CallProcs int
 }
 
@@ -66,6 +70,8 @@ type Manager struct {
 	cfg   Config
 	mu    sync.Mutex
 	turns map[string]*Turn
+	// uids is nil without a range.
+	uids *uidPool
 	// newTicker starts Run's clock; tests substitute one they drive.
 	newTicker func(time.Duration) (<-chan time.Time, func())
 }
@@ -81,6 +87,11 @@ type Turn struct {
 	ID    string
 	Owner string
 	Dir   string
+	// UID and GID are the turn's own user, -1 without a range.
+	UID, GID int
+	// home is Dir's parent, readable only by the turn's group, so another
+	// turn cannot even stat the workspace knowing its path.
+	home string
 
 	// emptying is held while the disk check stops the calls and empties
 	// the workspace, so a stopped call can wait for it.
@@ -124,19 +135,44 @@ func New(cfg Config) (*Manager, error) {
 	if err := os.MkdirAll(abs, 0o711); err != nil {
 		return nil, fmt.Errorf("creating scratch %s: %w", abs, err)
 	}
+	// The scratch root belongs to sandboxd, searchable but not listable by
+	// calls: a call owning it could lock every later turn out (chmod 000).
+	if err := os.Chown(abs, os.Geteuid(), os.Getegid()); err != nil {
+		return nil, fmt.Errorf("taking ownership of scratch %s: %w", abs, err)
+	}
+	if err := os.Chmod(abs, 0o711); err != nil {
+		return nil, fmt.Errorf("setting the mode of scratch %s: %w", abs, err)
+	}
+	m := &Manager{cfg: cfg, turns: map[string]*Turn{}, newTicker: realTicker}
+	if cfg.UIDs.Count > 0 {
+		if err := cfg.UIDs.Check(); err != nil {
+			return nil, err
+		}
+		m.uids = newUIDPool(cfg.UIDs)
+		// What a previous sandboxd's turns left running dies first.
+		for uid := range processesOf(cfg.UIDs) {
+			if err := confine.KillUser(uid, uid); err != nil {
+				return nil, fmt.Errorf("stopping processes a previous run left: %w", err)
+			}
+		}
+	}
 	entries, err := os.ReadDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("reading scratch %s: %w", abs, err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "t-") {
-			if err := removeAll(filepath.Join(abs, e.Name())); err != nil {
+		if strings.HasPrefix(e.Name(), "t-") || strings.HasPrefix(e.Name(), homePrefix) {
+			if err := removeTree(filepath.Join(abs, e.Name())); err != nil {
 				return nil, fmt.Errorf("removing stale turn: %w", err)
 			}
 		}
 	}
-	return &Manager{cfg: cfg, turns: map[string]*Turn{}, newTicker: realTicker}, nil
+	return m, nil
 }
+
+// homePrefix starts the name of each turn's home in the scratch root; the
+// rest is random, so knowing a turn id tells nothing about where it lives.
+const homePrefix = "h-"
 
 // Scratch is the absolute scratch directory.
 func (m *Manager) Scratch() string { return m.cfg.Scratch }
@@ -158,19 +194,72 @@ func (m *Manager) Acquire(id, owner string) (*Turn, error) {
 		t.touch()
 		return t, nil
 	}
-	dir := filepath.Join(m.cfg.Scratch, "t-"+id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating workspace: %w", err)
-	}
-	if m.cfg.UID >= 0 {
-		if err := os.Chown(dir, m.cfg.UID, m.cfg.GID); err != nil {
-			_ = os.Remove(dir)
-			return nil, fmt.Errorf("handing workspace to uid %d: %w", m.cfg.UID, err)
+	t := &Turn{ID: id, Owner: owner, UID: -1, GID: -1, calls: map[*Call]struct{}{}, lastUsed: time.Now()}
+	if m.uids != nil {
+		uid, ok := m.uids.take()
+		if !ok {
+			return nil, fmt.Errorf("all %d call uids (--uid-range) are held by live turns: end turns or widen the range", m.cfg.UIDs.Count)
 		}
+		t.UID, t.GID = int(uid), int(uid)
 	}
-	t := &Turn{ID: id, Owner: owner, Dir: dir, calls: map[*Call]struct{}{}, lastUsed: time.Now()}
+	if err := m.makeHome(t); err != nil {
+		m.release(t)
+		return nil, err
+	}
 	m.turns[id] = t
 	return t, nil
+}
+
+// makeHome makes scratch/h-<random> (sandboxd's, mode 0710, group the
+// turn's) and in it the workspace w (the turn's own, mode 0700).
+func (m *Manager) makeHome(t *Turn) error {
+	var rnd [16]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return fmt.Errorf("naming the workspace: %w", err)
+	}
+	t.home = filepath.Join(m.cfg.Scratch, homePrefix+hex.EncodeToString(rnd[:]))
+	t.Dir = filepath.Join(t.home, "w")
+	if err := os.Mkdir(t.home, 0o700); err != nil {
+		return fmt.Errorf("creating workspace: %w", err)
+	}
+	err := os.Mkdir(t.Dir, 0o700)
+	if err == nil && t.UID >= 0 {
+		if err = os.Chown(t.Dir, t.UID, t.GID); err == nil {
+			if err = os.Chown(t.home, os.Geteuid(), t.GID); err == nil {
+				err = os.Chmod(t.home, 0o710)
+			}
+		}
+	} else if err == nil {
+		err = os.Chmod(t.home, 0o711)
+	}
+	if err != nil {
+		_ = removeTree(t.home)
+		return fmt.Errorf("creating workspace for uid %d: %w", t.UID, err)
+	}
+	return nil
+}
+
+// release ends everything still running as the turn's uid and returns the
+// uid to the pool; a uid that could not be swept is never handed out again.
+func (m *Manager) release(t *Turn) error {
+	if m.uids == nil || t.UID < 0 {
+		return nil
+	}
+	if err := confine.KillUser(uint32(t.UID), uint32(t.GID)); err != nil {
+		return fmt.Errorf("turn %s: %w (uid %d retired)", t.ID, err, t.UID)
+	}
+	m.mu.Lock()
+	m.uids.give(uint32(t.UID))
+	m.mu.Unlock()
+	return nil
+}
+
+// Credential is who the turn's calls run as; nil keeps sandboxd's user.
+func (t *Turn) Credential() *syscall.Credential {
+	if t.UID < 0 {
+		return nil
+	}
+	return &syscall.Credential{Uid: uint32(t.UID), Gid: uint32(t.GID), Groups: []uint32{}}
 }
 
 // Lookup returns a live turn.
@@ -199,15 +288,18 @@ func (m *Manager) End(id string) (bool, error) {
 		_ = shared.Close()
 	}
 	t.killCalls("cancelled")
+	// Every process of the turn's uid, wherever it went, dies before the
+	// workspace goes and the uid is handed on.
+	sweepErr := m.release(t)
 	// Killed processes die asynchronously and may still create files.
 	var err error
 	for range 50 {
-		if err = removeAll(t.Dir); err == nil {
-			return true, nil
+		if err = removeTree(t.home); err == nil {
+			return true, sweepErr
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return true, fmt.Errorf("deleting workspace of turn %s: %w", id, err)
+	return true, errors.Join(sweepErr, fmt.Errorf("deleting workspace of turn %s: %w", id, err))
 }
 
 // Count reports the number of live turns.
@@ -397,6 +489,9 @@ func (m *Manager) Check(logf func(string, ...any)) {
 	for _, t := range turns {
 		du := dirUsage(t.Dir, stop)
 		walked[t], seen[t] = du, du.seen
+		if du.deep {
+			logf("turn %s nests directories deeper than %d: treating it as over its disk limit", t.ID, MaxDepth)
+		}
 	}
 	open, counts := openFiles(turns, seen)
 	if m.cfg.CallProcs > 0 {
@@ -417,7 +512,7 @@ func (m *Manager) Check(logf func(string, ...any)) {
 		if gone {
 			continue
 		}
-		if m.cfg.TurnLimit > 0 && u > m.cfg.TurnLimit {
+		if walked[t].deep || (m.cfg.TurnLimit > 0 && u > m.cfg.TurnLimit) {
 			logf("turn %s uses %d bytes, over its limit of %d: stopping its calls and emptying it", t.ID, u, m.cfg.TurnLimit)
 			m.empty(t)
 			continue
@@ -466,12 +561,8 @@ func (m *Manager) empty(t *Turn) {
 	defer t.emptying.Unlock()
 	t.killCalls(ReasonDiskLimit)
 	for range 50 {
-		entries, _ := os.ReadDir(t.Dir)
-		if len(entries) == 0 {
+		if emptyDir(t.Dir) == nil {
 			break
-		}
-		for _, e := range entries {
-			_ = removeAll(filepath.Join(t.Dir, e.Name()))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -494,73 +585,6 @@ type fileID struct{ dev, ino uint64 }
 type usage struct {
 	total int64
 	seen  map[fileID]bool
-}
-
-// dirUsage sums file sizes (once per inode) plus PerEntry per file or
-// directory, stopping early once the total passes stop. A directory a call
-// made unreadable is made readable again first, so hiding files does not
-// hide their size.
-func dirUsage(dir string, stop int64) usage {
-	u := usage{seen: map[fileID]bool{}}
-	var walk func(string) bool
-	walk = func(d string) bool {
-		entries, err := os.ReadDir(d)
-		if errors.Is(err, fs.ErrPermission) {
-			_ = os.Chmod(d, 0o700)
-			entries, err = os.ReadDir(d)
-		}
-		if err != nil {
-			return true
-		}
-		for _, e := range entries {
-			u.total += PerEntry
-			p := filepath.Join(d, e.Name())
-			switch {
-			case e.Type().IsRegular():
-				var st syscall.Stat_t
-				if syscall.Lstat(p, &st) == nil {
-					id := fileID{uint64(st.Dev), st.Ino}
-					if !u.seen[id] {
-						u.seen[id] = true
-						u.total += st.Size
-					}
-				}
-			case e.IsDir():
-				if !walk(p) {
-					return false
-				}
-			}
-			if stop > 0 && u.total > stop {
-				return false
-			}
-		}
-		return true
-	}
-	walk(dir)
-	return u
-}
-
-// removeAll deletes a tree even when a call removed its own permissions
-// from directories inside it.
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	// A second pass catches directories that became walkable only now.
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("removing %s: %w", dir, err)
-	}
-	return nil
+	// deep is set when the tree nests deeper than MaxDepth.
+	deep bool
 }

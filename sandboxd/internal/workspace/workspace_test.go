@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -28,13 +29,22 @@ func TestUsageCountsEntries(t *testing.T) {
 	_ = os.Mkdir(filepath.Join(dir, "d"), 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "d", "b"), nil, 0o644)
 	_ = os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "d", "hard"))
-	if got, want := dirUsage(dir, 0).total, int64(5000+4*PerEntry); got != want {
+	// Allocated blocks, not sizes: each inode's once, each name PerEntry.
+	blocks := func(p string) int64 {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(dir, p), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Blocks * 512
+	}
+	want := blocks("a") + blocks("d") + blocks("d/b") + 4*PerEntry
+	if got := dirUsage(dir, 0).total; got != want {
 		t.Fatalf("usage %d, want %d", got, want)
 	}
 }
 
 func TestLimitsEmptyTurns(t *testing.T) {
-	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 10_000, UserLimit: 15_000, UID: -1, GID: -1})
+	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 10_000, UserLimit: 15_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +84,7 @@ func TestLimitsEmptyTurns(t *testing.T) {
 }
 
 func TestSweepIdle(t *testing.T) {
-	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 1 << 20, UserLimit: 1 << 20, UID: -1, GID: -1, TTL: 1})
+	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 1 << 20, UserLimit: 1 << 20, TTL: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
