@@ -107,6 +107,17 @@ probes = {
     "process_vm_readv": lambda: sysc(NR["process_vm_readv"], int(arg), 0, 0, 0, 0, 0),
     "pidfd_open": lambda: sysc(NR["pidfd_open"], int(arg), 0),
     "userfaultfd": lambda: sysc(NR["userfaultfd"], 0),
+    "renice_pid": lambda: os.setpriority(os.PRIO_PROCESS, int(arg), 19),
+    "renice_user": lambda: os.setpriority(os.PRIO_USER, int(arg), 19),
+    "renice_own_user": lambda: os.setpriority(os.PRIO_USER, 0, 19),
+    "pin": lambda: os.sched_setaffinity(int(arg), {0}),
+    "sched_other": lambda: os.sched_setscheduler(int(arg), os.SCHED_IDLE, os.sched_param(0)),
+    "ioprio_other": lambda: sysc(251, 1, int(arg), (3 << 13)),
+    "prlimit_other": lambda: resource.prlimit(int(arg), resource.RLIMIT_NOFILE, (1, 1)),
+    "sysinfo": lambda: check(libc.sysinfo(ctypes.create_string_buffer(128))),
+    "stat": lambda: os.stat(arg),
+    "chmod000": lambda: os.chmod(arg, 0),
+    "alloc": lambda: bytearray(int(arg)),
 }
 
 try:
