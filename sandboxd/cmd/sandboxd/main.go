@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,11 +73,15 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		userDisk    sizeFlag
 		scratchSize sizeFlag
 		callMemory  sizeFlag
+		outBudget   = sizeFlag(server.DefaultOutputBudget)
+		memLimit    = sizeFlag(64 << 20)
 	)
 	fs.Var(&mounts, "mount", "a read-only data directory calls may read (repeatable)")
 	fs.Var(&turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 4)")
 	fs.Var(&userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 2)")
 	fs.Var(&scratchSize, "scratch-size", "size of the scratch filesystem (default: measured)")
+	fs.Var(&memLimit, "memory-limit", "soft limit of sandboxd's own memory, for the Go runtime (GOMEMLIMIT wins when set)")
+	fs.Var(&outBudget, "output-budget", "call output sandboxd holds at once, all calls together")
 	fs.Var(&callMemory, "call-memory", "address-space limit of each process of a call, the agent's memory (default: none)")
 	_ = fs.Parse(args) // ExitOnError: a bad flag exits, as with the global flag set
 	if *agent == "" || *pkg == "" || *scratch == "" {
@@ -84,6 +89,10 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		return errors.New("--agent, --package and --scratch are required")
 	}
 	logger := log.New(os.Stderr, "sandboxd: ", log.LstdFlags|log.LUTC)
+	if os.Getenv("GOMEMLIMIT") == "" && memLimit > 0 {
+		// Output floods make garbage fast: collect before it piles up.
+		debug.SetMemoryLimit(int64(memLimit))
+	}
 
 	abi, err := kernel.Check()
 	if err != nil {
@@ -145,7 +154,8 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	srv, err := server.New(server.Config{
 		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi,
 		PackageDir: pkgDir, Mounts: mountDirs, Manifest: manifest, Token: token, Filter: filter,
-		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory), Logf: logger.Printf,
+		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory),
+		OutputBudget: int64(outBudget), Logf: logger.Printf,
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,6 +40,11 @@ type Options struct {
 	// Ruleset, when set, is the Landlock ruleset of Spec built beforehand
 	// (NewRuleset); once it is closed, the start builds its own again.
 	Ruleset *Ruleset
+	// Budget, when set, is shared by every call of the server: each chunk
+	// of output read but not yet passed on holds its size of it, and a
+	// call whose output finds it spent waits (its pipe fills and its
+	// writes block) instead of growing sandboxd's memory.
+	Budget *semaphore.Weighted
 }
 
 // Result is how a call ended.
@@ -224,6 +231,12 @@ func (p *Process) killGroup() {
 	}
 }
 
+func (p *Process) giveBack(n int64) {
+	if p.opts.Budget != nil {
+		p.opts.Budget.Release(n)
+	}
+}
+
 // Wait streams the call's output through emit until the call and its
 // group have ended, enforcing the timeout and output cap.
 func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
@@ -247,6 +260,9 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 			for {
 				n, err := f.Read(buf)
 				if n > 0 {
+					if p.opts.Budget != nil {
+						_ = p.opts.Budget.Acquire(context.Background(), int64(n))
+					}
 					chunks <- chunk{stream, bytes.Clone(buf[:n])}
 				}
 				if err != nil {
@@ -267,7 +283,11 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 	truncated := false
 	emitting := true
 	for c := range chunks {
+		// The chunk's share of the budget is back once it has been
+		// passed on (emit is synchronous) or dropped.
+		held := int64(len(c.data))
 		if !emitting {
+			p.giveBack(held)
 			continue
 		}
 		room := p.opts.OutputCap - sent[c.stream]
@@ -289,6 +309,7 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 			emitting = false
 			p.Kill("")
 		}
+		p.giveBack(held)
 	}
 	// The pipes are closed once every holder died; now reap the leader.
 	<-p.exited

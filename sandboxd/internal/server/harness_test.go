@@ -60,8 +60,9 @@ type envOpts struct {
 	outputCap            int64
 	// callProcs is the per-call process cap (0: off); callMemory the
 	// per-process address-space limit.
-	callProcs  int
-	callMemory uint64
+	callProcs    int
+	callMemory   uint64
+	outputBudget int64
 }
 
 // nextRange hands every test sandbox a uid range of its own: sandboxd
@@ -129,7 +130,8 @@ func newEnv(t testing.TB, o envOpts) *env {
 		Agent: "test", Fingerprint: "sha256:test", Version: "test", LandlockABI: abi,
 		PackageDir: e.pkg, Mounts: []string{e.data}, Manifest: o.manifest, Token: testToken, Filter: filter,
 		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,
-		Logf: t.Logf,
+		OutputBudget: o.outputBudget,
+		Logf:         t.Logf,
 	})
 	if err != nil {
 		t.Fatal(err)

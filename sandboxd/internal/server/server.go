@@ -25,6 +25,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/outbox"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
+	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -51,17 +52,26 @@ type Config struct {
 	NProc          uint64
 	// CallMemory is RLIMIT_AS of every process of a call (0: none).
 	CallMemory uint64
+	// OutputBudget bounds the call output sandboxd holds at once across
+	// all calls (DefaultOutputBudget if unset).
+	OutputBudget int64
 	Logf       func(string, ...any)
 }
 
 // Server implements sandboxv1.RunServiceServer.
 type Server struct {
 	sandboxv1.UnimplementedRunServiceServer
-	cfg   Config
+	cfg    Config
+	budget *semaphore.Weighted
 	roots tools.Roots
 	ro    []string
 	devs  []string
 }
+
+// DefaultOutputBudget is how much call output sandboxd holds at once, all
+// calls together: 24 output floods to a slow reader once took it from 35
+// to 244 MB.
+const DefaultOutputBudget = 32 << 20
 
 // systemDirs are readable (and executable) by every call, when present.
 var systemDirs = []string{"/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc", "/sbin", "/opt"}
@@ -86,7 +96,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg}
+	if cfg.OutputBudget <= 0 {
+		cfg.OutputBudget = DefaultOutputBudget
+	}
+	s := &Server{cfg: cfg, budget: semaphore.NewWeighted(cfg.OutputBudget)}
 	for _, d := range systemDirs {
 		if _, err := os.Stat(d); err == nil {
 			s.ro = append(s.ro, d)
@@ -402,6 +415,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		Credential: turn.Credential(),
 		Timeout:    timeout,
 		OutputCap:  s.cfg.OutputCap,
+		Budget:     s.budget,
 	})
 	if err != nil {
 		s.cfg.Logf("starting call: %v", err)

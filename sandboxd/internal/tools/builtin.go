@@ -126,18 +126,22 @@ func (r Roots) RunRead(a ReadArgs, workspace string, w io.Writer, limit int64) (
 }
 
 // selectLines returns the lines [offset, offset+limit) of f; closing the
-// reader stops the copying goroutine.
+// reader stops the copying goroutine. Lines are passed on in pieces of
+// the reader's buffer, never held whole: a single 45 MB line costs 4 KiB.
 func selectLines(f io.Reader, offset, limit int) *io.PipeReader {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReader(f)
 		line := 1
 		for {
-			b, err := br.ReadBytes('\n')
+			b, err := br.ReadSlice('\n')
 			if len(b) > 0 && line >= offset && (limit <= 0 || line < offset+limit) {
 				if _, werr := pw.Write(b); werr != nil {
 					return
 				}
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue // the same line goes on
 			}
 			line++
 			if err != nil || (limit > 0 && line >= offset+limit) {
