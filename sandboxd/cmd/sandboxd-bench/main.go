@@ -211,7 +211,8 @@ func startOnly(truePath, scratch, pkg string) func() error {
 	}
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
-		cred = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
+		// A uid of the bench's own range, as a turn's calls run.
+		cred = &syscall.Credential{Uid: 190000 + 4095, Gid: 190000 + 4095, Groups: []uint32{}}
 	}
 	return func() error {
 		p, err := confine.Start(confine.Options{
