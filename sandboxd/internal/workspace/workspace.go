@@ -203,7 +203,9 @@ func (m *Manager) Acquire(id, owner string) (*Turn, error) {
 		t.UID, t.GID = int(uid), int(uid)
 	}
 	if err := m.makeHome(t); err != nil {
-		m.release(t)
+		if t.UID >= 0 {
+			m.uids.give(uint32(t.UID)) // nothing ran as it; m.mu is held
+		}
 		return nil, err
 	}
 	m.turns[id] = t

@@ -97,3 +97,41 @@ func TestSweepIdle(t *testing.T) {
 		t.Fatal("idle workspace kept")
 	}
 }
+
+// A range of one uid serves one live turn at a time; the uid comes back
+// when the turn ends, and a failed start does not lose it.
+func TestUIDsAreHeldPerTurn(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to hand workspaces to other uids")
+	}
+	scratch := t.TempDir()
+	m, err := New(Config{Scratch: scratch, TurnLimit: 1 << 20, UserLimit: 1 << 20, UIDs: UIDRange{First: 520000, Count: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.Acquire("a", "u")
+	if err != nil || a.UID != 520000 {
+		t.Fatalf("first turn: uid %d, %v", a.UID, err)
+	}
+	if _, err := m.Acquire("b", "u"); err == nil || !strings.Contains(err.Error(), "held by live turns") {
+		t.Fatalf("second turn with no uid left: %v", err)
+	}
+	if _, err := m.End("a"); err != nil {
+		t.Fatal(err)
+	}
+	// A start that fails after taking the uid gives it back: here the
+	// scratch root has gone.
+	if err := os.Rename(scratch, scratch+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Acquire("c", "u"); err == nil {
+		t.Fatal("a turn started without a scratch root")
+	}
+	if err := os.Rename(scratch+".gone", scratch); err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Acquire("b", "u")
+	if err != nil || b.UID != 520000 {
+		t.Fatalf("the uid did not come back: %d, %v", b.UID, err)
+	}
+}
