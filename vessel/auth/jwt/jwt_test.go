@@ -573,13 +573,13 @@ func FuzzVerify(f *testing.F) {
 	})
 }
 
-// FuzzSplitCompact exercises the header/payload decoding on its own.
-func FuzzSplitCompact(f *testing.F) {
+// FuzzReadStrict exercises the strict reading on its own.
+func FuzzReadStrict(f *testing.F) {
 	f.Add("eyJhbGciOiJSUzI1NiJ9.e30.c2ln")
 	f.Add("eyJjcml0IjpbXX0.e30.x")
 	f.Add("e30..")
 	f.Fuzz(func(t *testing.T, tok string) {
-		_, _, _ = splitCompact(tok, DefaultMaxTokenBytes)
+		_, _ = readStrict(tok, DefaultMaxTokenBytes)
 	})
 }
 
