@@ -32,6 +32,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // clock is a settable test clock.
@@ -624,6 +626,39 @@ func TestAuthenticatorAdapter(t *testing.T) {
 	}
 	if _, err := a.Authenticate(context.Background(), req(rawToken(map[string]any{"alg": "none"}, goodClaims(), nil))); !errors.Is(err, auth.ErrUnauthenticated) || !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("alg none via adapter: %v", err)
+	}
+}
+
+// TestRefusalReasonOnlyInLog: the caller's error says only
+// "unauthenticated" (the HTTP layer shows whatever follows that word), while
+// the vessel's log gets the reason with the issuer and kid, and never the
+// token.
+func TestRefusalReasonOnlyInLog(t *testing.T) {
+	f := newFixture(t)
+	core, logs := observer.New(zap.InfoLevel)
+	f.v.log = zap.New(core)
+	tok := sign(t, f.rs, with(goodClaims(), "azp", "someone-else"))
+	r := httptest.NewRequest(http.MethodPost, "/agents/records-agent", nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	_, err := auth.Chain{Authenticator{V: f.v}}.Authenticate(context.Background(), r)
+	if !errors.Is(err, auth.ErrUnauthenticated) || !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("err = %v", err)
+	}
+	if err.Error() != auth.ErrUnauthenticated.Error() {
+		t.Fatalf("the caller's error carries a reason: %q", err)
+	}
+	entries := logs.FilterMessage("token refused").All()
+	if len(entries) != 1 {
+		t.Fatalf("%d refusal log entries, want 1: %+v", len(entries), logs.All())
+	}
+	fields := entries[0].ContextMap()
+	if fields["issuer"] != "astral" || fields["kid"] != f.rs.kid || !strings.Contains(fmt.Sprint(fields["error"]), "azp") {
+		t.Fatalf("log fields = %v", fields)
+	}
+	for _, e := range logs.All() {
+		if strings.Contains(fmt.Sprint(e.ContextMap()), tok) {
+			t.Fatal("the token was logged")
+		}
 	}
 }
 
