@@ -172,13 +172,11 @@ func New(cfg Config) (*Verifier, error) {
 			fetcher = &fileFetcher{path: p}
 		}
 		ks := &keySet{issuerID: ic.ID, cache: cache, minInterval: refresh, maxAge: maxAge, now: v.now}
-		err := cache.Register(ic.ID,
-			jwk.WithHTTPClient(fetcher),
-			jwk.WithRefreshInterval(max(maxAge, window)),
-			jwk.WithPostFetcher(jwk.PostFetchFunc(ks.postFetch)))
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("issuer %s: key cache: %w", ic.ID, err)
+		ks.register = func(entry string) error {
+			return cache.Register(entry,
+				jwk.WithHTTPClient(fetcher),
+				jwk.WithRefreshInterval(max(maxAge, window)),
+				jwk.WithPostFetcher(jwk.PostFetchFunc(ks.postFetch)))
 		}
 		is := &issuer{
 			cfg:   ic,

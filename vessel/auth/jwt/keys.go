@@ -16,28 +16,37 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 )
 
-// keySet is one issuer's keys, held in the Verifier's jwk.Cache under the
-// issuer's id. jwk.Cache fetches, parses and refreshes the set every
-// maxAge in the background; keySet adds what the cache lacks: a load on
-// first use, a reload when a token names an unknown kid or the set is older
-// than maxAge, and a floor of minInterval between two such loads, however
-// many tokens ask, so made-up kids cannot turn the vessel into a load
-// generator against the identity provider.
+// keySet is one issuer's keys, held in the Verifier's jwk.Cache. jwk.Cache
+// fetches, parses and refreshes the set every maxAge in the background;
+// keySet adds what the cache lacks: a load on first use, a reload when a
+// token names an unknown kid or the set is older than maxAge, and a floor of
+// minInterval between two such loads, however many tokens ask, so made-up
+// kids cannot turn the vessel into a load generator against the identity
+// provider.
+//
+// Each load registers a new cache entry ("<issuer id>#<n>") and drops the
+// previous one. The cache (httprc v1) schedules a further background fetch
+// after every fetch, forced ones included, and never merges schedules: a
+// forced Refresh of one entry would add a perpetual hourly fetch each time.
+// A dropped entry's schedule ends at its next turn, so only one lives.
 type keySet struct {
-	issuerID    string // also the cache entry's name
+	issuerID    string
 	cache       *jwk.Cache
+	register    func(entry string) error // registers a cache entry for this issuer's source
 	minInterval time.Duration
 	maxAge      time.Duration
 	now         func() time.Time
 
 	// current mirrors the cache's last good set, written by postFetch. It is
-	// read without jwk.Cache.Get because the cache holds the entry's lock
-	// for the whole of a fetch: reading through it would stall every token
-	// for up to the fetch timeout whenever the set is being refreshed.
+	// read without jwk.Cache.Get because the cache holds an entry's lock for
+	// the whole of a fetch: reading through it would stall every token for
+	// up to the fetch timeout whenever the set is being refreshed.
 	current atomic.Pointer[loadedKeys]
 
-	loadMu      sync.Mutex // serializes loads this type asks for
-	lastAttempt time.Time  // guarded by loadMu
+	loadMu      sync.Mutex // serializes loads this type asks for; guards the fields below
+	lastAttempt time.Time
+	generation  int
+	entry       string // the live cache entry, "" before the first good load
 }
 
 type loadedKeys struct {
@@ -89,9 +98,9 @@ var (
 	errBusy        = errors.New("key set load under way")
 )
 
-// reload asks the cache for a fresh set unless an attempt was made less
-// than minInterval ago. With wait false it returns at once if another load
-// is running.
+// reload loads the set through a new cache entry unless an attempt was made
+// less than minInterval ago. With wait false it returns at once if another
+// load is running.
 func (s *keySet) reload(ctx context.Context, wait bool) error {
 	if wait {
 		s.loadMu.Lock()
@@ -103,9 +112,20 @@ func (s *keySet) reload(ctx context.Context, wait bool) error {
 		return errRateLimited
 	}
 	s.lastAttempt = s.now()
-	if _, err := s.cache.Refresh(ctx, s.issuerID); err != nil {
+	s.generation++
+	entry := fmt.Sprintf("%s#%d", s.issuerID, s.generation)
+	if err := s.register(entry); err != nil {
+		return fmt.Errorf("issuer %s: key cache: %w", s.issuerID, err)
+	}
+	// A new entry has never been fetched, so Get fetches it now.
+	if _, err := s.cache.Get(ctx, entry); err != nil {
+		_ = s.cache.Unregister(entry) // and with it the retry it scheduled
 		return fmt.Errorf("issuer %s: load key set: %w", s.issuerID, err)
 	}
+	if s.entry != "" {
+		_ = s.cache.Unregister(s.entry)
+	}
+	s.entry = entry
 	return nil
 }
 
@@ -143,8 +163,9 @@ func usableKeys(set jwk.Set) ([]jwk.Key, error) {
 // maxJWKSBytes bounds a key set document.
 const maxJWKSBytes = 1 << 20
 
-// The cache asks a jwk.HTTPClient for each set with Get(name), where name
-// is the issuer's id; these clients know their own source and ignore it.
+// The cache asks a jwk.HTTPClient for each set with Get(entry), where entry
+// is the cache entry's name; these clients know their own source and
+// ignore it.
 
 // urlFetcher fetches a jwks_url with the configured client (in the vessel,
 // the one whose proxy is the egress). Redirects are not followed, the whole
