@@ -171,7 +171,7 @@ func New(cfg Config) (*Verifier, error) {
 			}
 			fetcher = &fileFetcher{path: p}
 		}
-		ks := &keySet{issuerID: ic.ID, cache: cache, minInterval: refresh, maxAge: maxAge, now: v.now}
+		ks := &keySet{issuerID: ic.ID, cache: cache, life: ctx, minInterval: refresh, maxAge: maxAge, now: v.now}
 		ks.register = func(entry string) error {
 			return cache.Register(entry,
 				jwk.WithHTTPClient(fetcher),
@@ -203,7 +203,7 @@ func (s logSink) Error(err error) {
 }
 
 // Close stops the background refresh of key sets. Tokens can still be
-// verified with the keys already loaded.
+// verified with the keys already loaded; loading keys fails from then on.
 func (v *Verifier) Close() { v.stop() }
 
 func orDefault(d, def time.Duration) time.Duration {

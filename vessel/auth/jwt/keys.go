@@ -33,6 +33,7 @@ type keySet struct {
 	issuerID    string
 	cache       *jwk.Cache
 	register    func(entry string) error // registers a cache entry for this issuer's source
+	life        context.Context          // the cache's; done once the Verifier is closed
 	minInterval time.Duration
 	maxAge      time.Duration
 	now         func() time.Time
@@ -117,6 +118,11 @@ func (s *keySet) reload(ctx context.Context, wait bool) error {
 	if err := s.register(entry); err != nil {
 		return fmt.Errorf("issuer %s: key cache: %w", s.issuerID, err)
 	}
+	// A closed Verifier's cache has no workers left to take the fetch: end
+	// the wait instead of blocking until the caller gives up.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.life, cancel)()
 	// A new entry has never been fetched, so Get fetches it now.
 	if _, err := s.cache.Get(ctx, entry); err != nil {
 		_ = s.cache.Unregister(entry) // and with it the retry it scheduled

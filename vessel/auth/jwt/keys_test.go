@@ -128,3 +128,28 @@ func TestJWKSFetchRules(t *testing.T) {
 		t.Fatal("a redirect was followed")
 	}
 }
+
+// TestVerifyAfterClose: a closed Verifier keeps its loaded keys, and a load
+// it can no longer make fails at once instead of hanging.
+func TestVerifyAfterClose(t *testing.T) {
+	f := newFixture(t)
+	tok := sign(t, f.rs, goodClaims())
+	if _, err := f.v.Verify(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	f.v.Close()
+	if _, err := f.v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("loaded keys lost on Close: %v", err)
+	}
+	partner := signWith(t, f.other, jwa.RS256, f.other.kid, map[string]any{"iss": "https://partner.example.test", "sub": "u", "aud": "vessel", "exp": t0.Add(time.Hour).Unix()})
+	done := make(chan error, 1)
+	go func() { _, err := f.v.Verify(context.Background(), partner); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("a token needing a load after Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Verify hangs on a load after Close")
+	}
+}
