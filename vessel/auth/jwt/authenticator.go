@@ -14,10 +14,21 @@ import (
 // auth.Chain after the app keys.
 type Authenticator struct{ V *Verifier }
 
+// refusedToken is the error a refused token gets. Its text is only
+// "unauthenticated": the HTTP layer shows the caller any reason that follows
+// that word, and a token's reason (which check failed, for which issuer and
+// kid) is for the vessel's log, where Verify has put it. errors.Is still
+// sees both auth.ErrUnauthenticated and the reason's ErrInvalidToken.
+type refusedToken struct{ reason error }
+
+func (e refusedToken) Error() string   { return auth.ErrUnauthenticated.Error() }
+func (e refusedToken) Unwrap() []error { return []error{auth.ErrUnauthenticated, e.reason} }
+
 // Authenticate implements auth.Authenticator. A bearer value that is not
 // shaped like a JWT, or a JWT from an issuer this deployment does not list,
 // is left to the other authenticators (ErrNoCredentials); a JWT of a listed
-// issuer that fails any check is refused (auth.ErrUnauthenticated).
+// issuer that fails any check is refused (auth.ErrUnauthenticated) without
+// saying why.
 func (a Authenticator) Authenticate(ctx context.Context, r *http.Request) (*auth.Principal, error) {
 	tok := auth.BearerToken(r)
 	if tok == "" || strings.Count(tok, ".") != 2 {
@@ -28,7 +39,7 @@ func (a Authenticator) Authenticate(ctx context.Context, r *http.Request) (*auth
 		return nil, fmt.Errorf("%w: %w", auth.ErrNoCredentials, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", auth.ErrUnauthenticated, err)
+		return nil, refusedToken{reason: err}
 	}
 	scopes := p.Scopes
 	if scopes == nil {

@@ -2,40 +2,44 @@
 // ([[issuers]] in deployment.toml), for callers such as AstralDeep that send
 // each user's delegation token instead of an app key.
 //
-// A token is accepted only when all of these hold: it is a compact JWS of at
-// most MaxTokenBytes; its header names an asymmetric algorithm (RS*, PS*,
-// ES256/384/512, EdDSA) and no critical extensions; its iss matches a
-// configured issuer exactly (one trailing slash of difference tolerated); its
-// signature verifies under a key from that issuer's key set whose type (and
-// alg, when the key names one) agrees with the header; aud contains the
-// issuer's audience; exp is in the future and nbf/iat not in the future
-// (30 s skew either way); azp is one of authorized_parties when that list is
-// set; sub is present. The owner of the caller's tasks is
-// "<issuer id>|<sub>", using the id from deployment.toml, so renaming the
-// provider's URL in the config does not change who owns what, and two
-// issuers can never mint the same owner.
+// A token is first read strictly (strict.go): a compact JWS of at most
+// MaxTokenBytes, three unpadded base64url segments, a header and claims that
+// are JSON objects with valid UTF-8, no lone surrogates, no member name
+// twice, and the registered claims in their JSON types (dates as numbers).
+// Then jwx verifies and validates it (jwt.Parse): the header's algorithm is
+// asymmetric (RS*, PS*, ES256/384/512, EdDSA); the signature verifies under
+// a key from the issuer's set whose type (and alg, when the key names one)
+// agrees with the header; iss matches a configured issuer (one trailing
+// slash of difference tolerated); aud contains the issuer's audience; exp is
+// in the future and nbf/iat not in the future (30 s skew either way); azp is
+// one of authorized_parties when that list is set; sub is present. The owner
+// of the caller's tasks is "<issuer id>|<sub>" with sub's exact bytes, using
+// the id from deployment.toml, so renaming the provider's URL in the config
+// does not change who owns what, and two issuers can never mint the same
+// owner.
+//
+// Refusal reasons go to the log (Config.Logger) with the issuer and kid;
+// callers are told only that the token was refused (see Authenticator).
 package jwt
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
+	jwxjwt "github.com/lestrrat-go/jwx/v2/jwt"
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
 // ErrInvalidToken is wrapped by every refusal of a token.
@@ -65,11 +69,14 @@ type Config struct {
 	BaseDir string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Logger receives every refusal's reason and failed background key
+	// refreshes; nil logs nothing.
+	Logger *zap.Logger
 
 	MaxTokenBytes   int           // default 16 KiB
 	Skew            time.Duration // default 30 s
 	RefreshInterval time.Duration // least time between two key set loads per issuer; default 30 s
-	MaxKeyAge       time.Duration // cached keys older than this are reloaded when next used; default 1 h
+	MaxKeyAge       time.Duration // cached keys older than this are reloaded; default 1 h
 	FetchTimeout    time.Duration // per jwks_url fetch; default 10 s
 }
 
@@ -89,7 +96,7 @@ func (p *Principal) MayCall(agent string) bool { return slices.Contains(p.Agents
 type issuer struct {
 	cfg   spec.Issuer
 	iss   string // configured issuer, trailing slash trimmed
-	keys  *keyCache
+	keys  *keySet
 	azps  map[string]bool
 	agent []string
 }
@@ -99,16 +106,22 @@ type issuer struct {
 type Verifier struct {
 	issuers  []*issuer
 	now      func() time.Time
+	log      *zap.Logger
 	maxBytes int
 	skew     time.Duration
+	stop     context.CancelFunc // ends the key cache's background refresh
 }
 
 // New validates the issuer configuration. Key sets are loaded on first use,
 // so a provider that is briefly down does not stop the vessel starting.
+// Close stops the background refresh of key sets.
 func New(cfg Config) (*Verifier, error) {
-	v := &Verifier{now: cfg.Now, maxBytes: cfg.MaxTokenBytes, skew: cfg.Skew}
+	v := &Verifier{now: cfg.Now, log: cfg.Logger, maxBytes: cfg.MaxTokenBytes, skew: cfg.Skew}
 	if v.now == nil {
 		v.now = time.Now
+	}
+	if v.log == nil {
+		v.log = zap.NewNop()
 	}
 	if v.maxBytes <= 0 {
 		v.maxBytes = DefaultMaxTokenBytes
@@ -139,20 +152,36 @@ func New(cfg Config) (*Verifier, error) {
 			return nil, fmt.Errorf("%s: exactly one of jwks_url and jwks_file is required", where)
 		}
 		seen[ic.ID] = true
-		var src keySource
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	v.stop = stop
+	// The cache's window is how often it looks for due refreshes; it may
+	// not exceed the refresh interval, and jwk.Cache wants at least 1 s.
+	window := min(max(maxAge, time.Second), 15*time.Minute)
+	cache := jwk.NewCache(ctx, jwk.WithRefreshWindow(window), jwk.WithErrSink(logSink{v.log}))
+	for _, ic := range cfg.Issuers {
+		var fetcher jwk.HTTPClient
 		if ic.JWKSURL != "" {
-			src = urlSource(client, ic.JWKSURL, timeout)
+			fetcher = newURLFetcher(client, ic.JWKSURL, timeout)
 		} else {
 			p := ic.JWKSFile
 			if !filepath.IsAbs(p) && cfg.BaseDir != "" {
 				p = filepath.Join(cfg.BaseDir, p)
 			}
-			src = fileSource(p)
+			fetcher = &fileFetcher{path: p}
+		}
+		ks := &keySet{issuerID: ic.ID, cache: cache, life: ctx, minInterval: refresh, maxAge: maxAge, now: v.now}
+		ks.register = func(entry string) error {
+			return cache.Register(entry,
+				jwk.WithHTTPClient(fetcher),
+				jwk.WithRefreshInterval(max(maxAge, window)),
+				jwk.WithPostFetcher(jwk.PostFetchFunc(ks.postFetch)))
 		}
 		is := &issuer{
 			cfg:   ic,
 			iss:   strings.TrimSuffix(ic.Issuer, "/"),
-			keys:  &keyCache{load: src, minInterval: refresh, maxAge: maxAge, now: v.now},
+			keys:  ks,
 			agent: append([]string(nil), ic.Agents...),
 		}
 		if len(ic.AuthorizedParties) > 0 {
@@ -165,6 +194,17 @@ func New(cfg Config) (*Verifier, error) {
 	}
 	return v, nil
 }
+
+// logSink logs the key cache's background refresh failures.
+type logSink struct{ log *zap.Logger }
+
+func (s logSink) Error(err error) {
+	s.log.Warn("issuer key set refresh failed; the previous keys stay in use", zap.Error(err))
+}
+
+// Close stops the background refresh of key sets. Tokens can still be
+// verified with the keys already loaded; loading keys fails from then on.
+func (v *Verifier) Close() { v.stop() }
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
@@ -184,146 +224,138 @@ var allowedAlgs = map[string]jwa.SignatureAlgorithm{
 	"EdDSA": jwa.EdDSA,
 }
 
-// header is the part of a JWS protected header the vessel looks at.
-type header struct {
-	Alg  string          `json:"alg"`
-	Kid  string          `json:"kid"`
-	Crit json.RawMessage `json:"crit"`
-	B64  json.RawMessage `json:"b64"`
-}
-
 func refuse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidToken, fmt.Sprintf(format, args...))
 }
 
-// splitCompact checks the compact shape and decodes header and payload.
-// It is the only parsing done on unverified input before the signature check.
-func splitCompact(token string, max int) (header, []byte, error) {
-	var h header
-	if len(token) > max {
-		return h, nil, refuse("token is larger than %d bytes", max)
-	}
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return h, nil, refuse("not a compact JWS (want 3 dot-separated parts, got %d)", len(parts))
-	}
-	if parts[2] == "" {
-		return h, nil, refuse("token is unsigned")
-	}
-	hb, err := base64.RawURLEncoding.DecodeString(parts[0])
-	if err != nil {
-		return h, nil, refuse("header is not base64url: %v", err)
-	}
-	if err := strictUnmarshal(hb, &h); err != nil {
-		return h, nil, refuse("header is not a JSON object: %v", err)
-	}
-	if len(h.Crit) > 0 || len(h.B64) > 0 {
-		return h, nil, refuse("header uses crit/b64 extensions, which are not supported")
-	}
-	pb, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return h, nil, refuse("payload is not base64url: %v", err)
-	}
-	return h, pb, nil
-}
-
-// strictUnmarshal decodes one JSON object and refuses trailing data.
-func strictUnmarshal(b []byte, v any) error {
-	if len(bytes.TrimSpace(b)) == 0 || bytes.TrimSpace(b)[0] != '{' {
-		return errors.New("not an object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 {
-		return errors.New("trailing data")
-	}
-	return nil
-}
-
-// claims are the registered and scope claims the vessel reads. Numbers stay
-// json.Number so a float or huge exp is handled explicitly.
-type claims struct {
-	Iss   string          `json:"iss"`
-	Sub   *string         `json:"sub"`
-	Aud   json.RawMessage `json:"aud"`
-	Exp   *json.Number    `json:"exp"`
-	Nbf   *json.Number    `json:"nbf"`
-	Iat   *json.Number    `json:"iat"`
-	Azp   *string         `json:"azp"`
-	Scope json.RawMessage `json:"scope"`
-	Scp   json.RawMessage `json:"scp"`
-}
-
 // Verify checks a bearer token (without the "Bearer " prefix) and returns its
-// caller. Every refusal wraps ErrInvalidToken; the message says which check
-// failed, for the vessel's log (not for the caller).
+// caller. Every refusal wraps ErrInvalidToken and is logged with its reason,
+// issuer and kid; the error's text is for the log, not for the caller.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error) {
-	h, payload, err := splitCompact(token, v.maxBytes)
+	p, issuerLabel, kid, err := v.verify(ctx, token)
 	if err != nil {
-		return nil, err
+		v.log.Info("token refused", zap.String("issuer", issuerLabel), zap.String("kid", kid), zap.Error(err))
 	}
-	alg, ok := allowedAlgs[h.Alg]
+	return p, err
+}
+
+// verify does Verify's work and names the issuer (its configured id, or the
+// token's iss when none matched) and kid for the log.
+func (v *Verifier) verify(ctx context.Context, token string) (p *Principal, issuerLabel, kid string, err error) {
+	t, err := readStrict(token, v.maxBytes)
+	if err != nil {
+		return nil, "", "", refuse("%v", err)
+	}
+	kid = truncate(t.kid, 100)
+	iss, _ := stringValue(t.claims["iss"])
+	issuerLabel = truncate(iss, 200)
+	alg, ok := allowedAlgs[t.alg]
 	if !ok {
-		return nil, refuse("algorithm %q is not accepted (asymmetric signatures only)", h.Alg)
-	}
-	var unverified claims
-	if err := strictUnmarshal(payload, &unverified); err != nil {
-		return nil, refuse("claims are not a JSON object: %v", err)
+		return nil, issuerLabel, kid, refuse("algorithm %q is not accepted (asymmetric signatures only)", truncate(t.alg, 20))
 	}
 	var firstErr error
 	for _, is := range v.issuers {
-		if is.iss != strings.TrimSuffix(unverified.Iss, "/") || unverified.Iss == "" {
+		if iss == "" || is.iss != strings.TrimSuffix(iss, "/") {
 			continue
 		}
-		p, err := v.verifyWith(ctx, is, token, h, alg)
+		p, err := v.verifyWith(ctx, is, token, t, iss, alg)
 		if err == nil {
-			return p, nil
+			return p, is.cfg.ID, kid, nil
 		}
 		if firstErr == nil {
-			firstErr = err
+			firstErr, issuerLabel = err, is.cfg.ID
 		}
 	}
 	if firstErr != nil {
-		return nil, firstErr
+		return nil, issuerLabel, kid, firstErr
 	}
-	return nil, fmt.Errorf("%w: %w: %q", ErrInvalidToken, ErrUnknownIssuer, truncate(unverified.Iss, 200))
+	return nil, issuerLabel, kid, fmt.Errorf("%w: %w: %q", ErrInvalidToken, ErrUnknownIssuer, issuerLabel)
 }
 
-func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, h header, alg jwa.SignatureAlgorithm) (*Principal, error) {
+func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, t *strictToken, iss string, alg jwa.SignatureAlgorithm) (*Principal, error) {
 	keys, err := is.keys.get(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: issuer %s: no keys: %v", ErrInvalidToken, is.cfg.ID, err)
+		return nil, refuse("issuer %s: no keys: %v", is.cfg.ID, err)
 	}
-	cands := candidates(keys, h.Kid, alg)
-	if len(cands) == 0 && h.Kid != "" && !hasKid(keys, h.Kid) {
+	cands := candidates(keys, t.kid, alg)
+	if len(cands) == 0 && t.kid != "" && !hasKid(keys, t.kid) {
 		// A kid the set lacks may be a newly rotated key: reload, rate limited.
 		keys = is.keys.refresh(ctx)
-		cands = candidates(keys, h.Kid, alg)
+		cands = candidates(keys, t.kid, alg)
 	}
 	if len(cands) == 0 {
-		if h.Kid == "" {
+		if t.kid == "" {
 			return nil, refuse("issuer %s: no kid and no single key fits %s", is.cfg.ID, alg)
 		}
-		return nil, refuse("issuer %s: no key %q usable with %s", is.cfg.ID, truncate(h.Kid, 100), alg)
+		return nil, refuse("issuer %s: no key %q usable with %s", is.cfg.ID, truncate(t.kid, 100), alg)
 	}
-	var payload []byte
-	for _, k := range cands {
-		payload, err = jws.Verify([]byte(token), jws.WithKey(alg, k))
-		if err == nil {
-			break
+	// Only the selected keys, each for the header's (allowed) algorithm:
+	// jwx never picks a key or an algorithm of its own.
+	provider := jws.KeyProviderFunc(func(_ context.Context, sink jws.KeySink, sig *jws.Signature, _ *jws.Message) error {
+		if sig.ProtectedHeaders().Algorithm() != alg {
+			return fmt.Errorf("header algorithm changed between readings")
+		}
+		for _, k := range cands {
+			sink.Key(alg, k)
+		}
+		return nil
+	})
+	tok, err := jwxjwt.Parse([]byte(token),
+		jwxjwt.WithKeyProvider(provider),
+		jwxjwt.WithValidate(true),
+		// iss already matched one of the two spellings the issuer allows
+		// (with or without a trailing slash); jwx checks it equals that one.
+		jwxjwt.WithIssuer(iss),
+		jwxjwt.WithAudience(is.cfg.Audience),
+		jwxjwt.WithAcceptableSkew(v.skew),
+		jwxjwt.WithClock(jwxjwt.ClockFunc(v.now)),
+		jwxjwt.WithRequiredClaim(jwxjwt.ExpirationKey),
+		jwxjwt.WithRequiredClaim(jwxjwt.SubjectKey),
+		jwxjwt.WithValidator(azpValidator(is.azps)),
+	)
+	if err != nil {
+		return nil, refuse("issuer %s: %v", is.cfg.ID, err)
+	}
+	sub := tok.Subject()
+	if sub == "" || len(sub) > maxSubjectBytes || strings.IndexFunc(sub, unicode.IsControl) >= 0 {
+		return nil, refuse("issuer %s: sub is empty, longer than %d bytes or has control characters", is.cfg.ID, maxSubjectBytes)
+	}
+	var scopes []string
+	for _, name := range []string{"scope", "scp"} {
+		l, err := stringOrList(tok, name)
+		if err != nil {
+			return nil, refuse("issuer %s: %s: %v", is.cfg.ID, name, err)
+		}
+		for _, s := range l {
+			scopes = append(scopes, strings.Fields(s)...)
 		}
 	}
-	if err != nil {
-		return nil, refuse("issuer %s: bad signature", is.cfg.ID)
-	}
-	var c claims
-	if err := strictUnmarshal(payload, &c); err != nil {
-		return nil, refuse("claims: %v", err)
-	}
-	return v.checkClaims(is, &c)
+	return &Principal{
+		// The owner keeps sub's exact bytes: the strict reading refused
+		// everything that could have made two subjects decode alike.
+		Owner:    is.cfg.ID + "|" + sub,
+		Subject:  sub,
+		IssuerID: is.cfg.ID,
+		Scopes:   scopes,
+		Agents:   append([]string(nil), is.agent...),
+		Expires:  tok.Expiration(),
+	}, nil
+}
+
+// azpValidator checks the authorized party against the issuer's list; with
+// no list, azp is not looked at.
+func azpValidator(allowed map[string]bool) jwxjwt.Validator {
+	return jwxjwt.ValidatorFunc(func(_ context.Context, t jwxjwt.Token) jwxjwt.ValidationError {
+		if allowed == nil {
+			return nil
+		}
+		v, ok := t.Get("azp")
+		azp, isString := v.(string)
+		if !ok || !isString || !allowed[azp] {
+			return jwxjwt.NewValidationError(errors.New("authorized party (azp) missing or not allowed"))
+		}
+		return nil
+	})
 }
 
 // candidates picks the keys a token may be verified with: those with its
@@ -376,102 +408,28 @@ func keyFits(k jwk.Key, alg jwa.SignatureAlgorithm) bool {
 	return false
 }
 
-func (v *Verifier) checkClaims(is *issuer, c *claims) (*Principal, error) {
-	if strings.TrimSuffix(c.Iss, "/") != is.iss {
-		return nil, refuse("iss does not match issuer %s", is.cfg.ID)
-	}
-	now := v.now()
-	exp, err := numericDate(c.Exp)
-	if err != nil || c.Exp == nil {
-		return nil, refuse("exp is missing or not a number")
-	}
-	if !now.Before(exp.Add(v.skew)) {
-		return nil, refuse("token expired at %s", exp.UTC().Format(time.RFC3339))
-	}
-	if c.Nbf != nil {
-		nbf, err := numericDate(c.Nbf)
-		if err != nil {
-			return nil, refuse("nbf is not a number")
-		}
-		if now.Add(v.skew).Before(nbf) {
-			return nil, refuse("token not valid before %s", nbf.UTC().Format(time.RFC3339))
-		}
-	}
-	if c.Iat != nil {
-		iat, err := numericDate(c.Iat)
-		if err != nil {
-			return nil, refuse("iat is not a number")
-		}
-		if now.Add(v.skew).Before(iat) {
-			return nil, refuse("token issued in the future")
-		}
-	}
-	auds, err := stringOrList(c.Aud)
-	if err != nil {
-		return nil, refuse("aud: %v", err)
-	}
-	if !slices.Contains(auds, is.cfg.Audience) {
-		return nil, refuse("audience %q not in token", is.cfg.Audience)
-	}
-	if is.azps != nil {
-		if c.Azp == nil || !is.azps[*c.Azp] {
-			return nil, refuse("authorized party (azp) missing or not allowed")
-		}
-	}
-	if c.Sub == nil || *c.Sub == "" {
-		return nil, refuse("sub is missing")
-	}
-	sub := *c.Sub
-	if len(sub) > maxSubjectBytes || !utf8.ValidString(sub) || strings.IndexFunc(sub, unicode.IsControl) >= 0 {
-		return nil, refuse("sub is too long or has control characters")
-	}
-	var scopes []string
-	for _, raw := range []json.RawMessage{c.Scope, c.Scp} {
-		l, err := stringOrList(raw)
-		if err != nil {
-			return nil, refuse("scope: %v", err)
-		}
-		for _, s := range l {
-			scopes = append(scopes, strings.Fields(s)...)
-		}
-	}
-	return &Principal{
-		Owner:    is.cfg.ID + "|" + sub,
-		Subject:  sub,
-		IssuerID: is.cfg.ID,
-		Scopes:   scopes,
-		Agents:   append([]string(nil), is.agent...),
-		Expires:  exp,
-	}, nil
-}
-
-// numericDate reads a JWT NumericDate (seconds, possibly fractional).
-func numericDate(n *json.Number) (time.Time, error) {
-	if n == nil {
-		return time.Time{}, nil
-	}
-	f, err := n.Float64()
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e11 {
-		return time.Time{}, errors.New("not a valid NumericDate")
-	}
-	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(frac*1e9)), nil
-}
-
-// stringOrList reads a claim that may be a string or a list of strings.
-func stringOrList(raw json.RawMessage) ([]string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+// stringOrList reads a private claim that is a string or a list of strings
+// (its JSON type was checked by the strict reading).
+func stringOrList(t jwxjwt.Token, name string) ([]string, error) {
+	v, ok := t.Get(name)
+	if !ok {
 		return nil, nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return []string{s}, nil
+	switch v := v.(type) {
+	case string:
+		return []string{v}, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, errors.New("want a string or a list of strings")
+			}
+			out = append(out, s)
+		}
+		return out, nil
 	}
-	var l []string
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, errors.New("want a string or a list of strings")
-	}
-	return l, nil
+	return nil, errors.New("want a string or a list of strings")
 }
 
 func truncate(s string, n int) string {

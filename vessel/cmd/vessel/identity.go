@@ -52,7 +52,7 @@ func tokenAuthenticators(d *spec.Deployment, log *zap.Logger) []auth.Authenticat
 	if d.Path != "" {
 		base = filepath.Dir(d.Path)
 	}
-	v, err := jwt.New(jwt.Config{Issuers: d.Issuers, HTTPClient: hc, BaseDir: base})
+	v, err := jwt.New(jwt.Config{Issuers: d.Issuers, HTTPClient: hc, BaseDir: base, Logger: log})
 	if err != nil {
 		log.Fatal("issuers", zap.Error(err))
 	}
