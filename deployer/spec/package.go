@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 )
 
 // Package defaults.
@@ -28,12 +30,8 @@ const (
 	promptFile          = "prompt.md"
 	toolsDir            = "tools"
 	packagePlaceholder  = "{package}"
-	outputFilesAllowed  = "png, svg, csv, pdf"
 	builtinToolsAllowed = "read, glob, list, grep, bash, webfetch, websearch, present"
 )
-
-// OutputFileTypes are the file types an agent may return.
-var OutputFileTypes = []string{"png", "svg", "csv", "pdf"}
 
 var (
 	idPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -194,8 +192,8 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 	seenOut := map[string]bool{}
 	for i, f := range m.Output.Files {
 		field := fmt.Sprintf("output.files[%d]", i)
-		if !contains(OutputFileTypes, f) {
-			c.add(field, "unknown file type %q; allowed: %s", f, outputFilesAllowed)
+		if !contains(outputfiles.Types, f) {
+			c.add(field, "unknown file type %q; allowed: %s", f, strings.Join(outputfiles.Types, ", "))
 		} else if seenOut[f] {
 			c.add(field, "%q is listed twice", f)
 		}

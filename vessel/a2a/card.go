@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -24,11 +25,6 @@ const (
 	ProviderOrg     = "AstralVessel"
 	ProviderURL     = "https://github.com/AstralDeep/AstralVessel"
 )
-
-// FileMediaTypes maps [output] files entries to media types.
-var FileMediaTypes = map[string]string{
-	"png": "image/png", "svg": "image/svg+xml", "csv": "text/csv", "pdf": "application/pdf",
-}
 
 // strongestScope is the strongest scope among an agent's tools.
 func strongestScope(a *spec.Agent) string {
@@ -70,7 +66,7 @@ func BuildCard(a *spec.Agent, baseURL string) *a2a.AgentCard {
 		out = append(out, MediaPrimitives)
 	}
 	for _, f := range m.Output.Files {
-		if mt := FileMediaTypes[strings.ToLower(f)]; mt != "" && !slices.Contains(out, mt) {
+		if mt := outputfiles.MediaType(f); mt != "" && !slices.Contains(out, mt) {
 			out = append(out, mt)
 		}
 	}

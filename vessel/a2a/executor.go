@@ -151,6 +151,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		accepted := acceptedModes(ctx)
 		cfg := e.loopCfg
 		cfg.AcceptFile = fileFilter(accepted)
+		cfg.FileRefused = func(callID, name, reason string) {
+			e.log.Warn("file refused", zap.String("owner", ownerOf(ec)), zap.String("task", id),
+				zap.String("call_id", callID), zap.String("name", name), zap.String("reason", reason))
+		}
 		images := make([]loop.Image, len(in.Images))
 		for i, im := range in.Images {
 			images[i] = loop.Image{MediaType: im.MediaType, Data: im.Data}

@@ -19,6 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -34,7 +35,7 @@ const testFP = "sha256:test-fingerprint"
 
 // fakeSandbox is a RunService for tests until the real sandboxd is used:
 // "species" prints JSON, "bash" runs "sleep" until cancelled or echoes,
-// "draw" returns a PNG file.
+// "draw" returns a PNG file, "hostile" files sandboxd would have refused.
 type fakeSandbox struct {
 	sandboxv1.UnimplementedRunServiceServer
 	agent    string
@@ -92,8 +93,14 @@ func (f *fakeSandbox) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreaming
 		}
 		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Stdout{Stdout: []byte(args.Command + "\n")}})
 	case "draw":
-		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_File{File: &sandboxv1.OutboxFile{Name: "plot.png", MediaType: "image/png", Content: []byte("\x89PNG fake")}}})
+		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_File{File: &sandboxv1.OutboxFile{Name: "plot.png", MediaType: "image/png", Content: tinyPNG()}}})
 		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_File{File: &sandboxv1.OutboxFile{Name: "data.csv", MediaType: "text/csv", Content: []byte("a,b\n1,2\n")}}})
+	case "hostile":
+		var args struct{ Case string }
+		_ = json.Unmarshal([]byte(req.ArgumentsJson), &args)
+		if err := sendHostileFiles(stream, req.CallId, args.Case); err != nil {
+			return err
+		}
 	default:
 		return send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: &sandboxv1.Exit{Code: -1, Error: "unknown tool " + req.Tool}}})
 	}
@@ -141,6 +148,34 @@ const testScript = `{
       {"tool_calls": [{"id": "f1", "name": "draw"}]},
       {"text": "see the files"}
     ]},
+    {"name": "hostile-names", "steps": [
+      {"tool_calls": [{"id": "n1", "name": "hostile", "arguments": {"case": "names"}}]},
+      {"text": "names done"}
+    ]},
+    {"name": "hostile-types", "steps": [
+      {"tool_calls": [{"id": "t1", "name": "hostile", "arguments": {"case": "types"}}]},
+      {"text": "types done"}
+    ]},
+    {"name": "hostile-sizes", "steps": [
+      {"tool_calls": [{"id": "z1", "name": "hostile", "arguments": {"case": "sizes"}}]},
+      {"text": "sizes done"}
+    ]},
+    {"name": "hostile-turn-count", "steps": [
+      {"tool_calls": [{"id": "k1", "name": "hostile", "arguments": {"case": "four"}},
+                      {"id": "k2", "name": "hostile", "arguments": {"case": "four"}},
+                      {"id": "k3", "name": "hostile", "arguments": {"case": "four"}}]},
+      {"text": "count done"}
+    ]},
+    {"name": "hostile-turn-bytes", "steps": [
+      {"tool_calls": [{"id": "b1", "name": "hostile", "arguments": {"case": "big3"}},
+                      {"id": "b2", "name": "hostile", "arguments": {"case": "big2"}}]},
+      {"text": "bytes done"}
+    ]},
+    {"name": "hostile-utf8", "steps": [
+      {"tool_calls": [{"id": "u1", "name": "hostile", "arguments": {"case": "invalid-utf8"}},
+                      {"id": "u2", "name": "draw"}]},
+      {"text": "utf8 done"}
+    ]},
     {"name": "slowtext", "steps": [{"text": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "pieces": 50, "piece_delay_ms": 100}]},
     {"name": "sleeptool", "steps": [
       {"tool_calls": [{"id": "s1", "name": "bash", "arguments": {"command": "sleep 60"}}]},
@@ -171,6 +206,7 @@ type harness struct {
 	otherID  string
 	brokenID string
 	sbURL    string
+	logs     *observer.ObservedLogs
 }
 
 type harnessOpt func(d *spec.Deployment)
@@ -205,6 +241,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 			Declared: []spec.Tool{
 				{Name: "species", Description: "List species.", Command: []string{"true"}, Scope: "tools:read"},
 				{Name: "draw", Description: "Draw.", Command: []string{"true"}, Scope: "tools:files"},
+				{Name: "hostile", Description: "Return files sandboxd would refuse.", Command: []string{"true"}, Scope: "tools:files"},
 			},
 		}
 	}
@@ -249,6 +286,8 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	logCore, logs := observer.New(zap.InfoLevel)
+	h.logs = logs
 	h.srv, err = a2aserver.New(a2aserver.Config{
 		Deployment:    d,
 		Fingerprint:   func(*spec.Deployment, string) (string, error) { return testFP, nil },
@@ -256,7 +295,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
 		Auth:          auth.Chain{keys},
 		Store:         h.backend,
-		Logger:        zap.NewNop(),
+		Logger:        zap.New(logCore),
 		MaxBody:       a2aserver.MaxBodyBytes,
 		ReadyInterval: time.Hour,
 	})

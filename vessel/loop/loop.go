@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -80,6 +82,12 @@ type Config struct {
 	// AcceptFile decides whether a returned file goes to the caller
 	// (acceptedOutputModes); nil accepts all.
 	AcceptFile func(mediaType string) bool
+	// OutputFiles are the file types the agent's manifest lists in
+	// [output] files; a tool's file of any other type is refused.
+	OutputFiles []string
+	// FileRefused, when set, hears of each file the vessel's own check
+	// refused (for the log); the model is told in the call's output.
+	FileRefused func(callID, name, reason string)
 }
 
 // Input is one turn.
@@ -170,6 +178,8 @@ type runner struct {
 	text    strings.Builder // pending coalesced text
 	textAt  time.Time
 	sawText bool
+
+	files outputfiles.Tally // files kept so far this turn; runTools alone counts
 }
 
 func (r *runner) send(ev Event) {
@@ -380,6 +390,7 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 			}
 			res = &tools.Result{Output: msg, IsError: true}
 		}
+		r.checkFiles(c.ID, res)
 		results[d.i] = res
 		ev := Event{"type": EventToolFinished, "call_id": c.ID, "name": c.Function.Name, "ok": !res.IsError,
 			"preview": preview(res.Output), "elapsed_ms": d.dur.Milliseconds(), "truncated": res.Truncated}
@@ -404,6 +415,60 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 		out[i] = transcript.Message{Role: "tool", ToolCallID: c.ID, Content: transcript.Text(results[i].Output)}
 	}
 	return out
+}
+
+// checkFiles is the vessel's check of the files a call returned, the second
+// of the spec's two (sandboxd's is the first, and a sandbox is not trusted
+// to have made it): a file breaking any rule of outputfiles is dropped, a
+// kept file's media type comes from its checked content, and the call's
+// output tells the model which files were attached and why any others
+// were refused, sandboxd's refusals included.
+func (r *runner) checkFiles(callID string, res *tools.Result) {
+	if len(res.Files) == 0 && len(res.Refused) == 0 {
+		return
+	}
+	allowed := outputfiles.AllowedTypes(r.cfg.OutputFiles)
+	var kept []tools.File
+	for _, f := range res.Files {
+		mediaType, why := outputfiles.Check(f.Name, f.Content, allowed)
+		if why == "" && len(kept) >= outputfiles.MaxPerCall {
+			why = outputfiles.PerCallReason
+		}
+		if why == "" && !r.files.Reserve(int64(len(f.Content))) {
+			why = outputfiles.PerTurnReason
+		}
+		if why != "" {
+			res.Refused = append(res.Refused, tools.Refused{Name: f.Name, Reason: why})
+			if r.cfg.FileRefused != nil {
+				r.cfg.FileRefused(callID, f.Name, why)
+			}
+			continue
+		}
+		f.MediaType = mediaType
+		kept = append(kept, f)
+	}
+	res.Files = kept
+	var notes []string
+	for _, f := range res.Files {
+		notes = append(notes, fmt.Sprintf("file attached: %s (%s, %d bytes)", f.Name, f.MediaType, len(f.Content)))
+	}
+	for _, f := range res.Refused {
+		notes = append(notes, fmt.Sprintf("file refused: %s: %s", shownName(f.Name), firstLine(f.Reason)))
+	}
+	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+		res.Output += "\n"
+	}
+	res.Output += "[" + strings.Join(notes, "; ") + "]"
+}
+
+// shownName is a refused file's name as the model reads it: quoted (and
+// cut short) unless it is a plain name, so a hostile name cannot pose as
+// the tool's own words.
+func shownName(name string) string {
+	if outputfiles.NamePattern.MatchString(name) {
+		return name
+	}
+	return strconv.Quote(truncate(name, 128))
 }
 
 // shortErr keeps the first line of an infrastructure error for the model.

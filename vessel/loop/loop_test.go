@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,5 +112,51 @@ func TestCancelAndDeadlineStatus(t *testing.T) {
 	bad := &Config{Model: failModel{}, Prompt: func() (string, error) { return "", errors.New("gone") }}
 	if res := Run(context.Background(), bad, &Input{Text: "q"}, func(Event) bool { return true }); res.Status != StatusModelError {
 		t.Fatalf("prompt: %s", res.Status)
+	}
+}
+
+// fileTool returns files as any tool might, some of which break the rules.
+type fileTool struct{}
+
+func (fileTool) Def() model.ToolDef {
+	return model.ToolDef{Type: "function", Function: model.FunctionDef{Name: "wait"}}
+}
+func (fileTool) Scope() string { return "tools:files" }
+func (fileTool) Run(context.Context, *tools.Turn, tools.Call) (*tools.Result, error) {
+	csv := []byte("a,b\n1,2\n")
+	return &tools.Result{Output: "made files", Files: []tools.File{
+		{Name: "a.csv", MediaType: "text/csv", Content: csv},
+		{Name: "../b.csv", MediaType: "text/csv", Content: csv},
+		{Name: "c.pdf", MediaType: "application/pdf", Content: []byte("%PDF-1.7\n%%EOF\n")},
+		{Name: "d.csv", MediaType: "text/html", Content: csv},
+	}}, nil
+}
+
+// The loop checks every tool's files, not only the sandbox's.
+func TestLoopChecksFilesOfAnyTool(t *testing.T) {
+	var refused []string
+	cfg := &Config{Model: &fakeModel{}, Prompt: func() (string, error) { return "p", nil }, CoalesceDelay: time.Hour,
+		OutputFiles: []string{"csv"}, FileRefused: func(callID, name, reason string) { refused = append(refused, callID+" "+name) }}
+	res := Run(context.Background(), cfg, &Input{Turn: &tools.Turn{ID: "t1"}, Text: "q", Tools: []tools.Tool{fileTool{}}},
+		func(Event) bool { return true })
+	var got []string
+	for _, f := range res.Files {
+		got = append(got, f.CallID+" "+f.Name+" "+f.MediaType)
+	}
+	want := []string{"1 a.csv text/csv", "1 d.csv text/csv", "2 a.csv text/csv", "2 d.csv text/csv"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("files %q, want %q", got, want)
+	}
+	slices.Sort(refused)
+	if !slices.Equal(refused, []string{"1 ../b.csv", "1 c.pdf", "2 ../b.csv", "2 c.pdf"}) {
+		t.Fatalf("refusals heard: %q", refused)
+	}
+	out := string(res.Messages[2].Content)
+	for _, note := range []string{"made files", "file attached: a.csv (text/csv, 8 bytes)", `file refused: \"../b.csv\": the name must`,
+		`file refused: c.pdf: files of type \"pdf\" are not allowed`} {
+		if !strings.Contains(out, note) {
+			t.Errorf("tool message %s lacks %s", out, note)
+		}
 	}
 }

@@ -151,6 +151,8 @@ func (t *sandboxTool) Run(ctx context.Context, turn *Turn, call Call) (*Result, 
 		case *sandboxv1.RunResponse_Stderr:
 			appendCapped(&out, e.Stderr, &res.Truncated)
 		case *sandboxv1.RunResponse_File:
+			// Not trusted yet: the loop checks every file again and notes
+			// which were attached and which refused.
 			res.Files = append(res.Files, File{Name: e.File.GetName(), MediaType: e.File.GetMediaType(), Content: e.File.GetContent()})
 		case *sandboxv1.RunResponse_Refused:
 			res.Refused = append(res.Refused, Refused{Name: e.Refused.GetName(), Reason: e.Refused.GetReason()})
@@ -183,12 +185,6 @@ func (t *sandboxTool) Run(ctx context.Context, turn *Turn, call Call) (*Result, 
 	}
 	if res.Truncated {
 		notes = append(notes, "the output was truncated")
-	}
-	for _, f := range res.Files {
-		notes = append(notes, fmt.Sprintf("file attached: %s (%s, %d bytes)", f.Name, f.MediaType, len(f.Content)))
-	}
-	for _, f := range res.Refused {
-		notes = append(notes, fmt.Sprintf("file refused: %s: %s", f.Name, f.Reason))
 	}
 	if len(notes) > 0 {
 		if text != "" && !strings.HasSuffix(text, "\n") {

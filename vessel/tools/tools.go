@@ -45,8 +45,10 @@ type Result struct {
 	// Stopped is "timeout", "cancelled" or "disk_limit" when cut short.
 	Stopped   string
 	Truncated bool
-	Files     []File
-	Refused   []Refused
+	// Files are as the tool returned them; the loop checks each one
+	// (outputfiles) before it is attached.
+	Files   []File
+	Refused []Refused
 	// Components are AstralPrimitives components (the present tool).
 	Components []any
 }

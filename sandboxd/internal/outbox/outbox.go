@@ -3,39 +3,24 @@
 package outbox
 
 import (
-	"bytes"
-	"encoding/csv"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"image/png"
 	"io"
 	"io/fs"
 	"os"
-	"regexp"
 	"sort"
-	"strings"
 	"syscall"
-	"unicode/utf8"
+
+	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 )
 
-// Limits on returned files (decimal megabytes, like the spec's body limit).
-const (
-	MaxFileBytes = 4_000_000
-	MaxPerCall   = 4
-	MaxPerTurn   = 8
-	MaxTurnBytes = 16_000_000
-)
+// plainName is the shared name rule, under the name this package's fuzz
+// test checks it by.
+var plainName = outputfiles.NamePattern
 
-// MediaTypes maps each supported extension to its media type.
-var MediaTypes = map[string]string{
-	"png": "image/png",
-	"svg": "image/svg+xml",
-	"csv": "text/csv",
-	"pdf": "application/pdf",
-}
-
-var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// Sniff checks that content really is of type ext; it returns why not.
+// The rules are outputfiles', which the vessel applies again.
+func Sniff(ext string, content []byte) string { return outputfiles.Sniff(ext, content) }
 
 // File is an accepted file.
 type File struct {
@@ -88,20 +73,17 @@ func Collect(ws *os.Root, dir string, allowed []string, budget Budget) ([]File, 
 		return nil, nil, fmt.Errorf("listing outbox: %w", err)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	ok := map[string]bool{}
-	for _, a := range allowed {
-		ok[strings.ToLower(strings.TrimPrefix(a, "."))] = true
-	}
+	ok := outputfiles.AllowedTypes(allowed)
 	var files []File
 	var refused []Refused
 	for _, e := range entries {
 		name := e.Name()
 		f, reason := check(box, name, ok)
-		if reason == "" && len(files) >= MaxPerCall {
-			reason = fmt.Sprintf("a call may return at most %d files", MaxPerCall)
+		if reason == "" && len(files) >= outputfiles.MaxPerCall {
+			reason = outputfiles.PerCallReason
 		}
 		if reason == "" && !budget(int64(len(f.Content))) {
-			reason = fmt.Sprintf("a turn may return at most %d files and %d bytes", MaxPerTurn, MaxTurnBytes)
+			reason = outputfiles.PerTurnReason
 		}
 		if reason != "" {
 			refused = append(refused, Refused{Name: name, Reason: reason})
@@ -113,17 +95,10 @@ func Collect(ws *os.Root, dir string, allowed []string, budget Budget) ([]File, 
 }
 
 // check decides on one entry; a non-empty reason refuses it.
-func check(box *os.Root, name string, allowed map[string]bool) (File, string) {
-	if !plainName.MatchString(name) {
-		return File{}, "the name must be 1 to 128 of [A-Za-z0-9._-] and not start with a dot"
-	}
-	dot := strings.LastIndexByte(name, '.')
-	if dot < 0 {
-		return File{}, "the name has no extension"
-	}
-	ext := strings.ToLower(name[dot+1:])
-	if !allowed[ext] || MediaTypes[ext] == "" {
-		return File{}, fmt.Sprintf("files of type %q are not allowed for this agent", ext)
+func check(box *os.Root, name string, allowed outputfiles.Allowed) (File, string) {
+	ext, why := outputfiles.CheckName(name, allowed)
+	if why != "" {
+		return File{}, why
 	}
 	st, err := box.Lstat(name)
 	if err != nil {
@@ -132,8 +107,8 @@ func check(box *os.Root, name string, allowed map[string]bool) (File, string) {
 	if !st.Mode().IsRegular() {
 		return File{}, fmt.Sprintf("it is not a regular file (%s)", kind(st.Mode()))
 	}
-	if st.Size() > MaxFileBytes {
-		return File{}, fmt.Sprintf("it is larger than %d bytes", MaxFileBytes)
+	if why := outputfiles.CheckSize(st.Size()); why != "" {
+		return File{}, why
 	}
 	// O_NOFOLLOW and O_NONBLOCK: a swap to a symlink or FIFO after the
 	// Lstat fails here instead of following or hanging.
@@ -146,17 +121,14 @@ func check(box *os.Root, name string, allowed map[string]bool) (File, string) {
 	if err != nil || !fst.Mode().IsRegular() {
 		return File{}, "it is not a regular file"
 	}
-	content, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	content, err := io.ReadAll(io.LimitReader(fh, outputfiles.MaxFileBytes+1))
 	if err != nil {
 		return File{}, "it could not be read"
 	}
-	if len(content) > MaxFileBytes {
-		return File{}, fmt.Sprintf("it is larger than %d bytes", MaxFileBytes)
-	}
-	if why := Sniff(ext, content); why != "" {
+	if why := outputfiles.CheckContent(ext, content); why != "" {
 		return File{}, why
 	}
-	return File{Name: name, MediaType: MediaTypes[ext], Content: content}, ""
+	return File{Name: name, MediaType: outputfiles.MediaType(ext), Content: content}, ""
 }
 
 func kind(m fs.FileMode) string {
@@ -173,95 +145,6 @@ func kind(m fs.FileMode) string {
 		return "device"
 	}
 	return "special file"
-}
-
-// Sniff checks that content really is of type ext; it returns why not.
-func Sniff(ext string, content []byte) string {
-	switch ext {
-	case "png":
-		if _, err := png.DecodeConfig(bytes.NewReader(content)); err != nil {
-			return "the content is not a PNG image"
-		}
-	case "pdf":
-		if !bytes.HasPrefix(content, []byte("%PDF-")) {
-			return "the content is not a PDF (no %PDF- header)"
-		}
-		tail := content[max(0, len(content)-1024):]
-		if !bytes.Contains(tail, []byte("%%EOF")) {
-			return "the content is not a complete PDF (no %%EOF trailer)"
-		}
-	case "svg":
-		if why := sniffSVG(content); why != "" {
-			return why
-		}
-	case "csv":
-		if why := sniffCSV(content); why != "" {
-			return why
-		}
-	default:
-		return fmt.Sprintf("files of type %q are not supported", ext)
-	}
-	return ""
-}
-
-func sniffSVG(content []byte) string {
-	if !utf8.Valid(content) {
-		return "the content is not UTF-8 XML"
-	}
-	dec := xml.NewDecoder(bytes.NewReader(content))
-	root := ""
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "the content is not well-formed XML"
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if root == "" {
-				root = t.Name.Local
-			} else if depth == 0 {
-				return "the XML has more than one root element"
-			}
-			depth++
-		case xml.EndElement:
-			depth--
-		case xml.CharData:
-			if depth == 0 && len(bytes.TrimSpace(t)) > 0 {
-				return "the XML has text outside its root element"
-			}
-		}
-	}
-	if root != "svg" {
-		return "the XML's root element is not <svg>"
-	}
-	return ""
-}
-
-func sniffCSV(content []byte) string {
-	if !utf8.Valid(content) || bytes.IndexByte(content, 0) >= 0 {
-		return "the content is not UTF-8 text"
-	}
-	r := csv.NewReader(bytes.NewReader(content))
-	r.FieldsPerRecord = 0 // every row as wide as the first
-	rows := 0
-	for {
-		_, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Sprintf("the content is not valid CSV: %v", err)
-		}
-		rows++
-	}
-	if rows == 0 {
-		return "the CSV is empty"
-	}
-	return ""
 }
 
 // Empty reports whether the outbox dir (beneath the workspace root ws)

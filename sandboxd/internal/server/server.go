@@ -527,9 +527,7 @@ func (s *Server) sendFiles(ws *os.Root, boxRel string, turn *workspace.Turn, sen
 	if s.cfg.Manifest != nil {
 		allowed = s.cfg.Manifest.Output.Files
 	}
-	files, refused, err := outbox.Collect(ws, boxRel, allowed, func(n int64) bool {
-		return turn.ReserveFile(n, outbox.MaxPerTurn, outbox.MaxTurnBytes)
-	})
+	files, refused, err := outbox.Collect(ws, boxRel, allowed, turn.ReserveFile)
 	if err != nil {
 		s.cfg.Logf("outbox of turn %s: %v", turn.ID, err)
 	}

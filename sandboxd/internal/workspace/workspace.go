@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 )
 
@@ -101,10 +102,9 @@ type Turn struct {
 	lastUsed time.Time
 	usage    int64
 	seq      int
-	// Files and Bytes count outbox files kept so far in this turn.
-	files int
-	bytes int64
-	gone  bool
+	// outFiles counts the outbox files kept so far in this turn.
+	outFiles outputfiles.Tally
+	gone     bool
 	// shared is what the turn's calls share (their Landlock ruleset);
 	// End closes it.
 	shared io.Closer
@@ -389,15 +389,11 @@ func (t *Turn) TakeSpare() string {
 
 // ReserveFile counts one outbox file of size n against the turn's file
 // limits, returning false (and counting nothing) when it would exceed them.
-func (t *Turn) ReserveFile(n int64, maxFiles int, maxBytes int64) bool {
+// Calls of one turn run at once, so the count is kept under the turn's lock.
+func (t *Turn) ReserveFile(n int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.files+1 > maxFiles || t.bytes+n > maxBytes {
-		return false
-	}
-	t.files++
-	t.bytes += n
-	return true
+	return t.outFiles.Reserve(n)
 }
 
 // Usage is the last measured disk use.
