@@ -55,7 +55,7 @@ type Config struct {
 	// OutputBudget bounds the call output sandboxd holds at once across
 	// all calls (DefaultOutputBudget if unset).
 	OutputBudget int64
-	Logf       func(string, ...any)
+	Logf         func(string, ...any)
 }
 
 // Server implements sandboxv1.RunServiceServer.
@@ -63,9 +63,9 @@ type Server struct {
 	sandboxv1.UnimplementedRunServiceServer
 	cfg    Config
 	budget *semaphore.Weighted
-	roots tools.Roots
-	ro    []string
-	devs  []string
+	roots  tools.Roots
+	ro     []string
+	devs   []string
 }
 
 // DefaultOutputBudget is how much call output sandboxd holds at once, all
