@@ -46,6 +46,17 @@ type fakeSandbox struct {
 	ended     []string
 	cancelled int
 	running   int
+	// turns is what ListTurns reports.
+	turns []*sandboxv1.TurnInfo
+}
+
+func (f *fakeSandbox) ListTurns(ctx context.Context, _ *sandboxv1.ListTurnsRequest) (*sandboxv1.ListTurnsResponse, error) {
+	if !f.authorized(ctx) {
+		return nil, fmt.Errorf("unauthorized")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &sandboxv1.ListTurnsResponse{Turns: f.turns}, nil
 }
 
 func (f *fakeSandbox) authorized(ctx context.Context) bool {

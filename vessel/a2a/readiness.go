@@ -15,10 +15,18 @@ import (
 // disk) until Close; it checks once before returning.
 func (s *Server) Start(ctx context.Context) {
 	s.CheckReadiness(ctx)
+	s.every(ctx, s.cfg.ReadyInterval, s.CheckReadiness)
+	// Turns a crashed or restarted vessel left behind are ended within a
+	// TurnSweep of start (they must have been idle StaleTurnIdle first).
+	s.every(ctx, s.cfg.TurnSweep, s.SweepTurns)
+}
+
+// every runs f every d until Close or ctx ends.
+func (s *Server) every(ctx context.Context, d time.Duration, f func(context.Context)) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		t := time.NewTicker(s.cfg.ReadyInterval)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
@@ -27,7 +35,7 @@ func (s *Server) Start(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				s.CheckReadiness(ctx)
+				f(ctx)
 			}
 		}
 	}()

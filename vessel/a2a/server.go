@@ -87,6 +87,9 @@ type Config struct {
 	Logger      *zap.Logger
 	// ReadyInterval is how often sandboxes are polled; default 3s.
 	ReadyInterval time.Duration
+	// TurnSweep is how often abandoned turns are ended on the sandboxes
+	// (SweepTurns); default DefaultTurnSweep.
+	TurnSweep time.Duration
 	// MaxBody overrides MaxBodyBytes (tests).
 	MaxBody int64
 	// KeepAlive is the SSE keep-alive period; default 15s.
@@ -153,6 +156,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ReadyInterval <= 0 {
 		cfg.ReadyInterval = 3 * time.Second
+	}
+	if cfg.TurnSweep <= 0 {
+		cfg.TurnSweep = DefaultTurnSweep
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = MaxBodyBytes

@@ -72,6 +72,15 @@ func (s *Sandbox) EndTurn(ctx context.Context, turnID string) error {
 	return nil
 }
 
+// ListTurns lists the sandbox's live turns.
+func (s *Sandbox) ListTurns(ctx context.Context) ([]*sandboxv1.TurnInfo, error) {
+	resp, err := s.rpc.ListTurns(s.ctx(ctx), &sandboxv1.ListTurnsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox list turns: %w", err)
+	}
+	return resp.GetTurns(), nil
+}
+
 // SandboxBuiltins are the built-in tools that run in the sandbox.
 var SandboxBuiltins = []string{"read", "glob", "list", "grep", "bash"}
 

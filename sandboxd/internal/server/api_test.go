@@ -36,6 +36,10 @@ func TestTokenRequiredOnEveryMethod(t *testing.T) {
 			if status.Code(err) != codes.Unauthenticated {
 				t.Fatalf("EndTurn: %v", err)
 			}
+			_, err = e.client.ListTurns(ctx, &sandboxv1.ListTurnsRequest{})
+			if status.Code(err) != codes.Unauthenticated {
+				t.Fatalf("ListTurns: %v", err)
+			}
 			st, err := e.client.Run(ctx, mkReq("turn-tok", "bash", jsonArgs("command", "touch /dev/null/ran")))
 			if err == nil {
 				_, err = st.Recv()
@@ -52,6 +56,7 @@ func TestTokenRequiredOnEveryMethod(t *testing.T) {
 		t.Run("http "+name, func(t *testing.T) {
 			for _, req := range []*http.Request{
 				mustReq(t, "GET", "http://"+e.addr+"/status", ""),
+				mustReq(t, "GET", "http://"+e.addr+"/turns", ""),
 				mustReq(t, "POST", "http://"+e.addr+"/end-turn", `{"turn_id":"turn-1"}`),
 				mustReq(t, "POST", "http://"+e.addr+"/run", `{"turn_id":"turn-tok","tool":"bash","arguments_json":"{\"command\":\"true\"}"}`),
 			} {
@@ -163,5 +168,33 @@ func TestConnectionsRoutedByFirstBytes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Fatalf("GET / without a token: %s", resp.Status)
+	}
+}
+
+// ListTurns reports each live turn with its owner, running calls and
+// usage, and forgets ended ones.
+func TestListTurns(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.bash("turn-l1", "head -c 10000 /dev/zero > f")
+	e.must(call{turn: "turn-l2", owner: "app/bob", tool: "bash", args: jsonArgs("command", "true")})
+	e.wm.Check(t.Logf)
+	resp, err := e.client.ListTurns(authCtx(context.Background(), testToken), &sandboxv1.ListTurnsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*sandboxv1.TurnInfo{}
+	for _, ti := range resp.GetTurns() {
+		got[ti.GetTurnId()] = ti
+	}
+	if len(got) != 2 || got["turn-l1"].GetOwner() != "app/alice" || got["turn-l2"].GetOwner() != "app/bob" ||
+		got["turn-l1"].GetUsageBytes() < 10000 || got["turn-l1"].GetRunningCalls() != 0 {
+		t.Fatalf("turns: %v", resp.GetTurns())
+	}
+	if _, err := e.client.EndTurn(authCtx(context.Background(), testToken), mkEnd("turn-l1")); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ = e.client.ListTurns(authCtx(context.Background(), testToken), &sandboxv1.ListTurnsRequest{})
+	if len(resp.GetTurns()) != 1 || resp.GetTurns()[0].GetTurnId() != "turn-l2" {
+		t.Fatalf("after EndTurn: %v", resp.GetTurns())
 	}
 }

@@ -163,6 +163,17 @@ func (s *Server) EndTurn(_ context.Context, req *sandboxv1.EndTurnRequest) (*san
 	return &sandboxv1.EndTurnResponse{Existed: existed}, nil
 }
 
+// ListTurns reports the turns that hold a workspace.
+func (s *Server) ListTurns(context.Context, *sandboxv1.ListTurnsRequest) (*sandboxv1.ListTurnsResponse, error) {
+	turns := s.cfg.Workspaces.List()
+	resp := &sandboxv1.ListTurnsResponse{Turns: make([]*sandboxv1.TurnInfo, len(turns))}
+	for i, t := range turns {
+		resp.Turns[i] = &sandboxv1.TurnInfo{TurnId: t.ID, Owner: t.Owner, RunningCalls: uint32(t.Running),
+			IdleMs: uint64(t.Idle.Milliseconds()), UsageBytes: t.Usage}
+	}
+	return resp, nil
+}
+
 // Run runs one tool call and streams its events, ending with Exit.
 func (s *Server) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreamingServer[sandboxv1.RunResponse]) error {
 	start := time.Now()

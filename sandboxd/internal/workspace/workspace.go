@@ -304,6 +304,34 @@ func (m *Manager) End(id string) (bool, error) {
 	return true, errors.Join(sweepErr, fmt.Errorf("deleting workspace of turn %s: %w", id, err))
 }
 
+// TurnInfo is what List reports of a live turn.
+type TurnInfo struct {
+	ID, Owner string
+	Running   int
+	Idle      time.Duration
+	Usage     int64
+}
+
+// List reports every live turn, so a vessel that restarted can end the
+// turns no vessel runs any more (their bytes count against their users).
+func (m *Manager) List() []TurnInfo {
+	m.mu.Lock()
+	turns := make([]*Turn, 0, len(m.turns))
+	for _, t := range m.turns {
+		turns = append(turns, t)
+	}
+	m.mu.Unlock()
+	now := time.Now()
+	out := make([]TurnInfo, 0, len(turns))
+	for _, t := range turns {
+		t.mu.Lock()
+		out = append(out, TurnInfo{ID: t.ID, Owner: t.Owner, Running: len(t.calls), Idle: now.Sub(t.lastUsed), Usage: t.usage})
+		t.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
 // Count reports the number of live turns.
 func (m *Manager) Count() int {
 	m.mu.Lock()

@@ -550,6 +550,169 @@ func (x *EndTurnResponse) GetExisted() bool {
 	return false
 }
 
+// ListTurnsRequest asks for the live turns.
+type ListTurnsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTurnsRequest) Reset() {
+	*x = ListTurnsRequest{}
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTurnsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTurnsRequest) ProtoMessage() {}
+
+func (x *ListTurnsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTurnsRequest.ProtoReflect.Descriptor instead.
+func (*ListTurnsRequest) Descriptor() ([]byte, []int) {
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{7}
+}
+
+// ListTurnsResponse holds every turn with a workspace.
+type ListTurnsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Turns         []*TurnInfo            `protobuf:"bytes,1,rep,name=turns,proto3" json:"turns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTurnsResponse) Reset() {
+	*x = ListTurnsResponse{}
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTurnsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTurnsResponse) ProtoMessage() {}
+
+func (x *ListTurnsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTurnsResponse.ProtoReflect.Descriptor instead.
+func (*ListTurnsResponse) Descriptor() ([]byte, []int) {
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListTurnsResponse) GetTurns() []*TurnInfo {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
+// TurnInfo describes one live turn.
+type TurnInfo struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TurnId string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// The owner the turn's first call named.
+	Owner string `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	// Calls of the turn running now.
+	RunningCalls uint32 `protobuf:"varint,3,opt,name=running_calls,json=runningCalls,proto3" json:"running_calls,omitempty"`
+	// Milliseconds since the turn's last call began or ended.
+	IdleMs uint64 `protobuf:"varint,4,opt,name=idle_ms,json=idleMs,proto3" json:"idle_ms,omitempty"`
+	// The workspace's last measured disk use, in bytes.
+	UsageBytes    int64 `protobuf:"varint,5,opt,name=usage_bytes,json=usageBytes,proto3" json:"usage_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnInfo) Reset() {
+	*x = TurnInfo{}
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnInfo) ProtoMessage() {}
+
+func (x *TurnInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnInfo.ProtoReflect.Descriptor instead.
+func (*TurnInfo) Descriptor() ([]byte, []int) {
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *TurnInfo) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *TurnInfo) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *TurnInfo) GetRunningCalls() uint32 {
+	if x != nil {
+		return x.RunningCalls
+	}
+	return 0
+}
+
+func (x *TurnInfo) GetIdleMs() uint64 {
+	if x != nil {
+		return x.IdleMs
+	}
+	return 0
+}
+
+func (x *TurnInfo) GetUsageBytes() int64 {
+	if x != nil {
+		return x.UsageBytes
+	}
+	return 0
+}
+
 // StatusRequest asks for the sandbox's status.
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -559,7 +722,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +734,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +747,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{7}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{10}
 }
 
 // StatusResponse describes the sandbox.
@@ -606,7 +769,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +781,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +794,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{8}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StatusResponse) GetConfined() bool {
@@ -710,18 +873,29 @@ const file_astralvessel_sandbox_v1_sandbox_proto_rawDesc = "" +
 	"\x0eEndTurnRequest\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\"+\n" +
 	"\x0fEndTurnResponse\x12\x18\n" +
-	"\aexisted\x18\x01 \x01(\bR\aexisted\"\x0f\n" +
+	"\aexisted\x18\x01 \x01(\bR\aexisted\"\x12\n" +
+	"\x10ListTurnsRequest\"L\n" +
+	"\x11ListTurnsResponse\x127\n" +
+	"\x05turns\x18\x01 \x03(\v2!.astralvessel.sandbox.v1.TurnInfoR\x05turns\"\x98\x01\n" +
+	"\bTurnInfo\x12\x17\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x12#\n" +
+	"\rrunning_calls\x18\x03 \x01(\rR\frunningCalls\x12\x17\n" +
+	"\aidle_ms\x18\x04 \x01(\x04R\x06idleMs\x12\x1f\n" +
+	"\vusage_bytes\x18\x05 \x01(\x03R\n" +
+	"usageBytes\"\x0f\n" +
 	"\rStatusRequest\"\xa1\x01\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bconfined\x18\x01 \x01(\bR\bconfined\x12!\n" +
 	"\flandlock_abi\x18\x02 \x01(\x05R\vlandlockAbi\x12 \n" +
 	"\vfingerprint\x18\x03 \x01(\tR\vfingerprint\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\x12\x14\n" +
-	"\x05agent\x18\x05 \x01(\tR\x05agent2\xd1\x02\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent2\xc5\x03\n" +
 	"\n" +
 	"RunService\x12c\n" +
 	"\x03Run\x12#.astralvessel.sandbox.v1.RunRequest\x1a$.astralvessel.sandbox.v1.RunResponse\"\x0f\x82\xd3\xe4\x93\x02\t:\x01*\"\x04/run0\x01\x12r\n" +
-	"\aEndTurn\x12'.astralvessel.sandbox.v1.EndTurnRequest\x1a(.astralvessel.sandbox.v1.EndTurnResponse\"\x14\x82\xd3\xe4\x93\x02\x0e:\x01*\"\t/end-turn\x12j\n" +
+	"\aEndTurn\x12'.astralvessel.sandbox.v1.EndTurnRequest\x1a(.astralvessel.sandbox.v1.EndTurnResponse\"\x14\x82\xd3\xe4\x93\x02\x0e:\x01*\"\t/end-turn\x12r\n" +
+	"\tListTurns\x12).astralvessel.sandbox.v1.ListTurnsRequest\x1a*.astralvessel.sandbox.v1.ListTurnsResponse\"\x0e\x82\xd3\xe4\x93\x02\b\x12\x06/turns\x12j\n" +
 	"\x06Status\x12&.astralvessel.sandbox.v1.StatusRequest\x1a'.astralvessel.sandbox.v1.StatusResponse\"\x0f\x82\xd3\xe4\x93\x02\t\x12\a/statusBOZMgithub.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1;sandboxv1b\x06proto3"
 
 var (
@@ -736,33 +910,39 @@ func file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP() []byte {
 	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescData
 }
 
-var file_astralvessel_sandbox_v1_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_astralvessel_sandbox_v1_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_astralvessel_sandbox_v1_sandbox_proto_goTypes = []any{
-	(*RunRequest)(nil),      // 0: astralvessel.sandbox.v1.RunRequest
-	(*RunResponse)(nil),     // 1: astralvessel.sandbox.v1.RunResponse
-	(*OutboxFile)(nil),      // 2: astralvessel.sandbox.v1.OutboxFile
-	(*RefusedFile)(nil),     // 3: astralvessel.sandbox.v1.RefusedFile
-	(*Exit)(nil),            // 4: astralvessel.sandbox.v1.Exit
-	(*EndTurnRequest)(nil),  // 5: astralvessel.sandbox.v1.EndTurnRequest
-	(*EndTurnResponse)(nil), // 6: astralvessel.sandbox.v1.EndTurnResponse
-	(*StatusRequest)(nil),   // 7: astralvessel.sandbox.v1.StatusRequest
-	(*StatusResponse)(nil),  // 8: astralvessel.sandbox.v1.StatusResponse
+	(*RunRequest)(nil),        // 0: astralvessel.sandbox.v1.RunRequest
+	(*RunResponse)(nil),       // 1: astralvessel.sandbox.v1.RunResponse
+	(*OutboxFile)(nil),        // 2: astralvessel.sandbox.v1.OutboxFile
+	(*RefusedFile)(nil),       // 3: astralvessel.sandbox.v1.RefusedFile
+	(*Exit)(nil),              // 4: astralvessel.sandbox.v1.Exit
+	(*EndTurnRequest)(nil),    // 5: astralvessel.sandbox.v1.EndTurnRequest
+	(*EndTurnResponse)(nil),   // 6: astralvessel.sandbox.v1.EndTurnResponse
+	(*ListTurnsRequest)(nil),  // 7: astralvessel.sandbox.v1.ListTurnsRequest
+	(*ListTurnsResponse)(nil), // 8: astralvessel.sandbox.v1.ListTurnsResponse
+	(*TurnInfo)(nil),          // 9: astralvessel.sandbox.v1.TurnInfo
+	(*StatusRequest)(nil),     // 10: astralvessel.sandbox.v1.StatusRequest
+	(*StatusResponse)(nil),    // 11: astralvessel.sandbox.v1.StatusResponse
 }
 var file_astralvessel_sandbox_v1_sandbox_proto_depIdxs = []int32{
-	2, // 0: astralvessel.sandbox.v1.RunResponse.file:type_name -> astralvessel.sandbox.v1.OutboxFile
-	3, // 1: astralvessel.sandbox.v1.RunResponse.refused:type_name -> astralvessel.sandbox.v1.RefusedFile
-	4, // 2: astralvessel.sandbox.v1.RunResponse.exit:type_name -> astralvessel.sandbox.v1.Exit
-	0, // 3: astralvessel.sandbox.v1.RunService.Run:input_type -> astralvessel.sandbox.v1.RunRequest
-	5, // 4: astralvessel.sandbox.v1.RunService.EndTurn:input_type -> astralvessel.sandbox.v1.EndTurnRequest
-	7, // 5: astralvessel.sandbox.v1.RunService.Status:input_type -> astralvessel.sandbox.v1.StatusRequest
-	1, // 6: astralvessel.sandbox.v1.RunService.Run:output_type -> astralvessel.sandbox.v1.RunResponse
-	6, // 7: astralvessel.sandbox.v1.RunService.EndTurn:output_type -> astralvessel.sandbox.v1.EndTurnResponse
-	8, // 8: astralvessel.sandbox.v1.RunService.Status:output_type -> astralvessel.sandbox.v1.StatusResponse
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2,  // 0: astralvessel.sandbox.v1.RunResponse.file:type_name -> astralvessel.sandbox.v1.OutboxFile
+	3,  // 1: astralvessel.sandbox.v1.RunResponse.refused:type_name -> astralvessel.sandbox.v1.RefusedFile
+	4,  // 2: astralvessel.sandbox.v1.RunResponse.exit:type_name -> astralvessel.sandbox.v1.Exit
+	9,  // 3: astralvessel.sandbox.v1.ListTurnsResponse.turns:type_name -> astralvessel.sandbox.v1.TurnInfo
+	0,  // 4: astralvessel.sandbox.v1.RunService.Run:input_type -> astralvessel.sandbox.v1.RunRequest
+	5,  // 5: astralvessel.sandbox.v1.RunService.EndTurn:input_type -> astralvessel.sandbox.v1.EndTurnRequest
+	7,  // 6: astralvessel.sandbox.v1.RunService.ListTurns:input_type -> astralvessel.sandbox.v1.ListTurnsRequest
+	10, // 7: astralvessel.sandbox.v1.RunService.Status:input_type -> astralvessel.sandbox.v1.StatusRequest
+	1,  // 8: astralvessel.sandbox.v1.RunService.Run:output_type -> astralvessel.sandbox.v1.RunResponse
+	6,  // 9: astralvessel.sandbox.v1.RunService.EndTurn:output_type -> astralvessel.sandbox.v1.EndTurnResponse
+	8,  // 10: astralvessel.sandbox.v1.RunService.ListTurns:output_type -> astralvessel.sandbox.v1.ListTurnsResponse
+	11, // 11: astralvessel.sandbox.v1.RunService.Status:output_type -> astralvessel.sandbox.v1.StatusResponse
+	8,  // [8:12] is the sub-list for method output_type
+	4,  // [4:8] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_astralvessel_sandbox_v1_sandbox_proto_init() }
@@ -783,7 +963,7 @@ func file_astralvessel_sandbox_v1_sandbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_astralvessel_sandbox_v1_sandbox_proto_rawDesc), len(file_astralvessel_sandbox_v1_sandbox_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -85,6 +85,27 @@ func local_request_RunService_EndTurn_0(ctx context.Context, marshaler runtime.M
 	return msg, metadata, err
 }
 
+func request_RunService_ListTurns_0(ctx context.Context, marshaler runtime.Marshaler, client RunServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListTurnsRequest
+		metadata runtime.ServerMetadata
+	)
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListTurns(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_RunService_ListTurns_0(ctx context.Context, marshaler runtime.Marshaler, server RunServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListTurnsRequest
+		metadata runtime.ServerMetadata
+	)
+	msg, err := server.ListTurns(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_RunService_Status_0(ctx context.Context, marshaler runtime.Marshaler, client RunServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq StatusRequest
@@ -137,6 +158,26 @@ func RegisterRunServiceHandlerServer(ctx context.Context, mux *runtime.ServeMux,
 			return
 		}
 		forward_RunService_EndTurn_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_RunService_ListTurns_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/astralvessel.sandbox.v1.RunService/ListTurns", runtime.WithHTTPPathPattern("/turns"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_RunService_ListTurns_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_RunService_ListTurns_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_RunService_Status_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -232,6 +273,23 @@ func RegisterRunServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux,
 		}
 		forward_RunService_EndTurn_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_RunService_ListTurns_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/astralvessel.sandbox.v1.RunService/ListTurns", runtime.WithHTTPPathPattern("/turns"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_RunService_ListTurns_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_RunService_ListTurns_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_RunService_Status_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -253,13 +311,15 @@ func RegisterRunServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux,
 }
 
 var (
-	pattern_RunService_Run_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0}, []string{"run"}, ""))
-	pattern_RunService_EndTurn_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0}, []string{"end-turn"}, ""))
-	pattern_RunService_Status_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0}, []string{"status"}, ""))
+	pattern_RunService_Run_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0}, []string{"run"}, ""))
+	pattern_RunService_EndTurn_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0}, []string{"end-turn"}, ""))
+	pattern_RunService_ListTurns_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0}, []string{"turns"}, ""))
+	pattern_RunService_Status_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0}, []string{"status"}, ""))
 )
 
 var (
-	forward_RunService_Run_0     = runtime.ForwardResponseStream
-	forward_RunService_EndTurn_0 = runtime.ForwardResponseMessage
-	forward_RunService_Status_0  = runtime.ForwardResponseMessage
+	forward_RunService_Run_0       = runtime.ForwardResponseStream
+	forward_RunService_EndTurn_0   = runtime.ForwardResponseMessage
+	forward_RunService_ListTurns_0 = runtime.ForwardResponseMessage
+	forward_RunService_Status_0    = runtime.ForwardResponseMessage
 )

@@ -24,9 +24,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RunService_Run_FullMethodName     = "/astralvessel.sandbox.v1.RunService/Run"
-	RunService_EndTurn_FullMethodName = "/astralvessel.sandbox.v1.RunService/EndTurn"
-	RunService_Status_FullMethodName  = "/astralvessel.sandbox.v1.RunService/Status"
+	RunService_Run_FullMethodName       = "/astralvessel.sandbox.v1.RunService/Run"
+	RunService_EndTurn_FullMethodName   = "/astralvessel.sandbox.v1.RunService/EndTurn"
+	RunService_ListTurns_FullMethodName = "/astralvessel.sandbox.v1.RunService/ListTurns"
+	RunService_Status_FullMethodName    = "/astralvessel.sandbox.v1.RunService/Status"
 )
 
 // RunServiceClient is the client API for RunService service.
@@ -40,6 +41,9 @@ type RunServiceClient interface {
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunResponse], error)
 	// EndTurn stops every call of a turn and deletes its workspace.
 	EndTurn(ctx context.Context, in *EndTurnRequest, opts ...grpc.CallOption) (*EndTurnResponse, error)
+	// ListTurns lists the turns that hold a workspace, so a vessel that
+	// restarted can end those no vessel runs any more.
+	ListTurns(ctx context.Context, in *ListTurnsRequest, opts ...grpc.CallOption) (*ListTurnsResponse, error)
 	// Status reports whether calls are confined and which profile the sandbox was started with.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
@@ -81,6 +85,16 @@ func (c *runServiceClient) EndTurn(ctx context.Context, in *EndTurnRequest, opts
 	return out, nil
 }
 
+func (c *runServiceClient) ListTurns(ctx context.Context, in *ListTurnsRequest, opts ...grpc.CallOption) (*ListTurnsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTurnsResponse)
+	err := c.cc.Invoke(ctx, RunService_ListTurns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *runServiceClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -102,6 +116,9 @@ type RunServiceServer interface {
 	Run(*RunRequest, grpc.ServerStreamingServer[RunResponse]) error
 	// EndTurn stops every call of a turn and deletes its workspace.
 	EndTurn(context.Context, *EndTurnRequest) (*EndTurnResponse, error)
+	// ListTurns lists the turns that hold a workspace, so a vessel that
+	// restarted can end those no vessel runs any more.
+	ListTurns(context.Context, *ListTurnsRequest) (*ListTurnsResponse, error)
 	// Status reports whether calls are confined and which profile the sandbox was started with.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedRunServiceServer()
@@ -119,6 +136,9 @@ func (UnimplementedRunServiceServer) Run(*RunRequest, grpc.ServerStreamingServer
 }
 func (UnimplementedRunServiceServer) EndTurn(context.Context, *EndTurnRequest) (*EndTurnResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EndTurn not implemented")
+}
+func (UnimplementedRunServiceServer) ListTurns(context.Context, *ListTurnsRequest) (*ListTurnsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTurns not implemented")
 }
 func (UnimplementedRunServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -173,6 +193,24 @@ func _RunService_EndTurn_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RunService_ListTurns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTurnsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RunServiceServer).ListTurns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RunService_ListTurns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RunServiceServer).ListTurns(ctx, req.(*ListTurnsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RunService_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -201,6 +239,10 @@ var RunService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EndTurn",
 			Handler:    _RunService_EndTurn_Handler,
+		},
+		{
+			MethodName: "ListTurns",
+			Handler:    _RunService_ListTurns_Handler,
 		},
 		{
 			MethodName: "Status",
