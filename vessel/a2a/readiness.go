@@ -2,11 +2,16 @@ package a2aserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
@@ -16,6 +21,9 @@ import (
 func (s *Server) Start(ctx context.Context) {
 	s.CheckReadiness(ctx)
 	s.every(ctx, s.cfg.ReadyInterval, s.CheckReadiness)
+	// An agent out of service is checked far more often, so it is back
+	// within a moment of its sandbox.
+	s.every(ctx, s.cfg.UnreadyInterval, s.checkUnready)
 	// Turns a crashed or restarted vessel left behind are ended within a
 	// TurnSweep of start (they must have been idle StaleTurnIdle first).
 	s.every(ctx, s.cfg.TurnSweep, s.SweepTurns)
@@ -74,6 +82,24 @@ func (s *Server) CheckReadiness(ctx context.Context) {
 	wg.Wait()
 }
 
+// checkUnready checks again the agents out of service.
+func (s *Server) checkUnready(ctx context.Context) {
+	var disk *spec.Deployment
+	var diskErr error
+	loaded := false
+	for _, id := range s.order {
+		a := s.agents[id]
+		if a.ready.Load() || a.sandbox == nil {
+			continue
+		}
+		if !loaded && s.cfg.Reload != nil {
+			disk, diskErr = s.cfg.Reload()
+			loaded = true
+		}
+		s.checkAgent(ctx, a, disk, diskErr)
+	}
+}
+
 func (s *Server) checkAgent(ctx context.Context, a *agent, disk *spec.Deployment, diskErr error) {
 	why, silent := s.agentProblem(ctx, a, disk, diskErr)
 	was := a.ready.Load()
@@ -119,6 +145,10 @@ func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployme
 	defer cancel()
 	st, err := a.sandbox.Status(cctx)
 	if err != nil {
+		if refused(err) {
+			// Nothing listens: the sandbox is down, not busy.
+			return "the sandbox refuses connections", false
+		}
 		return "the sandbox does not answer", true
 	}
 	switch {
@@ -130,4 +160,17 @@ func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployme
 		return "the sandbox was started from a different profile fingerprint; redeploy", false
 	}
 	return "", false
+}
+
+// refused reports a connection the sandbox's host refused (gRPC reports it
+// as Unavailable with the dial error in its message).
+func refused(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	st, ok := status.FromError(errors.Unwrap(err))
+	if !ok {
+		st, ok = status.FromError(err)
+	}
+	return ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "connection refused")
 }

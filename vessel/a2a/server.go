@@ -87,6 +87,9 @@ type Config struct {
 	Logger      *zap.Logger
 	// ReadyInterval is how often sandboxes are polled; default 3s.
 	ReadyInterval time.Duration
+	// UnreadyInterval is how often an agent out of service is checked
+	// again; default 500ms.
+	UnreadyInterval time.Duration
 	// TurnSweep is how often abandoned turns are ended on the sandboxes
 	// (SweepTurns); default DefaultTurnSweep.
 	TurnSweep time.Duration
@@ -156,6 +159,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ReadyInterval <= 0 {
 		cfg.ReadyInterval = 3 * time.Second
+	}
+	if cfg.UnreadyInterval <= 0 {
+		cfg.UnreadyInterval = 500 * time.Millisecond
 	}
 	if cfg.TurnSweep <= 0 {
 		cfg.TurnSweep = DefaultTurnSweep

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
@@ -40,8 +41,14 @@ func DialSandbox(rawURL, token string) (*Sandbox, error) {
 	if u.Scheme != "http" {
 		return nil, fmt.Errorf("sandbox URL %q: only http is supported on the internal network", rawURL)
 	}
+	// Reconnect within a second of a restarted sandbox: gRPC's default
+	// backoff grows to two minutes, which kept an agent out of service
+	// for seconds after its sandbox was back.
+	backoffCfg := backoff.DefaultConfig
+	backoffCfg.MaxDelay = time.Second
 	conn, err := grpc.NewClient(u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(32<<20)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(32<<20)),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoffCfg, MinConnectTimeout: 5 * time.Second}))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", rawURL, err)
 	}

@@ -1,0 +1,88 @@
+package a2aserver_test
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/tools"
+)
+
+// serveFake serves a fake sandbox on addr ("127.0.0.1:0" for a new port).
+func serveFake(t *testing.T, addr string) (*grpc.Server, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	sandboxv1.RegisterRunServiceServer(gs, &fakeSandbox{agent: "a", confined: true, token: "tok"})
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	return gs, ln.Addr().String()
+}
+
+// Issue 21 (6): a sandbox that refuses connections takes its agent out of
+// service at the first check, not after MaxSilentChecks; once it is back,
+// the agent is served again long before the next regular check.
+func TestDeadSandboxOutAtOnceAndBackSoon(t *testing.T) {
+	gs, addr := serveFake(t, "127.0.0.1:0")
+	sb, err := tools.DialSandbox("http://"+addr, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	b, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.sqlite"), store.Options{Agents: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv, err := a2aserver.New(a2aserver.Config{
+		Deployment:  &spec.Deployment{Agents: []spec.Agent{{ID: "a", PackageDir: t.TempDir(), Manifest: &spec.Manifest{Name: "A"}}}},
+		Fingerprint: func(*spec.Deployment, string) (string, error) { return testFP, nil },
+		Sandboxes:   map[string]a2aserver.AgentSandbox{"a": sb},
+		Auth:        auth.Chain{},
+		Store:       b,
+		Logger:      zap.NewNop(),
+		// Only the quick recheck of agents out of service can bring it back.
+		ReadyInterval:   time.Hour,
+		UnreadyInterval: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv.Start(ctx)
+	defer srv.Close()
+	if ok, why := srv.Ready("a"); !ok {
+		t.Fatalf("not ready at start: %s", why)
+	}
+	gs.Stop()
+	srv.CheckReadiness(ctx)
+	if ok, why := srv.Ready("a"); ok || why != "the sandbox refuses connections" {
+		t.Fatalf("after one check of a stopped sandbox: ready %v (%q)", ok, why)
+	}
+	serveFake(t, addr)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if ok, _ := srv.Ready("a"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, why := srv.Ready("a")
+			t.Fatalf("not served again after the sandbox came back: %s", why)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
