@@ -535,12 +535,15 @@ def calls(dep, rep, image):
             checks.append({"name": f"{sb}: two turns run as different uids from its --uid-range", "kind": "uids",
                            "keys": ["uid-a", "uid-b"], "range": list(rng) if rng else [0, 0]})
 
-            # S2: the scratch root is root's; a call cannot lock every later turn out of it.
-            call("the scratch root is owned by root, mode 711", 'stat -c %u:%a "$(dirname "$TMPDIR")"', want="0:711")
-            call("cannot chmod 000 the scratch root",
+            # S2: the workspace's parent (the turn's home) and the scratch root are root's; a call
+            # cannot lock its own or every later turn out of them.
+            call("its workspace's parent is root's (mode 710) and the scratch root root's (mode 711)",
+                 'h=$(dirname "$TMPDIR"); echo "$(stat -c %u:%a "$h") $(stat -c %u:%a "$(dirname "$h")")"',
+                 want="0:710 0:711")
+            call('cannot chmod 000 "$(dirname "$TMPDIR")"',
                  'chmod 000 "$(dirname "$TMPDIR")" 2>/dev/null && echo ALLOWED || echo DENIED')
-            call("cannot chmod 000 the scratch root (from another turn)",
-                 'chmod 000 "$(dirname "$TMPDIR")" 2>/dev/null && echo ALLOWED || echo DENIED', turn=turn_b)
+            call("cannot chmod 000 the scratch root",
+                 'chmod 000 "$(dirname "$(dirname "$TMPDIR")")" 2>/dev/null && echo ALLOWED || echo DENIED', turn=turn_b)
             turn_n = "probe-" + uuid.uuid4().hex[:12]
             call("a new turn still works after calls tried to chmod the scratch root",
                  'echo fresh > "$TMPDIR/f" && cat "$TMPDIR/f"', want="fresh", turn=turn_n)
@@ -564,6 +567,7 @@ def calls(dep, rep, image):
             # S5: knowing another turn's workspace path gives no way in and no way to break it.
             call("prints its workspace path (turn a, control)", 'echo "$TMPDIR"', want=None, save="ws-a")
             for what, cmd in [
+                    ("stat", 'stat "{{ws-a}}"'),
                     ("list", 'ls "{{ws-a}}"'),
                     ("stat a file in", 'stat "{{ws-a}}/probe.txt"'),
                     ("chmod", 'chmod 777 "{{ws-a}}"'),
