@@ -71,11 +71,15 @@ def sched_of(pid):
 
 
 def check_sched(c):
-    """Nice value and CPU affinity of a process; with `expect`, they must be unchanged."""
+    """Nice value and CPU affinity of a process; with `expect` (and `only`: "nice" or "cpus"), they
+    must be unchanged."""
     nice, cpus = sched_of(c.get("pid", 1))
     detail = f"nice={nice} cpus={cpus}"
     if "expect" in c:
-        return [nice, cpus] == c["expect"], detail + f" (before: nice={c['expect'][0]} cpus={c['expect'][1]})"
+        got = {"nice": nice, "cpus": cpus}
+        keys = [c["only"]] if c.get("only") else ["nice", "cpus"]
+        ok = all(got[k] == c["expect"][k] for k in keys)
+        return ok, detail + f" (before: nice={c['expect']['nice']} cpus={c['expect']['cpus']})"
     return True, detail
 
 
@@ -159,12 +163,12 @@ def check_tcp_open(c):
     return err is None, f"{c['host']}:{c['port']} -> {err or 'connected'}"
 
 
-def http(method, url, headers=None, body=None):
+def http(method, url, headers=None, body=None, timeout=TIMEOUT * 3):
     req = urllib.request.Request(url, method=method, data=body, headers=headers or {})
     # Never let an environment proxy setting redirect a probe.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(req, timeout=TIMEOUT * 3) as r:
+        with opener.open(req, timeout=timeout) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()
@@ -270,7 +274,9 @@ def run_call(c):
     headers = {"Content-Type": "application/json"}
     if c.get("token"):
         headers["Authorization"] = "Bearer " + c["token"]
-    status, _, data = http("POST", c["url"].rstrip("/") + "/run", headers, json.dumps(req).encode())
+    # A call may stay silent until it ends: wait for its own timeout, not the probes' default.
+    status, _, data = http("POST", c["url"].rstrip("/") + "/run", headers, json.dumps(req).encode(),
+                           timeout=max(TIMEOUT * 3, req["timeout_ms"] / 1000 + 5))
     out, err, exit_ev = b"", b"", None
     if status == 200:
         # grpc-gateway streams newline-delimited {"result": {...}} objects.
@@ -308,6 +314,11 @@ def check_run(c):
         msg = (exit_ev or {}).get("error", "")
         return bool(msg), f"tool error {msg!r}"
     text = out.strip()
+    if "expect_exit_in" in c:
+        ev = exit_ev or {}
+        code = int(ev.get("code", 0) or 0)  # protobuf JSON leaves a zero code out
+        ok = code in c["expect_exit_in"] and not ev.get("error") and not ev.get("stopped") and exit_ev is not None
+        return ok, f"exit={exit_ev} stdout={text[-120:]!r}"
     if c.get("save"):
         SAVED[c["save"]] = text
     want = c.get("expect_stdout")
