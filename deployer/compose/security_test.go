@@ -550,3 +550,22 @@ func TestGoServicesKeepUnderTheirMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestChownCommandsForNonRootDeploy: a deploy without root cannot hand the
+// secrets over, so it prints one chown per secret file, to the uid of the
+// one service that reads it.
+func TestChownCommandsForNonRootDeploy(t *testing.T) {
+	d, _ := twoAgents(t, "", nil)
+	cmds := ChownCommands("/srv/dep", d)
+	want := []string{
+		"sudo chown 61002:61002 /srv/dep/.generated/egress.token",
+		"sudo chown 0:0 /srv/dep/.generated/sandbox-alpha.token",
+		"sudo chown 0:0 /srv/dep/.generated/sandbox-beta.token",
+		"sudo chown 61001:61001 /srv/dep/.generated/sandbox-master.token",
+		"sudo chown 61003:61003 /srv/dep/.generated/search.secret",
+		"sudo chown 61001:61001 /srv/dep/.generated/vessel-egress.token",
+	}
+	if !slices.Equal(cmds, want) {
+		t.Errorf("ChownCommands:\n%s\nwant:\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
+	}
+}
