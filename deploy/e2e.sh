@@ -156,7 +156,7 @@ echo "vessel at $front_ip:8700, agents: ${agents[*]}"
 
 # A long-lived client container on the front network: where an application would sit.
 docker run -d --pull never --name "$probe" --network "${project}_front" --read-only --cap-drop ALL \
-	--security-opt no-new-privileges --user 65532:65532 --memory 256m --pids-limit 128 \
+	--security-opt no-new-privileges --user 61010:61010 --memory 256m --pids-limit 128 \
 	-v "$bin:/e2e:ro" -v "$here/probes:/probes:ro" --entrypoint sleep "$project-sandboxd:local" 7200 >/dev/null
 
 # probe_checks JSON: runs inside.py checks from the client container, prints PASS/FAIL lines.

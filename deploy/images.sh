@@ -85,7 +85,8 @@ check_static() {
 	fi
 }
 
-# The tiny userland every scratch image carries: CA bundle, a passwd naming the runtime user, /tmp.
+# The tiny userland every scratch image carries: CA bundle, a passwd naming the service users (each
+# service runs as its own uid, deployer/compose ServiceUIDs; 65532 is the deployer CLI's), /tmp.
 make_rootfs() {
 	local r="$1"
 	local ca=/etc/ssl/certs/ca-certificates.crt
@@ -94,8 +95,13 @@ make_rootfs() {
 	mkdir -p "$r/etc/ssl/certs" "$r/tmp"
 	chmod 1777 "$r/tmp"
 	cp "$ca" "$r/etc/ssl/certs/ca-certificates.crt"
-	printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin\n' >"$r/etc/passwd"
-	printf 'root:x:0:\nnonroot:x:65532:\n' >"$r/etc/group"
+	local users=(vessel:61001 egress:61002 search:61003 scripted-model:61004 nonroot:65532) u
+	printf 'root:x:0:0:root:/root:/sbin/nologin\n' >"$r/etc/passwd"
+	printf 'root:x:0:\n' >"$r/etc/group"
+	for u in "${users[@]}"; do
+		printf '%s:x:%s:%s:%s:/nonexistent:/sbin/nologin\n' "${u%%:*}" "${u#*:}" "${u#*:}" "${u%%:*}" >>"$r/etc/passwd"
+		printf '%s:x:%s:\n' "${u%%:*}" "${u#*:}" >>"$r/etc/group"
+	done
 }
 
 # Without buildx the CLI falls back to the classic builder anyway; saying so keeps its output quiet.

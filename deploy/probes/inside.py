@@ -33,6 +33,56 @@ def check_status(c):
     return got == c["expect"], f"{c['field']}={got}"
 
 
+# Capability numbers (linux/capability.h), to print a mask as names.
+CAP_NAMES = ["CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
+             "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
+             "IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT",
+             "SYS_ADMIN", "SYS_BOOT", "SYS_NICE", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD",
+             "LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG",
+             "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ", "PERFMON", "BPF", "CHECKPOINT_RESTORE"]
+
+
+def cap_names(mask):
+    return [CAP_NAMES[i] if i < len(CAP_NAMES) else f"cap{i}" for i in range(64) if mask >> i & 1]
+
+
+def check_caps(c):
+    """The capability sets of a process: effective, permitted and bounding must be exactly the
+    names in `expect` (none for every container but a sandbox), inheritable and ambient empty."""
+    pid = c.get("pid", 1)
+    want = 0
+    for n in c["expect"]:
+        want |= 1 << CAP_NAMES.index(n)
+    got, ok = {}, True
+    for field in ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb"):
+        v = proc_status(pid, field)
+        got[field] = int(v, 16) if v else -1
+        ok = ok and got[field] == (want if field in ("CapEff", "CapPrm", "CapBnd") else 0)
+    detail = "; ".join(f"{f}={v:016x} [{' '.join(cap_names(v)) or '-'}]" if v >= 0 else f"{f}=?" for f, v in got.items())
+    return ok, detail
+
+
+def sched_of(pid):
+    """(nice, CPU affinity list) of a process, read from /proc as any user may."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    nice = int(fields[16])  # field 19 of stat; fields[0] is field 3 (state)
+    return nice, proc_status(pid, "Cpus_allowed_list")
+
+
+def check_sched(c):
+    """Nice value and CPU affinity of a process; with `expect` (and `only`: "nice" or "cpus"), they
+    must be unchanged."""
+    nice, cpus = sched_of(c.get("pid", 1))
+    detail = f"nice={nice} cpus={cpus}"
+    if "expect" in c:
+        got = {"nice": nice, "cpus": cpus}
+        keys = [c["only"]] if c.get("only") else ["nice", "cpus"]
+        ok = all(got[k] == c["expect"][k] for k in keys)
+        return ok, detail + f" (before: nice={c['expect']['nice']} cpus={c['expect']['cpus']})"
+    return True, detail
+
+
 def check_rootfs_ro(c):
     pid = c.get("pid", 1)
     with open(f"/proc/{pid}/mountinfo") as f:
@@ -113,12 +163,12 @@ def check_tcp_open(c):
     return err is None, f"{c['host']}:{c['port']} -> {err or 'connected'}"
 
 
-def http(method, url, headers=None, body=None):
+def http(method, url, headers=None, body=None, timeout=TIMEOUT * 3):
     req = urllib.request.Request(url, method=method, data=body, headers=headers or {})
     # Never let an environment proxy setting redirect a probe.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(req, timeout=TIMEOUT * 3) as r:
+        with opener.open(req, timeout=timeout) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()
@@ -200,6 +250,17 @@ def check_write_fails(c):
         return True, f"create {path} -> {errno.errorcode.get(e.errno, e)}"
 
 
+# stdout of earlier calls that set "save": later calls' commands may name it as {{save-name}}.
+SAVED = {}
+
+
+def substitute(args):
+    text = json.dumps(args)
+    for k, v in SAVED.items():
+        text = text.replace("{{" + k + "}}", v)
+    return json.loads(text)
+
+
 def run_call(c):
     """POSTs one tool call to a sandbox's /run (HTTP/JSON) and gathers its streamed events."""
     req = {
@@ -207,13 +268,15 @@ def run_call(c):
         "owner": c.get("owner", "probe/probe"),
         "call_id": c.get("call_id", "probe"),
         "tool": c["tool"],
-        "arguments_json": json.dumps(c["arguments"]),
+        "arguments_json": json.dumps(substitute(c["arguments"])),
         "timeout_ms": c.get("timeout_ms", 20000),
     }
     headers = {"Content-Type": "application/json"}
     if c.get("token"):
         headers["Authorization"] = "Bearer " + c["token"]
-    status, _, data = http("POST", c["url"].rstrip("/") + "/run", headers, json.dumps(req).encode())
+    # A call may stay silent until it ends: wait for its own timeout, not the probes' default.
+    status, _, data = http("POST", c["url"].rstrip("/") + "/run", headers, json.dumps(req).encode(),
+                           timeout=max(TIMEOUT * 3, req["timeout_ms"] / 1000 + 5))
     out, err, exit_ev = b"", b"", None
     if status == 200:
         # grpc-gateway streams newline-delimited {"result": {...}} objects.
@@ -251,8 +314,17 @@ def check_run(c):
         msg = (exit_ev or {}).get("error", "")
         return bool(msg), f"tool error {msg!r}"
     text = out.strip()
+    if "expect_exit_in" in c:
+        ev = exit_ev or {}
+        code = int(ev.get("code", 0) or 0)  # protobuf JSON leaves a zero code out
+        ok = code in c["expect_exit_in"] and not ev.get("error") and not ev.get("stopped") and exit_ev is not None
+        return ok, f"exit={exit_ev} stdout={text[-120:]!r}"
+    if c.get("save"):
+        SAVED[c["save"]] = text
     want = c.get("expect_stdout")
     ok = (text == want) if want is not None else True
+    if "expect_any" in c:
+        ok = ok and text in c["expect_any"]
     if "expect_contains" in c:
         ok = ok and c["expect_contains"] in out
     detail = f"stdout={text[-200:]!r}"
@@ -261,6 +333,36 @@ def check_run(c):
     if exit_ev and exit_ev.get("error"):
         detail += f" error={exit_ev['error']!r}"
     return ok, detail
+
+
+def check_uids(c):
+    """Values saved from `id -u` in several turns: all different, each inside [first, first+count)."""
+    first, count = c["range"]
+    vals = [SAVED.get(k, "") for k in c["keys"]]
+    try:
+        uids = [int(v) for v in vals]
+    except ValueError:
+        return False, f"not uids: {vals}"
+    inside = all(first <= u < first + count for u in uids)
+    distinct = len(set(uids)) == len(uids)
+    return len(uids) >= 2 and inside and distinct, f"uids {uids} in {first}..{first + count - 1}: {inside}; all different: {distinct}"
+
+
+def check_concurrent(c):
+    """Runs the `hold` call (which keeps many processes alive) in the background and, while it
+    holds them, each call in `during` one after another. Returns one result per call."""
+    import threading
+    import time
+    held = {}
+    t = threading.Thread(target=lambda: held.update(r=run_one(c["hold"])))
+    t.start()
+    time.sleep(c.get("settle_s", 2))
+    results = [(d["name"],) + run_one(d) for d in c["during"]]
+    still = t.is_alive()
+    t.join()
+    ok, detail = held.get("r", (False, "holder did not finish"))
+    results.insert(0, (c["name"], ok and still, detail + ("" if still else " (the holder ended before the others ran)")))
+    return results
 
 
 def check_sandbox_status(c):
@@ -371,6 +473,9 @@ CHECKS = {
     "write_fails": check_write_fails,
     "run": check_run,
     "sandbox_status": check_sandbox_status,
+    "caps": check_caps,
+    "sched": check_sched,
+    "uids": check_uids,
     "no_process": check_no_process,
 }
 
@@ -390,6 +495,10 @@ def main():
     with ThreadPoolExecutor(max_workers=16) as pool:
         early = {i: pool.submit(run_one, c) for i, c in enumerate(checks) if c["kind"] in ("tcp_blocked", "tcp_open")}
         for i, c in enumerate(checks):
+            if c["kind"] == "concurrent":
+                for name, ok, detail in check_concurrent(c):
+                    print(json.dumps({"name": name, "ok": bool(ok), "detail": detail}), flush=True)
+                continue
             ok, detail = early[i].result() if i in early else run_one(c)
             print(json.dumps({"name": c["name"], "ok": bool(ok), "detail": detail}), flush=True)
 

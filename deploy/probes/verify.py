@@ -21,6 +21,11 @@ import sys
 import time
 import uuid
 
+# The probe containers run as their own uid (deployer/compose ProbeUID), never a service's or a call's.
+PROBE_UID = 61010
+# The only capabilities any container holds: a sandbox's sandboxd switches each turn's calls to
+# their own uid (deployer/compose SandboxCaps).
+SANDBOX_CAPS = ["CHOWN", "DAC_OVERRIDE", "KILL", "SETGID", "SETUID"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 INSIDE = open(os.path.join(HERE, "inside.py")).read()
 
@@ -114,11 +119,13 @@ def run_inside(dep, target, checks, image, mode):
     container attached to that network."""
     data = json.dumps(checks)
     if mode == "exec":
-        cmd = ["docker", "exec", "-i", dep.containers[target]["Id"], "python3", "-c", INSIDE]
+        # As the probe uid: a sandbox runs as root with capabilities, which a probe must not borrow.
+        cmd = ["docker", "exec", "-i", "--user", f"{PROBE_UID}:{PROBE_UID}", dep.containers[target]["Id"],
+               "python3", "-c", INSIDE]
     else:
         # --pull never: a missing probe image is an error here, never a registry lookup.
         cmd = ["docker", "run", "--rm", "-i", "--pull", "never", "--read-only", "--cap-drop", "ALL",
-               "--security-opt", "no-new-privileges", "--user", "65532:65532",
+               "--security-opt", "no-new-privileges", "--user", f"{PROBE_UID}:{PROBE_UID}",
                "--memory", "128m", "--pids-limit", "64", "--entrypoint", "python3"]
         if mode == "join":
             cid = dep.containers[target]["Id"]
@@ -147,16 +154,20 @@ def hardening(dep, rep):
             continue
         hc, cfg = info["HostConfig"], info["Config"]
         rep.add(f"{svc}: read-only root filesystem (config)", hc.get("ReadonlyRootfs") is True)
-        caps = [c.upper() for c in hc.get("CapDrop") or []]
-        rep.add(f"{svc}: drops all capabilities, adds none (config)",
-                ("ALL" in caps or "CAP_ALL" in caps) and not hc.get("CapAdd"), f"drop={caps} add={hc.get('CapAdd')}")
+        sandbox = svc.startswith("sandbox-")
         so = hc.get("SecurityOpt") or []
         rep.add(f"{svc}: no-new-privileges (config)",
                 any(o.replace("=", ":") in ("no-new-privileges", "no-new-privileges:true") for o in so))
         rep.add(f"{svc}: memory limit", (hc.get("Memory") or 0) > 0, f"{hc.get('Memory')} bytes")
         rep.add(f"{svc}: pids limit", (hc.get("PidsLimit") or 0) > 0, f"{hc.get('PidsLimit')}")
         user = (cfg.get("User") or "").split(":")[0]
-        rep.add(f"{svc}: runs as a non-root user", user not in ("", "0", "root"), f"user={cfg.get('User')!r}")
+        if sandbox:
+            # sandboxd must be root to give each turn's calls their own uid; its capabilities are
+            # checked in "capabilities".
+            rep.add(f"{svc}: runs as root (0:0), its calls under per-turn uids", cfg.get("User") == "0:0",
+                    f"user={cfg.get('User')!r}")
+        else:
+            rep.add(f"{svc}: runs as a non-root user", user not in ("", "0", "root"), f"user={cfg.get('User')!r}")
         rep.add(f"{svc}: not privileged, no Docker socket",
                 not hc.get("Privileged") and not any("docker.sock" in (m.get("Source") or "") for m in info["Mounts"]))
         rep.add(f"{svc}: restart unless-stopped", (hc.get("RestartPolicy") or {}).get("Name") == "unless-stopped")
@@ -168,12 +179,75 @@ def hardening(dep, rep):
             fps = [k for k in labels if k.startswith("astralvessel.fingerprint.")]
             rep.add("vessel: labelled with the deployment hash and every agent's fingerprint",
                     "astralvessel.deployment-hash" in labels and len(fps) == len(dep.sandboxes()), f"{len(fps)} fingerprints")
-        if svc.startswith("sandbox-"):
+        if sandbox:
             scratch = (hc.get("Tmpfs") or {}).get("/scratch", "")
             rep.add(f"{svc}: scratch is a size-limited tmpfs", "size=" in scratch, scratch or "no /scratch tmpfs")
+            opts = scratch.split(",")
+            rep.add(f"{svc}: scratch root owned by root, mode 0711 (config)",
+                    "uid=0" in opts and "gid=0" in opts and "mode=0711" in opts, scratch or "no /scratch tmpfs")
             prof = next((o for o in so if o.startswith("seccomp")), "")
             rep.add(f"{svc}: project seccomp profile with Landlock syscalls",
                     "landlock_restrict_self" in prof, "profile not set" if not prof else "")
+
+
+def uid_range(dep, svc):
+    """(first, count) from a sandbox's --uid-range, or None."""
+    args = dep.containers[svc]["Args"] or []
+    for i, a in enumerate(args[:-1]):
+        if a == "--uid-range":
+            first, _, count = args[i + 1].partition(":")
+            try:
+                return int(first), int(count)
+            except ValueError:
+                return None
+    return None
+
+
+def identities(dep, rep):
+    """Each service its own uid; each sandbox's calls a block of uids no other sandbox and no
+    service has (the kernel counts process limits per uid across every container)."""
+    uids = {}
+    for svc, info in sorted(dep.containers.items()):
+        if svc.startswith("sandbox-"):
+            continue
+        user = info["Config"].get("User") or ""
+        uids.setdefault(user.split(":")[0], []).append(svc)
+    shared = {u: s for u, s in uids.items() if len(s) > 1}
+    rep.add("identities: every service runs as its own uid", not shared and "" not in uids,
+            ", ".join(f"{'+'.join(s)}={u or 'image default'}" for u, s in sorted(uids.items(), key=lambda x: x[1])))
+    ranges = {}
+    for sb in dep.sandboxes():
+        r = uid_range(dep, sb)
+        rep.add(f"{sb}: started with a call uid range", r is not None and r[1] > 0 and r[0] > 0,
+                f"--uid-range {r[0]}:{r[1]}" if r else "no --uid-range")
+        if r:
+            ranges[sb] = r
+    for sb, (first, count) in sorted(ranges.items()):
+        clash = [f"{s}({u})" for u, ss in uids.items() if u.isdigit() and first <= int(u) < first + count for s in ss]
+        overlap = [o for o, (f2, c2) in ranges.items() if o != sb and first < f2 + c2 and f2 < first + count]
+        rep.add(f"{sb}: call uids {first}..{first + count - 1} hold no service's uid and no other sandbox's",
+                not clash and not overlap, f"services inside: {clash or 'none'}; overlapping: {overlap or 'none'}")
+
+
+def capabilities(dep, rep, image):
+    """Each container's capabilities as configured (docker inspect) and in force (/proc/1/status):
+    a sandbox exactly SANDBOX_CAPS, every other container none."""
+    for svc in sorted(dep.containers):
+        if svc in dep.extra:
+            continue
+        hc = dep.containers[svc]["HostConfig"]
+        want = SANDBOX_CAPS if svc.startswith("sandbox-") else []
+        drop = sorted(c.upper().removeprefix("CAP_") for c in hc.get("CapDrop") or [])
+        add = sorted(c.upper().removeprefix("CAP_") for c in hc.get("CapAdd") or [])
+        print(f"     {svc}: CapDrop={drop} CapAdd={add}", flush=True)
+        rep.add(f"{svc}: drops all capabilities, adds " + (" ".join(want) if want else "none") + " (config)",
+                drop == ["ALL"] and add == sorted(want), f"drop={drop} add={add}")
+        check = {"name": f"{svc}: capabilities in force are exactly " + (" ".join(want) if want else "none")
+                 + " (CapEff, CapPrm, CapBnd of pid 1; no inheritable or ambient)", "kind": "caps", "expect": want}
+        mode = "exec" if svc.startswith("sandbox-") else "join"
+        for r in run_inside(dep, svc, [check], image, mode):
+            print(f"     {svc}: {r['detail']}", flush=True)
+            rep.add(r["name"], r["ok"], r["detail"] if not r["ok"] else "")
 
 
 def expected_networks(dep, svc):
@@ -198,8 +272,6 @@ def runtime(dep, rep, image):
         got = set(dep.networks(svc))
         rep.add(f"{svc}: on exactly the spec's networks", want == got, f"on {sorted(got)}")
         checks = [
-            {"name": f"{svc}: no effective capabilities (CapEff 0)", "kind": "status", "field": "CapEff",
-             "expect": "0000000000000000"},
             {"name": f"{svc}: no-new-privileges in force (NoNewPrivs 1)", "kind": "status", "field": "NoNewPrivs",
              "expect": "1"},
             {"name": f"{svc}: seccomp filter in force (Seccomp 2)", "kind": "status", "field": "Seccomp",
@@ -382,13 +454,21 @@ def calls(dep, rep, image):
                            "token": other_tok, "turn": turn_a, "tool": "list", "arguments": {},
                            "expect_status": [401, 403]})
         bash_on = "bash" in (agent_tools(dep, agent) or ["bash"])
+        # sandboxd's nice value and CPU affinity before the calls that try to change them.
+        sched_before = None
+        for r in run_inside(dep, sb, [{"name": "sched", "kind": "sched", "pid": 1}], image, "exec"):
+            try:
+                kv = dict(p.split("=", 1) for p in r["detail"].split())
+                sched_before = {"nice": int(kv["nice"]), "cpus": kv["cpus"]}
+            except (KeyError, ValueError):
+                rep.add(f"{sb}: sandboxd's nice value and CPU affinity can be read", False, r["detail"])
         if not bash_on:
             checks.append(dict(base, name=f"{sb}: bash is refused for an agent without it", tool="bash",
                                arguments={"command": "echo should-not-run"}, expect_tool_error=True))
         else:
-            def call(name, cmd, want="DENIED", turn=turn_a):
+            def call(name, cmd, want="DENIED", turn=turn_a, **kw):
                 checks.append(dict(base, name=f"{sb} call: {name}", tool="bash", turn=turn,
-                                   arguments={"command": cmd}, expect_stdout=want))
+                                   arguments={"command": cmd}, expect_stdout=want, **kw))
             py = "python3 -c"
             call("writes and reads its workspace (control)",
                  'echo probe > "$TMPDIR/probe.txt" && cat "$TMPDIR/probe.txt"', want="probe")
@@ -447,14 +527,142 @@ def calls(dep, rep, image):
             call("cannot read another turn's workspace",
                  f'd=$(dirname "$TMPDIR"); cat "$d/{turn_a}/probe.txt" 2>/dev/null || cat "$d"/*/probe.txt 2>/dev/null && echo ALLOWED || echo DENIED',
                  turn=turn_b)
+
+            # Per-turn identity: every turn's calls run as a uid of their own from this sandbox's range.
+            rng = uid_range(dep, sb)
+            call("reports its uid (turn a, control)", "id -u", want=None, save="uid-a")
+            call("reports its uid (turn b, control)", "id -u", want=None, save="uid-b", turn=turn_b)
+            checks.append({"name": f"{sb}: two turns run as different uids from its --uid-range", "kind": "uids",
+                           "keys": ["uid-a", "uid-b"], "range": list(rng) if rng else [0, 0]})
+
+            # S2: the workspace's parent (the turn's home) and the scratch root are root's; a call
+            # cannot lock its own or every later turn out of them.
+            call("its workspace's parent is root's (mode 710) and the scratch root root's (mode 711)",
+                 'h=$(dirname "$TMPDIR"); echo "$(stat -c %u:%a "$h") $(stat -c %u:%a "$(dirname "$h")")"',
+                 want="0:710 0:711")
+            call('cannot chmod 000 "$(dirname "$TMPDIR")"',
+                 'chmod 000 "$(dirname "$TMPDIR")" 2>/dev/null && echo ALLOWED || echo DENIED')
+            call("cannot chmod 000 the scratch root",
+                 'chmod 000 "$(dirname "$(dirname "$TMPDIR")")" 2>/dev/null && echo ALLOWED || echo DENIED', turn=turn_b)
+            turn_n = "probe-" + uuid.uuid4().hex[:12]
+            call("a new turn still works after calls tried to chmod the scratch root",
+                 'echo fresh > "$TMPDIR/f" && cat "$TMPDIR/f"', want="fresh", turn=turn_n)
+
+            # S3: scheduling priority and CPU affinity of sandboxd (pid 1) are out of reach; a
+            # PRIO_USER change may only reach the call's own uid (sandboxd's values are re-read after).
+            call("cannot renice sandboxd (setpriority PRIO_PROCESS 1)",
+                 f"{py} 'import os; os.setpriority(os.PRIO_PROCESS, 1, 19)' 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot renice sandboxd (renice -n 19 -p 1)",
+                 "command -v renice >/dev/null || { echo NO-RENICE; exit; }; renice -n 19 -p 1 >/dev/null 2>&1 && echo ALLOWED || echo DENIED")
+            call("cannot set sandboxd's CPU affinity (taskset -p -c 0 1)",
+                 "command -v taskset >/dev/null || { echo NO-TASKSET; exit; }; taskset -p -c 0 1 >/dev/null 2>&1 && echo ALLOWED || echo DENIED")
+            call("cannot set sandboxd's CPU affinity (sched_setaffinity 1)",
+                 f"{py} 'import os; os.sched_setaffinity(1, {{0}})' 2>/dev/null && echo ALLOWED || echo DENIED")
+            call("cannot raise its own priority (nice -5)",
+                 f"{py} 'import os; os.nice(-5)' 2>/dev/null && echo ALLOWED || echo DENIED")
+            checks.append(dict(base, name=f"{sb} call: setpriority(PRIO_USER, 0, 19) fails or reaches only its own uid",
+                               tool="bash", expect_any=["19", "DENIED"], arguments={"command":
+                               f"{py} 'import os; os.setpriority(os.PRIO_USER, 0, 19); print(os.getpriority(os.PRIO_PROCESS, 0))' 2>/dev/null || echo DENIED"}))
+
+            # S5: knowing another turn's workspace path gives no way in and no way to break it.
+            call("prints its workspace path (turn a, control)", 'echo "$TMPDIR"', want=None, save="ws-a")
+            for what, cmd in [
+                    ("stat", 'stat "{{ws-a}}"'),
+                    ("list", 'ls "{{ws-a}}"'),
+                    ("stat a file in", 'stat "{{ws-a}}/probe.txt"'),
+                    ("chmod", 'chmod 777 "{{ws-a}}"'),
+                    ("chmod 000", 'chmod 000 "{{ws-a}}"'),
+                    ("chmod a file in", 'chmod 666 "{{ws-a}}/probe.txt"'),
+                    ("create a file in", 'echo x > "{{ws-a}}/intruder"')]:
+                call(f"cannot {what} another turn's workspace knowing its path",
+                     f"({cmd}) >/dev/null 2>&1 && echo ALLOWED || echo DENIED", turn=turn_b)
+            call("the other turn's workspace is unchanged (control)",
+                 'echo "$(stat -c %a "$TMPDIR") $(cat "$TMPDIR/probe.txt")"; [ -e "$TMPDIR/intruder" ] && echo INTRUDER; true',
+                 want="700 probe")
         results = run_inside(dep, "vessel", checks, image, "join")
         for r in results:
             rep.add(r["name"], r["ok"], r["detail"])
+        if bash_on and sched_before:
+            after = [{"name": f"{sb}: sandboxd's CPU affinity unchanged by the calls", "kind": "sched", "pid": 1,
+                      "expect": sched_before, "only": "cpus"}]
+            if sched_before["nice"] < 19:
+                after.append({"name": f"{sb}: sandboxd's nice value unchanged by the calls", "kind": "sched", "pid": 1,
+                              "expect": sched_before, "only": "nice"})
+            else:
+                # The engine started the container at the lowest priority already: renicing to 19
+                # would change nothing, so only the refused calls above show S3 for the nice value.
+                print(f"     {sb}: sandboxd already runs at nice 19, so a renice to 19 could not show here; "
+                      "its nice value is not compared", flush=True)
+            for r in run_inside(dep, sb, after, image, "exec"):
+                rep.add(r["name"], r["ok"], r["detail"])
         if bash_on:
             time.sleep(1)
             for r in run_inside(dep, sb, [{"name": f"{sb}: nothing a call started outlives it", "kind": "no_process",
                                            "marker": f"sleep {marker}"}], image, "exec"):
                 rep.add(r["name"], r["ok"], r["detail"])
+
+
+def process_limits(dep, rep, image):
+    """S4: while one turn holds many processes, other users' turns, other turns of the same user
+    and other agents' turns still fork: each turn's calls have a uid of their own, and the kernel
+    counts RLIMIT_NPROC per uid. Kept modest: the holder stays below --call-procs (128) and
+    leaves room under its container's pids limit."""
+    master = dep.token("sandbox-master.token")
+
+    def endpoint(sb):
+        agent = sb[len("sandbox-"):]
+        tok = dep.token(f"{sb}.token")
+        if not tok and master:
+            tok = hmac.new(master.encode(), f"sandbox/{agent}".encode(), hashlib.sha256).hexdigest()
+        return f"http://{dep.ip(sb, f'tools-{agent}')}:8600", tok
+
+    tools = {sb: agent_tools(dep, sb[len("sandbox-"):]) or ["bash"] for sb in dep.sandboxes()}
+    with_bash = [sb for sb in dep.sandboxes() if "bash" in tools[sb]]
+    if not with_bash:
+        print("     process limits: no sandbox offers bash; S4 not probed", flush=True)
+        return
+    holder = max(with_bash, key=lambda s: dep.containers[s]["HostConfig"].get("PidsLimit") or 0)
+    n = min(100, (dep.containers[holder]["HostConfig"].get("PidsLimit") or 0) - 64)
+    if n < 16:
+        print(f"     process limits: {holder}'s pids limit leaves no room for a holder; S4 not probed", flush=True)
+        return
+    url, tok = endpoint(holder)
+    fork = "for i in 1 2 3 4 5 6 7 8; do true & done; wait && echo FORKED"
+
+    def turn(sb, owner, name, cmd, want, **kw):
+        u, t = endpoint(sb)
+        return dict({"kind": "run", "url": u, "token": t, "turn": "probe-" + uuid.uuid4().hex[:12], "owner": owner,
+                     "tool": "bash", "name": name, "arguments": {"command": cmd}, "expect_stdout": want}, **kw)
+
+    during = [turn(holder, "probe/other-user", f"{holder}: another user's turn forks while one turn holds {n} processes",
+                   fork, "FORKED"),
+              turn(holder, "probe/holder", f"{holder}: the same user's next turn forks while its other turn holds {n}",
+                   fork, "FORKED")]
+    for sb in dep.sandboxes():
+        if sb == holder:
+            continue
+        if "bash" in tools[sb]:
+            during.append(turn(sb, "probe/holder", f"{sb}: another agent's turn forks while {holder} holds {n}",
+                               fork, "FORKED"))
+        elif "grep" in tools[sb]:
+            # No shell: grep is a confined process too, so it shows the other agent can still start one.
+            mount = (command_args(dep, sb, "--mount") or ["/agent"])[0]
+            d = turn(sb, "probe/holder", f"{sb}: another agent's turn starts a confined grep while {holder} holds {n}",
+                     "", None, expect_exit_in=[0, 1])  # grep ran: a match or none, not an error
+            d.update(tool="grep", arguments={"pattern": "frostwing", "path": mount})
+            during.append(d)
+    hold = turn(holder, "probe/holder", "hold", f"for i in $(seq {n}); do sleep 12 & done; echo HELD:$(jobs -p | wc -l); wait",
+                f"HELD:{n}", timeout_ms=30000)
+    check = {"name": f"{holder}: a turn holds {n} processes (sleeping children) throughout", "kind": "concurrent",
+             "hold": hold, "during": during, "settle_s": 3}
+    for r in run_inside(dep, "vessel", [check], image, "join"):
+        rep.add(r["name"], r["ok"], r["detail"])
+
+
+def command_args(dep, svc, flag):
+    """Every value given to a repeatable flag on a container's command line."""
+    args = dep.containers[svc]["Args"] or []
+    return [args[i + 1] for i in range(len(args) - 1) if args[i] == flag]
 
 
 def command_flag(dep, svc, flag):
@@ -503,10 +711,13 @@ def main():
         rep.add("deployment: vessel, egress and sandboxes are running", False, f"missing {missing}")
     else:
         hardening(dep, rep)
+        identities(dep, rep)
+        capabilities(dep, rep, image)
         runtime(dep, rep, image)
         networks(dep, rep, image, env)
         secrets(dep, rep, env)
         calls(dep, rep, image)
+        process_limits(dep, rep, image)
     print(f"{rep.passed} passed, {rep.failed} failed")
     sys.exit(1 if rep.failed or rep.passed == 0 else 0)
 

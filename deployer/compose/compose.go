@@ -33,13 +33,40 @@ const (
 
 	sandboxPort  = 8600
 	secretsDir   = "/run/secrets"
-	srvRoot      = "/srv" // where the vessel sees the deployment's folders
-	DefaultUID   = 65532
-	DefaultGID   = 65532
+	srvRoot      = "/srv"                        // where the vessel sees the deployment's folders
 	SeccompRel   = "deploy/seccomp/sandbox.json" // relative to the source tree
 	FileName     = "compose.generated.yml"
 	GeneratedDir = ".generated"
 )
+
+// Service identities: each service runs as its own uid (gid the same
+// number), so none shares process limits, file ownership or signals with
+// another, and all lie in a fixed block below every call range
+// (spec.CallUIDRange starts at 100000). The images' /etc/passwd names them.
+const (
+	VesselUID        = 61001
+	EgressUID        = 61002
+	SearchUID        = 61003
+	ScriptedModelUID = 61004 // test and demo only (deploy/e2e.override.yml)
+	ProbeUID         = 61010 // the isolation probes' and the e2e client's throwaway containers
+)
+
+// ServiceUIDs maps each service that runs under a fixed identity to its uid.
+var ServiceUIDs = map[string]int{
+	"vessel":         VesselUID,
+	"egress":         EgressUID,
+	"search":         SearchUID,
+	"scripted-model": ScriptedModelUID,
+	"probe":          ProbeUID,
+}
+
+// SandboxCaps are the only capabilities any container holds: a sandbox's
+// sandboxd runs as root to give each turn's calls their own uid. SETUID and
+// SETGID switch a call to its turn's uid and gid; CHOWN hands the new
+// workspace to that uid; KILL stops the turn's processes, which run as
+// another uid; DAC_OVERRIDE lets sandboxd measure, read the outbox of and
+// remove workspaces the calls own (and may have set to mode 000).
+var SandboxCaps = []string{"CHOWN", "DAC_OVERRIDE", "KILL", "SETGID", "SETUID"}
 
 // Options say where things are on the deploying machine.
 type Options struct {
@@ -53,8 +80,6 @@ type Options struct {
 	// absolute path because docker-compose reads it relative to its working
 	// directory, not the Compose file. Default: SourceDir/deploy/seccomp/sandbox.json.
 	SeccompProfile string
-	// UID and GID run every container; the secrets are owned by them.
-	UID, GID int
 }
 
 // Generate returns the Compose file for d. The service images
@@ -92,6 +117,7 @@ type gen struct {
 	o    Options
 	root string // common ancestor of the folders the vessel needs
 	fps  map[string]string
+	uids map[string]spec.UIDRange // agent id -> its calls' uids
 }
 
 func newGen(d *spec.Deployment, o Options) (*gen, error) {
@@ -108,16 +134,16 @@ func newGen(d *spec.Deployment, o Options) (*gen, error) {
 	if o.SeccompProfile == "" {
 		o.SeccompProfile = filepath.Join(o.SourceDir, filepath.FromSlash(SeccompRel))
 	}
-	if o.UID == 0 && o.GID == 0 {
-		o.UID, o.GID = DefaultUID, DefaultGID
-	}
-	g := &gen{d: d, o: o, fps: map[string]string{}}
-	for _, a := range d.Agents {
+	g := &gen{d: d, o: o, fps: map[string]string{}, uids: map[string]spec.UIDRange{}}
+	for i, a := range d.Agents {
 		fp, err := spec.Fingerprint(d, a.ID)
 		if err != nil {
 			return nil, fmt.Errorf("compose: %w", err)
 		}
 		g.fps[a.ID] = fp
+		if g.uids[a.ID], err = spec.CallUIDRange(i); err != nil {
+			return nil, fmt.Errorf("compose: agent %s: %w", a.ID, err)
+		}
 	}
 	g.root = commonDir(g.vesselPaths())
 	if err := g.checkVesselPaths(); err != nil {
@@ -170,6 +196,7 @@ type service struct {
 	Networks    map[string]*netAttach `yaml:"networks"`
 	ReadOnly    bool                  `yaml:"read_only"`
 	CapDrop     []string              `yaml:"cap_drop"`
+	CapAdd      []string              `yaml:"cap_add,omitempty"`
 	SecurityOpt []string              `yaml:"security_opt"`
 	Restart     string                `yaml:"restart"`
 	MemLimit    int64                 `yaml:"mem_limit"`
@@ -235,11 +262,12 @@ func (g *gen) file() (*composeFile, error) {
 	return f, nil
 }
 
-// hardened returns a service with the settings every container shares.
-func (g *gen) hardened(image string, mem int64, pids int) *service {
+// hardened returns a service with the settings every container shares,
+// running as uid (and the gid of the same number).
+func (g *gen) hardened(image string, uid int, mem int64, pids int) *service {
 	return &service{
 		Image:       image,
-		User:        fmt.Sprintf("%d:%d", g.o.UID, g.o.GID),
+		User:        fmt.Sprintf("%d:%d", uid, uid),
 		Tmpfs:       []string{"/tmp:size=" + tmpSize + ",mode=1777"},
 		Networks:    map[string]*netAttach{},
 		ReadOnly:    true,
@@ -270,12 +298,14 @@ func (g *gen) secret(name string) (volume, target string) {
 
 func (g *gen) vessel() (*service, error) {
 	d := g.d
-	s := g.hardened(g.image("vessel"), vesselMemory, vesselPIDs)
+	s := g.hardened(g.image("vessel"), VesselUID, vesselMemory, vesselPIDs)
 	depInside := g.inVessel(d.Path)
 	s.Command = []string{"--deployment", depInside,
 		"--listen", d.Vessel.FrontAddress + ":" + strconv.Itoa(d.Vessel.Port)}
 	master, masterPath := g.secret("sandbox-master.token")
-	egressTok, egressPath := g.secret("egress.token")
+	// The vessel's own copy of the egress token, so each file has one
+	// owner: the vessel's uid here, the egress's for egress.token.
+	egressTok, egressPath := g.secret("vessel-egress.token")
 	s.Volumes = []string{master, egressTok, "vessel-data:/data"}
 	s.Environment = map[string]string{
 		"VESSEL_SANDBOX_MASTER_TOKEN_FILE": masterPath,
@@ -333,7 +363,7 @@ func (g *gen) vessel() (*service, error) {
 
 func (g *gen) egress() *service {
 	e := g.d.Egress
-	s := g.hardened(g.image("egress"), egressMemory, egressPIDs)
+	s := g.hardened(g.image("egress"), EgressUID, egressMemory, egressPIDs)
 	s.Command = []string{"--model-listen", ":8080", "--proxy-listen", ":3128"}
 	tok, tokPath := g.secret("egress.token")
 	s.Volumes = []string{tok}
@@ -370,7 +400,7 @@ func (g *gen) egress() *service {
 }
 
 func (g *gen) search() *service {
-	s := g.hardened(g.image("searxng"), searchMemory, searchPIDs)
+	s := g.hardened(g.image("searxng"), SearchUID, searchMemory, searchPIDs)
 	sec, secPath := g.secret("search.secret")
 	s.Volumes = []string{sec}
 	s.Environment = map[string]string{
@@ -386,7 +416,10 @@ func (g *gen) search() *service {
 
 func (g *gen) sandbox(a *spec.Agent) *service {
 	sb := a.Sandbox
-	s := g.hardened(g.image("sandboxd"), int64(sb.Memory), sb.PIDs)
+	// Root, with SandboxCaps only: sandboxd gives each turn's calls a uid
+	// of their own from the agent's range and cannot do that unprivileged.
+	s := g.hardened(g.image("sandboxd"), 0, int64(sb.Memory), sb.PIDs)
+	s.CapAdd = slices.Clone(SandboxCaps)
 	if sb.Dockerfile != "" {
 		// An agent's own image, built FROM <project>-sandboxd:local.
 		df := g.depPath(sb.Dockerfile)
@@ -399,7 +432,8 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 		"--scratch-size", strconv.FormatInt(int64(sb.Scratch), 10),
 		"--turn-disk", strconv.FormatInt(int64(sb.TurnDisk), 10),
 		"--user-disk", strconv.FormatInt(int64(sb.UserDisk), 10),
-		"--fingerprint", fp}
+		"--fingerprint", fp,
+		"--uid-range", g.uids[a.ID].String()}
 	tok, tokPath := g.secret("sandbox-" + a.ID + ".token")
 	s.Volumes = []string{tok, g.relOut(a.PackageDir) + ":/agent:ro"}
 	for _, m := range sb.Mounts {
@@ -410,7 +444,10 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 		"VESSEL_SANDBOX_TOKEN_FILE": tokPath,
 		"VESSEL_FINGERPRINT":        fp,
 	}
-	s.Tmpfs = append(s.Tmpfs, fmt.Sprintf("/scratch:size=%d,uid=%d,gid=%d,mode=0700", int64(sb.Scratch), g.o.UID, g.o.GID))
+	// The scratch root belongs to root and is only searchable by others:
+	// a call (another uid) can reach its own workspace but cannot chmod,
+	// list or write the root. sandboxd hands each workspace to its turn.
+	s.Tmpfs = append(s.Tmpfs, fmt.Sprintf("/scratch:size=%d,uid=0,gid=0,mode=0711", int64(sb.Scratch)))
 	s.SecurityOpt = append(s.SecurityOpt, "seccomp="+g.o.SeccompProfile)
 	s.Networks["tools-"+a.ID] = &netAttach{}
 	return s

@@ -123,14 +123,14 @@ func TestHardening(t *testing.T) {
 func TestSecretsStable(t *testing.T) {
 	d := load(t, "basic")
 	dir := t.TempDir()
-	s1, err := WriteSecrets(dir, d, os.Getuid(), os.Getgid())
+	s1, _, err := WriteSecrets(dir, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, GeneratedDir, "sandbox-gone.token"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := WriteSecrets(dir, d, os.Getuid(), os.Getgid())
+	s2, _, err := WriteSecrets(dir, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,10 @@ func TestSecretsStable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, GeneratedDir, "sandbox-gone.token")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("stale sandbox token kept")
 	}
-	for _, n := range []string{"sandbox-master.token", "sandbox-guide.token", "egress.token", "search.secret"} {
+	if b, err := os.ReadFile(filepath.Join(dir, GeneratedDir, "vessel-egress.token")); err != nil || string(b) != s2.EgressToken {
+		t.Errorf("the vessel's copy of the egress token: %q, %v", b, err)
+	}
+	for _, n := range []string{"sandbox-master.token", "sandbox-guide.token", "egress.token", "vessel-egress.token", "search.secret"} {
 		st, err := os.Stat(filepath.Join(dir, GeneratedDir, n))
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v mode %v", n, err, st)
@@ -183,7 +186,7 @@ func TestComposeAccepts(t *testing.T) {
 		if err := os.WriteFile(seccomp, []byte(`{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[]}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := WriteSecrets(dir, d, os.Getuid(), os.Getgid()); err != nil {
+		if _, _, err := WriteSecrets(dir, d); err != nil {
 			t.Fatal(err)
 		}
 		out, err := Generate(d, Options{OutDir: dir, SourceDir: "testdata", SeccompProfile: seccomp})

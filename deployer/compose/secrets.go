@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -21,60 +22,100 @@ type Secrets struct {
 	Sandbox       map[string]string // agent id -> its token
 }
 
+// SecretOwners maps each secret file of d to the uid (and gid, the same
+// number) of the one service that reads it; a file mounted into two
+// services would need a shared group or wider mode, so the vessel gets its
+// own copy of the egress token. Sandbox tokens belong to root, as sandboxd
+// runs as root and its calls never do.
+func SecretOwners(d *spec.Deployment) map[string]int {
+	owners := map[string]int{
+		"sandbox-master.token": VesselUID,
+		"vessel-egress.token":  VesselUID,
+		"egress.token":         EgressUID,
+		"search.secret":        SearchUID,
+	}
+	for _, a := range d.Agents {
+		owners["sandbox-"+a.ID+".token"] = 0
+	}
+	return owners
+}
+
 // WriteSecrets creates outDir/.generated and the secret files in it (mode
 // 0600). Files that exist are kept, so tokens stay the same across deploys;
 // per-agent tokens are derived from the master token, and tokens of agents
-// no longer in the deployment are removed. When uid/gid differ from the
-// caller's and the caller is root, the files are given to them so the
-// containers (which run as uid:gid) can read them.
-func WriteSecrets(outDir string, d *spec.Deployment, uid, gid int) (*Secrets, error) {
+// no longer in the deployment are removed. Run as root, it gives each file
+// to the service that reads it (SecretOwners); otherwise the files stay the
+// caller's and it reports false, and the operator must hand them over
+// (ChownCommands) before the containers can read them.
+func WriteSecrets(outDir string, d *spec.Deployment) (*Secrets, bool, error) {
 	dir := filepath.Join(outDir, GeneratedDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("secrets: %w", err)
+		return nil, false, fmt.Errorf("secrets: %w", err)
 	}
 	s := &Secrets{Sandbox: map[string]string{}}
 	var err error
 	if s.SandboxMaster, err = keepOrCreate(dir, "sandbox-master.token"); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if s.EgressToken, err = keepOrCreate(dir, "egress.token"); err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if err := writeSecret(filepath.Join(dir, "vessel-egress.token"), s.EgressToken); err != nil {
+		return nil, false, err
 	}
 	if s.SearchSecret, err = keepOrCreate(dir, "search.secret"); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	keep := map[string]bool{"sandbox-master.token": true, "egress.token": true, "search.secret": true}
+	owners := SecretOwners(d)
 	for _, a := range d.Agents {
 		name := "sandbox-" + a.ID + ".token"
 		tok := spec.DeriveToken(s.SandboxMaster, "sandbox/"+a.ID)
 		if err := writeSecret(filepath.Join(dir, name), tok); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		s.Sandbox[a.ID] = tok
-		keep[name] = true
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("secrets: %w", err)
+		return nil, false, fmt.Errorf("secrets: %w", err)
 	}
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "sandbox-") && strings.HasSuffix(n, ".token") && !keep[n] {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil {
-				return nil, fmt.Errorf("secrets: remove stale %s: %w", n, err)
+		if _, ok := owners[e.Name()]; !ok && strings.HasPrefix(e.Name(), "sandbox-") && strings.HasSuffix(e.Name(), ".token") {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return nil, false, fmt.Errorf("secrets: remove stale %s: %w", e.Name(), err)
 			}
 		}
 	}
-	if os.Geteuid() == 0 && (uid != 0 || gid != 0) {
-		for name := range keep {
-			if err := os.Chown(filepath.Join(dir, name), uid, gid); err != nil {
-				return nil, fmt.Errorf("secrets: give %s to %d:%d: %w", name, uid, gid, err)
-			}
-		}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return nil, fmt.Errorf("secrets: %w", err)
+	if os.Geteuid() != 0 {
+		return s, false, nil
+	}
+	// The folder is root's (0700; older deploys gave it to 65532): Compose
+	// bind-mounts each file, so no container needs to pass through it.
+	if err := os.Chown(dir, 0, 0); err != nil {
+		return nil, false, fmt.Errorf("secrets: %w", err)
+	}
+	for name, uid := range owners {
+		if err := os.Chown(filepath.Join(dir, name), uid, uid); err != nil {
+			return nil, false, fmt.Errorf("secrets: give %s to %d:%d: %w", name, uid, uid, err)
 		}
 	}
-	return s, nil
+	return s, true, nil
+}
+
+// ChownCommands are the commands that give d's secret files in outDir to
+// their services, for an operator who deployed without root.
+func ChownCommands(outDir string, d *spec.Deployment) []string {
+	owners := SecretOwners(d)
+	names := make([]string, 0, len(owners))
+	for n := range owners {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	cmds := make([]string, len(names))
+	for i, n := range names {
+		cmds[i] = fmt.Sprintf("sudo chown %d:%d %s", owners[n], owners[n], filepath.Join(outDir, GeneratedDir, n))
+	}
+	return cmds
 }
 
 func keepOrCreate(dir, name string) (string, error) {

@@ -7,15 +7,18 @@ package compose
 // each container sits only on its own networks.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"gopkg.in/yaml.v3"
 )
 
 // twoAgents writes a deployment with two agents, each with a data mount, and
@@ -99,7 +102,8 @@ func TestSecretsMountedOnlyWhereTheyBelong(t *testing.T) {
 	f := composeOf(t, d, src)
 	want := map[string][]string{
 		"sandbox-master.token": {"vessel"},
-		"egress.token":         {"egress", "vessel"},
+		"egress.token":         {"egress"},
+		"vessel-egress.token":  {"vessel"},
 		"search.secret":        {"search"},
 		"sandbox-alpha.token":  {"sandbox-alpha"},
 		"sandbox-beta.token":   {"sandbox-beta"},
@@ -159,7 +163,7 @@ func TestModelKeyOnlyInEgress(t *testing.T) {
 		t.Errorf("egress does not get the model key: %v", f.Services["egress"].Environment)
 	}
 	// The vessel's VESSEL_MODEL_KEY is the egress token, read from its file.
-	if v := f.Services["vessel"].Environment["VESSEL_MODEL_KEY_FILE"]; v != secretsDir+"/egress.token" {
+	if v := f.Services["vessel"].Environment["VESSEL_MODEL_KEY_FILE"]; v != secretsDir+"/vessel-egress.token" {
 		t.Errorf("vessel VESSEL_MODEL_KEY_FILE = %q, want the egress token", v)
 	}
 }
@@ -260,26 +264,183 @@ func TestEveryContainerLockedDown(t *testing.T) {
 		if !s.ReadOnly || !slices.Equal(s.CapDrop, []string{"ALL"}) || !slices.Contains(s.SecurityOpt, "no-new-privileges:true") {
 			t.Errorf("%s: read_only=%v cap_drop=%v security_opt=%v", name, s.ReadOnly, s.CapDrop, s.SecurityOpt)
 		}
-		if u := strings.Split(s.User, ":")[0]; u == "" || u == "0" || u == "root" {
-			t.Errorf("%s runs as %q", name, s.User)
-		}
 		for _, m := range mounts(s) {
 			if strings.Contains(m[0], "docker.sock") {
 				t.Errorf("%s mounts the Docker socket", name)
 			}
 		}
-		if strings.HasPrefix(name, "sandbox-") {
-			var seccomp, scratch bool
-			for _, o := range s.SecurityOpt {
-				seccomp = seccomp || strings.HasPrefix(o, "seccomp=/")
+		if !strings.HasPrefix(name, "sandbox-") {
+			if u := strings.Split(s.User, ":")[0]; u == "" || u == "0" || u == "root" {
+				t.Errorf("%s runs as %q", name, s.User)
 			}
-			for _, tm := range s.Tmpfs {
-				scratch = scratch || (strings.HasPrefix(tm, "/scratch:") && strings.Contains(tm, "size=") && strings.Contains(tm, "mode=0700"))
+			if len(s.CapAdd) != 0 {
+				t.Errorf("%s adds capabilities %v; only a sandbox may", name, s.CapAdd)
 			}
-			if !seccomp || !scratch {
-				t.Errorf("%s: seccomp profile %v, size-limited private /scratch %v (%v %v)", name, seccomp, scratch, s.SecurityOpt, s.Tmpfs)
+			continue
+		}
+		// A sandbox: root with exactly the capabilities that switch calls
+		// to their turn's uid, everything else as tight as the others.
+		if s.User != "0:0" {
+			t.Errorf("%s runs as %q, want 0:0 (sandboxd switches each turn to its own uid)", name, s.User)
+		}
+		if !slices.Equal(s.CapAdd, []string{"CHOWN", "DAC_OVERRIDE", "KILL", "SETGID", "SETUID"}) {
+			t.Errorf("%s cap_add %v, want exactly CHOWN DAC_OVERRIDE KILL SETGID SETUID", name, s.CapAdd)
+		}
+		var seccomp bool
+		for _, o := range s.SecurityOpt {
+			seccomp = seccomp || strings.HasPrefix(o, "seccomp=/")
+		}
+		var scratch string
+		for _, tm := range s.Tmpfs {
+			if strings.HasPrefix(tm, "/scratch:") {
+				scratch = tm
 			}
 		}
+		opts := strings.Split(strings.TrimPrefix(scratch, "/scratch:"), ",")
+		if !seccomp || !strings.Contains(scratch, "size=") || !slices.Contains(opts, "uid=0") ||
+			!slices.Contains(opts, "gid=0") || !slices.Contains(opts, "mode=0711") {
+			t.Errorf("%s: seccomp profile %v (%v); /scratch %q, want size-limited, owned by 0:0, mode 0711", name, seccomp, s.SecurityOpt, scratch)
+		}
+		if s.MemLimit <= 0 || s.PIDsLimit <= 0 {
+			t.Errorf("%s: mem_limit %d pids_limit %d", name, s.MemLimit, s.PIDsLimit)
+		}
+	}
+}
+
+// uidOf reads the uid of a Compose user: "uid:gid" with gid equal to uid.
+func uidOf(t *testing.T, svc, user string) uint32 {
+	t.Helper()
+	u, g, ok := strings.Cut(user, ":")
+	n, err := strconv.ParseUint(u, 10, 32)
+	if !ok || err != nil || g != u {
+		t.Fatalf("%s: user %q, want UID:GID with GID = UID", svc, user)
+	}
+	return uint32(n)
+}
+
+// uidRangeArg is the --uid-range a sandbox is started with.
+func uidRangeArg(t *testing.T, svc string, cmd []string) spec.UIDRange {
+	t.Helper()
+	i := slices.Index(cmd, "--uid-range")
+	if i < 0 || i+1 >= len(cmd) {
+		t.Fatalf("%s: no --uid-range in %v", svc, cmd)
+	}
+	first, count, ok := strings.Cut(cmd[i+1], ":")
+	f, err1 := strconv.ParseUint(first, 10, 32)
+	c, err2 := strconv.ParseUint(count, 10, 32)
+	if !ok || err1 != nil || err2 != nil || c == 0 {
+		t.Fatalf("%s: --uid-range %q, want FIRST:COUNT", svc, cmd[i+1])
+	}
+	return spec.UIDRange{First: uint32(f), Count: uint32(c)}
+}
+
+// TestServiceAndCallIdentities: no two services share a uid, every
+// sandbox's calls get their own block (disjoint from every other agent's),
+// and no block holds a service's uid, since the kernel counts process
+// limits per uid across all containers.
+func TestServiceAndCallIdentities(t *testing.T) {
+	extra := "[[agents]]\nid = \"gamma\"\npackage = \"../agents/alpha\"\n"
+	d, src := twoAgents(t, extra, nil)
+	f := composeOf(t, d, src)
+	serviceUIDs := map[uint32]string{}
+	ranges := map[string]spec.UIDRange{}
+	for _, name := range keys(f.Services) {
+		s := f.Services[name]
+		if strings.HasPrefix(name, "sandbox-") {
+			ranges[name] = uidRangeArg(t, name, s.Command)
+			continue
+		}
+		uid := uidOf(t, name, s.User)
+		if uid == 0 {
+			t.Errorf("%s runs as root", name)
+		}
+		if other, dup := serviceUIDs[uid]; dup {
+			t.Errorf("%s and %s both run as uid %d", name, other, uid)
+		}
+		serviceUIDs[uid] = name
+		if want := ServiceUIDs[name]; want == 0 || uint32(want) != uid {
+			t.Errorf("%s runs as %d, the documented uid is %d", name, uid, want)
+		}
+	}
+	if len(serviceUIDs) != 3 || len(ranges) != 3 {
+		t.Fatalf("services %v, sandboxes %v", serviceUIDs, ranges)
+	}
+	// The identities outside the generated file count too: the scripted
+	// model of e2e.override.yml, the probe containers, and the users images
+	// used to run as.
+	others := map[string]uint32{"nobody": 65534, "old shared uid": 65532}
+	for n, u := range ServiceUIDs {
+		others[n] = uint32(u)
+	}
+	for i, a := range d.Agents {
+		name := "sandbox-" + a.ID
+		r := ranges[name]
+		want, err := spec.CallUIDRange(i)
+		if err != nil || r != want {
+			t.Errorf("%s: --uid-range %v, want spec.CallUIDRange(%d) = %v (%v)", name, r, i, want, err)
+		}
+		if r.Count != spec.CallUIDsPerAgent || r.Contains(0) {
+			t.Errorf("%s: range %v", name, r)
+		}
+		for n, u := range others {
+			if r.Contains(u) {
+				t.Errorf("%s's call range %v holds %s's uid %d", name, r, n, u)
+			}
+		}
+		for other, o := range ranges {
+			if other != name && r.Overlaps(o) {
+				t.Errorf("%s %v and %s %v share uids", name, r, other, o)
+			}
+		}
+	}
+	seen := map[int]string{}
+	for n, u := range ServiceUIDs {
+		if prev, dup := seen[u]; dup {
+			t.Errorf("ServiceUIDs gives %s and %s the same uid %d", n, prev, u)
+		}
+		seen[u] = n
+	}
+}
+
+// TestImagesRunAsTheirServiceUID: each service image's Dockerfile ends on
+// the uid the Compose file runs it as, so files the image gives its user
+// (the vessel's /data) are readable and writable by the running service.
+func TestImagesRunAsTheirServiceUID(t *testing.T) {
+	repo := filepath.Join("..", "..")
+	for file, uid := range map[string]int{
+		"vessel/Dockerfile":                VesselUID,
+		"egress/Dockerfile":                EgressUID,
+		"deploy/images/searxng/Dockerfile": SearchUID,
+		"vessel/Dockerfile.scripted-model": ScriptedModelUID,
+	} {
+		b, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(file)))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var last string
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && strings.EqualFold(f[0], "USER") {
+				last = f[1]
+			}
+		}
+		if want := fmt.Sprintf("%d:%d", uid, uid); last != want {
+			t.Errorf("%s: last USER %q, want %s", file, last, want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(repo, "deploy", "e2e.override.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var override struct {
+		Services map[string]struct {
+			User string `yaml:"user"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &override); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := override.Services["scripted-model"].User, fmt.Sprintf("%d:%d", ScriptedModelUID, ScriptedModelUID); got != want {
+		t.Errorf("e2e.override.yml runs the scripted model as %q, want %s", got, want)
 	}
 }
 
@@ -332,8 +493,12 @@ func TestFingerprintsTieSandboxesToTheVessel(t *testing.T) {
 func TestGeneratedSecretsPrivate(t *testing.T) {
 	d, _ := twoAgents(t, "", nil)
 	out := t.TempDir()
-	if _, err := WriteSecrets(out, d, os.Getuid(), os.Getgid()); err != nil {
+	_, handedOver, err := WriteSecrets(out, d)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if handedOver != (os.Geteuid() == 0) {
+		t.Errorf("WriteSecrets handed the files over = %v as uid %d", handedOver, os.Geteuid())
 	}
 	st, err := os.Stat(filepath.Join(out, GeneratedDir))
 	if err != nil || st.Mode().Perm()&0o077 != 0 {
@@ -343,11 +508,24 @@ func TestGeneratedSecretsPrivate(t *testing.T) {
 	if err != nil || len(entries) == 0 {
 		t.Fatalf("no secrets written: %v", err)
 	}
+	owners := SecretOwners(d)
 	for _, e := range entries {
 		info, err := e.Info()
 		if err != nil || info.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s: %v mode %v", e.Name(), err, info.Mode())
+			continue
 		}
+		want, ok := owners[e.Name()]
+		if !ok {
+			t.Errorf("%s has no owner in SecretOwners", e.Name())
+		}
+		// As root each file belongs to the one service that reads it.
+		if st := info.Sys().(*syscall.Stat_t); handedOver && (int(st.Uid) != want || int(st.Gid) != want) {
+			t.Errorf("%s owned by %d:%d, want %d:%d", e.Name(), st.Uid, st.Gid, want, want)
+		}
+	}
+	if len(entries) != len(owners) {
+		t.Errorf("%d secret files, SecretOwners names %d", len(entries), len(owners))
 	}
 }
 
@@ -370,5 +548,24 @@ func TestGoServicesKeepUnderTheirMemoryLimit(t *testing.T) {
 		if lim := mib << 20; s.MemLimit <= 0 || lim >= s.MemLimit || lim < s.MemLimit*3/4 {
 			t.Errorf("%s: GOMEMLIMIT %d bytes for mem_limit %d: want between 75%% and 100%%", name, lim, s.MemLimit)
 		}
+	}
+}
+
+// TestChownCommandsForNonRootDeploy: a deploy without root cannot hand the
+// secrets over, so it prints one chown per secret file, to the uid of the
+// one service that reads it.
+func TestChownCommandsForNonRootDeploy(t *testing.T) {
+	d, _ := twoAgents(t, "", nil)
+	cmds := ChownCommands("/srv/dep", d)
+	want := []string{
+		"sudo chown 61002:61002 /srv/dep/.generated/egress.token",
+		"sudo chown 0:0 /srv/dep/.generated/sandbox-alpha.token",
+		"sudo chown 0:0 /srv/dep/.generated/sandbox-beta.token",
+		"sudo chown 61001:61001 /srv/dep/.generated/sandbox-master.token",
+		"sudo chown 61003:61003 /srv/dep/.generated/search.secret",
+		"sudo chown 61001:61001 /srv/dep/.generated/vessel-egress.token",
+	}
+	if !slices.Equal(cmds, want) {
+		t.Errorf("ChownCommands:\n%s\nwant:\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -133,6 +133,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "only /v1/... is forwarded")
 		return
 	}
+	// Before the key is attached: a path the upstream would resolve
+	// outside its base (dot segments, encoded separators) is not forwarded.
+	if why := pathProblem(r.URL.EscapedPath()); why != "" {
+		h.logReq(r, http.StatusBadRequest, start, "path refused: "+why)
+		writeError(w, http.StatusBadRequest, "bad_path", "the path "+why+"; only plain /v1/... paths are forwarded")
+		return
+	}
 	if r.ContentLength > MaxRequestBytes {
 		h.logReq(r, http.StatusRequestEntityTooLarge, start, "body too large")
 		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
@@ -145,6 +152,56 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	h.rp.ServeHTTP(sw, r)
 	h.logReq(r, sw.code(), start, "")
+}
+
+// maxDecodeRounds bounds how often a path segment is percent-decoded when
+// checked: a proxy or framework in front of the model may decode again, so
+// a segment must stay harmless however often it is decoded (%252e%252e is
+// .. after two rounds).
+const maxDecodeRounds = 4
+
+// pathProblem says why the raw (still percent-encoded) request path must
+// not be sent upstream with the key, or returns "". The path /v1/<rest>
+// goes to the upstream base + /<rest>, so <rest> must not climb out of the
+// base however the upstream reads it: refused are dot segments ("." and
+// "..", also encoded in any case, or followed by ";params" as some servers
+// strip them), encoded slashes (%2f) and backslashes, literal or encoded
+// (some servers treat both as separators), NUL and other control bytes,
+// and segments still encoded after maxDecodeRounds. A real
+// model client never sends any of these, so dot segments are refused even
+// where they would resolve inside the base.
+func pathProblem(raw string) string {
+	for _, seg := range strings.Split(raw, "/") {
+		s := seg
+		for round := 0; ; round++ {
+			if strings.ContainsRune(s, '\\') {
+				return "holds a backslash"
+			}
+			if name, _, _ := strings.Cut(s, ";"); name == "." || name == ".." {
+				return "has a dot segment"
+			}
+			for _, c := range []byte(s) {
+				if c < 0x20 || c == 0x7f {
+					return "holds a control character"
+				}
+			}
+			if round > 0 && strings.ContainsRune(s, '/') {
+				return "holds an encoded slash"
+			}
+			if !strings.ContainsRune(s, '%') {
+				break
+			}
+			if round == maxDecodeRounds {
+				return "is encoded too many times"
+			}
+			d, err := url.PathUnescape(s)
+			if err != nil {
+				break // a literal %: no decoder turns it into anything else
+			}
+			s = d
+		}
+	}
+	return ""
 }
 
 // authorized compares the presented token in constant time (hashing

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/compose"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -67,17 +68,13 @@ func deploy(d *spec.Deployment, out, source, seccomp, envFile string, stdout io.
 	if _, err := os.Stat(opts.SeccompProfile); err != nil {
 		return fmt.Errorf("sandbox seccomp profile: %w (pass --seccomp FILE)", err)
 	}
-	// As root, containers run as the unprivileged 65532 and get the secrets;
-	// otherwise they run as the deploying user, who owns the secrets.
-	if os.Geteuid() == 0 {
-		opts.UID, opts.GID = compose.DefaultUID, compose.DefaultGID
-	} else {
-		opts.UID, opts.GID = os.Getuid(), os.Getgid()
-	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if _, err := compose.WriteSecrets(out, d, opts.UID, opts.GID); err != nil {
+	// Each service runs as its own uid and reads only its own secrets; only
+	// root can give the files to those uids.
+	_, handedOver, err := compose.WriteSecrets(out, d)
+	if err != nil {
 		return err
 	}
 	yml, err := compose.Generate(d, opts)
@@ -103,6 +100,11 @@ func deploy(d *spec.Deployment, out, source, seccomp, envFile string, stdout io.
 	fmt.Fprintf(stdout, "next: build the images (deploy/images.sh --project %s), then\n  cd %s && docker-compose -p %s -f %s --env-file %s up -d\n",
 		d.Vessel.Project, out, d.Vessel.Project, compose.FileName, envArg)
 	fmt.Fprintf(stdout, "(add --build after a change to an agent's sandbox Dockerfile)\n")
+	if !handedOver {
+		fmt.Fprintf(stdout, "not run as root: the secrets in %s are still yours, and each container runs as its own uid;\n"+
+			"before up, give them to their services (or run deploy as root):\n  %s\n",
+			filepath.Join(out, compose.GeneratedDir), strings.Join(compose.ChownCommands(out, d), "\n  "))
+	}
 	return nil
 }
 

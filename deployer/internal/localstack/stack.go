@@ -350,7 +350,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 
 	// 3. One sandbox per agent.
 	var sandboxArgs []string
-	for _, a := range d.Agents {
+	for i, a := range d.Agents {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
@@ -359,9 +359,15 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("localstack: fingerprint of %s: %w", a.ID, err)
 		}
+		// The same block Compose gives this agent: uids are global to the
+		// host, so each sandbox's turns need their own.
+		uids, err := spec.CallUIDRange(i)
+		if err != nil {
+			return nil, fmt.Errorf("localstack: agent %s: %w", a.ID, err)
+		}
 		scratch := filepath.Join(s.scratch, a.ID)
 		args := []string{"--agent", a.ID, "--package", a.PackageDir, "--scratch", scratch,
-			"--listen", loopback(port), "--fingerprint", fp}
+			"--listen", loopback(port), "--fingerprint", fp, "--uid-range", uids.String()}
 		for _, m := range a.Sandbox.Mounts {
 			args = append(args, "--mount", d.ResolvePath(m.Source))
 		}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -161,6 +162,11 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: fingerprint: %w", err)
 	}
+	// The agent's call uids, as Compose and the local stack give them.
+	uids, err := spec.CallUIDRange(slices.IndexFunc(d.Agents, func(a spec.Agent) bool { return a.ID == AgentID }))
+	if err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
 
 	s.Scratch = filepath.Join(cfg.Dir, "scratch")
 	if err := os.MkdirAll(s.Scratch, 0o755); err != nil {
@@ -176,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	sbEnv := []string{"VESSEL_SANDBOX_TOKEN=" + spec.DeriveToken(master, "sandbox/"+AgentID)}
 	s.Sandbox, err = s.start("sandboxd", cfg.ServerCPUs, sbEnv,
 		filepath.Join(cfg.BinDir, "sandboxd"), "--agent", AgentID, "--package", filepath.Join(cfg.Dir, "agents", AgentID),
-		"--scratch", s.Scratch, "--listen", sbAddr, "--fingerprint", fp)
+		"--scratch", s.Scratch, "--listen", sbAddr, "--fingerprint", fp, "--uid-range", uids.String())
 	if err != nil {
 		return nil, err
 	}
