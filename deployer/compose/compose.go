@@ -433,7 +433,10 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 		"--turn-disk", strconv.FormatInt(int64(sb.TurnDisk), 10),
 		"--user-disk", strconv.FormatInt(int64(sb.UserDisk), 10),
 		"--fingerprint", fp,
-		"--uid-range", g.uids[a.ID].String()}
+		"--uid-range", g.uids[a.ID].String(),
+		// Each process of a call within the agent's memory; the container's
+		// limit bounds them all together.
+		"--call-memory", strconv.FormatInt(int64(sb.Memory), 10)}
 	tok, tokPath := g.secret("sandbox-" + a.ID + ".token")
 	s.Volumes = []string{tok, g.relOut(a.PackageDir) + ":/agent:ro"}
 	for _, m := range sb.Mounts {

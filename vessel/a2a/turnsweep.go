@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
@@ -30,7 +31,8 @@ const DefaultTurnSweep = time.Minute
 // crashed or restarted before it could end them. Their workspaces would
 // otherwise count against their users' disk limits until the sandbox's
 // idle TTL. A turn this vessel runs, one with a running call, one idle for
-// less than StaleTurnIdle, or one whose task cannot be read, is kept.
+// less than StaleTurnIdle, one not named like a task, or one whose task
+// cannot be read, is kept.
 func (s *Server) SweepTurns(ctx context.Context) {
 	for _, id := range s.order {
 		a := s.agents[id]
@@ -66,6 +68,11 @@ func (s *Server) SweepTurns(ctx context.Context) {
 // abandoned reports whether no vessel runs the turn any more.
 func (s *Server) abandoned(ctx context.Context, a *agent, ti *sandboxv1.TurnInfo) bool {
 	if ti.GetRunningCalls() > 0 || time.Duration(ti.GetIdleMs())*time.Millisecond < StaleTurnIdle {
+		return false
+	}
+	// A vessel's turns are its tasks, whose ids the SDK makes as UUIDs; a
+	// turn named otherwise (an operator's probe) is none of its business.
+	if u, err := uuid.Parse(ti.GetTurnId()); err != nil || u.String() != ti.GetTurnId() {
 		return false
 	}
 	a.exec.mu.Lock()

@@ -28,7 +28,8 @@ func TestSweepEndsAbandonedTurns(t *testing.T) {
 	// A task still working, as on another replica.
 	octx, cc := a2asrv.NewCallContext(context.Background(), nil)
 	cc.User = a2asrv.NewAuthenticatedUser("app1/alice", nil)
-	working := &a2a.Task{ID: "task-elsewhere", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	elsewhere, unknown, fresh := string(a2a.NewTaskID()), string(a2a.NewTaskID()), string(a2a.NewTaskID())
+	working := &a2a.Task{ID: a2a.TaskID(elsewhere), ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
 	if _, err := h.backend.Agent(h.agentID).Create(octx, working); err != nil {
 		t.Fatal(err)
 	}
@@ -36,18 +37,19 @@ func TestSweepEndsAbandonedTurns(t *testing.T) {
 	idle := uint64(2 * 60 * 1000)
 	h.sandbox.mu.Lock()
 	h.sandbox.turns = []*sandboxv1.TurnInfo{
-		{TurnId: string(done.ID), Owner: owner, IdleMs: idle},                            // finished: end
-		{TurnId: "task-unknown", Owner: owner, IdleMs: idle},                             // no such task: end
-		{TurnId: "task-elsewhere", Owner: owner, IdleMs: idle},                           // working: keep
-		{TurnId: string(done.ID) + "-busy", Owner: owner, IdleMs: idle, RunningCalls: 1}, // a call runs: keep
-		{TurnId: "task-fresh", Owner: owner, IdleMs: 1000},                               // just made: keep
+		{TurnId: string(done.ID), Owner: owner, IdleMs: idle},                          // finished: end
+		{TurnId: unknown, Owner: owner, IdleMs: idle},                                  // no such task: end
+		{TurnId: elsewhere, Owner: owner, IdleMs: idle},                                // working: keep
+		{TurnId: string(a2a.NewTaskID()), Owner: owner, IdleMs: idle, RunningCalls: 1}, // a call runs: keep
+		{TurnId: fresh, Owner: owner, IdleMs: 1000},                                    // just made: keep
+		{TurnId: "probe-turn", Owner: owner, IdleMs: idle},                             // not a task id: keep
 	}
 	h.sandbox.ended = nil
 	h.sandbox.mu.Unlock()
 	h.srv.SweepTurns(context.Background())
 	ended, _, _ := h.sandbox.stats()
 	slices.Sort(ended)
-	want := []string{string(done.ID), "task-unknown"}
+	want := []string{string(done.ID), unknown}
 	slices.Sort(want)
 	if !slices.Equal(ended, want) {
 		t.Fatalf("ended %v, want %v", ended, want)

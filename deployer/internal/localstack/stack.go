@@ -367,7 +367,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 		scratch := filepath.Join(s.scratch, a.ID)
 		args := []string{"--agent", a.ID, "--package", a.PackageDir, "--scratch", scratch,
-			"--listen", loopback(port), "--fingerprint", fp, "--uid-range", uids.String()}
+			"--listen", loopback(port), "--fingerprint", fp, "--uid-range", uids.String(),
+			// No container here: the agent's memory bounds each process of a call.
+			"--call-memory", strconv.FormatInt(int64(a.Sandbox.Memory), 10)}
 		for _, m := range a.Sandbox.Mounts {
 			args = append(args, "--mount", d.ResolvePath(m.Source))
 		}
