@@ -19,6 +19,8 @@ import (
 // Start polls every sandbox's status (and re-reads the deployment from
 // disk) until Close; it checks once before returning.
 func (s *Server) Start(ctx context.Context) {
+	s.CheckHealth(ctx)
+	s.every(ctx, s.cfg.ReadyInterval, s.CheckHealth)
 	s.CheckReadiness(ctx)
 	s.every(ctx, s.cfg.ReadyInterval, s.CheckReadiness)
 	// An agent out of service is checked far more often, so it is back
@@ -128,6 +130,9 @@ func (s *Server) checkAgent(ctx context.Context, a *agent, disk *spec.Deployment
 func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployment, diskErr error) (string, bool) {
 	if a.sandbox == nil {
 		return "no sandbox is configured", false
+	}
+	if why := s.criticalProblem(); why != "" {
+		return why, false
 	}
 	if diskErr != nil {
 		return "the deployment on disk no longer loads; redeploy", false

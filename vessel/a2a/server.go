@@ -90,6 +90,9 @@ type Config struct {
 	// UnreadyInterval is how often an agent out of service is checked
 	// again; default 500ms.
 	UnreadyInterval time.Duration
+	// HealthChecks are the dependencies /health reports (the task store,
+	// the egress), run with the readiness poll.
+	HealthChecks []HealthCheck
 	// TurnSweep is how often abandoned turns are ended on the sandboxes
 	// (SweepTurns); default DefaultTurnSweep.
 	TurnSweep time.Duration
@@ -112,6 +115,7 @@ type Server struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
+	health healthState
 }
 
 type agent struct {
@@ -299,7 +303,7 @@ func (s *Server) Ready(id string) (bool, string) {
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("/health", s.health)
+	s.mux.HandleFunc("/health", s.healthHandler)
 	s.mux.HandleFunc("/v1/agents", s.listAgents)
 	s.mux.HandleFunc("/agents/{id}/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
 		a := s.agents[r.PathValue("id")]
@@ -324,14 +328,6 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found")
 	})
-}
-
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	agents := map[string]bool{}
-	for _, id := range s.order {
-		agents[id] = s.agents[id].ready.Load()
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "agents": agents})
 }
 
 // authenticate runs the authenticator for a non-JSON-RPC endpoint.

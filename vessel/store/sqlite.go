@@ -127,6 +127,15 @@ func (b *sqliteBackend) Close() error {
 	return nil
 }
 
+// Ping implements Pinger: the database answers a query.
+func (b *sqliteBackend) Ping(ctx context.Context) error {
+	var one int
+	if err := b.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	return nil
+}
+
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // open creates an agent's table if needed and fails its tasks left running.

@@ -27,6 +27,12 @@ type Backend interface {
 	Close() error
 }
 
+// Pinger is a backend that can tell whether it works; /health and
+// readiness use it.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // Options configure a backend.
 type Options struct {
 	// Agents are the agent ids served (SQLite creates their tables).

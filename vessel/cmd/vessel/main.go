@@ -138,6 +138,10 @@ func run(log *zap.Logger) error {
 	if path == "" {
 		path = *deployment
 	}
+	checks, err := healthChecks(backend)
+	if err != nil {
+		return err
+	}
 	srv, err := a2aserver.New(a2aserver.Config{
 		Deployment:    d,
 		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
@@ -149,6 +153,7 @@ func run(log *zap.Logger) error {
 		AnswerParts:   answerParts, // identity.go
 		NarrowTools:   narrowTools, // identity.go
 		Store:         backend,
+		HealthChecks:  checks,
 		ModelKey:      modelKey,
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,

@@ -227,6 +227,14 @@ func (db *DB) ReplicaID() string { return db.opts.ReplicaID }
 
 // Close stops the background work and removes this replica's lease row, so
 // that its unfinished tasks are failed by the next reaper on any replica.
+// Ping implements store.Pinger: the server answers on a pooled connection.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
+
 func (db *DB) Close() error {
 	var err error
 	db.closed.Do(func() {

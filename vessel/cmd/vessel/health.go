@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+)
+
+// healthChecks are the dependencies /health reports: the task store
+// (critical: no turn could be kept without it) and the egress, asked for
+// its own /health on the web proxy's port.
+func healthChecks(backend store.Backend) ([]a2aserver.HealthCheck, error) {
+	var checks []a2aserver.HealthCheck
+	if p, ok := backend.(store.Pinger); ok {
+		checks = append(checks, a2aserver.HealthCheck{Name: "task store", Check: p.Ping, Critical: true})
+	}
+	proxy := envOr("VESSEL_EGRESS_PROXY", "http://egress:3128")
+	pu, err := url.Parse(proxy)
+	if err != nil || pu.Host == "" {
+		return nil, fmt.Errorf("VESSEL_EGRESS_PROXY %q is not a URL", proxy)
+	}
+	healthURL := (&url.URL{Scheme: pu.Scheme, Host: pu.Host, Path: "/health"}).String()
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	checks = append(checks, a2aserver.HealthCheck{Name: "egress", Check: func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthURL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("egress health: %w", err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("egress health: HTTP %d", resp.StatusCode)
+		}
+		return nil
+	}})
+	return checks, nil
+}
