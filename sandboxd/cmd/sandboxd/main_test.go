@@ -176,7 +176,7 @@ func TestContainerLayout(t *testing.T) {
 	cmd := exec.CommandContext(ctx, setpriv, "--clear-groups", "--nnp",
 		"--inh-caps=-all", "--bounding-set=-all,"+containerCaps, bin, "--agent", "a", "--package", pkg,
 		"--scratch", filepath.Join(base, "scratch"), "--listen", addr, "--fingerprint", "sha256:fp",
-		"--uid-range", "510000:16")
+		"--uid-range", "510000:16", "--turn-disk", "4MiB")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tokenFile}
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -201,36 +201,48 @@ func TestContainerLayout(t *testing.T) {
 	if status["confined"] != true || status["fingerprint"] != "sha256:fp" {
 		t.Fatalf("status %v", status)
 	}
-	body := `{"turn_id":"t","owner":"o","tool":"bash","arguments_json":"{\"command\":\"id -u; cat /proc/self/status | grep NoNewPrivs\"}"}`
-	req, _ := http.NewRequest("POST", "http://"+addr+"/run", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer tok")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out strings.Builder
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var msg struct {
-			Result struct {
-				Stdout []byte         `json:"stdout"`
-				Exit   map[string]any `json:"exit"`
-			} `json:"result"`
+	run := func(turn, command string) string {
+		t.Helper()
+		args, _ := json.Marshal(map[string]string{"command": command})
+		body, _ := json.Marshal(map[string]string{"turn_id": turn, "owner": "o", "tool": "bash", "arguments_json": string(args)})
+		req, _ := http.NewRequest("POST", "http://"+addr+"/run", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := dec.Decode(&msg); err != nil {
-			break
+		defer resp.Body.Close()
+		var out strings.Builder
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var msg struct {
+				Result struct {
+					Stdout []byte         `json:"stdout"`
+					Exit   map[string]any `json:"exit"`
+				} `json:"result"`
+			}
+			if err := dec.Decode(&msg); err != nil {
+				break
+			}
+			out.Write(msg.Result.Stdout)
+			if msg.Result.Exit != nil {
+				fmt.Fprintf(&out, "exit=%v stopped=%v", msg.Result.Exit["code"], msg.Result.Exit["stopped"])
+			}
 		}
-		out.Write(msg.Result.Stdout)
-		if msg.Result.Exit != nil {
-			fmt.Fprintf(&out, "exit=%v", msg.Result.Exit["code"])
-		}
+		return out.String()
 	}
 	// /proc is not granted, so the second command fails: the call runs as
 	// the turn's uid and exits with grep's status.
-	first, _, _ := strings.Cut(out.String(), "\n")
-	if uid, err := strconv.Atoi(first); err != nil || uid < 510000 || uid >= 510016 || strings.Contains(out.String(), "NoNewPrivs") {
-		t.Fatalf("call output %q\n%s", out.String(), logs.String())
+	out := run("t", "id -u; cat /proc/self/status | grep NoNewPrivs")
+	first, _, _ := strings.Cut(out, "\n")
+	if uid, err := strconv.Atoi(first); err != nil || uid < 510000 || uid >= 510016 || strings.Contains(out, "NoNewPrivs") {
+		t.Fatalf("call output %q\n%s", out, logs.String())
+	}
+	// Without CAP_SYS_PTRACE sandboxd still finds a deleted file the call
+	// holds open (through the turn's file-system uid) and stops the call.
+	out = run("t2", "exec 3>big; head -c 6M /dev/zero >&3; rm big; echo held; sleep 20")
+	if !strings.Contains(out, "held") || !strings.Contains(out, "stopped=disk_limit") {
+		t.Fatalf("a deleted 6 MiB file held open under a 4 MiB turn limit: %q\n%s", out, logs.String())
 	}
 }
 

@@ -33,10 +33,24 @@ func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, 
 	}
 	// The descriptors of another user's process are readable only with
 	// that user's file-system identity (or CAP_SYS_PTRACE, which the
-	// sandbox container does not have): this thread takes the turn's.
-	runtime.LockOSThread()
-	fsuid := asFSUser{}
-	defer fsuid.restore()
+	// sandbox container does not have): a goroutine of its own, locked to
+	// its thread, takes the turn's. Should the thread's identity not come
+	// back, the goroutine ends still locked and the runtime drops the thread.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		fsuid := asFSUser{}
+		defer fsuid.restore()
+		scanProcs(procs, byGroup, seen, out, counts, &fsuid)
+	}()
+	<-done
+	return out, counts
+}
+
+// scanProcs is openFiles' pass over /proc, on the locked thread.
+func scanProcs(procs []os.DirEntry, byGroup map[int]*Turn, seen map[*Turn]map[fileID]bool, out map[*Turn]int64,
+	counts map[int]int, fsuid *asFSUser) {
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil {
@@ -77,7 +91,6 @@ func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, 
 			out[t] += cost(&st)
 		}
 	}
-	return out, counts
 }
 
 // pgidOf reads the process group from /proc/<pid>/stat; 0 when unknown.
@@ -101,36 +114,44 @@ func pgidOf(pid int) int {
 	return g
 }
 
-// asFSUser switches the locked thread's file-system uid (setfsuid, which
-// needs CAP_SETUID and changes nothing else) and restores it once done.
+// asFSUser switches the locked thread's file-system uid and gid (setfsuid
+// and setfsgid, which need CAP_SETUID and CAP_SETGID and change nothing
+// else; the kernel compares both with the target's ids before it shows a
+// process's descriptors) and restores them once done.
 type asFSUser struct {
 	uid     int
 	changed bool
 }
 
-// become takes uid's file-system identity (-1: keep sandboxd's); false
-// when it cannot.
+// become takes the identity of a turn, whose gid equals its uid (-1: keep
+// sandboxd's); false when it cannot.
 func (a *asFSUser) become(uid int) bool {
 	if uid < 0 || (a.changed && a.uid == uid) {
 		return true
 	}
-	_ = unix.Setfsuid(uid)
 	a.changed = true
-	// setfsuid(-1) changes nothing and reports the current value.
+	_ = unix.Setfsgid(uid)
+	_ = unix.Setfsuid(uid)
+	// setfs[ug]id(-1) changes nothing and reports the current value.
+	gid, _ := unix.SetfsgidRetGid(-1)
 	cur, _ := unix.SetfsuidRetUid(-1)
-	if cur != uid {
+	if cur != uid || gid != uid {
+		a.uid = -1
 		return false
 	}
 	a.uid = uid
 	return true
 }
 
-// restore gives the thread back sandboxd's identity; a thread that cannot
-// be restored stays locked and dies with its goroutine.
+// restore gives the thread back sandboxd's identity and unlocks it; a
+// thread whose identity cannot be restored stays locked, so the runtime
+// drops it when its goroutine ends.
 func (a *asFSUser) restore() {
 	if a.changed {
 		_ = unix.Setfsuid(os.Geteuid())
-		if cur, _ := unix.SetfsuidRetUid(-1); cur != os.Geteuid() {
+		_ = unix.Setfsgid(os.Getegid())
+		gid, _ := unix.SetfsgidRetGid(-1)
+		if uid, _ := unix.SetfsuidRetUid(-1); uid != os.Geteuid() || gid != os.Getegid() {
 			return
 		}
 	}
