@@ -32,6 +32,15 @@ const (
 	builtinToolsAllowed = "read, glob, list, grep, bash, webfetch, websearch, present"
 )
 
+// [model]'s output limits. The largest keeps an answer's SSE frame, even
+// with every character escaped, under the 10 MB line a2a-go clients read.
+const (
+	DefaultMaxAnswerBytes        = ByteSize(1 << 20)
+	DefaultMaxToolArgumentsBytes = ByteSize(1 << 20)
+	minOutputLimit               = ByteSize(1 << 10)
+	maxOutputLimit               = ByteSize(4 << 20)
+)
+
 // OutputFileTypes are the file types an agent may return.
 var OutputFileTypes = []string{"png", "svg", "csv", "pdf"}
 
@@ -173,6 +182,20 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 		m.Model.MaxSteps = DefaultMaxSteps
 	} else if m.Model.MaxSteps < 1 || m.Model.MaxSteps > maxMaxSteps {
 		c.add("model.max_steps", "%d is out of range; allowed 1 to %d", m.Model.MaxSteps, maxMaxSteps)
+	}
+	for _, l := range []struct {
+		field string
+		v     *ByteSize
+		def   ByteSize
+	}{
+		{"model.max_answer_bytes", &m.Model.MaxAnswerBytes, DefaultMaxAnswerBytes},
+		{"model.max_tool_arguments_bytes", &m.Model.MaxToolArgumentsBytes, DefaultMaxToolArgumentsBytes},
+	} {
+		if !c.set(l.field) {
+			*l.v = l.def
+		} else if *l.v < minOutputLimit || *l.v > maxOutputLimit {
+			c.add(l.field, "%d bytes is out of range; allowed %s to %s", int64(*l.v), minOutputLimit, maxOutputLimit)
+		}
 	}
 
 	// [tools]

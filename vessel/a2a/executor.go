@@ -187,7 +187,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		state := a2a.TaskStateCompleted
 		switch res.Status {
-		case loop.StatusDeadline, loop.StatusModelError:
+		case loop.StatusDeadline, loop.StatusModelError, loop.StatusOutputLimit:
 			state = a2a.TaskStateFailed
 		}
 		yield(statusEvent(ec, state, res.FinishedEvent()), nil)

@@ -236,7 +236,8 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	ag.exec = &executor{
 		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String("agent", a.ID)),
 		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, MaxSteps: a.Manifest.Model.MaxSteps,
-			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender},
+			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender,
+			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
 		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
 		running:  map[string]*run{},
 	}

@@ -25,6 +25,10 @@ const (
 	StatusCancelled  = "cancelled"
 	StatusDeadline   = "deadline"
 	StatusModelError = "model_error"
+	// StatusOutputLimit: the model's output went over a limit (the turn's
+	// answer text, one tool call's arguments, one stream line, or the tool
+	// calls of one step); its stream was closed at once.
+	StatusOutputLimit = "output_limit"
 )
 
 // Event types.
@@ -80,6 +84,12 @@ type Config struct {
 	// AcceptFile decides whether a returned file goes to the caller
 	// (acceptedOutputModes); nil accepts all.
 	AcceptFile func(mediaType string) bool
+	// MaxAnswerBytes bounds the text of all the turn's model calls together
+	// (the answer and any text written before tool calls); MaxArgumentsBytes
+	// bounds each tool call's name and arguments. Zero takes model's
+	// defaults (1 MiB each, as in deployer/spec).
+	MaxAnswerBytes    int
+	MaxArgumentsBytes int
 }
 
 // Input is one turn.
@@ -115,7 +125,7 @@ type Result struct {
 	PromptTokens     int
 	CompletionTokens int
 	Steps            int
-	Error            string // a short reason for model_error
+	Error            string // a short reason for model_error and output_limit
 	Started          time.Time
 	Total            time.Duration
 	ModelTime        time.Duration
@@ -252,10 +262,20 @@ func (r *runner) run(ctx context.Context) {
 	if maxSteps <= 0 {
 		maxSteps = 20
 	}
+	maxText, maxArgs := cfg.MaxAnswerBytes, cfg.MaxArgumentsBytes
+	if maxText <= 0 {
+		maxText = model.DefaultMaxText
+	}
+	if maxArgs <= 0 {
+		maxArgs = model.DefaultMaxArguments
+	}
+	textUsed, argsUsed := 0, 0 // text and tool-call arguments of the turn's earlier model calls
+	maxAllArgs := model.TurnArgumentsFactor * maxArgs
 	cache := &model.MessageCache{} // msgs only grow during a turn
 	for step := 0; ; step++ {
 		final := step >= maxSteps
-		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs, Cache: cache}
+		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs, Cache: cache,
+			Limits: model.Limits{Text: max(maxText-textUsed, 1), Arguments: maxArgs, AllArguments: max(maxAllArgs-argsUsed, 1)}}
 		if final {
 			req.Tools = nil
 			req.Messages = append(append([]transcript.Message(nil), msgs...),
@@ -266,9 +286,20 @@ func (r *runner) run(ctx context.Context) {
 		res.ModelTime += time.Since(t0)
 		r.flushText()
 		res.Steps++
+		if err == nil {
+			err = checkLimits(resp, maxText-textUsed, maxArgs, maxAllArgs-argsUsed) // for a Modeler that does not apply them
+		}
+		if errors.Is(err, model.ErrOutputLimit) {
+			r.overLimit(resp, err, maxText-textUsed, maxText, maxArgs)
+			return
+		}
 		if err != nil {
 			r.fail(ctx, err)
 			return
+		}
+		textUsed += len(resp.Content)
+		for _, c := range resp.ToolCalls {
+			argsUsed += len(c.Function.Name) + len(c.Function.Arguments)
 		}
 		res.PromptTokens += resp.Usage.PromptTokens
 		res.CompletionTokens += resp.Usage.CompletionTokens
@@ -300,6 +331,54 @@ func (r *runner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// checkLimits reports a *model.LimitError when resp holds more than the
+// call's limits allow.
+func checkLimits(resp *model.Response, text, args, allArgs int) error {
+	if len(resp.Content) > text {
+		return &model.LimitError{What: model.LimitText, Limit: text}
+	}
+	if len(resp.ToolCalls) > model.MaxToolCalls {
+		return &model.LimitError{What: model.LimitToolCalls, Limit: model.MaxToolCalls}
+	}
+	all := 0
+	for _, c := range resp.ToolCalls {
+		n := len(c.Function.Name) + len(c.Function.Arguments)
+		if n > args {
+			return &model.LimitError{What: model.LimitArguments, Limit: args}
+		}
+		if all += n; all > allArgs {
+			return &model.LimitError{What: model.LimitAllArguments, Limit: allArgs}
+		}
+	}
+	return nil
+}
+
+// overLimit ends a turn whose model output went over a limit. The text the
+// caller has seen (at most the limit) is the answer; no tool call runs.
+func (r *runner) overLimit(resp *model.Response, err error, remaining, maxText, maxArgs int) {
+	r.res.Status = StatusOutputLimit
+	var le *model.LimitError
+	errors.As(err, &le)
+	switch le.What {
+	case model.LimitText:
+		r.res.Error = fmt.Sprintf("the model's text went over the turn's limit of %d bytes (max_answer_bytes)", maxText)
+	case model.LimitArguments:
+		r.res.Error = fmt.Sprintf("a tool call's arguments went over the limit of %d bytes (max_tool_arguments_bytes)", maxArgs)
+	case model.LimitAllArguments:
+		r.res.Error = fmt.Sprintf("the turn's tool-call arguments went over %d bytes together (%d × max_tool_arguments_bytes)",
+			model.TurnArgumentsFactor*maxArgs, model.TurnArgumentsFactor)
+	default:
+		r.res.Error = le.Error()
+	}
+	answer := ""
+	if resp != nil && len(resp.Content) <= remaining {
+		answer = resp.Content
+	}
+	am := transcript.Message{Role: "assistant", Content: transcript.Text(answer)}
+	r.res.Messages = append(r.res.Messages, am)
+	r.res.Answer = answer
 }
 
 // fail sets the status for a turn stopped by err.
