@@ -32,6 +32,10 @@ const (
 	maxAgentID          = 63 - len("sandbox-")
 )
 
+// DefaultRequestBodyTimeout is [vessel] request_body_timeout_seconds's
+// default.
+const DefaultRequestBodyTimeout = 60
+
 // SearchProviders are the allowed [search] provider values.
 var SearchProviders = []string{"searxng", "duckduckgo"}
 
@@ -163,6 +167,11 @@ func (v *validator) vessel() {
 		ves.TaskTTLHours = DefaultTaskTTLHours
 	} else if ves.TaskTTLHours < 1 || ves.TaskTTLHours > 24*365 {
 		c.add("vessel.task_ttl_hours", "%d is out of range; allowed 1 to 8760", ves.TaskTTLHours)
+	}
+	if !c.set("vessel.request_body_timeout_seconds") {
+		ves.RequestBodyTimeoutSecs = DefaultRequestBodyTimeout
+	} else if ves.RequestBodyTimeoutSecs < 1 || ves.RequestBodyTimeoutSecs > 3600 {
+		c.add("vessel.request_body_timeout_seconds", "%d is out of range; allowed 1 to 3600", ves.RequestBodyTimeoutSecs)
 	}
 	if ves.TaskStore != "" && v.resolve("vessel.task_store", &ves.TaskStore) {
 		u, err := url.Parse(ves.TaskStore)

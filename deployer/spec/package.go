@@ -41,6 +41,13 @@ const (
 	maxOutputLimit               = ByteSize(4 << 20)
 )
 
+// [model]'s stream timeouts, in seconds.
+const (
+	DefaultFirstByteTimeout = 60
+	DefaultIdleTimeout      = 60
+	maxStreamTimeout        = 3600
+)
+
 // OutputFileTypes are the file types an agent may return.
 var OutputFileTypes = []string{"png", "svg", "csv", "pdf"}
 
@@ -195,6 +202,21 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 			*l.v = l.def
 		} else if *l.v < minOutputLimit || *l.v > maxOutputLimit {
 			c.add(l.field, "%d bytes is out of range; allowed %s to %s", int64(*l.v), minOutputLimit, maxOutputLimit)
+		}
+	}
+
+	for _, l := range []struct {
+		field string
+		v     *int
+		def   int
+	}{
+		{"model.first_byte_timeout_seconds", &m.Model.FirstByteTimeoutSecs, DefaultFirstByteTimeout},
+		{"model.idle_timeout_seconds", &m.Model.IdleTimeoutSecs, DefaultIdleTimeout},
+	} {
+		if !c.set(l.field) {
+			*l.v = l.def
+		} else if *l.v < 1 || *l.v > maxStreamTimeout {
+			c.add(l.field, "%d is out of range; allowed 1 to %d", *l.v, maxStreamTimeout)
 		}
 	}
 

@@ -91,6 +91,9 @@ type Config struct {
 	MaxBody int64
 	// KeepAlive is the SSE keep-alive period; default 15s.
 	KeepAlive time.Duration
+	// BodyTimeout bounds how long an authenticated caller may take to send
+	// its request body; default [vessel] request_body_timeout_seconds.
+	BodyTimeout time.Duration
 	// Now is the clock for card Last-Modified; default time.Now.
 	Now func() time.Time
 }
@@ -160,6 +163,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = time.Duration(cfg.Deployment.Vessel.RequestBodyTimeoutSecs) * time.Second
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = spec.DefaultRequestBodyTimeout * time.Second
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -223,7 +232,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		if base == "" {
 			base = s.cfg.ModelBaseURL
 		}
-		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP}
+		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP,
+			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
+			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}
 	deadline := DefaultDeadline
 	if a.Manifest.DeadlineSecs > 0 {

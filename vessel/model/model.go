@@ -200,7 +200,65 @@ type Client struct {
 	// (default 4); Backoff the first wait, doubled each time (default 250ms).
 	Attempts int
 	Backoff  time.Duration
+	// FirstByteTimeout bounds the wait from sending a request to the first
+	// data line of its answer; IdleTimeout the gap between data lines after
+	// that. SSE comments and blank lines are not progress. A call that times
+	// out is retried like any transport failure while nothing has streamed.
+	// Defaults DefaultFirstByteTimeout and DefaultIdleTimeout.
+	FirstByteTimeout time.Duration
+	IdleTimeout      time.Duration
 }
+
+// Default stream timeouts.
+const (
+	DefaultFirstByteTimeout = 60 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+)
+
+// TimeoutError is the cause of a call stopped because the model sent
+// nothing for too long.
+type TimeoutError struct {
+	FirstByte bool // before the first data line (else between two)
+	After     time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	if e.FirstByte {
+		return fmt.Sprintf("the model sent no data within %s of the request", e.After)
+	}
+	return fmt.Sprintf("the model's stream was silent for %s", e.After)
+}
+
+// watchdog cancels a call's context when the model stays silent: first
+// for the first-byte timeout, then for the idle timeout after each data
+// line. Only the reading goroutine calls data and stop.
+type watchdog struct {
+	cancel context.CancelCauseFunc
+	t      *time.Timer
+	idle   time.Duration
+	seen   bool
+}
+
+func newWatchdog(cancel context.CancelCauseFunc, first, idle time.Duration) *watchdog {
+	w := &watchdog{cancel: cancel, idle: idle}
+	w.t = time.AfterFunc(first, func() { cancel(&TimeoutError{FirstByte: true, After: first}) })
+	return w
+}
+
+// data notes a data line: the silence after it is bounded by idle.
+func (w *watchdog) data() {
+	if w.seen {
+		w.t.Reset(w.idle)
+		return
+	}
+	w.seen = true
+	if !w.t.Stop() {
+		return // the first-byte timeout has fired already
+	}
+	w.t = time.AfterFunc(w.idle, func() { w.cancel(&TimeoutError{After: w.idle}) })
+}
+
+func (w *watchdog) stop() { w.t.Stop() }
 
 // Error is a failed call; Status is the HTTP status, 0 for transport errors.
 type Error struct {
@@ -281,6 +339,29 @@ type streamOptions struct {
 }
 
 func (c *Client) once(ctx context.Context, body []byte, lim Limits, h Handler) (*Response, bool, error) {
+	first, idle := c.FirstByteTimeout, c.IdleTimeout
+	if first <= 0 {
+		first = DefaultFirstByteTimeout
+	}
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wd := newWatchdog(cancel, first, idle)
+	defer wd.stop()
+	resp, started, err := c.attempt(cctx, body, lim, wd, h)
+	if err != nil && ctx.Err() == nil {
+		var te *TimeoutError
+		if errors.As(context.Cause(cctx), &te) {
+			// Status 0: retried like a transport failure while nothing streamed.
+			return nil, started, &Error{Message: te.Error(), Err: te}
+		}
+	}
+	return resp, started, err
+}
+
+func (c *Client) attempt(ctx context.Context, body []byte, lim Limits, wd *watchdog, h Handler) (*Response, bool, error) {
 	url := strings.TrimSuffix(c.BaseURL, "/") + "/chat/completions"
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -310,9 +391,24 @@ func (c *Client) once(ctx context.Context, body []byte, lim Limits, h Handler) (
 	}
 	// Returning closes the body: over a limit the stream is cut at once.
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		return readWhole(resp.Body, lim, h)
+		return readWhole(progressReader{resp.Body, wd}, lim, h)
 	}
-	return readStream(resp.Body, lim, h)
+	return readStream(resp.Body, lim, wd.data, h)
+}
+
+// progressReader counts every byte of a whole (non-streamed) answer as
+// progress: it has no comments.
+type progressReader struct {
+	r  io.Reader
+	wd *watchdog
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.wd.data()
+	}
+	return n, err
 }
 
 // errorMessage pulls a short message out of an error body.
@@ -376,7 +472,8 @@ func fit(s string, n int) string {
 	return s[:n]
 }
 
-func readStream(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
+// readStream reads an SSE answer; progress is called for every data line.
+func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response, bool, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	out := &Response{}
 	var content strings.Builder
@@ -409,6 +506,7 @@ func readStream(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
 			}
 			continue
 		}
+		progress()
 		data := bytes.TrimSpace(line[5:])
 		if string(data) == "[DONE]" {
 			done = true
