@@ -13,7 +13,7 @@ func TestLoadFixture(t *testing.T) {
 	}
 	if d.Vessel.Project != "test" || d.Vessel.Port != 8700 || d.Vessel.FrontAddress != "172.31.247.10" ||
 		d.Vessel.PublicURL != "http://172.31.247.10:8700" || d.Vessel.TaskTTLHours != 24 || d.Search.Provider != "searxng" ||
-		d.Vessel.RequestBodyTimeoutSecs != 60 {
+		d.Vessel.RequestBodyTimeoutSecs != 60 || d.Vessel.ShutdownGraceSecs != 20 || d.Vessel.StopGraceSecs() != 40 {
 		t.Errorf("vessel defaults: %+v search %+v", d.Vessel, d.Search)
 	}
 	if d.Egress.UpstreamURL != "https://models.example.test/v1" {
@@ -66,6 +66,8 @@ func TestLoadErrors(t *testing.T) {
 			"deployment.toml:4: vessel.projekt: unknown key; allowed here: front_address"},
 		{"body timeout out of range", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nrequest_body_timeout_seconds = 3601", 1)}, nil,
 			"deployment.toml:4: vessel.request_body_timeout_seconds: 3601 is out of range; allowed 1 to 3600"},
+		{"shutdown grace out of range", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nshutdown_grace_seconds = -1", 1)}, nil,
+			"deployment.toml:4: vessel.shutdown_grace_seconds: -1 is out of range; allowed 0 to 3600"},
 		{"type mismatch", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `port = "x"`, 1)}, nil,
 			"deployment.toml:3: vessel.port:"},
 		{"bad size", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "lots"`, 1)}, nil,

@@ -39,6 +39,9 @@ type Vessel struct {
 	// RequestBodyTimeoutSecs bounds how long an authenticated caller may
 	// take to send a request body.
 	RequestBodyTimeoutSecs int `toml:"request_body_timeout_seconds"`
+	// ShutdownGraceSecs is how long running turns may go on after SIGTERM
+	// before the vessel stops them (status shutdown).
+	ShutdownGraceSecs int `toml:"shutdown_grace_seconds"`
 }
 
 // Egress is the [egress] table.

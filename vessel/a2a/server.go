@@ -109,6 +109,8 @@ type Server struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
+	// draining is set by Drain: no agent is ready again.
+	draining atomic.Bool
 }
 
 type agent struct {

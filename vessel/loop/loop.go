@@ -29,6 +29,9 @@ const (
 	// answer text, one tool call's arguments, one stream line, or the tool
 	// calls of one step); its stream was closed at once.
 	StatusOutputLimit = "output_limit"
+	// StatusShutdown: the vessel was stopping and the turn did not finish
+	// within the shutdown grace period.
+	StatusShutdown = "shutdown"
 )
 
 // Event types.
@@ -47,6 +50,10 @@ var ErrCancelled = errors.New("turn cancelled")
 
 // ErrDeadline is the cancel cause of a turn past its deadline.
 var ErrDeadline = errors.New("turn deadline passed")
+
+// ErrShutdown is the cancel cause of a turn stopped because the vessel is
+// stopping.
+var ErrShutdown = errors.New("the vessel is shutting down")
 
 // MaxParallelCalls bounds how many calls of one step run at once.
 const MaxParallelCalls = 16
@@ -125,7 +132,7 @@ type Result struct {
 	PromptTokens     int
 	CompletionTokens int
 	Steps            int
-	Error            string // a short reason for model_error and output_limit
+	Error            string // a short reason for model_error, output_limit and shutdown
 	Started          time.Time
 	Total            time.Duration
 	ModelTime        time.Duration
@@ -387,6 +394,9 @@ func (r *runner) fail(ctx context.Context, err error) {
 	switch {
 	case errors.Is(cause, ErrCancelled):
 		r.res.Status = StatusCancelled
+	case errors.Is(cause, ErrShutdown):
+		r.res.Status = StatusShutdown
+		r.res.Error = "the vessel was stopping and the turn did not finish within its shutdown grace period"
 	case errors.Is(cause, ErrDeadline), errors.Is(cause, context.DeadlineExceeded):
 		r.res.Status = StatusDeadline
 	case ctx.Err() != nil:
