@@ -95,7 +95,9 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) bool {
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		// Only what has arrived takes memory: a declared length is not
+		// reserved whole for a caller that may never send it.
+		buf.Grow(int(min(r.ContentLength, 1<<20)))
 	}
 	_, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
 	if deadlineSet {
