@@ -58,7 +58,7 @@ func TestDrain(t *testing.T) {
 
 	drained := make(chan [2]int, 1)
 	go func() {
-		running, stopped := h.srv.Drain(context.Background(), 6*time.Second)
+		running, stopped := h.srv.Drain(context.Background(), 8*time.Second)
 		drained <- [2]int{running, stopped}
 	}()
 	waitFor(t, "readiness to go false", func() bool { ready, why := h.srv.Ready("field-guide"); return !ready && why != "" })
