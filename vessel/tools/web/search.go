@@ -150,8 +150,8 @@ func (c *Client) searchSearXNG(ctx context.Context, query string) (*SearchResult
 	}
 	out := &SearchResults{Query: query, Provider: "searxng"}
 	for _, r := range a.Results {
-		if r.URL == "" {
-			continue
+		if u, err := url.Parse(r.URL); err != nil || !webURL(u) {
+			continue // the same rule as DuckDuckGo's results
 		}
 		out.Results = append(out.Results, r)
 	}
