@@ -131,3 +131,32 @@ func TestAllArgumentsLimit(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// FuzzReadStream: whatever a model streams, the reader never panics and
+// never hands back more than its limits allow.
+func FuzzReadStream(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"hello\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
+	f.Add([]byte(`data: {"choices":[{"delta":{"tool_calls":[{"index":3,"id":"a","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}}]}` + "\ndata: [DONE]\n"))
+	f.Add([]byte(": comment\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"\\u00e9\\u00e9\\u00e9\"}}]}\n" + strings.Repeat("x", 300)))
+	lim := Limits{Text: 64, Arguments: 48, AllArguments: 100, Line: 256}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h rec
+		resp, _, err := readStream(strings.NewReader(string(data)), lim, func() {}, &h)
+		if resp == nil {
+			return
+		}
+		if len(resp.Content) > lim.Text || h.text.Len() > lim.Text {
+			t.Fatalf("%d bytes of text, handler %d, limit %d (err %v)", len(resp.Content), h.text.Len(), lim.Text, err)
+		}
+		if len(resp.ToolCalls) > MaxToolCalls {
+			t.Fatalf("%d tool calls", len(resp.ToolCalls))
+		}
+		all := 0
+		for _, c := range resp.ToolCalls {
+			n := len(c.Function.Name) + len(c.Function.Arguments)
+			if all += n; n > lim.Arguments || all > lim.AllArguments {
+				t.Fatalf("tool call of %d bytes, %d together", n, all)
+			}
+		}
+	})
+}
