@@ -66,6 +66,8 @@ func newBrokenModel(t *testing.T) *brokenModel {
 			total = 20 << 20
 			head = `data: {"choices":[{"delta":{"content":"`
 			line = strings.Repeat("h", 64<<10)
+		case "reasoning flood": // 50 MB of reasoning
+			line = `data: {"choices":[{"delta":{"reasoning_content":"` + strings.Repeat("r", 16<<10) + `"}}]}` + "\n\n"
 		case "huge arguments": // a tool call whose arguments never end
 			head = `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"bash","arguments":""}}]}}]}` + "\n\n"
 			line = `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("a", 16<<10) + `"}}]}}]}` + "\n\n"
@@ -144,6 +146,7 @@ func TestModelOutputLimits(t *testing.T) {
 		{"field-guide", h.keyApp1, "text flood", "max_answer_bytes", limit},
 		{"field-guide", h.keyApp1, "one huge chunk", "stream went over", limit},
 		{"field-guide", h.keyApp1, "huge arguments", "max_tool_arguments_bytes", limit},
+		{"field-guide", h.keyApp1, "reasoning flood", "reasoning went over", limit},
 		{"reader", h.keyApp2, "text flood", "limit of 65536 bytes", 64 << 10},
 	} {
 		t.Run(tc.agent+" "+tc.mode, func(t *testing.T) {

@@ -92,7 +92,8 @@ type Config struct {
 	// (acceptedOutputModes); nil accepts all.
 	AcceptFile func(mediaType string) bool
 	// MaxAnswerBytes bounds the text of all the turn's model calls together
-	// (the answer and any text written before tool calls); MaxArgumentsBytes
+	// (the answer and any text written before tool calls), and separately
+	// their reasoning; MaxArgumentsBytes
 	// bounds each tool call's name and arguments. Zero takes model's
 	// defaults (1 MiB each, as in deployer/spec).
 	MaxAnswerBytes    int
@@ -184,9 +185,10 @@ type runner struct {
 	emit func(Event) bool
 	res  *Result
 
-	text    strings.Builder // pending coalesced text
-	textAt  time.Time
-	sawText bool
+	text      strings.Builder // pending coalesced text
+	textAt    time.Time
+	sawText   bool
+	reasoning int // bytes of reasoning the turn has streamed
 }
 
 func (r *runner) send(ev Event) {
@@ -217,6 +219,7 @@ func (r *runner) Text(d string) {
 // Reasoning implements model.Handler.
 func (r *runner) Reasoning(d string) {
 	r.noteFirstToken()
+	r.reasoning += len(d)
 	r.send(Event{"type": EventReasoningDelta, "text": d})
 }
 
@@ -282,7 +285,8 @@ func (r *runner) run(ctx context.Context) {
 	for step := 0; ; step++ {
 		final := step >= maxSteps
 		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs, Cache: cache,
-			Limits: model.Limits{Text: max(maxText-textUsed, 1), Arguments: maxArgs, AllArguments: max(maxAllArgs-argsUsed, 1)}}
+			Limits: model.Limits{Text: max(maxText-textUsed, 1), Reasoning: max(maxText-r.reasoning, 1),
+				Arguments: maxArgs, AllArguments: max(maxAllArgs-argsUsed, 1)}}
 		if final {
 			req.Tools = nil
 			req.Messages = append(append([]transcript.Message(nil), msgs...),
@@ -293,6 +297,9 @@ func (r *runner) run(ctx context.Context) {
 		res.ModelTime += time.Since(t0)
 		r.flushText()
 		res.Steps++
+		if err == nil && r.reasoning > maxText {
+			err = &model.LimitError{What: model.LimitReasoning, Limit: maxText}
+		}
 		if err == nil {
 			err = checkLimits(resp, maxText-textUsed, maxArgs, maxAllArgs-argsUsed) // for a Modeler that does not apply them
 		}
@@ -371,6 +378,8 @@ func (r *runner) overLimit(resp *model.Response, err error, remaining, maxText, 
 	switch le.What {
 	case model.LimitText:
 		r.res.Error = fmt.Sprintf("the model's text went over the turn's limit of %d bytes (max_answer_bytes)", maxText)
+	case model.LimitReasoning:
+		r.res.Error = fmt.Sprintf("the model's reasoning went over the turn's limit of %d bytes (max_answer_bytes)", maxText)
 	case model.LimitArguments:
 		r.res.Error = fmt.Sprintf("a tool call's arguments went over the limit of %d bytes (max_tool_arguments_bytes)", maxArgs)
 	case model.LimitAllArguments:

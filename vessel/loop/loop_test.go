@@ -179,3 +179,20 @@ func TestArgumentsLimitPerTurn(t *testing.T) {
 		t.Fatalf("status %q steps %d error %q", res.Status, res.Steps, res.Error)
 	}
 }
+
+// thinker streams reasoning on every call, then asks for a tool again.
+type thinker struct{}
+
+func (thinker) Complete(ctx context.Context, req *model.Request, h model.Handler) (*model.Response, error) {
+	h.Reasoning("0123456789")
+	return &model.Response{ToolCalls: []transcript.ToolCall{
+		{ID: "1", Type: "function", Function: transcript.FunctionCall{Name: "wait", Arguments: "{}"}}}}, nil
+}
+
+func TestReasoningLimitPerTurn(t *testing.T) {
+	cfg := &Config{Model: thinker{}, Prompt: func() (string, error) { return "p", nil }, MaxSteps: 100, MaxAnswerBytes: 25}
+	res := Run(context.Background(), cfg, &Input{Text: "q", Tools: []tools.Tool{oneShot{}}}, func(Event) bool { return true })
+	if res.Status != StatusOutputLimit || !strings.Contains(res.Error, "reasoning") || res.Steps != 3 {
+		t.Fatalf("status %q steps %d error %q", res.Status, res.Steps, res.Error)
+	}
+}

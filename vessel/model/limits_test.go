@@ -47,6 +47,19 @@ func TestTextLimitCutsOnRuneAndIsNotRetried(t *testing.T) {
 	}
 }
 
+func TestReasoningLimit(t *testing.T) {
+	var calls atomic.Int32
+	srv := endless(t, &calls, "", `data: {"choices":[{"delta":{"reasoning_content":"`+strings.Repeat("r", 1000)+`"}}]}`+"\n\n")
+	r := req()
+	r.Limits = Limits{Reasoning: 4500}
+	var h rec
+	_, err := (&Client{BaseURL: srv.URL}).Complete(context.Background(), r, &h)
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != LimitReasoning || le.Limit != 4500 || h.reasoning.Len() != 4500 {
+		t.Fatalf("err %v, %d bytes of reasoning passed on", err, h.reasoning.Len())
+	}
+}
+
 func TestArgumentsLimit(t *testing.T) {
 	var calls atomic.Int32
 	srv := endless(t, &calls,
@@ -138,10 +151,13 @@ func FuzzReadStream(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"hello\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	f.Add([]byte(`data: {"choices":[{"delta":{"tool_calls":[{"index":3,"id":"a","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}}]}` + "\ndata: [DONE]\n"))
 	f.Add([]byte(": comment\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"\\u00e9\\u00e9\\u00e9\"}}]}\n" + strings.Repeat("x", 300)))
-	lim := Limits{Text: 64, Arguments: 48, AllArguments: 100, Line: 256}
+	lim := Limits{Text: 64, Reasoning: 32, Arguments: 48, AllArguments: 100, Line: 256}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var h rec
 		resp, _, err := readStream(strings.NewReader(string(data)), lim, func() {}, &h)
+		if h.reasoning.Len() > lim.Reasoning {
+			t.Fatalf("%d bytes of reasoning, limit %d", h.reasoning.Len(), lim.Reasoning)
+		}
 		if resp == nil {
 			return
 		}

@@ -48,8 +48,10 @@ type Request struct {
 
 // Limits bound one call's output. Zero fields take the defaults below.
 type Limits struct {
-	// Text is the most content text the call may stream, in bytes.
-	Text int
+	// Text is the most content text the call may stream, in bytes;
+	// Reasoning the most reasoning text (default: Text's default).
+	Text      int
+	Reasoning int
 	// Arguments is the most one tool call's name and arguments may hold;
 	// AllArguments the most all of this call's tool calls may hold together.
 	Arguments    int
@@ -78,6 +80,9 @@ func (l Limits) withDefaults() Limits {
 	if l.Text <= 0 {
 		l.Text = DefaultMaxText
 	}
+	if l.Reasoning <= 0 {
+		l.Reasoning = DefaultMaxText
+	}
 	if l.Arguments <= 0 {
 		l.Arguments = DefaultMaxArguments
 	}
@@ -93,6 +98,7 @@ func (l Limits) withDefaults() Limits {
 // What a LimitError is about.
 const (
 	LimitText      = "text"
+	LimitReasoning = "reasoning"
 	LimitArguments = "arguments"
 	// LimitAllArguments: the tool calls' arguments together (Limits.AllArguments).
 	LimitAllArguments = "all_arguments"
@@ -108,7 +114,7 @@ var ErrOutputLimit = errors.New("model output over a limit")
 // text up to the limit (cut on a rune boundary, exactly what the Handler
 // was given) and no tool calls.
 type LimitError struct {
-	What  string // LimitText, LimitArguments, LimitAllArguments, LimitLine or LimitToolCalls
+	What  string // LimitText, LimitReasoning, LimitArguments, LimitAllArguments, LimitLine or LimitToolCalls
 	Limit int    // the limit in bytes (a count for LimitToolCalls)
 }
 
@@ -116,6 +122,8 @@ func (e *LimitError) Error() string {
 	switch e.What {
 	case LimitText:
 		return fmt.Sprintf("the model's text went over %d bytes", e.Limit)
+	case LimitReasoning:
+		return fmt.Sprintf("the model's reasoning went over %d bytes", e.Limit)
 	case LimitArguments:
 		return fmt.Sprintf("a tool call's arguments went over %d bytes", e.Limit)
 	case LimitAllArguments:
@@ -484,7 +492,7 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 	var calls []*partial
 	var dec chunkDecoder
 	var long []byte
-	allArgs := 0
+	allArgs, reasoning := 0, 0
 	started := false
 	done := false
 	for !done {
@@ -526,7 +534,16 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 			d := c.Delta
 			if d.ReasoningContent != "" || d.Reasoning != "" {
 				started = true
-				h.Reasoning(d.ReasoningContent + d.Reasoning)
+				rs := d.ReasoningContent + d.Reasoning
+				if reasoning+len(rs) > lim.Reasoning {
+					if cut := fit(rs, lim.Reasoning-reasoning); cut != "" {
+						h.Reasoning(cut)
+					}
+					out.Content = content.String()
+					return out, started, &LimitError{What: LimitReasoning, Limit: lim.Reasoning}
+				}
+				reasoning += len(rs)
+				h.Reasoning(rs)
 			}
 			if d.Content != "" {
 				started = true
@@ -625,6 +642,12 @@ func readWhole(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
 	}
 	m := v.Choices[0].Message
 	out := &Response{Usage: v.Usage, FinishReason: v.Choices[0].FinishReason}
+	if len(m.ReasoningContent) > lim.Reasoning {
+		if cut := fit(m.ReasoningContent, lim.Reasoning); cut != "" {
+			h.Reasoning(cut)
+		}
+		return &Response{}, true, &LimitError{What: LimitReasoning, Limit: lim.Reasoning}
+	}
 	if m.ReasoningContent != "" {
 		h.Reasoning(m.ReasoningContent)
 	}

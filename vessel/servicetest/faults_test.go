@@ -41,6 +41,8 @@ func misbehaving(next http.Handler) http.Handler {
 		case "chunk":
 			total = 20 << 20
 			head, line = `data: {"choices":[{"delta":{"content":"`, strings.Repeat("h", 64<<10)
+		case "reasoning":
+			line = `data: {"choices":[{"delta":{"reasoning_content":"` + strings.Repeat("r", 16<<10) + `"}}]}` + "\n\n"
 		case "arguments":
 			head = `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"bash","arguments":""}}]}}]}` + "\n\n"
 			line = `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("a", 16<<10) + `"}}]}}]}` + "\n\n"
@@ -84,7 +86,8 @@ func vmKB(t *testing.T, pid int, field string) int {
 }
 
 // TestModelFloodMemory: the real vessel against a model that streams 50 MB
-// of text, one 20 MB chunk, or endless tool-call arguments: each turn ends
+// of text, one 20 MB chunk, endless tool-call arguments or 50 MB of
+// reasoning: each turn ends
 // with output_limit and the vessel's peak resident memory stays near its
 // resting size (it grew with the output before the limits: 242 MB for
 // 10 MB of text).
@@ -93,7 +96,7 @@ func TestModelFloodMemory(t *testing.T) {
 	pid := s.vessel.Process.Pid
 	rest := vmKB(t, pid, "VmRSS")
 	cl := s.client()
-	for _, mode := range []string{"flood", "chunk", "arguments"} {
+	for _, mode := range []string{"flood", "chunk", "arguments", "reasoning"} {
 		var last a2a.Event
 		var id a2a.TaskID
 		for ev, err := range cl.SendStreamingMessage(alice(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(mode))}) {
