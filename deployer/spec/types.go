@@ -142,9 +142,9 @@ type Model struct {
 	APIKey        string `toml:"api_key"` // default "env:VESSEL_MODEL_KEY"
 	AcceptsImages bool   `toml:"accepts_images"`
 	MaxSteps      int    `toml:"max_steps"`
-	// MaxAnswerBytes bounds the text of one turn's model calls together;
-	// MaxToolArgumentsBytes one tool call's arguments. Over either, the
-	// turn ends with status output_limit.
+	// MaxAnswerBytes bounds the text of one turn's model calls together
+	// (and, separately, their reasoning); MaxToolArgumentsBytes one tool
+	// call's arguments. Over either, the turn ends with status output_limit.
 	MaxAnswerBytes        ByteSize `toml:"max_answer_bytes"`
 	MaxToolArgumentsBytes ByteSize `toml:"max_tool_arguments_bytes"`
 	// FirstByteTimeoutSecs bounds the wait for the first data line of a
