@@ -10,7 +10,7 @@ STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 
 .PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules \
-        run images e2e bench-sandbox bench-turn bench-egress load clean
+        run images e2e bench-sandbox bench-turn bench-egress load clean fuzz-short
 
 all: build
 
@@ -43,6 +43,26 @@ test-unit:
 	  echo "== go test $$m"; \
 	  (cd $$m && GOWORK=off go test $(GOTEST_FLAGS) ./...); \
 	done
+
+## fuzz-short: every fuzz target of every module for FUZZTIME each (each module
+## alone, GOWORK=off); targets are found with go test -list, so new ones join in.
+## Every target runs; the failing ones are listed at the end. FUZZFLAGS adds
+## flags, e.g. FUZZFLAGS=-parallel=1 on a shared machine.
+FUZZTIME ?= 10s
+FUZZFLAGS ?=
+fuzz-short:
+	@set -o pipefail; failed=""; for m in $(MODULES); do \
+	  targets=$$(cd $$m && GOWORK=off go test -list '^Fuzz' ./... | \
+	    awk '/^Fuzz/ { names = names " " $$1; next } \
+	         /^ok / { n = split(names, a, " "); for (i = 1; i <= n; i++) print $$2 "=" a[i]; names = "" }') || \
+	    { echo "listing the fuzz targets of $$m failed"; exit 1; }; \
+	  for t in $$targets; do \
+	    echo "== fuzz $$m $${t#*=} ($(FUZZTIME))"; \
+	    (cd $$m && GOWORK=off go test -run '^$$' -fuzz "^$${t#*=}$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) "$${t%%=*}") || \
+	      failed="$$failed $$m:$${t#*=}"; \
+	  done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets that failed:$$failed"; exit 1; fi
 
 test-local: build
 	cd conformance && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'LocalStack' ./...

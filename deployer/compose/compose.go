@@ -199,9 +199,11 @@ type service struct {
 	CapAdd      []string              `yaml:"cap_add,omitempty"`
 	SecurityOpt []string              `yaml:"security_opt"`
 	Restart     string                `yaml:"restart"`
-	MemLimit    int64                 `yaml:"mem_limit"`
-	PIDsLimit   int                   `yaml:"pids_limit"`
-	DependsOn   []string              `yaml:"depends_on,omitempty"`
+	// StopGracePeriod is how long docker waits after SIGTERM before SIGKILL.
+	StopGracePeriod string   `yaml:"stop_grace_period,omitempty"`
+	MemLimit        int64    `yaml:"mem_limit"`
+	PIDsLimit       int      `yaml:"pids_limit"`
+	DependsOn       []string `yaml:"depends_on,omitempty"`
 }
 
 type build struct {
@@ -326,6 +328,8 @@ func (g *gen) vessel() (*service, error) {
 	for _, dir := range topDirs(g.vesselPaths()) {
 		s.Volumes = append(s.Volumes, g.relOut(dir)+":"+g.inVessel(dir)+":ro")
 	}
+	// The vessel drains running turns on SIGTERM (docs/deployment.md).
+	s.StopGracePeriod = strconv.Itoa(d.Vessel.StopGraceSecs()) + "s"
 	s.Networks["front"] = &netAttach{IPv4Address: d.Vessel.FrontAddress}
 	s.Networks["egress"] = &netAttach{}
 	for _, a := range d.Agents {

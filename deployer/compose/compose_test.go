@@ -230,3 +230,26 @@ func TestRefusesSecretsInVessel(t *testing.T) {
 		t.Fatalf("agent folder holding the secrets: err = %v", err)
 	}
 }
+
+// TestStopGracePeriodFollowsShutdownGrace: docker waits as long as the
+// vessel may take to drain (shutdown_grace_seconds plus its margin).
+func TestStopGracePeriodFollowsShutdownGrace(t *testing.T) {
+	d := load(t, "custom")
+	for grace, want := range map[int]string{0: "20s", 20: "40s", 300: "320s"} {
+		d.Vessel.ShutdownGraceSecs = grace
+		g, err := newGen(d, Options{OutDir: t.TempDir(), SourceDir: "testdata"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := g.file()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Services["vessel"].StopGracePeriod; got != want {
+			t.Errorf("grace %d: stop_grace_period %q, want %q", grace, got, want)
+		}
+		if got := f.Services["egress"].StopGracePeriod; got != "" {
+			t.Errorf("egress stop_grace_period %q", got)
+		}
+	}
+}

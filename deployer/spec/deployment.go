@@ -32,6 +32,21 @@ const (
 	maxAgentID          = 63 - len("sandbox-")
 )
 
+// DefaultRequestBodyTimeout is [vessel] request_body_timeout_seconds's
+// default.
+const DefaultRequestBodyTimeout = 60
+
+// Stopping the vessel: running turns get shutdown_grace_seconds (default
+// DefaultShutdownGrace) to finish, then ShutdownMarginSecs at most to stop
+// the rest and close connections. Compose's stop_grace_period is the sum.
+const (
+	DefaultShutdownGrace = 20
+	ShutdownMarginSecs   = 20
+)
+
+// StopGraceSecs is how long the vessel may take to stop after SIGTERM.
+func (v Vessel) StopGraceSecs() int { return v.ShutdownGraceSecs + ShutdownMarginSecs }
+
 // SearchProviders are the allowed [search] provider values.
 var SearchProviders = []string{"searxng", "duckduckgo"}
 
@@ -163,6 +178,16 @@ func (v *validator) vessel() {
 		ves.TaskTTLHours = DefaultTaskTTLHours
 	} else if ves.TaskTTLHours < 1 || ves.TaskTTLHours > 24*365 {
 		c.add("vessel.task_ttl_hours", "%d is out of range; allowed 1 to 8760", ves.TaskTTLHours)
+	}
+	if !c.set("vessel.request_body_timeout_seconds") {
+		ves.RequestBodyTimeoutSecs = DefaultRequestBodyTimeout
+	} else if ves.RequestBodyTimeoutSecs < 1 || ves.RequestBodyTimeoutSecs > 3600 {
+		c.add("vessel.request_body_timeout_seconds", "%d is out of range; allowed 1 to 3600", ves.RequestBodyTimeoutSecs)
+	}
+	if !c.set("vessel.shutdown_grace_seconds") {
+		ves.ShutdownGraceSecs = DefaultShutdownGrace
+	} else if ves.ShutdownGraceSecs < 0 || ves.ShutdownGraceSecs > 3600 {
+		c.add("vessel.shutdown_grace_seconds", "%d is out of range; allowed 0 to 3600", ves.ShutdownGraceSecs)
 	}
 	if ves.TaskStore != "" && v.resolve("vessel.task_store", &ves.TaskStore) {
 		u, err := url.Parse(ves.TaskStore)

@@ -12,7 +12,8 @@ func TestLoadFixture(t *testing.T) {
 		t.Fatalf("load: %v", err)
 	}
 	if d.Vessel.Project != "test" || d.Vessel.Port != 8700 || d.Vessel.FrontAddress != "172.31.247.10" ||
-		d.Vessel.PublicURL != "http://172.31.247.10:8700" || d.Vessel.TaskTTLHours != 24 || d.Search.Provider != "searxng" {
+		d.Vessel.PublicURL != "http://172.31.247.10:8700" || d.Vessel.TaskTTLHours != 24 || d.Search.Provider != "searxng" ||
+		d.Vessel.RequestBodyTimeoutSecs != 60 || d.Vessel.ShutdownGraceSecs != 20 || d.Vessel.StopGraceSecs() != 40 {
 		t.Errorf("vessel defaults: %+v search %+v", d.Vessel, d.Search)
 	}
 	if d.Egress.UpstreamURL != "https://models.example.test/v1" {
@@ -30,7 +31,9 @@ func TestLoadFixture(t *testing.T) {
 		t.Errorf("header not resolved: %v", a.Services)
 	}
 	m := a.Manifest
-	if m.Model.APIKey != DefaultAPIKey || m.Model.MaxSteps != 8 || m.DeadlineSecs != 300 {
+	if m.Model.APIKey != DefaultAPIKey || m.Model.MaxSteps != 8 || m.DeadlineSecs != 300 ||
+		m.Model.MaxAnswerBytes != 1<<20 || m.Model.MaxToolArgumentsBytes != 1<<20 ||
+		m.Model.FirstByteTimeoutSecs != 60 || m.Model.IdleTimeoutSecs != 60 {
 		t.Errorf("model defaults: %+v deadline %d", m.Model, m.DeadlineSecs)
 	}
 	if len(m.Declared) != 2 || m.Declared[0].Name != "lookup" || m.Declared[1].Name != "species" || m.Declared[1].TimeoutSeconds != 60 {
@@ -61,6 +64,10 @@ func TestLoadErrors(t *testing.T) {
 			"egress.allow_ports: extra ports apply only to allow_cidrs and allow_hosts destinations"},
 		{"unknown key", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nprojekt = 1", 1)}, nil,
 			"deployment.toml:4: vessel.projekt: unknown key; allowed here: front_address"},
+		{"body timeout out of range", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nrequest_body_timeout_seconds = 3601", 1)}, nil,
+			"deployment.toml:4: vessel.request_body_timeout_seconds: 3601 is out of range; allowed 1 to 3600"},
+		{"shutdown grace out of range", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nshutdown_grace_seconds = -1", 1)}, nil,
+			"deployment.toml:4: vessel.shutdown_grace_seconds: -1 is out of range; allowed 0 to 3600"},
 		{"type mismatch", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `port = "x"`, 1)}, nil,
 			"deployment.toml:3: vessel.port:"},
 		{"bad size", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "lots"`, 1)}, nil,
@@ -104,7 +111,13 @@ func TestLoadErrors(t *testing.T) {
 		{"missing prompt", map[string]string{"agents/beta/prompt.md": "\x00"}, nil,
 			"beta/prompt.md: missing"},
 		{"manifest unknown key", map[string]string{"agents/beta/vessel.toml": strings.Replace(fixture["agents/beta/vessel.toml"], "[tools]", "temperature = 2\n[tools]", 1)}, nil,
-			"beta/vessel.toml:5: model.temperature: unknown key; allowed here: accepts_images, api_key, base_url, max_steps, name"},
+			"beta/vessel.toml:5: model.temperature: unknown key; allowed here: accepts_images, api_key, base_url, first_byte_timeout_seconds, idle_timeout_seconds, max_answer_bytes, max_steps, max_tool_arguments_bytes, name"},
+		{"idle timeout out of range", map[string]string{"agents/alpha/vessel.toml": strings.Replace(alphaManifest, "max_steps = 8", "max_steps = 8\nidle_timeout_seconds = 0", 1)}, nil,
+			"alpha/vessel.toml:10: model.idle_timeout_seconds: 0 is out of range; allowed 1 to 3600"},
+		{"answer limit too small", map[string]string{"agents/alpha/vessel.toml": strings.Replace(alphaManifest, "max_steps = 8", "max_steps = 8\nmax_answer_bytes = 100", 1)}, nil,
+			"alpha/vessel.toml:10: model.max_answer_bytes: 100 bytes is out of range; allowed 1KiB to 4MiB"},
+		{"arguments limit too large", map[string]string{"agents/alpha/vessel.toml": strings.Replace(alphaManifest, "max_steps = 8", "max_steps = 8\nmax_tool_arguments_bytes = \"5MiB\"", 1)}, nil,
+			"alpha/vessel.toml:10: model.max_tool_arguments_bytes: 5242880 bytes is out of range; allowed 1KiB to 4MiB"},
 		{"syntax", map[string]string{"agents/beta/vessel.toml": "name = \n"}, nil,
 			"beta/vessel.toml:1:"},
 		{"no agents", map[string]string{"deploy/deployment.toml": "[egress]\nupstream_url = \"https://m.example.test\"\n"}, nil,
@@ -147,5 +160,21 @@ func TestParseByteSize(t *testing.T) {
 		if _, err := ParseByteSize(in); err == nil {
 			t.Errorf("ParseByteSize(%q): no error", in)
 		}
+	}
+}
+
+func TestModelOutputLimits(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, fixture, map[string]string{"agents/alpha/vessel.toml": strings.Replace(alphaManifest, "max_steps = 8",
+		"max_steps = 8\nmax_answer_bytes = \"64KiB\"\nmax_tool_arguments_bytes = 2048", 1)})
+	d, err := LoadDeployment(dir+"/deploy/deployment.toml", envOf(fixtureEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := d.Agents[0].Manifest.Model; m.MaxAnswerBytes != 64<<10 || m.MaxToolArgumentsBytes != 2048 {
+		t.Fatalf("limits %d %d", m.MaxAnswerBytes, m.MaxToolArgumentsBytes)
+	}
+	if m := d.Agents[1].Manifest.Model; m.MaxAnswerBytes != DefaultMaxAnswerBytes || m.MaxToolArgumentsBytes != DefaultMaxToolArgumentsBytes {
+		t.Fatalf("defaults %d %d", m.MaxAnswerBytes, m.MaxToolArgumentsBytes)
 	}
 }

@@ -33,6 +33,22 @@ const (
 	builtinToolsAllowed = "read, glob, list, grep, bash, webfetch, websearch, present"
 )
 
+// [model]'s output limits. The largest keeps an answer's SSE frame, even
+// with every character escaped, under the 10 MB line a2a-go clients read.
+const (
+	DefaultMaxAnswerBytes        = ByteSize(1 << 20)
+	DefaultMaxToolArgumentsBytes = ByteSize(1 << 20)
+	minOutputLimit               = ByteSize(1 << 10)
+	maxOutputLimit               = ByteSize(4 << 20)
+)
+
+// [model]'s stream timeouts, in seconds.
+const (
+	DefaultFirstByteTimeout = 60
+	DefaultIdleTimeout      = 60
+	maxStreamTimeout        = 3600
+)
+
 var (
 	idPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -171,6 +187,35 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 		m.Model.MaxSteps = DefaultMaxSteps
 	} else if m.Model.MaxSteps < 1 || m.Model.MaxSteps > maxMaxSteps {
 		c.add("model.max_steps", "%d is out of range; allowed 1 to %d", m.Model.MaxSteps, maxMaxSteps)
+	}
+	for _, l := range []struct {
+		field string
+		v     *ByteSize
+		def   ByteSize
+	}{
+		{"model.max_answer_bytes", &m.Model.MaxAnswerBytes, DefaultMaxAnswerBytes},
+		{"model.max_tool_arguments_bytes", &m.Model.MaxToolArgumentsBytes, DefaultMaxToolArgumentsBytes},
+	} {
+		if !c.set(l.field) {
+			*l.v = l.def
+		} else if *l.v < minOutputLimit || *l.v > maxOutputLimit {
+			c.add(l.field, "%d bytes is out of range; allowed %s to %s", int64(*l.v), minOutputLimit, maxOutputLimit)
+		}
+	}
+
+	for _, l := range []struct {
+		field string
+		v     *int
+		def   int
+	}{
+		{"model.first_byte_timeout_seconds", &m.Model.FirstByteTimeoutSecs, DefaultFirstByteTimeout},
+		{"model.idle_timeout_seconds", &m.Model.IdleTimeoutSecs, DefaultIdleTimeout},
+	} {
+		if !c.set(l.field) {
+			*l.v = l.def
+		} else if *l.v < 1 || *l.v > maxStreamTimeout {
+			c.add(l.field, "%d is out of range; allowed 1 to %d", *l.v, maxStreamTimeout)
+		}
 	}
 
 	// [tools]

@@ -36,6 +36,12 @@ type Vessel struct {
 	TaskTTLHours int    `toml:"task_ttl_hours"`
 	// TaskStore is "sqlite:///path/tasks.sqlite" (default /data/tasks.sqlite) or "postgres://...".
 	TaskStore string `toml:"task_store"`
+	// RequestBodyTimeoutSecs bounds how long an authenticated caller may
+	// take to send a request body.
+	RequestBodyTimeoutSecs int `toml:"request_body_timeout_seconds"`
+	// ShutdownGraceSecs is how long running turns may go on after SIGTERM
+	// before the vessel stops them (status shutdown).
+	ShutdownGraceSecs int `toml:"shutdown_grace_seconds"`
 }
 
 // Egress is the [egress] table.
@@ -136,6 +142,16 @@ type Model struct {
 	APIKey        string `toml:"api_key"` // default "env:VESSEL_MODEL_KEY"
 	AcceptsImages bool   `toml:"accepts_images"`
 	MaxSteps      int    `toml:"max_steps"`
+	// MaxAnswerBytes bounds the text of one turn's model calls together
+	// (and, separately, their reasoning); MaxToolArgumentsBytes one tool
+	// call's arguments. Over either, the turn ends with status output_limit.
+	MaxAnswerBytes        ByteSize `toml:"max_answer_bytes"`
+	MaxToolArgumentsBytes ByteSize `toml:"max_tool_arguments_bytes"`
+	// FirstByteTimeoutSecs bounds the wait for the first data line of a
+	// model answer, IdleTimeoutSecs the silence between two; SSE comments
+	// are not data.
+	FirstByteTimeoutSecs int `toml:"first_byte_timeout_seconds"`
+	IdleTimeoutSecs      int `toml:"idle_timeout_seconds"`
 }
 
 // Builtins is the [tools] table of vessel.toml: which built-in tools are on.

@@ -191,7 +191,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		state := a2a.TaskStateCompleted
 		switch res.Status {
-		case loop.StatusDeadline, loop.StatusModelError:
+		case loop.StatusDeadline, loop.StatusModelError, loop.StatusOutputLimit, loop.StatusShutdown:
 			state = a2a.TaskStateFailed
 		}
 		yield(statusEvent(ec, state, res.FinishedEvent()), nil)
@@ -308,6 +308,29 @@ func fileFilter(accepted []string) func(string) bool {
 		}
 		return false
 	}
+}
+
+// runningTurns counts the turns in flight.
+func (e *executor) runningTurns() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.running)
+}
+
+// stopAll stops every turn in flight with cause that is not in stopped
+// yet, adds it there, and returns how many it stopped.
+func (e *executor) stopAll(cause error, stopped map[*run]bool) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, r := range e.running {
+		if !stopped[r] {
+			stopped[r] = true
+			r.cancel(cause)
+			n++
+		}
+	}
+	return n
 }
 
 // Cancel stops a running turn and emits its CANCELED status with

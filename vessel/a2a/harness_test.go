@@ -222,7 +222,15 @@ type harness struct {
 
 type harnessOpt func(d *spec.Deployment)
 
+// serverOpt changes the server's Config before it is built.
+type serverOpt func(c *a2aserver.Config)
+
 func newHarness(t *testing.T, opts ...harnessOpt) *harness {
+	t.Helper()
+	return newHarnessWith(t, nil, opts...)
+}
+
+func newHarnessWith(t *testing.T, so serverOpt, opts ...harnessOpt) *harness {
 	t.Helper()
 	h := &harness{t: t, keyApp1: "key-one", keyApp2: "key-two", agentID: "field-guide", otherID: "reader", brokenID: "broken"}
 	master := "master-secret"
@@ -299,7 +307,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	}
 	logCore, logs := observer.New(zap.InfoLevel)
 	h.logs = logs
-	h.srv, err = a2aserver.New(a2aserver.Config{
+	cfg := a2aserver.Config{
 		Deployment:    d,
 		Fingerprint:   func(*spec.Deployment, string) (string, error) { return testFP, nil },
 		Sandboxes:     sbs,
@@ -309,7 +317,11 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 		Logger:        zap.New(logCore),
 		MaxBody:       a2aserver.MaxBodyBytes,
 		ReadyInterval: time.Hour,
-	})
+	}
+	if so != nil {
+		so(&cfg)
+	}
+	h.srv, err = a2aserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

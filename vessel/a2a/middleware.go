@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -77,30 +79,45 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 	a.rpc.ServeHTTP(w, r)
 }
 
-// limitBody answers 413 for bodies over the limit without reading them
-// whole: a declared length is checked first, a chunked body is read at
-// most one byte past the limit.
+// limitBody reads the request body whole, within the body timeout, and
+// answers 413 for bodies over the limit without reading them whole: a
+// declared length is checked first, any body is read at most one byte past
+// the limit. A caller that has not sent its body when the timeout passes
+// gets 408. The read deadline is lifted once the body is in, so a
+// streaming response is not cut by it.
 func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) bool {
 	max := s.cfg.MaxBody
 	if r.ContentLength > max {
 		tooLarge(w)
 		return false
 	}
-	if r.ContentLength >= 0 {
-		r.Body = http.MaxBytesReader(w, r.Body, max)
-		return true
+	rc := http.NewResponseController(w)
+	deadlineSet := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		// Only what has arrived takes memory: a declared length is not
+		// reserved whole for a caller that may never send it.
+		buf.Grow(int(min(r.ContentLength, 1<<20)))
 	}
-	buf, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
+	if deadlineSet {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		writeJSONError(w, http.StatusRequestTimeout, "the request body did not arrive in time")
+		return false
+	}
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, "could not read the request body")
 		return false
 	}
-	if int64(len(buf)) > max {
+	if int64(buf.Len()) > max {
 		tooLarge(w)
 		return false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf))
-	r.ContentLength = int64(len(buf))
+	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+	r.ContentLength = int64(buf.Len())
 	return true
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/loop"
 )
 
 // Start polls every sandbox's status (and re-reads the deployment from
@@ -114,8 +115,16 @@ func (s *Server) checkAgent(ctx context.Context, a *agent, disk *spec.Deployment
 	if !silent {
 		a.silent.Store(0)
 	}
+	if s.draining.Load() {
+		return // Drain has taken every agent out of service for good
+	}
 	a.why.Store(why)
 	a.ready.Store(why == "")
+	if s.draining.Load() { // Drain ran meanwhile: undo
+		a.ready.Store(false)
+		a.why.Store(ShuttingDown)
+		return
+	}
 	if was != (why == "") {
 		if why == "" {
 			s.log.Info("agent ready", zap.String("agent", a.spec.ID))
@@ -178,4 +187,60 @@ func refused(err error) bool {
 		st, ok = status.FromError(err)
 	}
 	return ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "connection refused")
+}
+
+// ShuttingDown is why every agent is unavailable while the vessel stops.
+const ShuttingDown = "the vessel is shutting down"
+
+// Drain prepares the vessel to stop. Readiness goes false at once (health
+// shows every agent unavailable; new calls get 503 with Retry-After, so a
+// load balancer sends them elsewhere); turns in flight may finish within
+// grace; the rest are then stopped with loop.ErrShutdown and end with
+// turn.finished status shutdown, their tasks failed. Drain returns once no
+// turn is running, or when ctx is done; it reports how many turns were
+// running when it began and how many it stopped.
+func (s *Server) Drain(ctx context.Context, grace time.Duration) (running, stopped int) {
+	s.draining.Store(true)
+	for _, id := range s.order {
+		a := s.agents[id]
+		a.why.Store(ShuttingDown)
+		a.ready.Store(false)
+	}
+	count := func() int {
+		n := 0
+		for _, id := range s.order {
+			n += s.agents[id].exec.runningTurns()
+		}
+		return n
+	}
+	running = count()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	graceOver := time.NewTimer(grace)
+	defer graceOver.Stop()
+	for count() > 0 && grace > 0 {
+		select {
+		case <-ctx.Done():
+			return running, 0
+		case <-graceOver.C:
+			grace = 0
+		case <-tick.C:
+		}
+	}
+	// Stop what is left, again at each tick: a call that passed the
+	// readiness check just before Drain may start a turn late.
+	done := map[*run]bool{}
+	for {
+		for _, id := range s.order {
+			stopped += s.agents[id].exec.stopAll(loop.ErrShutdown, done)
+		}
+		if count() == 0 {
+			return running, stopped
+		}
+		select {
+		case <-ctx.Done():
+			return running, stopped
+		case <-tick.C:
+		}
+	}
 }

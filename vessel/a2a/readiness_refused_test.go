@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,18 @@ func TestDeadSandboxOutAtOnceAndBackSoon(t *testing.T) {
 		t.Fatalf("not ready at start: %s", why)
 	}
 	gs.Stop()
+	// The client learns of the closed connection asynchronously; from then
+	// on every dial is refused, and one check must be enough.
+	for i := 0; ; i++ {
+		_, err := sb.Status(ctx)
+		if err != nil && strings.Contains(err.Error(), "connection refused") {
+			break
+		}
+		if i > 500 {
+			t.Fatalf("the stopped sandbox is not refused: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	srv.CheckReadiness(ctx)
 	if ok, why := srv.Ready("a"); ok || why != "the sandbox refuses connections" {
 		t.Fatalf("after one check of a stopped sandbox: ready %v (%q)", ok, why)

@@ -100,6 +100,9 @@ type Config struct {
 	MaxBody int64
 	// KeepAlive is the SSE keep-alive period; default 15s.
 	KeepAlive time.Duration
+	// BodyTimeout bounds how long an authenticated caller may take to send
+	// its request body; default [vessel] request_body_timeout_seconds.
+	BodyTimeout time.Duration
 	// Now is the clock for card Last-Modified; default time.Now.
 	Now func() time.Time
 }
@@ -116,6 +119,8 @@ type Server struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 	health healthState
+	// draining is set by Drain: no agent is ready again.
+	draining atomic.Bool
 }
 
 type agent struct {
@@ -175,6 +180,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = time.Duration(cfg.Deployment.Vessel.RequestBodyTimeoutSecs) * time.Second
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = spec.DefaultRequestBodyTimeout * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -239,7 +250,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		if base == "" {
 			base = s.cfg.ModelBaseURL
 		}
-		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP}
+		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP,
+			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
+			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}
 	deadline := DefaultDeadline
 	if a.Manifest.DeadlineSecs > 0 {
@@ -252,7 +265,8 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	ag.exec = &executor{
 		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String("agent", a.ID)),
 		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, MaxSteps: a.Manifest.Model.MaxSteps,
-			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files},
+			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
+			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
 		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
 		running:  map[string]*run{},
 	}

@@ -86,8 +86,9 @@ type Answer struct {
 
 // TurnFinished is the last event of a turn.
 type TurnFinished struct {
-	// Status is ok, step_limit, cancelled, deadline or model_error; for a
-	// turn the vessel refused before it ran, "rejected".
+	// Status is ok, step_limit, cancelled, deadline, model_error,
+	// output_limit or shutdown; for a turn the vessel refused before it
+	// ran, "rejected".
 	Status string
 	// State is the task's final A2A state, such as TASK_STATE_COMPLETED.
 	State            string

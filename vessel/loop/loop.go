@@ -27,6 +27,13 @@ const (
 	StatusCancelled  = "cancelled"
 	StatusDeadline   = "deadline"
 	StatusModelError = "model_error"
+	// StatusOutputLimit: the model's output went over a limit (the turn's
+	// answer text, one tool call's arguments, one stream line, or the tool
+	// calls of one step); its stream was closed at once.
+	StatusOutputLimit = "output_limit"
+	// StatusShutdown: the vessel was stopping and the turn did not finish
+	// within the shutdown grace period.
+	StatusShutdown = "shutdown"
 )
 
 // Event types.
@@ -45,6 +52,10 @@ var ErrCancelled = errors.New("turn cancelled")
 
 // ErrDeadline is the cancel cause of a turn past its deadline.
 var ErrDeadline = errors.New("turn deadline passed")
+
+// ErrShutdown is the cancel cause of a turn stopped because the vessel is
+// stopping.
+var ErrShutdown = errors.New("the vessel is shutting down")
 
 // MaxParallelCalls bounds how many calls of one step run at once.
 const MaxParallelCalls = 16
@@ -88,6 +99,13 @@ type Config struct {
 	// FileRefused, when set, hears of each file the vessel's own check
 	// refused (for the log); the model is told in the call's output.
 	FileRefused func(callID, name, reason string)
+	// MaxAnswerBytes bounds the text of all the turn's model calls together
+	// (the answer and any text written before tool calls), and separately
+	// their reasoning; MaxArgumentsBytes
+	// bounds each tool call's name and arguments. Zero takes model's
+	// defaults (1 MiB each, as in deployer/spec).
+	MaxAnswerBytes    int
+	MaxArgumentsBytes int
 }
 
 // Input is one turn.
@@ -123,7 +141,7 @@ type Result struct {
 	PromptTokens     int
 	CompletionTokens int
 	Steps            int
-	Error            string // a short reason for model_error
+	Error            string // a short reason for model_error, output_limit and shutdown
 	Started          time.Time
 	Total            time.Duration
 	ModelTime        time.Duration
@@ -175,9 +193,10 @@ type runner struct {
 	emit func(Event) bool
 	res  *Result
 
-	text    strings.Builder // pending coalesced text
-	textAt  time.Time
-	sawText bool
+	text      strings.Builder // pending coalesced text
+	textAt    time.Time
+	sawText   bool
+	reasoning int // bytes of reasoning the turn has streamed
 
 	files outputfiles.Tally // files kept so far this turn; runTools alone counts
 }
@@ -210,6 +229,7 @@ func (r *runner) Text(d string) {
 // Reasoning implements model.Handler.
 func (r *runner) Reasoning(d string) {
 	r.noteFirstToken()
+	r.reasoning += len(d)
 	r.send(Event{"type": EventReasoningDelta, "text": d})
 }
 
@@ -262,10 +282,21 @@ func (r *runner) run(ctx context.Context) {
 	if maxSteps <= 0 {
 		maxSteps = 20
 	}
+	maxText, maxArgs := cfg.MaxAnswerBytes, cfg.MaxArgumentsBytes
+	if maxText <= 0 {
+		maxText = model.DefaultMaxText
+	}
+	if maxArgs <= 0 {
+		maxArgs = model.DefaultMaxArguments
+	}
+	textUsed, argsUsed := 0, 0 // text and tool-call arguments of the turn's earlier model calls
+	maxAllArgs := model.TurnArgumentsFactor * maxArgs
 	cache := &model.MessageCache{} // msgs only grow during a turn
 	for step := 0; ; step++ {
 		final := step >= maxSteps
-		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs, Cache: cache}
+		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs, Cache: cache,
+			Limits: model.Limits{Text: max(maxText-textUsed, 1), Reasoning: max(maxText-r.reasoning, 1),
+				Arguments: maxArgs, AllArguments: max(maxAllArgs-argsUsed, 1)}}
 		if final {
 			req.Tools = nil
 			req.Messages = append(append([]transcript.Message(nil), msgs...),
@@ -276,9 +307,23 @@ func (r *runner) run(ctx context.Context) {
 		res.ModelTime += time.Since(t0)
 		r.flushText()
 		res.Steps++
+		if err == nil && r.reasoning > maxText {
+			err = &model.LimitError{What: model.LimitReasoning, Limit: maxText}
+		}
+		if err == nil {
+			err = checkLimits(resp, maxText-textUsed, maxArgs, maxAllArgs-argsUsed) // for a Modeler that does not apply them
+		}
+		if errors.Is(err, model.ErrOutputLimit) {
+			r.overLimit(resp, err, maxText-textUsed, maxText, maxArgs)
+			return
+		}
 		if err != nil {
 			r.fail(ctx, err)
 			return
+		}
+		textUsed += len(resp.Content)
+		for _, c := range resp.ToolCalls {
+			argsUsed += len(c.Function.Name) + len(c.Function.Arguments)
 		}
 		res.PromptTokens += resp.Usage.PromptTokens
 		res.CompletionTokens += resp.Usage.CompletionTokens
@@ -312,12 +357,65 @@ func (r *runner) run(ctx context.Context) {
 	}
 }
 
+// checkLimits reports a *model.LimitError when resp holds more than the
+// call's limits allow.
+func checkLimits(resp *model.Response, text, args, allArgs int) error {
+	if len(resp.Content) > text {
+		return &model.LimitError{What: model.LimitText, Limit: text}
+	}
+	if len(resp.ToolCalls) > model.MaxToolCalls {
+		return &model.LimitError{What: model.LimitToolCalls, Limit: model.MaxToolCalls}
+	}
+	all := 0
+	for _, c := range resp.ToolCalls {
+		n := len(c.Function.Name) + len(c.Function.Arguments)
+		if n > args {
+			return &model.LimitError{What: model.LimitArguments, Limit: args}
+		}
+		if all += n; all > allArgs {
+			return &model.LimitError{What: model.LimitAllArguments, Limit: allArgs}
+		}
+	}
+	return nil
+}
+
+// overLimit ends a turn whose model output went over a limit. The text the
+// caller has seen (at most the limit) is the answer; no tool call runs.
+func (r *runner) overLimit(resp *model.Response, err error, remaining, maxText, maxArgs int) {
+	r.res.Status = StatusOutputLimit
+	var le *model.LimitError
+	errors.As(err, &le)
+	switch le.What {
+	case model.LimitText:
+		r.res.Error = fmt.Sprintf("the model's text went over the turn's limit of %d bytes (max_answer_bytes)", maxText)
+	case model.LimitReasoning:
+		r.res.Error = fmt.Sprintf("the model's reasoning went over the turn's limit of %d bytes (max_answer_bytes)", maxText)
+	case model.LimitArguments:
+		r.res.Error = fmt.Sprintf("a tool call's arguments went over the limit of %d bytes (max_tool_arguments_bytes)", maxArgs)
+	case model.LimitAllArguments:
+		r.res.Error = fmt.Sprintf("the turn's tool-call arguments went over %d bytes together (%d × max_tool_arguments_bytes)",
+			model.TurnArgumentsFactor*maxArgs, model.TurnArgumentsFactor)
+	default:
+		r.res.Error = le.Error()
+	}
+	answer := ""
+	if resp != nil && len(resp.Content) <= remaining {
+		answer = resp.Content
+	}
+	am := transcript.Message{Role: "assistant", Content: transcript.Text(answer)}
+	r.res.Messages = append(r.res.Messages, am)
+	r.res.Answer = answer
+}
+
 // fail sets the status for a turn stopped by err.
 func (r *runner) fail(ctx context.Context, err error) {
 	cause := context.Cause(ctx)
 	switch {
 	case errors.Is(cause, ErrCancelled):
 		r.res.Status = StatusCancelled
+	case errors.Is(cause, ErrShutdown):
+		r.res.Status = StatusShutdown
+		r.res.Error = "the vessel was stopping and the turn did not finish within its shutdown grace period"
 	case errors.Is(cause, ErrDeadline), errors.Is(cause, context.DeadlineExceeded):
 		r.res.Status = StatusDeadline
 	case ctx.Err() != nil:

@@ -160,3 +160,86 @@ func TestLoopChecksFilesOfAnyTool(t *testing.T) {
 		}
 	}
 }
+
+// stepsModel answers each call with the next response in its list.
+type stepsModel struct{ steps []*model.Response }
+
+func (m *stepsModel) Complete(ctx context.Context, req *model.Request, h model.Handler) (*model.Response, error) {
+	r := m.steps[0]
+	if len(m.steps) > 1 {
+		m.steps = m.steps[1:]
+	}
+	return r, nil
+}
+
+// TestOutputLimitsPerTurn: the text budget is the turn's, not one call's,
+// and a Modeler that ignores Request.Limits is still held to them.
+func TestOutputLimitsPerTurn(t *testing.T) {
+	call := func(args string) *model.Response {
+		return &model.Response{Content: "0123456789", ToolCalls: []transcript.ToolCall{
+			{ID: "1", Type: "function", Function: transcript.FunctionCall{Name: "wait", Arguments: args}}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		steps   []*model.Response
+		status  string
+		answer  string
+		errWord string
+	}{
+		{"within", []*model.Response{call("{}"), {Content: "0123456789"}}, StatusOK, "0123456789", ""},
+		{"text over the turn", []*model.Response{call("{}"), call("{}"), {Content: "0123456789"}}, StatusOutputLimit, "", "max_answer_bytes"},
+		{"arguments", []*model.Response{call(`{"x":"` + string(make([]byte, 20)) + `"}`)}, StatusOutputLimit, "0123456789", "max_tool_arguments_bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &Config{Model: &stepsModel{steps: tc.steps}, Prompt: func() (string, error) { return "p", nil },
+				MaxAnswerBytes: 25, MaxArgumentsBytes: 20}
+			res := Run(context.Background(), cfg, &Input{Text: "q", Tools: []tools.Tool{oneShot{}}}, func(Event) bool { return true })
+			if res.Status != tc.status || res.Answer != tc.answer || (tc.errWord != "" && !strings.Contains(res.Error, tc.errWord)) {
+				t.Fatalf("status %q answer %q error %q", res.Status, res.Answer, res.Error)
+			}
+			if fe := res.FinishedEvent(); tc.status == StatusOutputLimit && fe["error"] != res.Error {
+				t.Fatalf("turn.finished %v", fe)
+			}
+		})
+	}
+}
+
+// oneShot is a tool named "wait" that returns at once.
+type oneShot struct{}
+
+func (oneShot) Def() model.ToolDef {
+	return model.ToolDef{Type: "function", Function: model.FunctionDef{Name: "wait"}}
+}
+func (oneShot) Scope() string { return "tools:read" }
+func (oneShot) Run(context.Context, *tools.Turn, tools.Call) (*tools.Result, error) {
+	return &tools.Result{Output: "ok"}, nil
+}
+
+func TestArgumentsLimitPerTurn(t *testing.T) {
+	// Each call within 20 bytes, but 16 × 20 = 320 bytes for the turn.
+	call := &model.Response{ToolCalls: []transcript.ToolCall{
+		{ID: "1", Type: "function", Function: transcript.FunctionCall{Name: "wait", Arguments: `{"a":"0123456"}`}}}}
+	cfg := &Config{Model: &stepsModel{steps: []*model.Response{call}}, Prompt: func() (string, error) { return "p", nil },
+		MaxSteps: 100, MaxAnswerBytes: 25, MaxArgumentsBytes: 20}
+	res := Run(context.Background(), cfg, &Input{Text: "q", Tools: []tools.Tool{oneShot{}}}, func(Event) bool { return true })
+	if res.Status != StatusOutputLimit || !strings.Contains(res.Error, "320 bytes together") || res.Steps != 17 {
+		t.Fatalf("status %q steps %d error %q", res.Status, res.Steps, res.Error)
+	}
+}
+
+// thinker streams reasoning on every call, then asks for a tool again.
+type thinker struct{}
+
+func (thinker) Complete(ctx context.Context, req *model.Request, h model.Handler) (*model.Response, error) {
+	h.Reasoning("0123456789")
+	return &model.Response{ToolCalls: []transcript.ToolCall{
+		{ID: "1", Type: "function", Function: transcript.FunctionCall{Name: "wait", Arguments: "{}"}}}}, nil
+}
+
+func TestReasoningLimitPerTurn(t *testing.T) {
+	cfg := &Config{Model: thinker{}, Prompt: func() (string, error) { return "p", nil }, MaxSteps: 100, MaxAnswerBytes: 25}
+	res := Run(context.Background(), cfg, &Input{Text: "q", Tools: []tools.Tool{oneShot{}}}, func(Event) bool { return true })
+	if res.Status != StatusOutputLimit || !strings.Contains(res.Error, "reasoning") || res.Steps != 3 {
+		t.Fatalf("status %q steps %d error %q", res.Status, res.Steps, res.Error)
+	}
+}

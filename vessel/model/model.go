@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -40,7 +41,101 @@ type Request struct {
 	// Cache, when set, keeps each message's encoding between the calls of a
 	// turn, whose message lists only grow: a long history is encoded once.
 	Cache *MessageCache
+	// Limits bound what this call may stream; over one, the stream is
+	// closed at once and Complete returns a *LimitError.
+	Limits Limits
 }
+
+// Limits bound one call's output. Zero fields take the defaults below.
+type Limits struct {
+	// Text is the most content text the call may stream, in bytes;
+	// Reasoning the most reasoning text (default: Text's default).
+	Text      int
+	Reasoning int
+	// Arguments is the most one tool call's name and arguments may hold;
+	// AllArguments the most all of this call's tool calls may hold together.
+	Arguments    int
+	AllArguments int
+	// Line is the longest stream line (one SSE data line, or a whole
+	// non-streamed response); default 3×max(Text, Arguments) + 64 KiB: room
+	// for a chunk holding all the text the other limits allow with every
+	// non-ASCII character written as a \u escape.
+	Line int
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxText      = 1 << 20
+	DefaultMaxArguments = 1 << 20
+	// MaxToolCalls bounds the tool calls of one model call (tool call indexes
+	// 0 to MaxToolCalls-1).
+	MaxToolCalls = 128
+	// TurnArgumentsFactor × the per-call arguments limit bounds all of a
+	// turn's tool-call arguments together (the loop passes what is left as
+	// AllArguments).
+	TurnArgumentsFactor = 16
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.Text <= 0 {
+		l.Text = DefaultMaxText
+	}
+	if l.Reasoning <= 0 {
+		l.Reasoning = DefaultMaxText
+	}
+	if l.Arguments <= 0 {
+		l.Arguments = DefaultMaxArguments
+	}
+	if l.AllArguments <= 0 {
+		l.AllArguments = TurnArgumentsFactor * l.Arguments
+	}
+	if l.Line <= 0 {
+		l.Line = 3*max(l.Text, l.Arguments) + 64<<10
+	}
+	return l
+}
+
+// What a LimitError is about.
+const (
+	LimitText      = "text"
+	LimitReasoning = "reasoning"
+	LimitArguments = "arguments"
+	// LimitAllArguments: the tool calls' arguments together (Limits.AllArguments).
+	LimitAllArguments = "all_arguments"
+	LimitLine         = "line"
+	LimitToolCalls    = "tool_calls"
+)
+
+// ErrOutputLimit is matched (errors.Is) by every *LimitError.
+var ErrOutputLimit = errors.New("model output over a limit")
+
+// LimitError is a call stopped because the model's output went over one of
+// its Limits. Complete returns it together with the response so far: the
+// text up to the limit (cut on a rune boundary, exactly what the Handler
+// was given) and no tool calls.
+type LimitError struct {
+	What  string // LimitText, LimitReasoning, LimitArguments, LimitAllArguments, LimitLine or LimitToolCalls
+	Limit int    // the limit in bytes (a count for LimitToolCalls)
+}
+
+func (e *LimitError) Error() string {
+	switch e.What {
+	case LimitText:
+		return fmt.Sprintf("the model's text went over %d bytes", e.Limit)
+	case LimitReasoning:
+		return fmt.Sprintf("the model's reasoning went over %d bytes", e.Limit)
+	case LimitArguments:
+		return fmt.Sprintf("a tool call's arguments went over %d bytes", e.Limit)
+	case LimitAllArguments:
+		return fmt.Sprintf("the tool calls' arguments together went over %d bytes", e.Limit)
+	case LimitToolCalls:
+		return fmt.Sprintf("the model asked for more than %d tool calls at once", e.Limit)
+	}
+	return fmt.Sprintf("a line of the model's stream went over %d bytes", e.Limit)
+}
+
+// Is makes errors.Is(err, ErrOutputLimit) true.
+func (e *LimitError) Is(target error) bool { return target == ErrOutputLimit }
 
 // MessageCache holds encoded messages by position.
 type MessageCache struct{ enc [][]byte }
@@ -88,10 +183,10 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 }
 
-// Response is a finished call.
+// Response is a finished call. Reasoning is passed to the Handler only,
+// never kept, so a long reasoning stream costs no memory.
 type Response struct {
 	Content      string
-	Reasoning    string
 	ToolCalls    []transcript.ToolCall
 	Usage        Usage
 	FinishReason string
@@ -113,7 +208,65 @@ type Client struct {
 	// (default 4); Backoff the first wait, doubled each time (default 250ms).
 	Attempts int
 	Backoff  time.Duration
+	// FirstByteTimeout bounds the wait from sending a request to the first
+	// data line of its answer; IdleTimeout the gap between data lines after
+	// that. SSE comments and blank lines are not progress. A call that times
+	// out is retried like any transport failure while nothing has streamed.
+	// Defaults DefaultFirstByteTimeout and DefaultIdleTimeout.
+	FirstByteTimeout time.Duration
+	IdleTimeout      time.Duration
 }
+
+// Default stream timeouts.
+const (
+	DefaultFirstByteTimeout = 60 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+)
+
+// TimeoutError is the cause of a call stopped because the model sent
+// nothing for too long.
+type TimeoutError struct {
+	FirstByte bool // before the first data line (else between two)
+	After     time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	if e.FirstByte {
+		return fmt.Sprintf("the model sent no data within %s of the request", e.After)
+	}
+	return fmt.Sprintf("the model's stream was silent for %s", e.After)
+}
+
+// watchdog cancels a call's context when the model stays silent: first
+// for the first-byte timeout, then for the idle timeout after each data
+// line. Only the reading goroutine calls data and stop.
+type watchdog struct {
+	cancel context.CancelCauseFunc
+	t      *time.Timer
+	idle   time.Duration
+	seen   bool
+}
+
+func newWatchdog(cancel context.CancelCauseFunc, first, idle time.Duration) *watchdog {
+	w := &watchdog{cancel: cancel, idle: idle}
+	w.t = time.AfterFunc(first, func() { cancel(&TimeoutError{FirstByte: true, After: first}) })
+	return w
+}
+
+// data notes a data line: the silence after it is bounded by idle.
+func (w *watchdog) data() {
+	if w.seen {
+		w.t.Reset(w.idle)
+		return
+	}
+	w.seen = true
+	if !w.t.Stop() {
+		return // the first-byte timeout has fired already
+	}
+	w.t = time.AfterFunc(w.idle, func() { w.cancel(&TimeoutError{After: w.idle}) })
+}
+
+func (w *watchdog) stop() { w.t.Stop() }
 
 // Error is a failed call; Status is the HTTP status, 0 for transport errors.
 type Error struct {
@@ -137,7 +290,8 @@ func (e *Error) retryable() bool {
 }
 
 // Complete streams one chat completion, retrying failures that happen
-// before the first delta.
+// before the first delta. Over one of req.Limits it returns the response so
+// far with a *LimitError, without retrying.
 func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Response, error) {
 	body, err := encodeRequest(req)
 	if err != nil {
@@ -159,9 +313,12 @@ func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Respon
 			}
 			wait *= 2
 		}
-		resp, started, err := c.once(ctx, body, h)
+		resp, started, err := c.once(ctx, body, req.Limits.withDefaults(), h)
 		if err == nil {
 			return resp, nil
+		}
+		if errors.Is(err, ErrOutputLimit) {
+			return resp, err
 		}
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -189,7 +346,30 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-func (c *Client) once(ctx context.Context, body []byte, h Handler) (*Response, bool, error) {
+func (c *Client) once(ctx context.Context, body []byte, lim Limits, h Handler) (*Response, bool, error) {
+	first, idle := c.FirstByteTimeout, c.IdleTimeout
+	if first <= 0 {
+		first = DefaultFirstByteTimeout
+	}
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wd := newWatchdog(cancel, first, idle)
+	defer wd.stop()
+	resp, started, err := c.attempt(cctx, body, lim, wd, h)
+	if err != nil && ctx.Err() == nil {
+		var te *TimeoutError
+		if errors.As(context.Cause(cctx), &te) {
+			// Status 0: retried like a transport failure while nothing streamed.
+			return nil, started, &Error{Message: te.Error(), Err: te}
+		}
+	}
+	return resp, started, err
+}
+
+func (c *Client) attempt(ctx context.Context, body []byte, lim Limits, wd *watchdog, h Handler) (*Response, bool, error) {
 	url := strings.TrimSuffix(c.BaseURL, "/") + "/chat/completions"
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -217,10 +397,26 @@ func (c *Client) once(ctx context.Context, body []byte, h Handler) (*Response, b
 		}
 		return nil, false, e
 	}
+	// Returning closes the body: over a limit the stream is cut at once.
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		return readWhole(resp.Body, h)
+		return readWhole(progressReader{resp.Body, wd}, lim, h)
 	}
-	return readStream(resp.Body, h)
+	return readStream(resp.Body, lim, wd.data, h)
+}
+
+// progressReader counts every byte of a whole (non-streamed) answer as
+// progress: it has no comments.
+type progressReader struct {
+	r  io.Reader
+	wd *watchdog
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.wd.data()
+	}
+	return n, err
 }
 
 // errorMessage pulls a short message out of an error body.
@@ -243,28 +439,67 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func readStream(r io.Reader, h Handler) (*Response, bool, error) {
+// readLine reads one line of at most max bytes (its end included). A longer
+// line is not read whole: a *LimitError comes back once max is passed. buf
+// is reused for lines longer than br's buffer.
+func readLine(br *bufio.Reader, buf *[]byte, max int) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(line) > max {
+			return nil, &LimitError{What: LimitLine, Limit: max}
+		}
+		return line, err
+	}
+	b := append((*buf)[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(b) > max {
+			*buf = b[:0]
+			return nil, &LimitError{What: LimitLine, Limit: max}
+		}
+		line, err = br.ReadSlice('\n')
+		b = append(b, line...)
+	}
+	*buf = b[:0]
+	if len(b) > max {
+		return nil, &LimitError{What: LimitLine, Limit: max}
+	}
+	return b, err
+}
+
+// fit cuts s to at most n bytes on a rune boundary.
+func fit(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// readStream reads an SSE answer; progress is called for every data line.
+func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response, bool, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	out := &Response{}
-	var content, reasoning strings.Builder
+	var content strings.Builder
 	type partial struct {
 		id, name string
 		args     strings.Builder
 	}
 	var calls []*partial
 	var dec chunkDecoder
+	var long []byte
+	allArgs, reasoning := 0, 0
 	started := false
 	done := false
 	for !done {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long line: collect it whole.
-			buf := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				buf = append(buf, line...)
-			}
-			line = buf
+		line, err := readLine(br, &long, lim.Line)
+		if le := (*LimitError)(nil); errors.As(err, &le) {
+			out.Content = content.String()
+			return out, started, le
 		}
 		if err != nil && len(line) == 0 {
 			if errors.Is(err, io.EOF) {
@@ -279,6 +514,7 @@ func readStream(r io.Reader, h Handler) (*Response, bool, error) {
 			}
 			continue
 		}
+		progress()
 		data := bytes.TrimSpace(line[5:])
 		if string(data) == "[DONE]" {
 			done = true
@@ -296,27 +532,55 @@ func readStream(r io.Reader, h Handler) (*Response, bool, error) {
 		}
 		for _, c := range ch.Choices {
 			d := c.Delta
-			if rs := d.ReasoningContent + d.Reasoning; rs != "" {
+			if d.ReasoningContent != "" || d.Reasoning != "" {
 				started = true
-				reasoning.WriteString(rs)
+				rs := d.ReasoningContent + d.Reasoning
+				if reasoning+len(rs) > lim.Reasoning {
+					if cut := fit(rs, lim.Reasoning-reasoning); cut != "" {
+						h.Reasoning(cut)
+					}
+					out.Content = content.String()
+					return out, started, &LimitError{What: LimitReasoning, Limit: lim.Reasoning}
+				}
+				reasoning += len(rs)
 				h.Reasoning(rs)
 			}
 			if d.Content != "" {
 				started = true
+				if content.Len()+len(d.Content) > lim.Text {
+					if cut := fit(d.Content, lim.Text-content.Len()); cut != "" {
+						content.WriteString(cut)
+						h.Text(cut)
+					}
+					out.Content = content.String()
+					return out, started, &LimitError{What: LimitText, Limit: lim.Text}
+				}
 				content.WriteString(d.Content)
 				h.Text(d.Content)
 			}
 			for _, tc := range d.ToolCalls {
 				started = true
-				for tc.Index >= len(calls) {
-					calls = append(calls, &partial{})
-				}
 				if tc.Index < 0 {
 					return nil, started, &Error{Message: "tool call with a negative index"}
 				}
+				if tc.Index >= MaxToolCalls {
+					out.Content = content.String()
+					return out, started, &LimitError{What: LimitToolCalls, Limit: MaxToolCalls}
+				}
+				for tc.Index >= len(calls) {
+					calls = append(calls, &partial{})
+				}
 				p := calls[tc.Index]
 				if tc.ID != "" {
-					p.id = tc.ID
+					p.id = fit(tc.ID, 256)
+				}
+				if len(p.name)+len(tc.Function.Name)+p.args.Len()+len(tc.Function.Arguments) > lim.Arguments {
+					out.Content = content.String()
+					return out, started, &LimitError{What: LimitArguments, Limit: lim.Arguments}
+				}
+				if allArgs += len(tc.Function.Name) + len(tc.Function.Arguments); allArgs > lim.AllArguments {
+					out.Content = content.String()
+					return out, started, &LimitError{What: LimitAllArguments, Limit: lim.AllArguments}
 				}
 				if tc.Function.Name != "" {
 					p.name += tc.Function.Name
@@ -335,7 +599,6 @@ func readStream(r io.Reader, h Handler) (*Response, bool, error) {
 		return nil, started, &Error{Message: "stream ended early"}
 	}
 	out.Content = content.String()
-	out.Reasoning = reasoning.String()
 	for i, p := range calls {
 		if p.name == "" {
 			continue
@@ -350,8 +613,9 @@ func readStream(r io.Reader, h Handler) (*Response, bool, error) {
 	return out, started, nil
 }
 
-// readWhole handles a server that ignored stream:true.
-func readWhole(r io.Reader, h Handler) (*Response, bool, error) {
+// readWhole handles a server that ignored stream:true. The body counts as
+// one line for the limits.
+func readWhole(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
 	var v struct {
 		Choices []struct {
 			Message struct {
@@ -363,23 +627,57 @@ func readWhole(r io.Reader, h Handler) (*Response, bool, error) {
 		} `json:"choices"`
 		Usage Usage `json:"usage"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(&v); err != nil {
+	body, err := io.ReadAll(io.LimitReader(r, int64(lim.Line)+1))
+	if err != nil {
+		return nil, false, &Error{Message: "response broke", Err: err}
+	}
+	if len(body) > lim.Line {
+		return &Response{}, false, &LimitError{What: LimitLine, Limit: lim.Line}
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, false, &Error{Message: "malformed response", Err: err}
 	}
 	if len(v.Choices) == 0 {
 		return nil, false, &Error{Message: "response has no choices"}
 	}
 	m := v.Choices[0].Message
-	out := &Response{Reasoning: m.ReasoningContent, ToolCalls: m.ToolCalls, Usage: v.Usage, FinishReason: v.Choices[0].FinishReason}
+	out := &Response{Usage: v.Usage, FinishReason: v.Choices[0].FinishReason}
+	if len(m.ReasoningContent) > lim.Reasoning {
+		if cut := fit(m.ReasoningContent, lim.Reasoning); cut != "" {
+			h.Reasoning(cut)
+		}
+		return &Response{}, true, &LimitError{What: LimitReasoning, Limit: lim.Reasoning}
+	}
+	if m.ReasoningContent != "" {
+		h.Reasoning(m.ReasoningContent)
+	}
 	if m.Content != nil {
 		out.Content = *m.Content
 	}
-	if out.Reasoning != "" {
-		h.Reasoning(out.Reasoning)
+	if len(out.Content) > lim.Text {
+		out.Content = fit(out.Content, lim.Text)
+		if out.Content != "" {
+			h.Text(out.Content)
+		}
+		return out, true, &LimitError{What: LimitText, Limit: lim.Text}
 	}
 	if out.Content != "" {
 		h.Text(out.Content)
 	}
+	if len(m.ToolCalls) > MaxToolCalls {
+		return out, true, &LimitError{What: LimitToolCalls, Limit: MaxToolCalls}
+	}
+	all := 0
+	for _, tc := range m.ToolCalls {
+		n := len(tc.Function.Name) + len(tc.Function.Arguments)
+		if n > lim.Arguments {
+			return out, true, &LimitError{What: LimitArguments, Limit: lim.Arguments}
+		}
+		if all += n; all > lim.AllArguments {
+			return out, true, &LimitError{What: LimitAllArguments, Limit: lim.AllArguments}
+		}
+	}
+	out.ToolCalls = m.ToolCalls
 	return out, true, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Server serves /v1/chat/completions and /v1/models from a script.
@@ -340,21 +341,30 @@ func render(st Step, t turn) rendered {
 }
 
 // split cuts s into n pieces of about equal length on rune boundaries.
+// The pieces are byte slices of s, so they join to s exactly even when s is
+// not valid UTF-8 (each invalid byte counts as one rune).
 func split(s string, n int) []string {
 	if s == "" {
 		return nil
 	}
-	runes := []rune(s)
 	if n <= 1 {
 		return []string{s}
 	}
-	if n > len(runes) {
-		n = len(runes)
+	starts := make([]int, 0, len(s)+1) // byte offset of each rune, then len(s)
+	for i := 0; i < len(s); {
+		starts = append(starts, i)
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+	}
+	runes := len(starts)
+	starts = append(starts, len(s))
+	if n > runes {
+		n = runes
 	}
 	out := make([]string, 0, n)
 	for i := range n {
-		a, b := i*len(runes)/n, (i+1)*len(runes)/n
-		out = append(out, string(runes[a:b]))
+		a, b := i*runes/n, (i+1)*runes/n
+		out = append(out, s[starts[a]:starts[b]])
 	}
 	return out
 }

@@ -41,7 +41,8 @@ const script = `{
       {"tool_calls": [{"id": "w1", "name": "webfetch", "arguments": {"url": "http://docs.example.test/page"}}]},
       {"text": "Fetched: {{tool_result}}"}
     ]},
-    {"name": "slow", "steps": [{"text": "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "pieces": 80, "piece_delay_ms": 250}]}
+    {"name": "slow", "steps": [{"text": "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "pieces": 80, "piece_delay_ms": 250}]},
+    {"name": "brief", "steps": [{"text": "bbbbbbbbbbbbbbbbbbbb", "pieces": 10, "piece_delay_ms": 200}]}
   ]
 }`
 
@@ -132,6 +133,7 @@ func (s *stack) kill() {
 type stackConfig struct {
 	tools      string                          // [tools] enabled, as TOML
 	deployment string                          // appended to deployment.toml
+	vessel     string                          // added to its [vessel] table
 	env        []string                        // extra vessel environment
 	model      func(http.Handler) http.Handler // wraps the scripted model
 }
@@ -187,6 +189,7 @@ scope = "tools:read"
 	write(t, filepath.Join(dir, "deploy/deployment.toml"), fmt.Sprintf(`[vessel]
 project = "svctest"
 task_ttl_hours = 1
+`+cfg.vessel+`
 [egress]
 upstream_url = "https://model.invalid/v1"
 [[apps]]

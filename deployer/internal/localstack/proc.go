@@ -19,6 +19,8 @@ type proc struct {
 	log  string
 	done chan struct{}
 	err  error
+	// grace is how long Stop waits after SIGTERM; 0 means 10 s.
+	grace time.Duration
 }
 
 // startProc starts bin with args and env (a full environment), logging to

@@ -413,6 +413,8 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The vessel drains running turns on SIGTERM (as Compose's stop_grace_period allows).
+	v.grace = time.Duration(d.Vessel.StopGraceSecs()) * time.Second
 	url := "http://" + cfg.Listen
 	agents := make([]string, len(d.Agents))
 	for i, a := range d.Agents {
@@ -493,7 +495,11 @@ func (s *Stack) Wait(ctx context.Context) error {
 // scratch directories. It is safe to call more than once.
 func (s *Stack) Stop() {
 	for i := len(s.procs) - 1; i >= 0; i-- {
-		s.procs[i].stop(10 * time.Second)
+		grace := s.procs[i].grace
+		if grace <= 0 {
+			grace = 10 * time.Second
+		}
+		s.procs[i].stop(grace)
 	}
 	if s.Info.PID == os.Getpid() {
 		_ = os.Remove(filepath.Join(s.StateDir, infoFile))

@@ -119,8 +119,12 @@ func run(log *zap.Logger) error {
 		ids[i] = a.ID
 	}
 	registerBackends()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// sig is done at SIGTERM or SIGINT, which starts the drain; ctx, which
+	// the task store and readiness polling live by, only once it is over.
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
 	backend, err := store.Open(ctx, url, store.Options{Agents: ids, TTL: ttl})
 	if err != nil {
 		return err
@@ -182,14 +186,38 @@ func run(log *zap.Logger) error {
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("vessel listening", zap.String("addr", ln.Addr().String()), zap.Strings("agents", ids))
+	drained := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(shut)
+		defer close(drained)
+		<-sig.Done()
+		drain(log, srv, hs, time.Duration(d.Vessel.ShutdownGraceSecs)*time.Second)
 	}()
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	<-drained // Serve returns as soon as Shutdown begins; the drain decides when to stop
 	return nil
+}
+
+// drain stops the vessel after SIGTERM: readiness off at once, running
+// turns get grace to finish, the rest end with status shutdown, then the
+// HTTP server closes its connections once their final frames are out. The
+// whole takes at most grace + spec.ShutdownMarginSecs, which is what
+// Compose's stop_grace_period allows.
+func drain(log *zap.Logger, srv *a2aserver.Server, hs *http.Server, grace time.Duration) {
+	margin := time.Duration(spec.ShutdownMarginSecs) * time.Second
+	log.Info("vessel stopping: not ready any more, letting running turns finish", zap.Duration("grace", grace))
+	dctx, cancel := context.WithTimeout(context.Background(), grace+margin*3/4)
+	running, stopped := srv.Drain(dctx, grace)
+	cancel()
+	if dctx.Err() != nil {
+		log.Warn("turns still running after the shutdown margin", zap.Int("running_at_stop", running), zap.Int("stopped", stopped))
+	} else {
+		log.Info("turns drained", zap.Int("running_at_stop", running), zap.Int("stopped", stopped))
+	}
+	shut, cancel := context.WithTimeout(context.Background(), margin/4)
+	defer cancel()
+	if err := hs.Shutdown(shut); err != nil {
+		log.Warn("connections still open at stop", zap.Error(err))
+	}
 }

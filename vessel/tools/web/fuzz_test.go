@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,7 @@ func FuzzFence(f *testing.F) {
 }
 
 // FuzzParseDDG: the results-page parser never panics and only returns
-// http(s) targets.
+// absolute http(s) targets with a host.
 func FuzzParseDDG(f *testing.F) {
 	f.Add(`<a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fgo.dev%2F">Go</a><a class="result__snippet">s</a>`)
 	f.Add(`<div class="no-results">none</div>`)
@@ -41,9 +42,34 @@ func FuzzParseDDG(f *testing.F) {
 			return
 		}
 		for _, r := range res {
-			if !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") {
+			u, err := url.Parse(r.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
 				t.Fatalf("non-web target %q", r.URL)
 			}
 		}
 	})
+}
+
+// TestDDGTargetNeedsHost: a result link must name an absolute http(s) URL
+// with a host; anything else is dropped rather than handed to the model.
+func TestDDGTargetNeedsHost(t *testing.T) {
+	for href, want := range map[string]string{
+		"//duckduckgo.com/l/?uddg=https%3A%2F%2Fgo.dev%2F": "https://go.dev/",
+		"https://example.org/a?b=1":                        "https://example.org/a?b=1",
+		"?uddg=https%3A":                                   "",
+		"?uddg=https%3A%2F%2F":                             "",
+		"?uddg=http%3Aexample.org":                         "",
+		"?uddg=https%3A%2F%2F%3A443%2Fx":                   "",
+		"https:":                                           "",
+		"/relative/path":                                   "",
+		"ftp://example.org/":                               "",
+	} {
+		if got := ddgTarget(href); got != want {
+			t.Errorf("ddgTarget(%q) = %q, want %q", href, got, want)
+		}
+	}
+	res, _, err := parseDDG(`<A ClAss="result__a"href=?uddg=https%3A>x</A><a class="result__a" href="https://go.dev/">Go</a>`)
+	if err != nil || len(res) != 1 || res[0].URL != "https://go.dev/" {
+		t.Fatalf("results %+v, %v", res, err)
+	}
 }

@@ -150,8 +150,8 @@ func (c *Client) searchSearXNG(ctx context.Context, query string) (*SearchResult
 	}
 	out := &SearchResults{Query: query, Provider: "searxng"}
 	for _, r := range a.Results {
-		if r.URL == "" {
-			continue
+		if u, err := url.Parse(r.URL); err != nil || !webURL(u) {
+			continue // the same rule as DuckDuckGo's results
 		}
 		out.Results = append(out.Results, r)
 	}
@@ -241,7 +241,7 @@ func ddgTarget(href string) string {
 			return ""
 		}
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
+	if !webURL(u) {
 		return ""
 	}
 	// Ads go through DuckDuckGo's own click tracker; skip them.
@@ -249,6 +249,12 @@ func ddgTarget(href string) string {
 		return ""
 	}
 	return u.String()
+}
+
+// webURL reports whether u is an absolute http(s) URL with a host, the only
+// kind of result a search hands to the model ("https:" or "https:x" is not).
+func webURL(u *url.URL) bool {
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Opaque == "" && u.Hostname() != ""
 }
 
 func attr(n *html.Node, key string) string {

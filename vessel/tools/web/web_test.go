@@ -358,7 +358,8 @@ func TestSearXNG(t *testing.T) {
 		gotQuery, gotFormat = r.URL.Query().Get("q"), r.URL.Query().Get("format")
 		fmt.Fprint(w, `{"query":"go proxies","results":[
 			{"url":"https://a.example/1","title":"First <<<hit>>>","content":"snippet one"},
-			{"url":"https://b.example/2","title":"Second","content":"snippet two"}],
+			{"url":"https://b.example/2","title":"Second","content":"snippet two"},
+			{"url":"https:","title":"no host"},{"url":"javascript:alert(1)","title":"script"},{"url":"","title":"none"}],
 			"unresponsive_engines":[["google","CAPTCHA"]]}`)
 	})
 	res, err := searchClient(t, url).Search(context.Background(), "go proxies")
