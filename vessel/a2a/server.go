@@ -1,5 +1,5 @@
 // Package a2aserver serves every agent of a deployment over A2A 1.0
-// (JSON-RPC, a2a-go v2.3.1) plus the vessel's HTTP endpoints: /health,
+// (JSON-RPC, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
 // /v1/agents, the agent cards and manifests. HTTP middleware in front of
 // the SDK answers 401, 403, 503 and 413 itself, because once the SDK has a
 // request it always answers 200.
