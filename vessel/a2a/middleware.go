@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 )
 
@@ -42,6 +43,11 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 	a := s.agents[r.PathValue("id")]
 	if a == nil {
 		writeJSONError(w, http.StatusNotFound, "unknown agent")
+		return
+	}
+	if r.Method != http.MethodPost {
+		// JSON-RPC is POST only; the endpoint serves no CORS preflight.
+		a2acompat.MethodNotAllowed(w)
 		return
 	}
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
