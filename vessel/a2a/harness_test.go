@@ -177,6 +177,12 @@ type harnessOpt func(d *spec.Deployment)
 
 func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	t.Helper()
+	return newHarnessConfig(t, nil, opts...)
+}
+
+// newHarnessConfig is newHarness with a last change to the server's Config.
+func newHarnessConfig(t *testing.T, cfgOpt func(*a2aserver.Config), opts ...harnessOpt) *harness {
+	t.Helper()
 	h := &harness{t: t, keyApp1: "key-one", keyApp2: "key-two", agentID: "field-guide", otherID: "reader", brokenID: "broken"}
 	master := "master-secret"
 	sc, err := scripted.Parse([]byte(testScript))
@@ -249,7 +255,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.srv, err = a2aserver.New(a2aserver.Config{
+	cfg := a2aserver.Config{
 		Deployment:    d,
 		Fingerprint:   func(*spec.Deployment, string) (string, error) { return testFP, nil },
 		Sandboxes:     sbs,
@@ -259,7 +265,11 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 		Logger:        zap.NewNop(),
 		MaxBody:       a2aserver.MaxBodyBytes,
 		ReadyInterval: time.Hour,
-	})
+	}
+	if cfgOpt != nil {
+		cfgOpt(&cfg)
+	}
+	h.srv, err = a2aserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -93,6 +94,10 @@ type Config struct {
 	KeepAlive time.Duration
 	// Now is the clock for card Last-Modified; default time.Now.
 	Now func() time.Time
+	// PublicURL, when set, is the base of the cards' interface URLs and of
+	// /v1/agents card_url instead of the deployment's public_url (the local
+	// stack serves on an address of its own).
+	PublicURL string
 }
 
 // Server is the vessel's HTTP handler.
@@ -166,7 +171,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ModelHTTP == nil {
 		cfg.ModelHTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}}
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: PublicBase(cfg.Deployment.Vessel),
+	base := PublicBase(cfg.Deployment.Vessel)
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("vessel: public URL %q: want http(s)://host[:port][/path]", cfg.PublicURL)
+		}
+		base = strings.TrimSuffix(cfg.PublicURL, "/")
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: base,
 		log: cfg.Logger, stop: make(chan struct{})}
 	started := cfg.Now()
 	for i := range cfg.Deployment.Agents {

@@ -10,6 +10,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -269,5 +272,45 @@ func TestUnknownRoleRefused(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"bogus","parts":[{"kind":"text","text":"x"}]}}}`
 	if code := h.rpcCode(t, "/agents/field-guide/a2a", body); code != -32602 {
 		t.Fatalf("0.3 bogus role: code %d", code)
+	}
+}
+
+// TestPublicURLOverride (defect 2): with Config.PublicURL (the vessel's
+// --public-url, which the local stack sets to its listen address) both
+// cards and /v1/agents advertise that address, not the deployment's front
+// address.
+func TestPublicURLOverride(t *testing.T) {
+	front := func(d *spec.Deployment) {
+		d.Vessel.PublicURL, d.Vessel.FrontAddress = "http://172.31.247.10:8700", "172.31.247.10"
+	}
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.PublicURL = "http://127.0.0.1:18700/" }, front)
+	for path, want := range map[string]string{
+		"/agents/field-guide/.well-known/agent-card.json":     `"url":"http://127.0.0.1:18700/agents/field-guide"`,
+		"/agents/field-guide/a2a/.well-known/agent-card.json": `"http://127.0.0.1:18700/agents/field-guide"`,
+	} {
+		code, _, body := h.get(path, nil)
+		if code != 200 || !strings.Contains(string(body), want) || strings.Contains(string(body), "172.31.247.10") {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+	}
+	code, _, body := h.get("/v1/agents", appHdr(h.keyApp1, "alice"))
+	if code != 200 || !strings.Contains(string(body), `"card_url":"http://127.0.0.1:18700/agents/field-guide/.well-known/agent-card.json"`) {
+		t.Fatalf("/v1/agents: %d %s", code, body)
+	}
+	build := func(u string) error {
+		srv, err := a2aserver.New(a2aserver.Config{Deployment: h.deploy, Auth: auth.Chain{}, Store: h.backend, PublicURL: u,
+			Fingerprint: func(*spec.Deployment, string) (string, error) { return testFP, nil }})
+		if err == nil {
+			srv.Close()
+		}
+		return err
+	}
+	if err := build("https://agents.example/base"); err != nil {
+		t.Fatalf("a good public URL refused: %v", err)
+	}
+	for _, bad := range []string{"ftp://x", "127.0.0.1:18700", "http://", "http://h/?q=1"} {
+		if build(bad) == nil {
+			t.Fatalf("public URL %q accepted", bad)
+		}
 	}
 }
