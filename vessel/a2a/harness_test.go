@@ -183,6 +183,13 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 // newHarnessConfig is newHarness with a last change to the server's Config.
 func newHarnessConfig(t *testing.T, cfgOpt func(*a2aserver.Config), opts ...harnessOpt) *harness {
 	t.Helper()
+	return newHarnessStore(t, "", cfgOpt, opts...)
+}
+
+// newHarnessStore is newHarnessConfig on the task store at storeURL (""
+// for a fresh SQLite file).
+func newHarnessStore(t *testing.T, storeURL string, cfgOpt func(*a2aserver.Config), opts ...harnessOpt) *harness {
+	t.Helper()
 	h := &harness{t: t, keyApp1: "key-one", keyApp2: "key-two", agentID: "field-guide", otherID: "reader", brokenID: "broken"}
 	master := "master-secret"
 	sc, err := scripted.Parse([]byte(testScript))
@@ -246,7 +253,10 @@ func newHarnessConfig(t *testing.T, cfgOpt func(*a2aserver.Config), opts ...harn
 		sbs[id], clients[id] = sb, sb
 	}
 	h.dbPath = filepath.Join(dir, "tasks.sqlite")
-	h.backend, err = store.Open(context.Background(), "sqlite://"+h.dbPath, store.Options{Agents: []string{h.agentID, h.otherID, h.brokenID}, TTL: 24 * time.Hour})
+	if storeURL == "" {
+		storeURL = "sqlite://" + h.dbPath
+	}
+	h.backend, err = store.Open(context.Background(), storeURL, store.Options{Agents: []string{h.agentID, h.otherID, h.brokenID}, TTL: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,22 @@ package a2aserver_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -128,7 +133,27 @@ func stateOf(task map[string]any) string {
 // TestListTasksShowsRunningState (defect 3): ListTasks agrees with GetTask
 // while a turn runs, and its status filter finds the running task.
 func TestListTasksShowsRunningState(t *testing.T) {
-	h := newHarness(t)
+	t.Run("sqlite", func(t *testing.T) { listTasksShowsRunningState(t, newHarness(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv("VESSEL_TEST_POSTGRES")
+		if dsn == "" {
+			t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
+		}
+		postgres.Register()
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		schema := "vt_list_" + hex.EncodeToString(b[:])
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		t.Cleanup(func() { dropSchema(t, dsn, schema) }) // after the harness closes the store
+		h := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil)
+		listTasksShowsRunningState(t, h)
+	})
+}
+
+func listTasksShowsRunningState(t *testing.T, h *harness) {
 	ctx, cancel := context.WithCancel(as(h.keyApp1, "alice"))
 	defer cancel()
 	cl := h.client("field-guide")
@@ -312,5 +337,20 @@ func TestPublicURLOverride(t *testing.T) {
 		if build(bad) == nil {
 			t.Fatalf("public URL %q accepted", bad)
 		}
+	}
+}
+
+// dropSchema removes a test schema from the PostgreSQL at dsn.
+func dropSchema(t *testing.T, dsn, schema string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Errorf("drop schema: %v", err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		t.Errorf("drop schema: %v", err)
 	}
 }
