@@ -1,5 +1,8 @@
-// Package a2acompat lets one agent endpoint serve older A2A callers beside
-// A2A 1.0 ones, as AstralDeep's older builds call external agents:
+// Package a2acompat is the front of one agent's JSON-RPC endpoint. It
+// checks every request strictly against JSON-RPC 2.0 (ParseEnvelope:
+// envelope, text validity, notifications, POST only) and lets the endpoint
+// serve older A2A callers beside A2A 1.0 ones, as AstralDeep's older builds
+// call external agents:
 //
 //   - A2A 0.3 JSON-RPC methods (message/send, message/stream, tasks/get,
 //     tasks/cancel, ...) with 0.3 shapes ("kind" parts, lower-case roles) go
@@ -9,7 +12,9 @@
 //     as older proto-JSON writers emit them, are rewritten to the camelCase
 //     the SDK reads. Values under "data" and "metadata" are the caller's own
 //     and are never rewritten, and numbers are copied digit for digit.
-//   - Everything else reaches the A2A 1.0 handler unchanged.
+//   - Everything else reaches the A2A 1.0 handler as a canonical envelope
+//     with the caller's params unchanged; the answer carries the caller's
+//     id exactly as sent.
 //
 // Wrap it inside the vessel's checks (authentication, body limit), around
 // the SDK handlers only: it reads the whole body, which must already be
@@ -162,18 +167,29 @@ func WriteError(w http.ResponseWriter, e *EnvelopeError) {
 }
 
 // canonicalBody is the request the SDK handlers read: exactly the members
-// ParseEnvelope checked, the id replaced by a placeholder string.
+// ParseEnvelope checked, the id replaced by a placeholder string. params,
+// already checked to be a JSON object, is copied byte for byte rather than
+// re-encoded (it may be most of a 16 MB body).
 func canonicalBody(method, idPlaceholder string, params []byte) ([]byte, error) {
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      string          `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}{"2.0", idPlaceholder, method, params})
+	m, err := json.Marshal(method)
 	if err != nil {
-		return nil, fmt.Errorf("a2acompat: encode request: %w", err)
+		return nil, fmt.Errorf("a2acompat: encode method: %w", err)
 	}
-	return b, nil
+	id, err := json.Marshal(idPlaceholder)
+	if err != nil {
+		return nil, fmt.Errorf("a2acompat: encode id: %w", err)
+	}
+	if len(params) == 0 {
+		params = []byte(`{}`)
+	}
+	b := make([]byte, 0, len(params)+len(m)+len(id)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = append(b, m...)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	return append(b, '}'), nil
 }
 
 // snakeFields are the snake_case spellings of the A2A request fields with

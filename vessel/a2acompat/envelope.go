@@ -136,75 +136,144 @@ func ParseEnvelope(body []byte) (*Envelope, *EnvelopeError) {
 }
 
 // splitObject returns the raw values of a JSON object's top-level members
-// and the first member name seen twice. obj must be valid JSON.
+// (sub-slices of obj, not copies) and the first member name seen twice. obj
+// must be valid JSON (json.Valid) starting with '{': the scan then only
+// needs to find where each value ends, in one pass.
 func splitObject(obj []byte) (map[string]json.RawMessage, string, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil {
-		return nil, "", fmt.Errorf("read object: %w", err)
-	}
 	members := map[string]json.RawMessage{}
 	dup := ""
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, "", fmt.Errorf("read member name: %w", err)
+	i := skipSpace(obj, 1)
+	for i < len(obj) && obj[i] != '}' {
+		end := skipString(obj, i)
+		if end < 0 {
+			return nil, "", fmt.Errorf("member name at byte %d: unterminated", i)
 		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, "", fmt.Errorf("read member %q: %w", key, err)
+		var key string
+		if err := json.Unmarshal(obj[i:end], &key); err != nil {
+			return nil, "", fmt.Errorf("member name at byte %d: %w", i, err)
+		}
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, "", fmt.Errorf("member %q: no colon", key)
+		}
+		i = skipSpace(obj, i+1)
+		vend := skipValue(obj, i)
+		if vend < 0 {
+			return nil, "", fmt.Errorf("member %q: unterminated value", key)
 		}
 		if _, seen := members[key]; seen && dup == "" {
 			dup = key
 		}
-		members[key] = v
+		members[key] = json.RawMessage(obj[i:vend])
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	if i >= len(obj) {
+		return nil, "", fmt.Errorf("object: unterminated")
 	}
 	return members, dup, nil
 }
 
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i], or -1.
+func skipString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the JSON value starting at b[i],
+// or -1. b must be valid JSON.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		j := i
+		for j < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[j])) {
+			j++
+		}
+		return j
+	}
+}
+
 // checkText reports why a fragment of valid JSON does not hold valid text:
 // invalid UTF-8 bytes, or a \u escape that is an unpaired UTF-16 surrogate.
-// It returns "" when the text is valid.
+// It returns "" when the text is valid. In valid JSON a backslash occurs
+// only inside a string, as an escape, so the escapes are found by a byte
+// search rather than by tracking strings.
 func checkText(b []byte) string {
 	if !utf8.Valid(b) {
 		return "is not valid UTF-8"
 	}
-	in := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if !in {
-			if c == '"' {
-				in = true
-			}
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return ""
+		}
+		i += j
+		if i+1 >= len(b) || b[i+1] != 'u' {
+			i += 2 // a one-character escape
 			continue
 		}
-		switch c {
-		case '"':
-			in = false
-		case '\\':
-			if i+1 < len(b) && b[i+1] == 'u' {
-				r, ok := hex4(b, i+2)
-				if !ok {
-					return "holds a malformed \\u escape"
-				}
-				switch {
-				case r >= 0xD800 && r <= 0xDBFF:
-					lo, ok := -1, false
-					if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-						lo, ok = hex4(b, i+8)
-					}
-					if !ok || lo < 0xDC00 || lo > 0xDFFF {
-						return "holds an unpaired UTF-16 surrogate escape"
-					}
-					i += 11
-				case r >= 0xDC00 && r <= 0xDFFF:
-					return "holds an unpaired UTF-16 surrogate escape"
-				default:
-					i += 5
-				}
-			} else {
-				i++ // a one-character escape
+		r, ok := hex4(b, i+2)
+		if !ok {
+			return "holds a malformed \\u escape"
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			lo, ok := -1, false
+			if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				lo, ok = hex4(b, i+8)
 			}
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return "holds an unpaired UTF-16 surrogate escape"
+			}
+			i += 12
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return "holds an unpaired UTF-16 surrogate escape"
+		default:
+			i += 6
 		}
 	}
 	return ""

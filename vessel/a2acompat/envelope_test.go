@@ -167,3 +167,20 @@ func FuzzParseEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseEnvelopeLarge measures the check on a body near the
+// 16,000,000-byte limit (a long base64 history, as a transcript part is).
+func BenchmarkParseEnvelopeLarge(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"},{"raw":"` +
+		strings.Repeat("QUJD", 3_900_000) + `","mediaType":"application/vnd.astralvessel.transcript+json"}]}}}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		env, err := ParseEnvelope(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := canonicalBody(env.Method, "ph", env.Params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
