@@ -5,9 +5,9 @@ go 1.26.0
 require github.com/astraldeep/astralvessel-go/vessel/client v0.0.0
 
 require (
-	github.com/a2aproject/a2a-go/v2 v2.3.1 // indirect
+	github.com/a2aproject/a2a-go/v2 v2.4.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	golang.org/x/mod v0.33.0 // indirect
+	golang.org/x/mod v0.35.0 // indirect
 )
 
 replace github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client

@@ -1,7 +1,7 @@
 // Command conformance checks that a server follows the AstralVessel A2A
 // contract:
 //
-//	conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout 60s] [--only REGEXP]
+//	conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout 60s] [--only REGEXP] [--public-url URL]
 //
 // It prints one line per check ("PASS|FAIL|SKIP name: detail") and then the
 // summary line "N passed, M failed" (", K skipped" when some were skipped),
@@ -33,6 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	slow := fs.String("slow-text", suite.DefaultSlowText, "a question whose turn runs long enough to cancel")
 	timeout := fs.Duration("timeout", 0, "bound of each check (default 60s)")
 	only := fs.String("only", "", "run only checks whose name matches this regular expression")
+	publicURL := fs.String("public-url", "", "base URL the cards should advertise (default URL)")
 	var pos []string
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
@@ -45,11 +46,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		pos, rest = append(pos, rest[0]), rest[1:]
 	}
 	if len(pos) != 3 {
-		fmt.Fprintln(stderr, "usage: conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout D] [--only REGEXP]")
+		fmt.Fprintln(stderr, "usage: conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout D] [--only REGEXP] [--public-url URL]")
 		return 2
 	}
 	cfg := suite.Config{URL: pos[0], Key: pos[1], Agent: pos[2], User: *user, OtherUser: *otherUser,
-		OtherAgent: *otherAgent, SlowText: *slow, Timeout: *timeout}
+		OtherAgent: *otherAgent, SlowText: *slow, Timeout: *timeout, PublicURL: *publicURL}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
-	github.com/a2aproject/a2a-go/v2 v2.3.1
+	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
 	github.com/astraldeep/astralvessel-go/proto v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.13.0

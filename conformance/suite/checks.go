@@ -21,12 +21,14 @@ const maxBody = 16_000_000
 
 var checks = []namedCheck{
 	{"card", checkCard},
+	{"card", checkCardAddress},
 	{"health", checkHealth},
 	{"agents", checkAgents},
 	{"manifest", checkManifest},
 	{"auth", checkAuth},
 	{"limit", checkLimit},
 	{"jsonrpc", checkJSONRPC},
+	{"jsonrpc", checkEnvelope},
 	{"stream", checkStream},
 	{"send", checkSend},
 	{"transcript", checkTranscript},
@@ -439,6 +441,30 @@ func checkSend(ctx context.Context, e *env, r *reporter) {
 		return
 	}
 	r.pass("send: non-streaming turn", "%s with a %d-byte answer", st, len(md))
+
+	// The same artifacts as the stream: with the transcript type accepted,
+	// the transcript comes back beside the answer.
+	var msgs int
+	var errs []string
+	var names []string
+	for _, a := range getList(task, "artifacts") {
+		art, _ := a.(map[string]any)
+		names = append(names, getStr(art, "name"))
+		if isTranscript(art) || getStr(art, "name") == "transcript" {
+			got, err := transcriptMessages(art)
+			if err != nil {
+				errs = append(errs, err.Error())
+			}
+			msgs += len(got)
+			if len(got) > 0 && got[len(got)-1].Role() != "assistant" {
+				errs = append(errs, fmt.Sprintf("the transcript ends with a %q message", got[len(got)-1].Role()))
+			}
+		}
+	}
+	if msgs == 0 {
+		errs = append(errs, fmt.Sprintf("no transcript messages among the artifacts %v although the stream delivers them", names))
+	}
+	r.check("send: artifacts as streamed", joinErrs(errs), fmt.Sprintf("artifacts %v, %d transcript messages", names, msgs))
 }
 
 func checkTranscript(ctx context.Context, e *env, r *reporter) {
@@ -554,6 +580,7 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 	other := auth{key: e.cfg.Key, user: e.cfg.OtherUser}
 	type side struct {
 		subscribe, otherGet, otherCancel, cancel error
+		list, listWorking                        error
 		subSkip                                  string
 		cancelState                              string
 	}
@@ -582,6 +609,7 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 			case frames[0].kind != "task" || getStr(frames[0].body, "id") != taskID:
 				s.subscribe = fmt.Errorf("first frame is %s, want the task", frames[0].kind)
 			}
+			s.list, s.listWorking = listShowsWorking(ctx, e, taskID)
 			s.otherGet = wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": taskID}, other, nil))
 			s.otherCancel = wantNotFound(e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": taskID}, other, nil))
 			status, m, err := e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": taskID}, e.me, nil)
@@ -601,9 +629,10 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 		if t.taskID != "" {
 			why = fmt.Sprintf("the turn (final state %s) never reported a working status: %v", t.finalState, err)
 		}
-		for _, name := range []string{"subscribe: task snapshot first", "owner: other user cannot read a running task",
+		for _, name := range []string{"subscribe: task snapshot first", "tasks: ListTasks shows the running state",
+			"tasks: ListTasks filters on TASK_STATE_WORKING", "owner: other user cannot read a running task",
 			"owner: other user cannot cancel", "cancel: CancelTask answers CANCELED",
-			"cancel: stream ends with turn.finished cancelled", "cancel: GetTask shows CANCELED"} {
+			"cancel: stream ends with turn.finished cancelled", "cancel: GetTask shows CANCELED", "cancel: a canceled task is not cancelable"} {
 			r.fail(name, "%s", why)
 		}
 		return
@@ -614,6 +643,8 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 	default:
 		r.check("subscribe: task snapshot first", s.subscribe, "SubscribeToTask starts with the task")
 	}
+	r.check("tasks: ListTasks shows the running state", s.list, "the running task is listed in "+stateWorking)
+	r.check("tasks: ListTasks filters on TASK_STATE_WORKING", s.listWorking, "status="+stateWorking+" finds it")
 	r.check("owner: other user cannot read a running task", s.otherGet, "GetTask → task not found")
 	r.check("owner: other user cannot cancel", s.otherCancel, "CancelTask → task not found")
 	if s.cancel == nil && s.cancelState != stateCanceled {
@@ -635,6 +666,51 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 		}
 	}
 	r.check("cancel: GetTask shows CANCELED", err, stateCanceled)
+
+	status, m, err = e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": t.taskID}, e.me, nil)
+	if err == nil {
+		if code, msg, isErr := rpcError(m); !isErr || code != -32002 || status != 200 {
+			err = fmt.Errorf("HTTP %d, code %d %q; want 200 / -32002", status, code, msg)
+		}
+	}
+	r.check("cancel: a canceled task is not cancelable", err, "a second CancelTask → -32002")
+}
+
+// listShowsWorking checks ListTasks while taskID runs: listed in WORKING,
+// and found by the status filter.
+func listShowsWorking(ctx context.Context, e *env, taskID string) (listed, filtered error) {
+	find := func(params obj) (string, error) {
+		status, m, err := e.rpc(ctx, e.cfg.Agent, "ListTasks", params, e.me, nil)
+		if err != nil {
+			return "", err
+		}
+		if code, msg, isErr := rpcError(m); isErr || status != 200 {
+			return "", fmt.Errorf("HTTP %d, error %d %s", status, code, msg)
+		}
+		for _, t := range getList(getObj(m, "result"), "tasks") {
+			if to, ok := t.(map[string]any); ok && getStr(to, "id") == taskID {
+				return getStr(getObj(to, "status"), "state"), nil
+			}
+		}
+		return "", nil
+	}
+	state, err := find(obj{"pageSize": 100})
+	switch {
+	case err != nil:
+		listed = err
+	case state == "":
+		listed = fmt.Errorf("the running task is not listed")
+	case state != stateWorking:
+		listed = fmt.Errorf("listed in %s while it runs, want %s", state, stateWorking)
+	}
+	state, err = find(obj{"status": stateWorking, "pageSize": 100})
+	switch {
+	case err != nil:
+		filtered = err
+	case state == "":
+		filtered = fmt.Errorf("status=%s does not find the running task", stateWorking)
+	}
+	return listed, filtered
 }
 
 // wantNotFound checks an rpc answer is the task-not-found error.
@@ -682,6 +758,14 @@ func checkTasks(ctx context.Context, e *env, r *reporter) {
 			}
 		}
 		r.check("tasks: cancel a finished task", err, "-32002 not cancelable")
+
+		for _, method := range []string{"SubscribeToTask", "tasks/resubscribe"} {
+			code, err := e.subscribeCode(ctx, method, id)
+			if err == nil && code != -32004 {
+				err = fmt.Errorf("code %d, want -32004", code)
+			}
+			r.check("subscribe: "+method+" on a finished task", err, "-32004 unsupported operation")
+		}
 	}
 	r.check("tasks: unknown task", wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": e.run + "-no-such-task"}, e.me, nil)), "-32001")
 }

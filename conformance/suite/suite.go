@@ -33,6 +33,10 @@ type Config struct {
 	SlowText string
 	// Timeout bounds each check (default 60s).
 	Timeout time.Duration
+	// PublicURL is the base URL the cards should advertise (default URL),
+	// for a server reached through another address than the one it
+	// publishes.
+	PublicURL string
 	// Only, when set, runs only checks whose name matches.
 	Only *regexp.Regexp
 	// HTTPClient is used for every request (default: no timeout, bounded by

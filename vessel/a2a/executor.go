@@ -178,7 +178,15 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		cancelled := res.Status == loop.StatusCancelled
 
 		if listening {
-			listening = e.emitOutputs(ec, res, accepted, yield)
+			listening = e.emitOutputs(ec, res, accepted, func(ev a2a.Event, err error) bool {
+				if !yield(ev, err) {
+					return false
+				}
+				if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+					collectArtifact(ctx, au)
+				}
+				return true
+			})
 		}
 		e.logTurn(ec, res)
 		if cancelled {

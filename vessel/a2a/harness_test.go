@@ -227,10 +227,18 @@ type serverOpt func(c *a2aserver.Config)
 
 func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	t.Helper()
-	return newHarnessWith(t, nil, opts...)
+	return newHarnessConfig(t, nil, opts...)
 }
 
-func newHarnessWith(t *testing.T, so serverOpt, opts ...harnessOpt) *harness {
+// newHarnessConfig is newHarness with a last change to the server's Config.
+func newHarnessConfig(t *testing.T, cfgOpt serverOpt, opts ...harnessOpt) *harness {
+	t.Helper()
+	return newHarnessStore(t, "", cfgOpt, opts...)
+}
+
+// newHarnessStore is newHarnessConfig on the task store at storeURL (""
+// for a fresh SQLite file).
+func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...harnessOpt) *harness {
 	t.Helper()
 	h := &harness{t: t, keyApp1: "key-one", keyApp2: "key-two", agentID: "field-guide", otherID: "reader", brokenID: "broken"}
 	master := "master-secret"
@@ -296,7 +304,10 @@ func newHarnessWith(t *testing.T, so serverOpt, opts ...harnessOpt) *harness {
 		sbs[id], clients[id] = sb, sb
 	}
 	h.dbPath = filepath.Join(dir, "tasks.sqlite")
-	h.backend, err = store.Open(context.Background(), "sqlite://"+h.dbPath, store.Options{Agents: []string{h.agentID, h.otherID, h.brokenID}, TTL: 24 * time.Hour})
+	if storeURL == "" {
+		storeURL = "sqlite://" + h.dbPath
+	}
+	h.backend, err = store.Open(context.Background(), storeURL, store.Options{Agents: []string{h.agentID, h.otherID, h.brokenID}, TTL: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,8 +329,8 @@ func newHarnessWith(t *testing.T, so serverOpt, opts ...harnessOpt) *harness {
 		MaxBody:       a2aserver.MaxBodyBytes,
 		ReadyInterval: time.Hour,
 	}
-	if so != nil {
-		so(&cfg)
+	if cfgOpt != nil {
+		cfgOpt(&cfg)
 	}
 	h.srv, err = a2aserver.New(cfg)
 	if err != nil {

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 )
 
@@ -44,6 +48,11 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 	a := s.agents[r.PathValue("id")]
 	if a == nil {
 		writeJSONError(w, http.StatusNotFound, "unknown agent")
+		return
+	}
+	if r.Method != http.MethodPost {
+		// JSON-RPC is POST only; the endpoint serves no CORS preflight.
+		a2acompat.MethodNotAllowed(w)
 		return
 	}
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
@@ -171,26 +180,63 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 	case *a2a.SendMessageRequest:
 		if pl.Message != nil {
 			id = pl.Message.TaskID
+			switch pl.Message.Role {
+			case a2a.MessageRoleUser, a2a.MessageRoleAgent, a2a.MessageRoleUnspecified:
+				// An unspecified role is the SDK's "role is required".
+			default:
+				return ctx, nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("unknown message role %q: use ROLE_USER", truncate(string(pl.Message.Role), 64)))
+			}
 		}
 		if pl.Config != nil {
 			ctx = context.WithValue(ctx, acceptedKey{}, pl.Config.AcceptedOutputModes)
 		}
-	}
-	if id != "" {
-		if _, err := i.store.Get(ctx, id); err != nil {
-			if errors.Is(err, a2a.ErrTaskNotFound) {
-				return ctx, nil, a2a.NewError(a2a.ErrTaskNotFound, "task not found")
-			}
-			return ctx, nil, a2a.NewError(a2a.ErrInternalError, "the task store failed")
+		if cc.Method() == "SendMessage" && (pl.Config == nil || !pl.Config.ReturnImmediately) {
+			// The finished task SendMessage returns carries what the
+			// stream would have delivered (After).
+			ctx = context.WithValue(ctx, collectKey{}, &collector{})
 		}
 	}
+	if id == "" {
+		return ctx, nil, nil
+	}
+	st, err := i.store.Get(ctx, id)
+	if err != nil {
+		if errors.Is(err, a2a.ErrTaskNotFound) {
+			return ctx, nil, a2a.NewError(a2a.ErrTaskNotFound, "task not found")
+		}
+		return ctx, nil, a2a.NewError(a2a.ErrInternalError, "the task store failed")
+	}
+	if st.Task == nil || !st.Task.Status.State.Terminal() {
+		return ctx, nil, nil
+	}
+	state := st.Task.Status.State.String()
+	switch req.Payload.(type) {
+	case *a2a.CancelTaskRequest:
+		// Already canceled included: A2A 1.0 cancels only a task that runs.
+		return ctx, nil, a2a.NewError(a2a.ErrTaskNotCancelable, "the task already ended ("+state+")")
+	case *a2a.SubscribeToTaskRequest:
+		return ctx, nil, a2a.NewError(a2a.ErrUnsupportedOperation, "the task already ended ("+state+"); read it with GetTask")
+	}
 	return ctx, nil, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // After answers a CancelTask that lost the race with the turn's own end as
 // the protocol says (the canceled task, or "not cancelable") rather than as
 // an internal error: under load a cancel can arrive while the turn finishes.
 func (i *interceptor) After(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
+	if c, ok := ctx.Value(collectKey{}).(*collector); ok && resp.Err == nil {
+		if t, ok := resp.Payload.(*a2a.Task); ok && t != nil {
+			resp.Payload = c.into(t)
+		}
+		return nil
+	}
 	id, ok := ctx.Value(cancelKey{}).(a2a.TaskID)
 	if !ok || resp.Err == nil || errors.Is(resp.Err, a2a.ErrTaskNotFound) || errors.Is(resp.Err, a2a.ErrTaskNotCancelable) {
 		return nil
@@ -211,4 +257,58 @@ func (i *interceptor) After(ctx context.Context, _ *a2asrv.CallContext, resp *a2
 func acceptedModes(ctx context.Context) []string {
 	m, _ := ctx.Value(acceptedKey{}).([]string)
 	return m
+}
+
+// collectKey carries a SendMessage's collector from Before to the executor
+// and After.
+type collectKey struct{}
+
+// collector gathers the artifacts a turn emitted, merged as a client of the
+// stream merges them (appended chunks join their artifact's parts), so that
+// SendMessage answers with the transcript and files the stream delivers,
+// which the stored task never keeps.
+type collector struct {
+	mu   sync.Mutex
+	task a2a.TaskID
+	arts []*a2a.Artifact
+}
+
+func (c *collector) add(ev *a2a.TaskArtifactUpdateEvent) {
+	if ev == nil || ev.Artifact == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.task = ev.TaskID
+	if ev.Append {
+		for _, a := range c.arts {
+			if a.ID == ev.Artifact.ID {
+				a.Parts = append(a.Parts, ev.Artifact.Parts...)
+				return
+			}
+		}
+	}
+	a := *ev.Artifact
+	a.Parts = slices.Clone(ev.Artifact.Parts)
+	c.arts = append(c.arts, &a)
+}
+
+// into returns t with the collected artifacts in the order they were
+// emitted, when they belong to t; t itself is not modified.
+func (c *collector) into(t *a2a.Task) *a2a.Task {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.arts) == 0 || c.task != t.ID {
+		return t
+	}
+	out := *t
+	out.Artifacts = slices.Clone(c.arts)
+	return &out
+}
+
+// collectArtifact records an emitted artifact for the SendMessage answer.
+func collectArtifact(ctx context.Context, ev *a2a.TaskArtifactUpdateEvent) {
+	if c, ok := ctx.Value(collectKey{}).(*collector); ok {
+		c.add(ev)
+	}
 }

@@ -1,5 +1,5 @@
 // Package a2aserver serves every agent of a deployment over A2A 1.0
-// (JSON-RPC, a2a-go v2.3.1) plus the vessel's HTTP endpoints: /health,
+// (JSON-RPC, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
 // /v1/agents, the agent cards and manifests. HTTP middleware in front of
 // the SDK answers 401, 403, 503 and 413 itself, because once the SDK has a
 // request it always answers 200.
@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -105,6 +106,10 @@ type Config struct {
 	BodyTimeout time.Duration
 	// Now is the clock for card Last-Modified; default time.Now.
 	Now func() time.Time
+	// PublicURL, when set, is the base of the cards' interface URLs and of
+	// /v1/agents card_url instead of the deployment's public_url (the local
+	// stack serves on an address of its own).
+	PublicURL string
 }
 
 // Server is the vessel's HTTP handler.
@@ -193,7 +198,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ModelHTTP == nil {
 		cfg.ModelHTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}}
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: PublicBase(cfg.Deployment.Vessel),
+	base := PublicBase(cfg.Deployment.Vessel)
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("vessel: public URL %q: want http(s)://host[:port][/path]", cfg.PublicURL)
+		}
+		base = strings.TrimSuffix(cfg.PublicURL, "/")
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: base,
 		log: cfg.Logger, stop: make(chan struct{})}
 	started := cfg.Now()
 	for i := range cfg.Deployment.Agents {

@@ -39,7 +39,7 @@ func TestSilentModelKeepAliveAndTimeout(t *testing.T) {
 		}
 	}))
 	defer silent.Close()
-	h := newHarnessWith(t, func(c *a2aserver.Config) { c.KeepAlive = 200 * time.Millisecond }, func(d *spec.Deployment) {
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.KeepAlive = 200 * time.Millisecond }, func(d *spec.Deployment) {
 		d.Agents[0].Manifest.Model.BaseURL = silent.URL + "/v1"
 		d.Agents[0].Manifest.Model.FirstByteTimeoutSecs = 1
 	})
@@ -78,7 +78,7 @@ func TestSilentModelKeepAliveAndTimeout(t *testing.T) {
 // gets 408 when the body timeout passes; a streaming answer that lasts far
 // longer than the timeout is not cut by it.
 func TestRequestBodyTimeout(t *testing.T) {
-	h := newHarnessWith(t, func(c *a2aserver.Config) { c.BodyTimeout = 300 * time.Millisecond })
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.BodyTimeout = 300 * time.Millisecond })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
 	if err != nil {
 		t.Fatal(err)

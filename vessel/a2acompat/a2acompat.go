@@ -1,5 +1,8 @@
-// Package a2acompat lets one agent endpoint serve older A2A callers beside
-// A2A 1.0 ones, as AstralDeep's older builds call external agents:
+// Package a2acompat is the front of one agent's JSON-RPC endpoint. It
+// checks every request strictly against JSON-RPC 2.0 (ParseEnvelope:
+// envelope, text validity, notifications, POST only) and lets the endpoint
+// serve older A2A callers beside A2A 1.0 ones, as AstralDeep's older builds
+// call external agents:
 //
 //   - A2A 0.3 JSON-RPC methods (message/send, message/stream, tasks/get,
 //     tasks/cancel, ...) with 0.3 shapes ("kind" parts, lower-case roles) go
@@ -9,7 +12,9 @@
 //     as older proto-JSON writers emit them, are rewritten to the camelCase
 //     the SDK reads. Values under "data" and "metadata" are the caller's own
 //     and are never rewritten, and numbers are copied digit for digit.
-//   - Everything else reaches the A2A 1.0 handler unchanged.
+//   - Everything else reaches the A2A 1.0 handler as a canonical envelope
+//     with the caller's params unchanged; the answer carries the caller's
+//     id exactly as sent.
 //
 // Wrap it inside the vessel's checks (authentication, body limit), around
 // the SDK handlers only: it reads the whole body, which must already be
@@ -51,50 +56,140 @@ func NewHandler(rh a2asrv.RequestHandler, opts ...a2asrv.TransportOption) http.H
 	return Handler(a2asrv.NewJSONRPCHandler(rh, opts...), a2av0.NewJSONRPCHandler(rh, opts...))
 }
 
-// Handler routes each request to v1 or v0 by its method, after rewriting
-// snake_case field names.
+// VersionParam is the query parameter that, like the A2A-Version header,
+// names the protocol version a request speaks (A2A 1.0 §3.6.1).
+const VersionParam = "A2A-Version"
+
+// Handler routes each request to v1 or v0 by its method. Before either sees
+// it, the body passes ParseEnvelope (a strict JSON-RPC 2.0 check; an error
+// is answered here as JSON-RPC with HTTP 200), a notification is answered
+// 204 No Content without being run, an A2A-Version query parameter is added
+// to the request's A2A-Version header values, snake_case field names are
+// rewritten, and the handler sees a canonical envelope whose id it echoes
+// exactly as the caller sent it (the SDK would decode a numeric id into a
+// float64). Only POST is served: any other method gets 405 with
+// "Allow: POST". Every answer that is not a stream is application/json.
 func Handler(v1, v0 http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			v1.ServeHTTP(w, r)
+		if r.Method != http.MethodPost {
+			MethodNotAllowed(w)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
-		_ = r.Body.Close()
-		if err != nil {
-			writeParseError(w, "could not read the request body")
-			return
-		}
-		if hasSnakeField(body) {
-			if fixed, err := CamelCase(body); err == nil {
-				body = fixed
+		var body []byte
+		if r.Body != nil {
+			var err error
+			body, err = io.ReadAll(r.Body)
+			_ = r.Body.Close()
+			if err != nil {
+				WriteError(w, &EnvelopeError{Code: CodeParseError, Message: "parse error: could not read the request body"})
+				return
 			}
-			// A body that does not parse is left for the SDK to refuse
-			// with its own parse error.
 		}
-		head := struct{ Method string }{methodOf(body)}
+		env, eerr := ParseEnvelope(body)
+		if eerr != nil {
+			WriteError(w, eerr)
+			return
+		}
+		if env.Notification() {
+			// JSON-RPC 2.0 sends nothing back for a notification; every A2A
+			// method answers with a result, so none is run (docs/a2a.md).
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		params := []byte(env.Params)
+		if hasSnakeField(params) {
+			if fixed, err := CamelCase(params); err == nil {
+				params = fixed
+			}
+		}
+		ph, err := newIDPlaceholder()
+		if err != nil {
+			WriteError(w, &EnvelopeError{Code: -32603, Message: "internal error", ID: env.ID})
+			return
+		}
+		canon, err := canonicalBody(env.Method, ph, params)
+		if err != nil {
+			WriteError(w, &EnvelopeError{Code: CodeInvalidParams, Message: "invalid params: params could not be read", ID: env.ID})
+			return
+		}
 		r2 := r.Clone(r.Context())
-		r2.Body = io.NopCloser(bytes.NewReader(body))
-		r2.ContentLength = int64(len(body))
-		r2.Header.Set("Content-Length", fmt.Sprint(len(body)))
-		if IsV03Method(head.Method) {
+		r2.Body = io.NopCloser(bytes.NewReader(canon))
+		r2.ContentLength = int64(len(canon))
+		r2.Header.Set("Content-Length", fmt.Sprint(len(canon)))
+		if vs, ok := r.URL.Query()[VersionParam]; ok {
+			for _, v := range vs {
+				r2.Header.Add(VersionParam, v)
+			}
+		}
+		out := newIDWriter(w, []byte(`"`+ph+`"`), env.ID)
+		defer out.finish()
+		if IsV03Method(env.Method) {
 			// The method already says which protocol this is; an
 			// "A2A-Version: 0.3" header would only make a 1.0 version check
 			// refuse a call this handler serves.
-			r2.Header.Del("A2A-Version")
-			v0.ServeHTTP(w, r2)
+			r2.Header.Del(VersionParam)
+			v0.ServeHTTP(out, r2)
 			return
 		}
-		v1.ServeHTTP(w, r2)
+		v1.ServeHTTP(out, r2)
 	})
 }
 
-func writeParseError(w http.ResponseWriter, msg string) {
+// MethodNotAllowed answers a request on a JSON-RPC URL that is not a POST.
+func MethodNotAllowed(w http.ResponseWriter) {
+	w.Header().Set("Allow", http.MethodPost)
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusMethodNotAllowed)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": -32700, "message": msg},
+		"error": map[string]any{"code": CodeInvalidRequest, "message": "invalid request: JSON-RPC requests must be sent with POST"},
 	})
+}
+
+// WriteError answers a JSON-RPC error with HTTP 200, echoing e.ID as sent
+// (null when the id could not be read).
+func WriteError(w http.ResponseWriter, e *EnvelopeError) {
+	id := json.RawMessage("null")
+	if e.ID != nil {
+		id = e.ID
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", id, map[string]any{"code": e.Code, "message": e.Message}})
+	if err != nil {
+		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// canonicalBody is the request the SDK handlers read: exactly the members
+// ParseEnvelope checked, the id replaced by a placeholder string. params,
+// already checked to be a JSON object, is copied byte for byte rather than
+// re-encoded (it may be most of a 16 MB body).
+func canonicalBody(method, idPlaceholder string, params []byte) ([]byte, error) {
+	m, err := json.Marshal(method)
+	if err != nil {
+		return nil, fmt.Errorf("a2acompat: encode method: %w", err)
+	}
+	id, err := json.Marshal(idPlaceholder)
+	if err != nil {
+		return nil, fmt.Errorf("a2acompat: encode id: %w", err)
+	}
+	if len(params) == 0 {
+		params = []byte(`{}`)
+	}
+	b := make([]byte, 0, len(params)+len(m)+len(id)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = append(b, m...)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	return append(b, '}'), nil
 }
 
 // snakeFields are the snake_case spellings of the A2A request fields with
@@ -139,34 +234,6 @@ func hasSnakeField(body []byte) bool {
 		}
 		i = j + e // the closing quote may open the next key
 	}
-}
-
-// methodOf reads the top-level "method" of a JSON-RPC body without decoding
-// the rest when, as usual, it comes before "params".
-func methodOf(body []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		key, _ := t.(string)
-		if strings.EqualFold(key, "method") {
-			var m string
-			if dec.Decode(&m) != nil {
-				return ""
-			}
-			return m
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return ""
-		}
-	}
-	return ""
 }
 
 // opaque are keys whose values belong to the caller and are copied as is.

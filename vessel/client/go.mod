@@ -2,10 +2,10 @@ module github.com/astraldeep/astralvessel-go/vessel/client
 
 go 1.26.0
 
-require github.com/a2aproject/a2a-go/v2 v2.3.1
+require github.com/a2aproject/a2a-go/v2 v2.4.0
 
 require (
 	github.com/google/uuid v1.6.0 // indirect
-	golang.org/x/mod v0.33.0 // indirect
-	golang.org/x/sync v0.19.0 // indirect
+	golang.org/x/mod v0.35.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
 )

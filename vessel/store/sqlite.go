@@ -178,9 +178,10 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 }
 
 // sqliteStore is one agent's table. Tasks in flight are kept in memory:
-// the disk sees a task when it is created and when it ends, so working
-// updates (one per streamed event) never touch it; a vessel restart fails
-// tasks left non-terminal on disk anyway.
+// the disk sees a task when it is created, when its state changes and when
+// it ends, so working updates (one per streamed event) never touch it, and
+// the state column, which ListTasks filters on, is never stale; a vessel
+// restart fails tasks left non-terminal on disk anyway.
 type sqliteStore struct {
 	b     *sqliteBackend
 	agent string
@@ -194,9 +195,10 @@ type sqliteStore struct {
 }
 
 type liveTask struct {
-	owner   string
-	version taskstore.TaskVersion
-	task    *a2a.Task // stripped
+	owner     string
+	version   taskstore.TaskVersion
+	diskState a2a.TaskState // the state last written to the table
+	task      *a2a.Task     // stripped
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {
@@ -268,7 +270,7 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 		return 0, fmt.Errorf("insert task: %w", err)
 	}
 	if !task.Status.State.Terminal() {
-		s.live[task.ID] = &liveTask{owner: owner, version: 1, task: st}
+		s.live[task.ID] = &liveTask{owner: owner, version: 1, diskState: task.Status.State, task: st}
 	}
 	return 1, nil
 }
@@ -293,18 +295,21 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 			return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, lt.version, taskstore.ErrConcurrentModification)
 		}
 		v := lt.version + 1
-		// Only the final state goes to disk: a task found non-terminal on disk
-		// is failed at the next start whatever its last working state was.
-		if task.Status.State.Terminal() {
+		// Only a new state goes to disk (a task found non-terminal on disk is
+		// failed at the next start whatever its last working update was).
+		if state := task.Status.State; state.Terminal() || state != lt.diskState {
 			raw, err := json.Marshal(st)
 			if err != nil {
 				return 0, fmt.Errorf("encode task: %w", err)
 			}
-			if _, err := s.upsertStmt.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(task.Status.State), int64(v), time.Now().UnixNano(), raw); err != nil {
+			if _, err := s.upsertStmt.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(state), int64(v), time.Now().UnixNano(), raw); err != nil {
 				return 0, fmt.Errorf("write task: %w", err)
 			}
-			delete(s.live, task.ID)
-			return v, nil
+			if state.Terminal() {
+				delete(s.live, task.ID)
+				return v, nil
+			}
+			lt.diskState = state
 		}
 		lt.version, lt.task = v, st
 		return v, nil
@@ -364,7 +369,10 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	return &taskstore.StoredTask{Task: &t, Version: taskstore.TaskVersion(v)}, nil
 }
 
-// List implements taskstore.Store: the caller's tasks, newest first.
+// List implements taskstore.Store: the caller's tasks, newest first. A
+// task running here is shown as its latest update (as Get shows it); the
+// table's state column, written at every state change, keeps the status
+// filter right.
 func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	owner, err := Owner(ctx)
 	if err != nil {
@@ -418,13 +426,32 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, fmt.Errorf("decode task: %w", err)
 		}
-		if !req.IncludeArtifacts {
-			t.Artifacts = nil
-		}
 		resp.Tasks = append(resp.Tasks, &t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	history := 100
+	if req.HistoryLength != nil {
+		history = *req.HistoryLength
+	}
+	s.mu.Lock()
+	for i, t := range resp.Tasks {
+		if lt := s.live[t.ID]; lt != nil && lt.owner == owner && lt.task.Status.State == t.Status.State {
+			cp := *lt.task
+			resp.Tasks[i] = &cp
+		}
+	}
+	s.mu.Unlock()
+	for _, t := range resp.Tasks {
+		if !req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		if history == 0 {
+			t.History = []*a2a.Message{}
+		} else if history > 0 && len(t.History) > history {
+			t.History = t.History[len(t.History)-history:]
+		}
 	}
 	if offset+len(resp.Tasks) < total {
 		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset + len(resp.Tasks))))

@@ -174,3 +174,13 @@ func TestReadInfoMissing(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// TestVesselAdvertisesListenAddress (issue 14, defect 2): the vessel is told
+// to advertise the stack's own address in its cards.
+func TestVesselAdvertisesListenAddress(t *testing.T) {
+	args := vesselArgs("/d.toml", "127.0.0.1:18700", []string{"--sandbox-url", "a=http://127.0.0.1:1"})
+	want := "--deployment /d.toml --listen 127.0.0.1:18700 --public-url http://127.0.0.1:18700 --sandbox-url a=http://127.0.0.1:1"
+	if got := strings.Join(args, " "); got != want {
+		t.Fatalf("vessel args:\n%s\nwant\n%s", got, want)
+	}
+}

@@ -408,7 +408,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	venv := processEnv(operatorEnviron(base, d), vesselVars,
 		"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE")
-	args := append([]string{"--deployment", vesselDep, "--listen", cfg.Listen}, sandboxArgs...)
+	args := vesselArgs(vesselDep, cfg.Listen, sandboxArgs)
 	v, err := s.start("vessel", cfg.Bins, args, venv, logDir)
 	if err != nil {
 		return nil, err
@@ -435,6 +435,12 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, fmt.Errorf("localstack: write %s: %w", infoFile, err)
 	}
 	return s, nil
+}
+
+// vesselArgs are the vessel's flags. Its cards must advertise where this
+// stack serves, not the deployment's front address, hence --public-url.
+func vesselArgs(deployment, listen string, sandboxArgs []string) []string {
+	return append([]string{"--deployment", deployment, "--listen", listen, "--public-url", "http://" + listen}, sandboxArgs...)
 }
 
 // operatorEnviron is the process environment plus the values of every env:

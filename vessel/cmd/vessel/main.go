@@ -74,6 +74,7 @@ func envOr(name, def string) string {
 func run(log *zap.Logger) error {
 	deployment := flag.String("deployment", "", "deployment.toml")
 	listen := flag.String("listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
+	publicURL := flag.String("public-url", "", "base URL the agent cards advertise (default the deployment's public_url)")
 	sandboxes := sandboxFlags{}
 	flag.Var(sandboxes, "sandbox-url", "AGENT=URL of an agent's sandbox (repeatable; default http://sandbox-<agent>:8600)")
 	flag.Parse()
@@ -161,6 +162,7 @@ func run(log *zap.Logger) error {
 		ModelKey:      modelKey,
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,
+		PublicURL:     *publicURL,
 	})
 	if err != nil {
 		return err
