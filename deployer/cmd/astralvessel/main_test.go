@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -153,5 +155,44 @@ func TestWarnings(t *testing.T) {
 	w := warnings(d)
 	if len(w) != 1 || !strings.Contains(w[0], "agent c") {
 		t.Errorf("warnings: %q", w)
+	}
+}
+
+// The species tool behind the demo's answer keeps only the species whose
+// account mentions the word: for "fish", the reed heron alone.
+func TestSpeciesToolMentions(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	species := func(args string) []string {
+		t.Helper()
+		cmd := exec.Command(py, "../../../examples/field-guide/tools/species.py")
+		cmd.Stdin = strings.NewReader(args)
+		cmd.Env = append(os.Environ(), "GUIDE_DIR=../../../examples/field-guide/data")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("species %s: %v %s", args, err, out)
+		}
+		var list []struct {
+			Slug string `json:"slug"`
+		}
+		if err := json.Unmarshal(out, &list); err != nil {
+			t.Fatalf("species %s: %v %s", args, err, out)
+		}
+		var slugs []string
+		for _, s := range list {
+			slugs = append(slugs, s.Slug)
+		}
+		return slugs
+	}
+	if got := species(`{"mentions":"fish"}`); len(got) != 1 || got[0] != "larchmere-reed-heron" {
+		t.Errorf("mentions fish: %v", got)
+	}
+	if got := species(`{"mentions":"zebra"}`); len(got) != 0 {
+		t.Errorf("mentions zebra: %v", got)
+	}
+	if got := species(`{}`); len(got) != 7 {
+		t.Errorf("all: %v", got)
 	}
 }
