@@ -83,8 +83,9 @@ proto-check: proto
 	@test -z "$$(git status --porcelain -- proto)" || { git status --porcelain -- proto; echo "proto/ has untracked generated files: run make proto and commit"; exit 1; }
 
 ## run: start the local stack, ask the example agent one question, stop
-run: setup build
-	VESSEL_BIN_DIR=$(BIN) ./deploy/local-demo.sh
+## (deploy/local-demo.sh builds only the five binaries it runs)
+run: setup
+	./deploy/local-demo.sh
 
 ## images: build every service image (a local Debian base when no registry answers;
 ## deploy/images.sh builds its own static binaries)

@@ -149,3 +149,29 @@ func TestUpUsage(t *testing.T) {
 		t.Errorf("missing binaries: %d %s", code, errb.String())
 	}
 }
+
+// The try: line of up works as printed: the binary by its path unless PATH
+// finds this very one, --state (quoted) only when it is not the default.
+func TestAskHint(t *testing.T) {
+	if got := askHint("/opt/av bin/astralvessel", "/tmp/st", "/tmp/st"); got != `'/opt/av bin/astralvessel' ask 'Which birds in the guide hunt fish?'` {
+		t.Errorf("default state: %s", got)
+	}
+	if got := askHint("astralvessel", "/tmp/it's", "/home/x"); got != `astralvessel ask --state '/tmp/it'\''s' 'Which birds in the guide hunt fish?'` {
+		t.Errorf("other state: %s", got)
+	}
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := selfCommand(); got != exe {
+		t.Errorf("not in PATH: %s, want %s", got, exe)
+	}
+	if err := os.Symlink(exe, filepath.Join(dir, "astralvessel")); err != nil {
+		t.Fatal(err)
+	}
+	if got := selfCommand(); got != "astralvessel" {
+		t.Errorf("in PATH: %s", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -112,11 +113,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
 	fmt.Fprintf(stdout, "  app key: %s (app %s, in %s); send X-Vessel-User: %s\n", key, st.AppID, st.AppKeyFile, st.User)
 	fmt.Fprintf(stdout, "  logs:    %s\n", st.Logs)
-	hint := "astralvessel ask"
-	if *state != localstack.DefaultStateDir() {
-		hint += " --state " + *state
-	}
-	fmt.Fprintf(stdout, "  try:     %s %q\n", hint, "Which birds in the guide hunt fish?")
+	fmt.Fprintf(stdout, "  try:     %s\n", askHint(selfCommand(), *state, localstack.DefaultStateDir()))
 	fmt.Fprintln(stdout, "Ctrl-C stops everything.")
 
 	if err := st.Wait(ctx); err != nil {
@@ -125,4 +122,49 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "stopping")
 	return 0
+}
+
+// selfCommand is how to run this program again from a shell: "astralvessel"
+// when that name in PATH is this very binary, else its absolute path.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "astralvessel"
+	}
+	if p, err := exec.LookPath("astralvessel"); err == nil {
+		if sameFile(p, exe) {
+			return "astralvessel"
+		}
+	}
+	return exe
+}
+
+// sameFile reports whether both paths exist and name the same file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// askHint is an ask command line that works as printed: the program as the
+// shell finds it, and --state unless the stack uses the default one.
+func askHint(self, state, defaultState string) string {
+	hint := shellQuote(self) + " ask"
+	if state != defaultState {
+		hint += " --state " + shellQuote(state)
+	}
+	return hint + " " + shellQuote("Which birds in the guide hunt fish?")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
