@@ -21,7 +21,9 @@ if [[ -z $bin ]]; then
   echo "building astralvessel, vessel, scripted-model, sandboxd and egress into $bin" \
     "(the first build downloads and compiles the dependencies: a few minutes)" >&2
   mkdir -p "$bin"
-  go build -o "$bin/" ./deployer/cmd/astralvessel ./vessel/cmd/vessel ./vessel/cmd/scripted-model \
+  ldflags="-X main.version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)"
+  ldflags+=" -X main.commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  go build -ldflags "$ldflags" -o "$bin/" ./deployer/cmd/astralvessel ./vessel/cmd/vessel ./vessel/cmd/scripted-model \
     ./sandboxd/cmd/sandboxd ./egress/cmd/egress
 fi
 

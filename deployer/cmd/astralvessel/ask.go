@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,7 +25,7 @@ import (
 func init() {
 	register(&command{
 		name:    "ask",
-		usage:   "ask [--agent ID] [--new] \"question\"",
+		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--state DIR] [--files DIR] QUESTION...",
 		summary: "ask an agent of the local stack (or --url) and stream the answer",
 		run:     runAsk,
 	})
@@ -38,8 +37,7 @@ type askTarget struct {
 }
 
 func runAsk(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("ask", stderr)
 	agent := fs.String("agent", "", "agent id (default: the first agent)")
 	newConv := fs.Bool("new", false, "start a new conversation instead of continuing the last one")
 	url := fs.String("url", "", "vessel base URL (default: the running local stack)")
@@ -48,13 +46,13 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	state := fs.String("state", localstack.DefaultStateDir(), "state folder of the local stack (holds the conversation history)")
 	conv := fs.String("conversation", "", "conversation id to use (default: the agent's current one)")
 	filesDir := fs.String("files", "", "folder for files the agent returns (default: STATE/files)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	question := strings.TrimSpace(strings.Join(pos, " "))
 	if question == "" {
-		fmt.Fprintln(stderr, "usage: astralvessel ask [--agent ID] [--new] [--url URL --key KEY --user U] \"question\"")
+		usageError("ask", stderr)
 		return 2
 	}
 

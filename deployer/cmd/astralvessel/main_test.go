@@ -67,8 +67,34 @@ func TestEnvFile(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	if code, _, _ := run(); code != 2 {
-		t.Errorf("no args: exit %d", code)
+	if code, out, errOut := run(); code != 2 || out != "" || !strings.Contains(errOut, "validate FILE") {
+		t.Errorf("no args: exit %d, stdout %q", code, out)
+	}
+	for _, h := range []string{"--help", "-h", "help"} {
+		if code, out, errOut := run(h); code != 0 || errOut != "" || !strings.Contains(out, "up [FILE]") || !strings.Contains(out, "--version") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", h, code, out, errOut)
+		}
+	}
+	// Each subcommand's --help: exit 0, its usage with arguments and its
+	// flags on stdout.
+	for cmd, want := range map[string]string{
+		"validate": "usage: astralvessel validate FILE",
+		"deploy":   "usage: astralvessel deploy FILE",
+		"up":       "usage: astralvessel up [FILE]",
+		"ask":      "usage: astralvessel ask ",
+	} {
+		code, out, errOut := run(cmd, "--help")
+		if code != 0 || errOut != "" || !strings.HasPrefix(out, want) || !strings.Contains(out, "flags:\n  -") {
+			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
+		}
+		if code, out2, _ := run("help", cmd); code != 0 || out2 != out {
+			t.Errorf("help %s: exit %d, %q", cmd, code, out2)
+		}
+	}
+	// A flag error: exit 2, the usage line on stderr. up has no -local.
+	if code, out, errOut := run("up", "-local"); code != 2 || out != "" ||
+		!strings.Contains(errOut, "flag provided but not defined: -local") || !strings.Contains(errOut, "usage: astralvessel up [FILE]") {
+		t.Errorf("up -local: exit %d, %q %q", code, out, errOut)
 	}
 	if code, _, errOut := run("frobnicate"); code != 2 || !strings.Contains(errOut, "validate FILE") {
 		t.Errorf("unknown command: exit %d %s", code, errOut)
@@ -194,5 +220,45 @@ func TestSpeciesToolMentions(t *testing.T) {
 	}
 	if got := species(`{}`); len(got) != 7 {
 		t.Errorf("all: %v", got)
+	}
+}
+
+// The real binary: --version prints the version and commit stamped with
+// -ldflags on stdout, and --help goes to stdout with exit 0.
+func TestBinaryVersionAndHelp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "astralvessel")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7 -X main.commit=0123abcd", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for args, want := range map[string]string{"--version": "astralvessel v9.8.7 (commit 0123abcd)\n", "version": "astralvessel v9.8.7 (commit 0123abcd)\n"} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, args)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stdout.String() != want || stderr.Len() != 0 {
+			t.Errorf("%s: %v, stdout %q, stderr %q", args, err, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "ask", "--help")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.HasPrefix(stdout.String(), "usage: astralvessel ask") || stderr.Len() != 0 {
+		t.Errorf("ask --help: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+}
+
+func TestVersionLineFallback(t *testing.T) {
+	v, c := version, commit
+	t.Cleanup(func() { version, commit = v, c })
+	version, commit = "", ""
+	if got := versionLine(); !strings.HasPrefix(got, "astralvessel ") || !strings.Contains(got, "commit") {
+		t.Errorf("versionLine: %q", got)
+	}
+	version, commit = "v1", "abc"
+	if got := versionLine(); got != "astralvessel v1 (commit abc)" {
+		t.Errorf("versionLine: %q", got)
 	}
 }

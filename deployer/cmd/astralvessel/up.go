@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,8 @@ import (
 func init() {
 	register(&command{
 		name:    "up",
-		usage:   "up [--local] [FILE]",
+		usage:   "up [FILE] [--listen ADDR] [--state DIR] [--bin DIR] [--no-build] [--script FILE] [--scripted] [--env-file F] [--timeout D]",
+		help:    "FILE is the deployment (default " + defaultDeployment + ", from the current folder or the source tree).",
 		summary: "run the local stack (vessel, sandboxes, egress, scripted model) until Ctrl-C",
 		run:     runUp,
 	})
@@ -29,9 +29,7 @@ func init() {
 const defaultDeployment = "deploy/deployment.toml"
 
 func runUp(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("up", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	_ = fs.Bool("local", true, "run as local processes (the only mode; Compose deployments use the deploy command)")
+	fs := newFlags("up", stderr)
 	listen := fs.String("listen", "127.0.0.1:8700", "the vessel's address")
 	state := fs.String("state", localstack.DefaultStateDir(), "state folder: keys, logs, task store, stack.json")
 	bin := fs.String("bin", os.Getenv("VESSEL_BIN_DIR"), "folder with prebuilt vessel, sandboxd, egress, scripted-model (default $VESSEL_BIN_DIR, else build them from the source tree)")
@@ -40,12 +38,12 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	scripted := fs.Bool("scripted", false, "use the scripted model even when VESSEL_UPSTREAM_MODEL_URL and VESSEL_MODEL_KEY are set")
 	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
 	timeout := fs.Duration("timeout", 90*time.Second, "how long to wait for every service to be ready")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) > 1 {
-		fmt.Fprintln(stderr, "usage: astralvessel up [--local] [FILE] [--listen ADDR] [--state DIR] [--bin DIR]")
+		usageError("up", stderr)
 		return 2
 	}
 
@@ -74,7 +72,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	if binDir == "" && root != "" {
 		binDir = filepath.Join(root, ".cache", "bin")
 		if !*noBuild {
-			fmt.Fprintf(stderr, "building %s into %s\n", strings.Join(names, ", "), binDir)
+			fmt.Fprintf(stderr, "building %s into %s (go build: a few minutes the first time, quick after)\n", strings.Join(names, ", "), binDir)
 			if err := localstack.Build(ctx, root, binDir, names, stderr); err != nil {
 				fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
 				return 1

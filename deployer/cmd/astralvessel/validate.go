@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -18,15 +17,14 @@ func init() {
 }
 
 func runValidate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("validate", stderr)
 	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: astralvessel validate FILE [--env-file F]")
+		usageError("validate", stderr)
 		return 2
 	}
 	d, _, ok := loadChecked(pos[0], *envFile, stderr)
