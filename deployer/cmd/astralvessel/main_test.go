@@ -55,6 +55,63 @@ func TestValidateBroken(t *testing.T) {
 	}
 }
 
+// validate reports every problem with file:line:field, agents by id, and
+// syntax errors with their column.
+func TestValidateReportsAll(t *testing.T) {
+	setExampleEnv(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "deployment.toml")
+	src := "[egress]\nupstream_url = \"env:VESSEL_UPSTREAM_MODEL_URL\"\n\n[[apps]]\nid = \"web\"\nkey_sha256 = \"zz\"\nagents = [\"birds\"]\n\n" +
+		"[[agents]]\nid = \"birds\"\npackage = \"nowhere\"\n[agents.sandbox]\nscratch = \"lots\"\npids = \"many\"\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run("validate", file)
+	want := []string{
+		file + ":6: apps[web].key_sha256: want 64 hex characters",
+		file + ":11: agents[birds].package: agent folder",
+		file + `:13: agents[birds].sandbox.scratch: invalid size "lots"`,
+		file + ":14: agents[birds].sandbox.pids: got a TOML string",
+	}
+	if code != 1 || strings.Count(errOut, "\n") != len(want) {
+		t.Fatalf("exit %d, want 1 and %d lines:\n%s", code, len(want), errOut)
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(errOut, "\n"), "\n") {
+		if !strings.HasPrefix(line, want[i]) {
+			t.Errorf("line %d: %s\nwant %s…", i+1, line, want[i])
+		}
+	}
+	if err := os.WriteFile(file, []byte("[vessel]\nport = = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := run("validate", file); code != 1 || !strings.HasPrefix(errOut, file+":2:8: ") {
+		t.Errorf("syntax error: exit %d %q", code, errOut)
+	}
+}
+
+// The shipped deployment without its variables: say where they come from.
+func TestValidateEnvHint(t *testing.T) {
+	t.Setenv("VESSEL_UPSTREAM_MODEL_URL", "")
+	os.Unsetenv("VESSEL_UPSTREAM_MODEL_URL")
+	t.Setenv("VESSEL_APP_KEY_SHA256", "")
+	os.Unsetenv("VESSEL_APP_KEY_SHA256")
+	if _, err := os.Stat("../../../deploy/.env"); err == nil {
+		t.Skip("deploy/.env exists")
+	}
+	code, _, errOut := run("validate", exampleDeployment)
+	if code != 1 || strings.Count(errOut, "is not set") != 2 ||
+		!strings.Contains(errOut, "hint: VESSEL_UPSTREAM_MODEL_URL, VESSEL_APP_KEY_SHA256 come from the environment or from ../../../deploy/.env: cp ../../../deploy/.env.example ../../../deploy/.env") {
+		t.Errorf("exit %d:\n%s", code, errOut)
+	}
+	env := filepath.Join(t.TempDir(), "vars.env")
+	if err := os.WriteFile(env, []byte("VESSEL_UPSTREAM_MODEL_URL=https://m.example.org/v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := run("validate", exampleDeployment, "--env-file", env); code != 1 || !strings.Contains(errOut, "hint: VESSEL_APP_KEY_SHA256: set them in "+env) {
+		t.Errorf("with --env-file: exit %d:\n%s", code, errOut)
+	}
+}
+
 func TestEnvFile(t *testing.T) {
 	dir := t.TempDir()
 	env := filepath.Join(dir, "vars.env")
