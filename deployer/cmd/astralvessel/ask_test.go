@@ -190,6 +190,27 @@ func TestAskErrors(t *testing.T) {
 	}
 }
 
+// up on a busy address says so in one line before building or starting
+// anything.
+func TestUpBusyListen(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	state := t.TempDir()
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"up", "--listen", addr, "--bin", t.TempDir(), "--state", state}, &out, &errb)
+	want := "astralvessel up: " + addr + " is already in use (another process listens there, maybe another local stack): stop it or pass --listen with another address\n"
+	if code != 1 || errb.String() != want || out.Len() != 0 {
+		t.Errorf("exit %d, stderr %q\nwant %q", code, errb.String(), want)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Errorf("up wrote %v", entries)
+	}
+}
+
 func TestUpUsage(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := dispatch([]string{"up", "a.toml", "b.toml"}, &out, &errb); code != 2 {

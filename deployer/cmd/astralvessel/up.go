@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -45,6 +47,12 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 1 {
 		usageError("up", stderr)
 		return 2
+	}
+
+	// A busy address is said at once, before building or starting anything.
+	if err := checkListen(*listen); err != nil {
+		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+		return 1
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -120,6 +128,18 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "stopping")
 	return 0
+}
+
+// checkListen makes sure the vessel's address is free now.
+func checkListen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is already in use (another process listens there, maybe another local stack): stop it or pass --listen with another address", addr)
+	}
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	return ln.Close()
 }
 
 // selfCommand is how to run this program again from a shell: "astralvessel"
