@@ -14,12 +14,13 @@ GOTEST_FLAGS ?= -count=1 -timeout 15m
 
 all: build
 
-## check: the test command: install what is missing, start PostgreSQL, then
-## generated-code check, lint, every module alone, and every test.
+## check: the test command: install what is missing, then generated-code
+## check, lint, every module alone, and every test against a private
+## PostgreSQL cluster (deploy/postgres-test.sh: a temporary folder and port of
+## its own, stopped and removed when the tests end, pass or fail).
 check: setup
 	$(MAKE) proto-check lint modules
-	@dsn=$$(./deploy/postgres-test.sh) && echo "PostgreSQL for tests is up" && \
-	  VESSEL_TEST_POSTGRES="$$dsn" $(MAKE) test
+	./deploy/postgres-test.sh $(MAKE) test
 
 setup:
 	./deploy/setup.sh

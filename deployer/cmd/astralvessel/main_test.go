@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,5 +318,50 @@ func TestVersionLineFallback(t *testing.T) {
 	version, commit = "v1", "abc"
 	if got := versionLine(); got != "astralvessel v1 (commit abc)" {
 		t.Errorf("versionLine: %q", got)
+	}
+}
+
+// deploy/postgres-test.sh runs a command against a private cluster and
+// leaves nothing behind, whatever the command's outcome.
+func TestPostgresTestScript(t *testing.T) {
+	if _, err := os.Stat("/usr/lib/postgresql/15/bin/initdb"); err != nil {
+		t.Skip("PostgreSQL 15 server binaries not installed")
+	}
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	tmp, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil { // the postgres user works in it
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "dsn")
+	cmd := exec.Command("../../../deploy/postgres-test.sh", "sh", "-c",
+		`/usr/lib/postgresql/15/bin/psql "$VESSEL_TEST_POSTGRES" -Atc "select current_user" >"$0" && echo "$VESSEL_TEST_POSTGRES" >>"$0"; exit 7`, out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	msgs, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+		t.Fatalf("exit %v, want 7 (the command's):\n%s", err, msgs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || lines[0] != "vessel_test" || !strings.HasPrefix(lines[1], "postgres://vessel_test:") {
+		t.Fatalf("command saw %q\n%s", b, msgs)
+	}
+	// The cluster is gone: its folder and its port.
+	if left, _ := filepath.Glob(filepath.Join(tmp, "vessel-pg.*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	host := strings.TrimPrefix(lines[1], "postgres://")
+	host = host[strings.Index(host, "@")+1 : strings.Index(host, "/")]
+	if c, err := net.Dial("tcp", host); err == nil {
+		c.Close()
+		t.Errorf("something still listens on %s", host)
 	}
 }
