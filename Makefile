@@ -14,20 +14,25 @@ GOTEST_FLAGS ?= -count=1 -timeout 15m
 
 all: build
 
-## check: the test command: install what is missing, start PostgreSQL, then
-## generated-code check, lint, every module alone, and every test.
+## check: the test command: install what is missing, then generated-code
+## check, lint, every module alone, and every test against a private
+## PostgreSQL cluster (deploy/postgres-test.sh: a temporary folder and port of
+## its own, stopped and removed when the tests end, pass or fail).
 check: setup
 	$(MAKE) proto-check lint modules
-	@dsn=$$(./deploy/postgres-test.sh) && echo "PostgreSQL for tests is up" && \
-	  VESSEL_TEST_POSTGRES="$$dsn" $(MAKE) test
+	./deploy/postgres-test.sh $(MAKE) test
 
 setup:
 	./deploy/setup.sh
 
+# Stamped into astralvessel (and sandboxd's version): astralvessel --version.
+LDFLAGS := -X main.version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev) \
+           -X main.commit=$(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+
 ## build: every binary into .cache/bin
 build:
 	@mkdir -p $(BIN)
-	cd deployer && go build -o $(BIN)/ ./cmd/...
+	cd deployer && go build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 	cd vessel && go build -o $(BIN)/ ./cmd/...
 	cd sandboxd && go build -o $(BIN)/ ./cmd/...
 	cd egress && go build -o $(BIN)/ ./cmd/...
@@ -103,8 +108,9 @@ proto-check: proto
 	@test -z "$$(git status --porcelain -- proto)" || { git status --porcelain -- proto; echo "proto/ has untracked generated files: run make proto and commit"; exit 1; }
 
 ## run: start the local stack, ask the example agent one question, stop
-run: setup build
-	VESSEL_BIN_DIR=$(BIN) ./deploy/local-demo.sh
+## (deploy/local-demo.sh builds only the five binaries it runs)
+run: setup
+	./deploy/local-demo.sh
 
 ## images: build every service image (a local Debian base when no registry answers;
 ## deploy/images.sh builds its own static binaries)

@@ -18,9 +18,12 @@ listen=${VESSEL_DEMO_LISTEN:-127.0.0.1:8700}
 bin=${VESSEL_BIN_DIR:-}
 if [[ -z $bin ]]; then
   bin=$root/.cache/bin
-  echo "building into $bin" >&2
+  echo "building astralvessel, vessel, scripted-model, sandboxd and egress into $bin" \
+    "(the first build downloads and compiles the dependencies: a few minutes)" >&2
   mkdir -p "$bin"
-  go build -o "$bin/" ./deployer/cmd/astralvessel ./vessel/cmd/vessel ./vessel/cmd/scripted-model \
+  ldflags="-X main.version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)"
+  ldflags+=" -X main.commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  go build -ldflags "$ldflags" -o "$bin/" ./deployer/cmd/astralvessel ./vessel/cmd/vessel ./vessel/cmd/scripted-model \
     ./sandboxd/cmd/sandboxd ./egress/cmd/egress
 fi
 
@@ -53,9 +56,35 @@ if [[ ! -f $state/stack.json ]]; then
   cat "$state/up.err" >&2
   exit 1
 fi
-cat "$state/up.out" >&2
+# The stack's own hints (its temporary state folder, Ctrl-C) do not outlive
+# this script; the lines after the answer say how to run a stack by hand.
+grep -v -e '^  try:' -e '^  app key:' -e '^  logs:' -e '^Ctrl-C' "$state/up.out" >&2 || true
+if grep -q '^  model: *scripted' "$state/up.out"; then
+  echo "  (the bundled scripted model answers from a fixed script; set VESSEL_UPSTREAM_MODEL_URL" \
+    "and VESSEL_MODEL_KEY for a real OpenAI-compatible model, see README.md)" >&2
+fi
 
 args=(--state "$state")
 [[ -n ${VESSEL_DEMO_AGENT:-} ]] && args+=(--agent "$VESSEL_DEMO_AGENT")
 echo "> $question" >&2
-"$bin/astralvessel" ask "${args[@]}" "$question"
+rc=0
+"$bin/astralvessel" ask "${args[@]}" "$question" || rc=$?
+stop
+trap - EXIT
+
+# q quotes a word for the shell, only when it needs it.
+q() {
+  if [[ $1 =~ ^[A-Za-z0-9_./:@%+=,-]+$ ]]; then printf '%s' "$1"; else printf "'%s'" "${1//\'/\'\\\'\'}"; fi
+}
+listen_arg=""
+[[ $listen != 127.0.0.1:8700 ]] && listen_arg=" --listen $(q "$listen")"
+agent_arg=""
+[[ -n ${VESSEL_DEMO_AGENT:-} ]] && agent_arg=" --agent $(q "$VESSEL_DEMO_AGENT")"
+cat >&2 <<EOF
+
+The demo's stack has stopped. To run one yourself (as root), from $(q "$root"):
+  $(q "$bin/astralvessel") up$listen_arg      # starts the stack and keeps it running; Ctrl-C stops it
+then, in another terminal:
+  $(q "$bin/astralvessel") ask$agent_arg $(q "$question")
+EOF
+exit "$rc"

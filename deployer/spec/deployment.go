@@ -70,8 +70,9 @@ func loadDeploymentData(file string, data []byte, env Env) (*Deployment, error) 
 		return nil, fmt.Errorf("load deployment %s: %w", file, err)
 	}
 	var d Deployment
-	if err := decodeStrict(file, data, &d); err != nil {
-		return nil, err
+	decodeErrs, ok := decodeStrict(file, data, &d)
+	if !ok {
+		return nil, decodeErrs
 	}
 	d.Path = abs
 	var errs Errors
@@ -79,7 +80,10 @@ func loadDeploymentData(file string, data []byte, env Env) (*Deployment, error) 
 	d.file, d.pos = file, c.pos
 	v := &validator{c: c, env: env, d: &d, dir: filepath.Dir(file), absDir: filepath.Dir(abs)}
 	v.run()
+	errs = append(decodeErrs, dropUnder(errs, decodeErrs)...)
 	if len(errs) > 0 {
+		sortErrors(errs)
+		labelByID(errs, file, d.ids())
 		return nil, errs
 	}
 	return &d, nil
@@ -536,6 +540,21 @@ func checkURL(s string, httpsOnly bool) string {
 	return ""
 }
 
+// ids are the ids of the arrays of tables, for labelByID.
+func (d *Deployment) ids() map[string][]string {
+	m := map[string][]string{}
+	for _, a := range d.Agents {
+		m["agents"] = append(m["agents"], a.ID)
+	}
+	for _, a := range d.Apps {
+		m["apps"] = append(m["apps"], a.ID)
+	}
+	for _, is := range d.Issuers {
+		m["issuers"] = append(m["issuers"], is.ID)
+	}
+	return m
+}
+
 // CheckHostPaths checks what only the deploying machine has: every data
 // mount's source folder. LoadDeployment leaves this out because the vessel,
 // which loads the same file, never sees those folders; validate and deploy
@@ -558,6 +577,7 @@ func CheckHostPaths(d *Deployment) error {
 		}
 	}
 	if len(errs) > 0 {
+		labelByID(errs, c.file, d.ids())
 		return errs
 	}
 	return nil

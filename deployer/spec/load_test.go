@@ -71,27 +71,27 @@ func TestLoadErrors(t *testing.T) {
 		{"type mismatch", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `port = "x"`, 1)}, nil,
 			"deployment.toml:3: vessel.port:"},
 		{"bad size", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "lots"`, 1)}, nil,
-			`deployment.toml:24: agents[0].sandbox.scratch: invalid size "lots"`},
+			`deployment.toml:24: agents[alpha].sandbox.scratch: invalid size "lots"`},
 		{"missing env", nil, map[string]string{"APP_SHA": fixtureEnv["APP_SHA"], "RECORDS_TOKEN": "x"},
 			"deployment.toml:6: egress.upstream_url: environment variable UPSTREAM is not set"},
 		{"bad digest", nil, map[string]string{"UPSTREAM": fixtureEnv["UPSTREAM"], "APP_SHA": "abc", "RECORDS_TOKEN": "x"},
-			"deployment.toml:10: apps[0].key_sha256: want 64 hex characters"},
+			"deployment.toml:10: apps[web].key_sha256: want 64 hex characters"},
 		{"unknown agent", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `agents = ["alpha"]`, `agents = ["gamma"]`, 1)}, nil,
-			`deployment.toml:18: issuers[0].agents[0]: no agent with id "gamma"`},
+			`deployment.toml:18: issuers[idp].agents[0]: no agent with id "gamma"`},
 		{"bad id", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `id = "beta"`, `id = "Beta"`, 1)}, nil,
 			`deployment.toml:32: agents[1].id: invalid id "Beta"`},
 		{"long id", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `id = "beta"`, `id = "`+strings.Repeat("b", 56)+`"`, 1)}, nil,
 			`deployment.toml:32: agents[1].id: "bbbb`},
 		{"http issuer", map[string]string{"deploy/deployment.toml": strings.Replace(dep, "https://idp", "http://idp", 1)}, nil,
-			"deployment.toml:15: issuers[0].issuer: \"http://idp.example.test/realm\" must use https"},
+			"deployment.toml:15: issuers[idp].issuer: \"http://idp.example.test/realm\" must use https"},
 		{"both jwks", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `jwks_file = "jwks.json"`, `jwks_file = "jwks.json"`+"\njwks_url = \"https://idp.example.test/certs\"", 1)}, nil,
-			"issuers[0].jwks_file: set exactly one of jwks_url and jwks_file"},
+			"issuers[idp].jwks_file: set exactly one of jwks_url and jwks_file"},
 		{"mount target", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `/data/guide`, `/etc/guide`, 1)}, nil,
-			`deployment.toml:26: agents[0].sandbox.mounts[0].target: "/etc/guide" is reserved`},
+			`deployment.toml:26: agents[alpha].sandbox.mounts[0].target: "/etc/guide" is reserved`},
 		{"mount source", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `"../data"`, `"../nodata"`, 1)}, nil,
-			`deployment.toml:26: agents[0].sandbox.mounts[0].source: folder`},
+			`deployment.toml:26: agents[alpha].sandbox.mounts[0].source: folder`},
 		{"turn disk", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "64MB"`+"\nturn_disk = \"1GiB\"", 1)}, nil,
-			"deployment.toml:25: agents[0].sandbox.turn_disk: must be more than 0 and at most scratch (64MiB)"},
+			"deployment.toml:25: agents[alpha].sandbox.turn_disk: must be more than 0 and at most scratch (64MiB)"},
 		{"front address", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `front_address = "10.0.0.5"`, 1)}, nil,
 			"deployment.toml:3: vessel.front_address: 10.0.0.5 must be inside 172.31.247.0/24"},
 		{"ungranted service", map[string]string{"agents/alpha/tools/lookup.toml": strings.Replace(fixture["agents/alpha/tools/lookup.toml"], `"records"`, `"billing"`, 1)}, nil,
@@ -119,7 +119,7 @@ func TestLoadErrors(t *testing.T) {
 		{"arguments limit too large", map[string]string{"agents/alpha/vessel.toml": strings.Replace(alphaManifest, "max_steps = 8", "max_steps = 8\nmax_tool_arguments_bytes = \"5MiB\"", 1)}, nil,
 			"alpha/vessel.toml:10: model.max_tool_arguments_bytes: 5242880 bytes is out of range; allowed 1KiB to 4MiB"},
 		{"syntax", map[string]string{"agents/beta/vessel.toml": "name = \n"}, nil,
-			"beta/vessel.toml:1:"},
+			"beta/vessel.toml:1:8: "},
 		{"no agents", map[string]string{"deploy/deployment.toml": "[egress]\nupstream_url = \"https://m.example.test\"\n"}, nil,
 			"deployment.toml: agents: at least one"},
 	}
@@ -176,5 +176,49 @@ func TestModelOutputLimits(t *testing.T) {
 	}
 	if m := d.Agents[1].Manifest.Model; m.MaxAnswerBytes != DefaultMaxAnswerBytes || m.MaxToolArgumentsBytes != DefaultMaxToolArgumentsBytes {
 		t.Fatalf("defaults %d %d", m.MaxAnswerBytes, m.MaxToolArgumentsBytes)
+	}
+}
+
+// One load reports every problem, type errors and unknown keys included, in
+// line order, each with file:line:field, and names agents, apps and issuers
+// by id.
+func TestLoadReportsEverything(t *testing.T) {
+	dep := fixture["deploy/deployment.toml"]
+	dep = strings.Replace(dep, `project = "test"`, `project = "test"`+"\nport = \"x\"\nprojekt = 1", 1)
+	dep = strings.Replace(dep, `scratch = "64MB"`, `scratch = "lots"`+"\nturn_disk = \"1GiB\"", 1)
+	dep = strings.Replace(dep, `package = "../agents/beta"`, `package = "../agents/gone"`, 1)
+	dir := t.TempDir()
+	writeTree(t, dir, fixture, map[string]string{"deploy/deployment.toml": dep})
+	_, err := LoadDeployment(dir+"/deploy/deployment.toml", envOf(map[string]string{"UPSTREAM": fixtureEnv["UPSTREAM"], "APP_SHA": "abc", "RECORDS_TOKEN": "x"}))
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("error %T: %v", err, err)
+	}
+	want := []string{
+		"deployment.toml:4: vessel.port: got a TOML string",
+		"deployment.toml:5: vessel.projekt: unknown key",
+		"deployment.toml:12: apps[web].key_sha256: want 64 hex characters",
+		`deployment.toml:26: agents[alpha].sandbox.scratch: invalid size "lots"`,
+		"deployment.toml:36: agents[beta].package: agent folder",
+	}
+	if len(es) != len(want) {
+		t.Fatalf("got %d errors, want %d:\n%v", len(es), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.Contains(es[i].Error(), w) {
+			t.Errorf("error %d: %s\nwant it to contain %s", i, es[i], w)
+		}
+	}
+	// The fields stay indexed for programs (deploy maps env references by them).
+	if es[3].Field != "agents[0].sandbox.scratch" {
+		t.Errorf("field %q", es[3].Field)
+	}
+	// A value over several lines that has the wrong type: reported, and the
+	// load stops there without a made-up syntax error.
+	dep = strings.Replace(fixture["deploy/deployment.toml"], `project = "test"`, "project = [\n  \"a\",\n]", 1)
+	writeTree(t, dir, fixture, map[string]string{"deploy/deployment.toml": dep})
+	_, err = LoadDeployment(dir+"/deploy/deployment.toml", envOf(fixtureEnv))
+	if !errors.As(err, &es) || len(es) != 1 || !strings.Contains(es[0].Error(), "deployment.toml:3: vessel.project: got a TOML array") {
+		t.Errorf("multi-line value: %v", err)
 	}
 }

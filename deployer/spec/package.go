@@ -85,12 +85,15 @@ func loadPackage(dir string, errs *Errors) *loadedPackage {
 		return nil
 	}
 	var m Manifest
-	if err := decodeStrict(file, data, &m); err != nil {
-		*errs = append(*errs, asErrors(err)...)
+	decodeErrs, ok := decodeStrict(file, data, &m)
+	*errs = append(*errs, decodeErrs...)
+	if !ok {
 		return nil
 	}
-	c := &collector{file: file, pos: buildPosMap(data), errs: errs}
+	var found Errors
+	c := &collector{file: file, pos: buildPosMap(data), errs: &found}
 	validateManifest(c, dir, &m)
+	*errs = append(*errs, dropUnder(found, decodeErrs)...)
 	lp := &loadedPackage{manifest: &m}
 	loadTools(dir, lp, errs)
 	if m.Tools.Enabled == nil {
@@ -100,14 +103,6 @@ func loadPackage(dir string, errs *Errors) *loadedPackage {
 		m.Output.Files = []string{}
 	}
 	return lp
-}
-
-func asErrors(err error) Errors {
-	var es Errors
-	if errors.As(err, &es) {
-		return es
-	}
-	return Errors{{Msg: err.Error()}}
 }
 
 func readLimited(file string, limit int64) ([]byte, error) {
@@ -275,13 +270,17 @@ func loadTools(dir string, lp *loadedPackage, errs *Errors) {
 			continue
 		}
 		var t Tool
-		if err := decodeStrict(file, data, &t); err != nil {
-			*errs = append(*errs, asErrors(err)...)
+		decodeErrs, ok := decodeStrict(file, data, &t)
+		*errs = append(*errs, decodeErrs...)
+		if !ok {
 			continue
 		}
 		t.File = file
-		c := &collector{file: file, pos: buildPosMap(data), errs: errs}
+		var found Errors
+		c := &collector{file: file, pos: buildPosMap(data), errs: &found}
 		validateTool(c, &t)
+		*errs = append(*errs, dropUnder(found, decodeErrs)...)
+		c.errs = errs
 		if t.Name != "" {
 			if other, dup := byName[t.Name]; dup {
 				c.add("name", "tool %q is also declared in %s; tool names must be unique", t.Name, other)

@@ -140,7 +140,8 @@ func Parse(b []byte) (*Script, error) {
 }
 
 // Default is the built-in script: agents offering a "species" tool (the
-// field-guide example) call it, then summarise its result in Markdown;
+// field-guide example) call it with the question's key word as "mentions",
+// then list the species it returned;
 // "#script:slow" streams 600 pieces 50 ms apart (about 30 s, for cancel
 // checks); everything else gets an echo answer.
 func Default() *Script {
@@ -154,9 +155,9 @@ func Default() *Script {
 const defaultScript = `{
   "rules": [
     {"name": "field-guide", "match": {"tool": "species"}, "steps": [
-      {"reasoning": "The guide has a species tool; I will list the species first.",
-       "tool_calls": [{"name": "species", "arguments": {}}]},
-      {"text": "## From the field guide\n\nYou asked: *{{last_user}}*\n\nThe guide lists these species:\n\n{{tool_result_list}}\n", "pieces": 8}
+      {"reasoning": "I am the bundled scripted model, not a language model: I search the species accounts for the question's key word, {{keyword}}, with the species tool.",
+       "tool_calls": [{"name": "species", "arguments": {"mentions": "{{keyword}}"}}]},
+      {"text": "## From the field guide\n\nYou asked: *{{last_user}}*\n\nThe species whose account mentions \u201c{{keyword}}\u201d:\n\n{{tool_result_list}}\n\n` + scriptedNote + `", "pieces": 8}
     ]}
 ,
     {"name": "slow", "steps": [
@@ -164,6 +165,12 @@ const defaultScript = `{
     ]}
   ],
   "default": {"name": "echo", "steps": [
-    {"text": "You said: {{last_user}}", "pieces": 4}
+    {"text": "You said: {{last_user}}\n\n` + scriptedNote + `", "pieces": 4}
   ]}
 }`
+
+// scriptedNote ends every answer of the built-in script, so nobody takes it
+// for a model's.
+const scriptedNote = "*The bundled scripted model answered: it follows a fixed script " +
+	"(docs/scripted-model.md) and does not understand the question. " +
+	"To use a real model, set VESSEL_UPSTREAM_MODEL_URL and VESSEL_MODEL_KEY (see README.md).*"

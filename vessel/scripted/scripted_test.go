@@ -29,7 +29,8 @@ func TestDefaultScript(t *testing.T) {
 	// Step 0 with a species tool: a tool call.
 	_, body := post(t, srv.URL, map[string]any{"model": "m", "tools": species,
 		"messages": []any{map[string]any{"role": "user", "content": "Which birds hunt fish?"}}})
-	if !strings.Contains(body, `"name":"species"`) || !strings.Contains(body, `"finish_reason":"tool_calls"`) {
+	if !strings.Contains(body, `"name":"species"`) || !strings.Contains(body, `"finish_reason":"tool_calls"`) ||
+		!strings.Contains(body, `"arguments":"{\"mentions\":\"fish\"}"`) {
 		t.Fatalf("step 0: %s", body)
 	}
 	// Step 1 (streamed): a Markdown summary of the tool result.
@@ -56,12 +57,13 @@ func TestDefaultScript(t *testing.T) {
 			text.WriteString(c.Delta.Content)
 		}
 	}
-	if !strings.Contains(text.String(), "- Osprey (*Pandion haliaetus*)") {
-		t.Fatalf("summary: %q", text.String())
+	if got := text.String(); !strings.Contains(got, "- Osprey (*Pandion haliaetus*)") || !strings.Contains(got, "mentions \u201cfish\u201d") ||
+		!strings.Contains(got, "scripted model") || !strings.Contains(got, "VESSEL_UPSTREAM_MODEL_URL") {
+		t.Fatalf("summary: %q", got)
 	}
-	// No species tool: echo.
+	// No species tool: echo, saying who answered.
 	_, body = post(t, srv.URL, map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hello"}}})
-	if !strings.Contains(body, "You said: hello") {
+	if !strings.Contains(body, "You said: hello") || !strings.Contains(body, "scripted model") {
 		t.Fatalf("echo: %s", body)
 	}
 	resp, err := http.Get(srv.URL + "/v1/models")
@@ -92,6 +94,57 @@ func TestErrorsCountAndMarker(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"rules":[],"bogus":1}`)); err == nil {
 		t.Fatal("unknown field accepted")
+	}
+}
+
+func TestKeyword(t *testing.T) {
+	for q, want := range map[string]string{
+		"Which birds in the guide hunt fish?":   "fish",
+		"And which of them nest on CLIFFS?":     "cliff",
+		"What eats grass":                       "grass",
+		"Is it the frostwing owl?":              "owl",
+		"Tell me about the copper-crested one!": "one",
+		"Where is it?":                          "",
+		"":                                      "",
+		"Quels oiseaux mangent des poissons ?":  "poisson",
+	} {
+		if got := keyword(q); got != want {
+			t.Errorf("keyword(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+// Templates in tool call arguments are filled into the JSON strings, quoted
+// correctly whatever the question holds; the list of an empty result says so.
+func TestArgumentTemplates(t *testing.T) {
+	sc, err := Parse([]byte(`{"rules":[{"name":"look","match":{"tool":"grep"},"steps":[
+		{"tool_calls":[{"name":"grep","arguments":{"pattern":"{{keyword}}","note":["{{last_user}}", 3]}}]},
+		{"text":"found for {{keyword}}:\n{{tool_result_list}}"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := `Who eats "frogs"?`
+	tu := turn{lastUser: q, tools: map[string]bool{"grep": true}}
+	_, st := sc.choose(tu)
+	r := render(st, tu)
+	if len(r.toolCalls) != 1 {
+		t.Fatalf("tool calls: %v", r.toolCalls)
+	}
+	var args struct {
+		Pattern string `json:"pattern"`
+		Note    []any  `json:"note"`
+	}
+	raw := r.toolCalls[0]["function"].(map[string]any)["arguments"].(string)
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		t.Fatalf("arguments %s: %v", raw, err)
+	}
+	if args.Pattern != "frog" || len(args.Note) != 2 || args.Note[0] != q || args.Note[1] != float64(3) {
+		t.Errorf("arguments %s", raw)
+	}
+	tu.step, tu.toolResult = 1, "[]"
+	_, st = sc.choose(tu)
+	if got := render(st, tu).text; got != "found for frog:\n- (none)" {
+		t.Errorf("answer %q", got)
 	}
 }
 

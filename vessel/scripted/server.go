@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -328,10 +329,7 @@ func render(st Step, t turn) rendered {
 		if id == "" {
 			id = fmt.Sprintf("call_%d_%d", t.step, i)
 		}
-		args := string(tc.Arguments)
-		if args == "" {
-			args = "{}"
-		}
+		args := expandArgs(tc.Arguments, t)
 		r.toolCalls = append(r.toolCalls, map[string]any{
 			"id": id, "type": "function",
 			"function": map[string]any{"name": tc.Name, "arguments": args},
@@ -374,11 +372,90 @@ func expand(s string, t turn) string {
 		return s
 	}
 	s = strings.ReplaceAll(s, "{{last_user}}", t.lastUser)
+	if strings.Contains(s, "{{keyword}}") {
+		s = strings.ReplaceAll(s, "{{keyword}}", keyword(t.lastUser))
+	}
 	s = strings.ReplaceAll(s, "{{tool_result}}", t.toolResult)
 	if strings.Contains(s, "{{tool_result_list}}") {
 		s = strings.ReplaceAll(s, "{{tool_result_list}}", markdownList(t.toolResult))
 	}
 	return s
+}
+
+// expandArgs fills the templates into every string of a tool call's JSON
+// arguments (keys and values), so that the values stay correctly quoted
+// whatever the user wrote. No arguments are "{}".
+func expandArgs(raw json.RawMessage, t turn) string {
+	if len(raw) == 0 {
+		return "{}"
+	}
+	if !bytes.Contains(raw, []byte("{{")) {
+		return string(raw)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw) // Parse checked it; keep it as written
+	}
+	b, err := json.Marshal(expandValue(v, t))
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+func expandValue(v any, t turn) any {
+	switch x := v.(type) {
+	case string:
+		return expand(x, t)
+	case []any:
+		for i := range x {
+			x[i] = expandValue(x[i], t)
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[expand(k, t)] = expandValue(e, t)
+		}
+		return out
+	}
+	return v
+}
+
+// stopWords are English function and question words that are never the
+// key word of a question.
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a about above after all also am an and any are as at be been before
+		being below between both but by can could did do does doing down during each either else ever every
+		few for from further had has have having he her here hers him his how i if in into is it its itself
+		just me more most much my neither no nor not now of off on once only or other our ours out over own
+		please same she should so some such tell than that the their theirs them then there these they this
+		those through to too under until up very was we were what when where which while who whom whose why
+		will with would you your yours`) {
+		stopWords[w] = true
+	}
+}
+
+// keyword is the key word of a question: its last word of three letters or
+// more that is not a stop word, lower-cased; a plural "s" is dropped
+// ("cliffs" becomes "cliff", "grass" stays). Empty when there is none.
+func keyword(question string) string {
+	words := strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '\''
+	})
+	for i := len(words) - 1; i >= 0; i-- {
+		w := strings.Trim(words[i], "-'")
+		if utf8.RuneCountInString(w) < 3 || stopWords[w] {
+			continue
+		}
+		if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && utf8.RuneCountInString(w) > 3 {
+			w = strings.TrimSuffix(w, "s")
+		}
+		return w
+	}
+	return ""
 }
 
 // markdownList renders a JSON tool result as a Markdown list: arrays item
@@ -402,6 +479,9 @@ func markdownList(result string) string {
 			}
 			return "> " + strings.ReplaceAll(strings.TrimSpace(result), "\n", "\n> ")
 		}
+	}
+	if len(items) == 0 {
+		return "- (none)"
 	}
 	var b strings.Builder
 	for _, it := range items {

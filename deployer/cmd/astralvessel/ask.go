@@ -6,14 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,7 +27,7 @@ import (
 func init() {
 	register(&command{
 		name:    "ask",
-		usage:   "ask [--agent ID] [--new] \"question\"",
+		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--state DIR] [--files DIR] QUESTION...",
 		summary: "ask an agent of the local stack (or --url) and stream the answer",
 		run:     runAsk,
 	})
@@ -37,9 +38,14 @@ type askTarget struct {
 	url, key, user, agent string
 }
 
+// stdin is where "ask -" reads its question; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// maxQuestion bounds a question read from stdin or a file.
+const maxQuestion = 1 << 20
+
 func runAsk(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("ask", stderr)
 	agent := fs.String("agent", "", "agent id (default: the first agent)")
 	newConv := fs.Bool("new", false, "start a new conversation instead of continuing the last one")
 	url := fs.String("url", "", "vessel base URL (default: the running local stack)")
@@ -48,13 +54,22 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	state := fs.String("state", localstack.DefaultStateDir(), "state folder of the local stack (holds the conversation history)")
 	conv := fs.String("conversation", "", "conversation id to use (default: the agent's current one)")
 	filesDir := fs.String("files", "", "folder for files the agent returns (default: STATE/files)")
-	pos, err := parseInterleaved(fs, args)
+	file := fs.String("file", "", "read the question from this file (- for stdin)")
+	pos, code, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	question, err := readQuestion(pos, *file)
 	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		return 1
+	}
+	if question == "" {
+		usageError("ask", stderr)
 		return 2
 	}
-	question := strings.TrimSpace(strings.Join(pos, " "))
-	if question == "" {
-		fmt.Fprintln(stderr, "usage: astralvessel ask [--agent ID] [--new] [--url URL --key KEY --user U] \"question\"")
+	if *newConv && *conv != "" {
+		fmt.Fprintln(stderr, "astralvessel ask: --new and --conversation exclude each other")
 		return 2
 	}
 
@@ -73,7 +88,7 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1
 	}
-	convID, err := conversationID(store, *state, t.agent, *conv, *newConv)
+	convID, fresh, err := conversationID(store, *state, t.agent, *conv, *newConv)
 	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1
@@ -83,15 +98,73 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1
 	}
+	if fresh || len(past) == 0 {
+		fmt.Fprintf(stderr, "conversation %s (new; the next ask continues it, --new starts another)\n", convID)
+	} else {
+		fmt.Fprintf(stderr, "conversation %s (continued, %d messages before; --new starts another)\n", convID, len(past))
+	}
 	fdir := *filesDir
 	if fdir == "" {
 		fdir = filepath.Join(*state, "files")
 	}
-	return streamTurn(c, store, convID, question, past, fdir, stdout, stderr)
+	code = streamTurn(c, store, convID, question, past, fdir, stdout, stderr)
+	if code == 0 || *conv != "" {
+		// The agent's current conversation moves only once it answered (or
+		// was named): a failed first turn leaves nothing behind.
+		if err := setCurrent(*state, t.agent, convID); err != nil {
+			fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		}
+	}
+	return code
+}
+
+// readQuestion is the question: the arguments joined, or "-" (stdin), or
+// "@FILE" (a file) as the only argument, or --file.
+func readQuestion(pos []string, file string) (string, error) {
+	if file != "" {
+		if len(pos) > 0 {
+			return "", errors.New("give the question either as arguments or with --file, not both")
+		}
+		return readQuestionFrom(file)
+	}
+	if len(pos) == 1 && (pos[0] == "-" || strings.HasPrefix(pos[0], "@") && len(pos[0]) > 1) {
+		src := pos[0]
+		if src != "-" {
+			src = src[1:]
+		}
+		return readQuestionFrom(src)
+	}
+	return strings.TrimSpace(strings.Join(pos, " ")), nil
+}
+
+func readQuestionFrom(src string) (string, error) {
+	var r io.Reader = stdin
+	name := "stdin"
+	if src != "-" {
+		f, err := os.Open(src)
+		if err != nil {
+			return "", fmt.Errorf("read the question: %w", err)
+		}
+		defer f.Close()
+		r, name = f, src
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxQuestion+1))
+	if err != nil {
+		return "", fmt.Errorf("read the question from %s: %w", name, err)
+	}
+	if len(b) > maxQuestion {
+		return "", fmt.Errorf("the question in %s is over %d bytes", name, maxQuestion)
+	}
+	q := strings.TrimSpace(string(b))
+	if q == "" {
+		return "", fmt.Errorf("the question in %s is empty", name)
+	}
+	return q, nil
 }
 
 // resolveTarget takes the flags, else the environment, else the running
-// local stack's stack.json.
+// local stack's stack.json, and checks that the agent is one the key may
+// call.
 func resolveTarget(url, key, user, agent, state string) (askTarget, error) {
 	t := askTarget{url: url, key: key, user: user, agent: agent}
 	if t.key == "" {
@@ -100,7 +173,8 @@ func resolveTarget(url, key, user, agent, state string) (askTarget, error) {
 	if t.user == "" {
 		t.user = os.Getenv("VESSEL_USER")
 	}
-	if t.url == "" {
+	fromStack := t.url == ""
+	if fromStack {
 		info, err := localstack.ReadInfo(state)
 		if err != nil {
 			return t, err
@@ -126,29 +200,47 @@ func resolveTarget(url, key, user, agent, state string) (askTarget, error) {
 	if t.key == "" {
 		return t, errors.New("no app key: pass --key or set VESSEL_APP_KEY")
 	}
+	agents, err := listAgents(t)
+	if err != nil {
+		return t, describeConnErr(t.url, fromStack, state, err)
+	}
+	if len(agents) == 0 {
+		return t, errors.New("this key may call no agent (GET /v1/agents lists none)")
+	}
 	if t.agent == "" {
-		a, err := firstAgent(t)
-		if err != nil {
-			return t, err
-		}
-		t.agent = a
+		t.agent = agents[0]
+		return t, nil
+	}
+	if !slices.Contains(agents, t.agent) {
+		return t, fmt.Errorf("unknown agent %q at %s; this key may call: %s", t.agent, t.url, strings.Join(agents, ", "))
 	}
 	return t, nil
 }
 
-// firstAgent asks /v1/agents for the caller's first agent.
-func firstAgent(t askTarget) (string, error) {
+// describeConnErr turns "connection refused" into what it means.
+func describeConnErr(url string, fromStack bool, state string, err error) error {
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return err
+	}
+	if fromStack {
+		return fmt.Errorf("the local stack of %s is not running at %s (nothing listens there): start it with `astralvessel up` (or `make run` for a one-off demo)", state, url)
+	}
+	return fmt.Errorf("nothing listens at %s: is the vessel running? (%w)", url, err)
+}
+
+// listAgents asks /v1/agents which agents the caller may call.
+func listAgents(t askTarget) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.url, "/")+"/v1/agents", nil)
 	if err != nil {
-		return "", fmt.Errorf("list agents: %w", err)
+		return nil, fmt.Errorf("list agents: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+t.key)
 	req.Header.Set("X-Vessel-User", t.user)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("list agents: %w", err)
+		return nil, fmt.Errorf("list agents: %w", err)
 	}
 	defer resp.Body.Close()
 	var body struct {
@@ -157,41 +249,54 @@ func firstAgent(t askTarget) (string, error) {
 		} `json:"agents"`
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("list agents: %s", resp.Status)
+		return nil, fmt.Errorf("list agents at %s: %s", t.url, resp.Status)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
-		return "", fmt.Errorf("list agents: %w", err)
+		return nil, fmt.Errorf("list agents: %w", err)
 	}
-	if len(body.Agents) == 0 {
-		return "", errors.New("list agents: this key may call no agent")
+	ids := make([]string, 0, len(body.Agents))
+	for _, a := range body.Agents {
+		ids = append(ids, a.ID)
 	}
-	return body.Agents[0].ID, nil
+	return ids, nil
 }
 
-// conversationID returns the agent's current conversation (kept in
-// STATE/history/current-<agent>), or a new one.
-func conversationID(store *history.Store, state, agent, explicit string, fresh bool) (string, error) {
-	cur := filepath.Join(state, "history", "current-"+agent)
+// currentFile holds the id of an agent's current conversation.
+func currentFile(state, agent string) string {
+	return filepath.Join(state, "history", "current-"+filepath.Base(agent))
+}
+
+// conversationID returns the conversation to use: the explicit one, else the
+// agent's current one (unless fresh), else a new one (fresh is then true).
+// Nothing is written here; see setCurrent.
+func conversationID(store *history.Store, state, agent, explicit string, fresh bool) (string, bool, error) {
 	id := explicit
 	if id == "" && !fresh {
-		if b, err := os.ReadFile(cur); err == nil {
+		if b, err := os.ReadFile(currentFile(state, agent)); err == nil {
 			id = strings.TrimSpace(string(b))
 		}
 	}
+	isNew := false
 	if id == "" {
 		r := make([]byte, 6)
 		if _, err := rand.Read(r); err != nil {
-			return "", fmt.Errorf("conversation id: %w", err)
+			return "", false, fmt.Errorf("conversation id: %w", err)
 		}
 		id = "cli-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r)
+		isNew = true
 	}
 	if _, err := store.Load(id); err != nil {
-		return "", err
+		return "", false, err
 	}
-	if err := os.WriteFile(cur, []byte(id+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("conversation id: %w", err)
+	return id, isNew, nil
+}
+
+// setCurrent makes id the agent's current conversation.
+func setCurrent(state, agent, id string) error {
+	if err := os.WriteFile(currentFile(state, agent), []byte(id+"\n"), 0o600); err != nil {
+		return fmt.Errorf("conversation id: %w", err)
 	}
-	return id, nil
+	return nil
 }
 
 func isTerminal(w io.Writer) bool {
@@ -214,11 +319,21 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 
 	s := c.Turn(ctx, client.TurnRequest{Text: question, History: past, ContextID: convID})
 	var interrupted atomic.Bool
+	// out serialises the writes of this loop and of the signal goroutine, and
+	// knows whether stdout is in the middle of a line.
+	var outMu sync.Mutex
+	midLine := false
 	go func() {
 		<-sigs
+		outMu.Lock()
 		interrupted.Store(true)
+		if midLine {
+			fmt.Fprintln(stdout)
+			midLine = false
+		}
+		outMu.Unlock()
 		if id := s.TaskID(); id != "" {
-			fmt.Fprintln(stderr, "\ncancelling…")
+			fmt.Fprintln(stderr, "cancelling… (Ctrl-C again quits at once)")
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_, err := c.Cancel(cctx, id)
 			cancel()
@@ -251,6 +366,12 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 			streamErr = err
 			break
 		}
+		outMu.Lock()
+		if interrupted.Load() {
+			// Cancelling: the rest of the stream is not shown.
+			outMu.Unlock()
+			continue
+		}
 		switch e := ev.(type) {
 		case client.ReasoningDelta:
 			if !inReasoning {
@@ -262,6 +383,7 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 			endReasoning()
 			fmt.Fprint(stdout, e.Text)
 			wroteText = true
+			midLine = !strings.HasSuffix(e.Text, "\n")
 		case client.ToolStarted:
 			endReasoning()
 			fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, argsPreview(e.Arguments), undim)
@@ -287,13 +409,17 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 			if !wroteText && e.Markdown != "" {
 				fmt.Fprint(stdout, e.Markdown)
 				wroteText = true
+				midLine = !strings.HasSuffix(e.Markdown, "\n")
 			}
 		}
+		outMu.Unlock()
 	}
+	outMu.Lock()
 	endReasoning()
-	if wroteText {
+	if wroteText && !interrupted.Load() {
 		fmt.Fprintln(stdout)
 	}
+	outMu.Unlock()
 	res := s.Result()
 	// Keep only answered turns: a cancelled or failed turn's partial
 	// transcript would leave a question without its answer in the history.
@@ -310,6 +436,11 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 	}
 	switch {
 	case interrupted.Load():
+		if res.Finished != nil && res.Finished.Status == "cancelled" {
+			fmt.Fprintln(stderr, "cancelled")
+		} else {
+			fmt.Fprintln(stderr, "cancelled (stopped waiting for the task's end)")
+		}
 		return 130
 	case streamErr != nil:
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", streamErr)

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -21,8 +25,12 @@ import (
 // fakeAgent answers every turn with reasoning, a text delta, a transcript
 // and an answer, and records the history it was sent.
 type fakeAgent struct {
-	mu      sync.Mutex
-	history []int
+	mu        sync.Mutex
+	history   []int
+	questions []string
+	// slow: stream text until cancelled; started gets the first delta.
+	slow    bool
+	started chan struct{}
 }
 
 func status(ec *a2asrv.ExecutorContext, state a2a.TaskState, typ string, data map[string]any) *a2a.TaskStatusUpdateEvent {
@@ -45,7 +53,23 @@ func (f *fakeAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		}
 		f.mu.Lock()
 		f.history = append(f.history, n)
+		f.questions = append(f.questions, text)
 		f.mu.Unlock()
+		if f.slow {
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+			for i := 0; ctx.Err() == nil && i < 500; i++ {
+				if !yield(status(ec, a2a.TaskStateWorking, "text.delta", map[string]any{"text": "word "}), nil) {
+					return
+				}
+				if i == 0 {
+					close(f.started)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			return
+		}
 		env, _ := client.EncodeEnvelope([]client.Message{client.UserMessage(text), client.AssistantMessage("Ospreys.")})
 		tr := a2a.NewArtifactEvent(ec, &a2a.Part{Content: a2a.Raw(env), MediaType: client.TranscriptMediaType})
 		tr.Artifact.Name, tr.LastChunk = "transcript", true
@@ -68,12 +92,17 @@ func (f *fakeAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 
 func (f *fakeAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		yield(status(ec, a2a.TaskStateCanceled, "turn.finished", map[string]any{"status": "cancelled"}), nil)
+		// Text that arrives after the cancel must not be shown.
+		if yield(status(ec, a2a.TaskStateWorking, "text.delta", map[string]any{"text": "AFTER-CANCEL"}), nil) {
+			yield(status(ec, a2a.TaskStateCanceled, "turn.finished", map[string]any{"status": "cancelled"}), nil)
+		}
 	}
 }
 
-func TestAskKeepsTheConversation(t *testing.T) {
-	agent := &fakeAgent{}
+// fakeStack serves agent as "birds" and writes a stack.json like
+// `astralvessel up` does; it returns the server and the state folder.
+func fakeStack(t *testing.T, agent *fakeAgent) (*httptest.Server, string) {
+	t.Helper()
 	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("X-Vessel-User") != "local" {
@@ -86,7 +115,6 @@ func TestAskKeepsTheConversation(t *testing.T) {
 		}
 		rpc.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
 
 	// A stack.json like `astralvessel up` writes.
 	state := t.TempDir()
@@ -100,7 +128,15 @@ func TestAskKeepsTheConversation(t *testing.T) {
 	}
 	t.Setenv("VESSEL_APP_KEY", "")
 	t.Setenv("VESSEL_USER", "")
+	return srv, state
+}
 
+func TestAskKeepsTheConversation(t *testing.T) {
+	agent := &fakeAgent{}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+
+	var conv string
 	for i := range 2 {
 		var out, errb bytes.Buffer
 		if code := dispatch([]string{"ask", "--state", state, "Which", "birds", "fish?"}, &out, &errb); code != 0 {
@@ -111,6 +147,20 @@ func TestAskKeepsTheConversation(t *testing.T) {
 		}
 		if !strings.Contains(errb.String(), "reasoning: thinking") {
 			t.Errorf("stderr %q", errb.String())
+		}
+		// The conversation is named on stderr, with how to go on.
+		line, _, _ := strings.Cut(errb.String(), "\n")
+		var id, how string
+		if _, err := fmt.Sscanf(line, "conversation %s %s", &id, &how); err != nil || !strings.HasPrefix(id, "cli-") || !strings.Contains(line, "--new starts another") {
+			t.Fatalf("ask %d: first stderr line %q", i, line)
+		}
+		if i == 0 {
+			conv = id
+			if how != "(new;" {
+				t.Errorf("first ask: %q", line)
+			}
+		} else if id != conv || how != "(continued," {
+			t.Errorf("second ask: %q, want conversation %s continued", line, conv)
 		}
 	}
 	var out, errb bytes.Buffer
@@ -140,6 +190,27 @@ func TestAskErrors(t *testing.T) {
 	}
 }
 
+// up on a busy address says so in one line before building or starting
+// anything.
+func TestUpBusyListen(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	state := t.TempDir()
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"up", "--listen", addr, "--bin", t.TempDir(), "--state", state}, &out, &errb)
+	want := "astralvessel up: " + addr + " is already in use (another process listens there, maybe another local stack): stop it or pass --listen with another address\n"
+	if code != 1 || errb.String() != want || out.Len() != 0 {
+		t.Errorf("exit %d, stderr %q\nwant %q", code, errb.String(), want)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Errorf("up wrote %v", entries)
+	}
+}
+
 func TestUpUsage(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := dispatch([]string{"up", "a.toml", "b.toml"}, &out, &errb); code != 2 {
@@ -148,4 +219,178 @@ func TestUpUsage(t *testing.T) {
 	if code := dispatch([]string{"up", "--bin", t.TempDir(), "--state", t.TempDir(), filepath.Join(t.TempDir(), "missing.toml")}, &out, &errb); code != 1 {
 		t.Errorf("missing binaries: %d %s", code, errb.String())
 	}
+}
+
+// The try: line of up works as printed: the binary by its path unless PATH
+// finds this very one, --state (quoted) only when it is not the default.
+func TestAskHint(t *testing.T) {
+	if got := askHint("/opt/av bin/astralvessel", "/tmp/st", "/tmp/st"); got != `'/opt/av bin/astralvessel' ask 'Which birds in the guide hunt fish?'` {
+		t.Errorf("default state: %s", got)
+	}
+	if got := askHint("astralvessel", "/tmp/it's", "/home/x"); got != `astralvessel ask --state '/tmp/it'\''s' 'Which birds in the guide hunt fish?'` {
+		t.Errorf("other state: %s", got)
+	}
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := selfCommand(); got != exe {
+		t.Errorf("not in PATH: %s, want %s", got, exe)
+	}
+	if err := os.Symlink(exe, filepath.Join(dir, "astralvessel")); err != nil {
+		t.Fatal(err)
+	}
+	if got := selfCommand(); got != "astralvessel" {
+		t.Errorf("in PATH: %s", got)
+	}
+}
+
+// The question comes from the arguments, stdin ("-"), a file ("@FILE") or
+// --file.
+func TestAskQuestionSources(t *testing.T) {
+	agent := &fakeAgent{}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	qfile := filepath.Join(t.TempDir(), "q.txt")
+	if err := os.WriteFile(qfile, []byte("From a file?\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := stdin
+	t.Cleanup(func() { stdin = old })
+	for _, args := range [][]string{{"-"}, {"@" + qfile}, {"--file", qfile}, {"--file", "-"}} {
+		stdin = strings.NewReader("  From stdin?\n")
+		var out, errb bytes.Buffer
+		if code := dispatch(append([]string{"ask", "--state", state}, args...), &out, &errb); code != 0 {
+			t.Fatalf("ask %v: %d %s", args, code, errb.String())
+		}
+	}
+	agent.mu.Lock()
+	got := strings.Join(agent.questions, "|")
+	agent.mu.Unlock()
+	if got != "From stdin?|From a file?|From a file?|From stdin?" {
+		t.Errorf("questions sent: %q", got)
+	}
+	for _, c := range []struct {
+		args []string
+		in   string
+		code int
+		want string
+	}{
+		{[]string{"-"}, " \n", 1, "the question in stdin is empty"},
+		{[]string{"@" + qfile + ".missing"}, "", 1, "no such file"},
+		{[]string{"--file", qfile, "and", "words"}, "", 1, "not both"},
+		{[]string{"--new", "--conversation", "x", "hi"}, "", 2, "exclude each other"},
+	} {
+		stdin = strings.NewReader(c.in)
+		var out, errb bytes.Buffer
+		if code := dispatch(append([]string{"ask", "--state", state}, c.args...), &out, &errb); code != c.code || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("ask %v: %d %q, want %d %q", c.args, code, errb.String(), c.code, c.want)
+		}
+	}
+}
+
+// A wrong agent name lists the agents the key may call and leaves no
+// history behind.
+func TestAskUnknownAgent(t *testing.T) {
+	agent := &fakeAgent{}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"ask", "--state", state, "--agent", "nope", "hi"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), `unknown agent "nope"`) || !strings.Contains(errb.String(), "this key may call: birds") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "history")); len(entries) != 0 {
+		t.Errorf("history left behind: %v", entries)
+	}
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	if len(agent.questions) != 0 {
+		t.Errorf("the question was sent: %v", agent.questions)
+	}
+}
+
+// A stack.json whose stack is gone: say the stack is not running and how to
+// start it.
+func TestAskStackNotRunning(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	state := t.TempDir()
+	keyFile := filepath.Join(state, "app.key")
+	if err := os.WriteFile(keyFile, []byte("k\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(map[string]any{"url": "http://" + addr, "agents": []string{"birds"}, "app_key_file": keyFile, "user": "local"})
+	if err := os.WriteFile(filepath.Join(state, "stack.json"), info, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"ask", "--state", state, "hi"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "is not running at http://"+addr) || !strings.Contains(errb.String(), "astralvessel up") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	code = dispatch([]string{"ask", "--state", t.TempDir(), "--url", "http://" + addr, "--key", "k", "hi"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "nothing listens at http://"+addr) {
+		t.Errorf("--url: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// Ctrl-C cancels the task, shows nothing of the stream after it, ends the
+// answer's line and says "cancelled"; the history stays as it was.
+func TestAskCtrlC(t *testing.T) {
+	agent := &fakeAgent{slow: true, started: make(chan struct{})}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- dispatch([]string{"ask", "--state", state, "slowly"}, &out, &errb) }()
+	select {
+	case <-agent.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn did not start")
+	}
+	time.Sleep(50 * time.Millisecond) // let a delta or two reach stdout
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("ask did not end after Ctrl-C")
+	}
+	o, e := out.String(), errb.String()
+	if code != 130 || !strings.HasPrefix(o, "word ") || !strings.HasSuffix(o, "\n") || strings.Contains(o, "AFTER-CANCEL") {
+		t.Errorf("exit %d, stdout %q", code, o)
+	}
+	if !strings.Contains(e, "cancelling…") || !strings.HasSuffix(e, "\ncancelled\n") {
+		t.Errorf("stderr %q", e)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "history")); len(entries) != 0 {
+		t.Errorf("history after a cancelled first turn: %v", entries)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of two goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

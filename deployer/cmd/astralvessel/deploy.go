@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,25 +15,24 @@ import (
 func init() {
 	register(&command{
 		name:    "deploy",
-		usage:   "deploy FILE [--out DIR] [--source DIR]",
+		usage:   "deploy FILE [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F]",
 		summary: "write compose.generated.yml and the generated secrets",
 		run:     runDeploy,
 	})
 }
 
 func runDeploy(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("deploy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("deploy", stderr)
 	out := fs.String("out", "", "folder for compose.generated.yml and .generated/ (default: the deployment file's folder)")
 	source := fs.String("source", "", "the source tree, holding go.work (default: found above the deployment file)")
 	seccomp := fs.String("seccomp", "", "sandbox seccomp profile (default: SOURCE/"+compose.SeccompRel+")")
 	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: astralvessel deploy FILE [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F]")
+		usageError("deploy", stderr)
 		return 2
 	}
 	d, usedEnv, ok := loadChecked(pos[0], *envFile, stderr)

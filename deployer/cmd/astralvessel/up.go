@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -18,7 +20,8 @@ import (
 func init() {
 	register(&command{
 		name:    "up",
-		usage:   "up [--local] [FILE]",
+		usage:   "up [FILE] [--listen ADDR] [--state DIR] [--bin DIR] [--no-build] [--script FILE] [--scripted] [--env-file F] [--timeout D]",
+		help:    "FILE is the deployment (default " + defaultDeployment + ", from the current folder or the source tree).",
 		summary: "run the local stack (vessel, sandboxes, egress, scripted model) until Ctrl-C",
 		run:     runUp,
 	})
@@ -28,9 +31,7 @@ func init() {
 const defaultDeployment = "deploy/deployment.toml"
 
 func runUp(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("up", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	_ = fs.Bool("local", true, "run as local processes (the only mode; Compose deployments use the deploy command)")
+	fs := newFlags("up", stderr)
 	listen := fs.String("listen", "127.0.0.1:8700", "the vessel's address")
 	state := fs.String("state", localstack.DefaultStateDir(), "state folder: keys, logs, task store, stack.json")
 	bin := fs.String("bin", os.Getenv("VESSEL_BIN_DIR"), "folder with prebuilt vessel, sandboxd, egress, scripted-model (default $VESSEL_BIN_DIR, else build them from the source tree)")
@@ -39,13 +40,19 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	scripted := fs.Bool("scripted", false, "use the scripted model even when VESSEL_UPSTREAM_MODEL_URL and VESSEL_MODEL_KEY are set")
 	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
 	timeout := fs.Duration("timeout", 90*time.Second, "how long to wait for every service to be ready")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) > 1 {
-		fmt.Fprintln(stderr, "usage: astralvessel up [--local] [FILE] [--listen ADDR] [--state DIR] [--bin DIR]")
+		usageError("up", stderr)
 		return 2
+	}
+
+	// A busy address is said at once, before building or starting anything.
+	if err := checkListen(*listen); err != nil {
+		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+		return 1
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,7 +80,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	if binDir == "" && root != "" {
 		binDir = filepath.Join(root, ".cache", "bin")
 		if !*noBuild {
-			fmt.Fprintf(stderr, "building %s into %s\n", strings.Join(names, ", "), binDir)
+			fmt.Fprintf(stderr, "building %s into %s (go build: a few minutes the first time, quick after)\n", strings.Join(names, ", "), binDir)
 			if err := localstack.Build(ctx, root, binDir, names, stderr); err != nil {
 				fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
 				return 1
@@ -112,11 +119,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
 	fmt.Fprintf(stdout, "  app key: %s (app %s, in %s); send X-Vessel-User: %s\n", key, st.AppID, st.AppKeyFile, st.User)
 	fmt.Fprintf(stdout, "  logs:    %s\n", st.Logs)
-	hint := "astralvessel ask"
-	if *state != localstack.DefaultStateDir() {
-		hint += " --state " + *state
-	}
-	fmt.Fprintf(stdout, "  try:     %s %q\n", hint, "Which birds in the guide hunt fish?")
+	fmt.Fprintf(stdout, "  try:     %s\n", askHint(selfCommand(), *state, localstack.DefaultStateDir()))
 	fmt.Fprintln(stdout, "Ctrl-C stops everything.")
 
 	if err := st.Wait(ctx); err != nil {
@@ -125,4 +128,61 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "stopping")
 	return 0
+}
+
+// checkListen makes sure the vessel's address is free now.
+func checkListen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is already in use (another process listens there, maybe another local stack): stop it or pass --listen with another address", addr)
+	}
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	return ln.Close()
+}
+
+// selfCommand is how to run this program again from a shell: "astralvessel"
+// when that name in PATH is this very binary, else its absolute path.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "astralvessel"
+	}
+	if p, err := exec.LookPath("astralvessel"); err == nil {
+		if sameFile(p, exe) {
+			return "astralvessel"
+		}
+	}
+	return exe
+}
+
+// sameFile reports whether both paths exist and name the same file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// askHint is an ask command line that works as printed: the program as the
+// shell finds it, and --state unless the stack uses the default one.
+func askHint(self, state, defaultState string) string {
+	hint := shellQuote(self) + " ask"
+	if state != defaultState {
+		hint += " --state " + shellQuote(state)
+	}
+	return hint + " " + shellQuote("Which birds in the guide hunt fish?")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,9 +1,14 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
@@ -18,15 +23,14 @@ func init() {
 }
 
 func runValidate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("validate", stderr)
 	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: astralvessel validate FILE [--env-file F]")
+		usageError("validate", stderr)
 		return 2
 	}
 	d, _, ok := loadChecked(pos[0], *envFile, stderr)
@@ -63,10 +67,43 @@ func loadChecked(file, envFile string, stderr io.Writer) (*spec.Deployment, stri
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
+		if h := envHint(err, file, used); h != "" {
+			fmt.Fprintln(stderr, h)
+		}
 		return nil, "", false
 	}
 	return d, used, true
 }
+
+// envHint says where env: references come from when some are not set.
+func envHint(err error, file, usedEnvFile string) string {
+	var missing []string
+	var es spec.Errors
+	if !errors.As(err, &es) {
+		return ""
+	}
+	for _, e := range es {
+		if m := notSetRE.FindStringSubmatch(e.Msg); m != nil && !slices.Contains(missing, m[1]) {
+			missing = append(missing, m[1])
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	vars := strings.Join(missing, ", ")
+	dir := filepath.Dir(file)
+	if usedEnvFile != "" {
+		return fmt.Sprintf("hint: %s: set them in %s or export them", vars, usedEnvFile)
+	}
+	example := filepath.Join(dir, ".env.example")
+	if _, err := os.Stat(example); err == nil {
+		return fmt.Sprintf("hint: %s come from the environment or from %s: cp %s %s and fill it in (or export them, or pass --env-file)",
+			vars, filepath.Join(dir, ".env"), example, filepath.Join(dir, ".env"))
+	}
+	return fmt.Sprintf("hint: %s come from the environment or from %s: export them, write them there, or pass --env-file", vars, filepath.Join(dir, ".env"))
+}
+
+var notSetRE = regexp.MustCompile(`^environment variable ([A-Za-z_][A-Za-z0-9_]*) is not set`)
 
 // warnings are legal but probably unintended settings.
 func warnings(d *spec.Deployment) []string {

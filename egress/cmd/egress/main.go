@@ -41,6 +41,12 @@ func main() {
 			fmt.Fprint(os.Stderr, usage)
 			return
 		}
+		var inUse *addrInUseError
+		if errors.As(err, &inUse) {
+			// One plain line: the operator has to act, nothing broke inside.
+			fmt.Fprintln(os.Stderr, "egress: "+inUse.Error())
+			os.Exit(1)
+		}
 		log.Error("egress stopped", zap.Error(err))
 		_ = log.Sync()
 		os.Exit(1)
@@ -131,15 +137,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	if err != nil {
 		return fmt.Errorf("egress model passthrough: %w", err)
 	}
-	var lc net.ListenConfig
-	mln, err := lc.Listen(ctx, "tcp", c.modelListen)
+	mln, err := listenTCP(ctx, c.modelListen, "--model-listen")
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", c.modelListen, err)
+		return err
 	}
 	defer mln.Close()
-	pln, err := lc.Listen(ctx, "tcp", c.proxyListen)
+	pln, err := listenTCP(ctx, c.proxyListen, "--proxy-listen")
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", c.proxyListen, err)
+		return err
 	}
 	defer pln.Close()
 
@@ -189,6 +194,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	_ = msrv.Shutdown(sctx)
 	_ = psrv.Shutdown(sctx)
 	return runErr
+}
+
+// addrInUseError is a listen address some other process holds.
+type addrInUseError struct {
+	addr, flag string
+	err        error
+}
+
+func (e *addrInUseError) Error() string {
+	return fmt.Sprintf("%s is already in use (another process listens there): stop that process or pass %s with another address", e.addr, e.flag)
+}
+
+func (e *addrInUseError) Unwrap() error { return e.err }
+
+// listenTCP listens on addr; a busy address is an *addrInUseError.
+func listenTCP(ctx context.Context, addr, flag string) (net.Listener, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, &addrInUseError{addr: addr, flag: flag, err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (%s): %w", addr, flag, err)
+	}
+	return ln, nil
 }
 
 func serve(s *http.Server, ln net.Listener) error {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +90,34 @@ func TestRunServes(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The real binary on a busy address: one plain line naming the flag, exit 1.
+func TestBusyListenAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "egress")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	cmd := exec.Command(bin, "--model-listen", "127.0.0.1:0", "--proxy-listen", addr)
+	cmd.Env = []string{"VESSEL_UPSTREAM_MODEL_URL=https://m.example.test/v1", "VESSEL_EGRESS_TOKEN=t"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	want := "egress: " + addr + " is already in use (another process listens there): stop that process or pass --proxy-listen with another address\n"
+	if stderr.String() != want || stdout.Len() != 0 {
+		t.Errorf("stderr %q\nwant %q\nstdout %q", stderr.String(), want, stdout.String())
 	}
 }

@@ -129,6 +129,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err := canSwitchUsers(); err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
+	// Listen before the slow part (the workspaces, the confined self-test),
+	// so a busy address is reported at once.
+	ln, err := listenTCP(*listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	if err := os.MkdirAll(*scratch, 0o711); err != nil {
 		return fmt.Errorf("--scratch: %w", err)
 	}
@@ -184,11 +191,6 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err != nil {
 		return fmt.Errorf("setting up the API: %w", err)
 	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		api.Close()
-		return fmt.Errorf("--listen: %w", err)
-	}
 	logger.Printf("agent %s: confined calls (Landlock ABI %d, seccomp), listening on %s, turn disk %d, user disk %d",
 		*agent, abi, ln.Addr(), turnDisk, userDisk)
 	errc := make(chan error, 1)
@@ -202,6 +204,18 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return api.Shutdown(shutdown)
+}
+
+// listenTCP listens on addr; a busy address gets one plain sentence.
+func listenTCP(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s is already in use (another process listens there): stop that process or pass --listen with another address", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--listen: %w", err)
+	}
+	return ln, nil
 }
 
 // readToken takes the token from VESSEL_SANDBOX_TOKEN_FILE or

@@ -277,3 +277,31 @@ func TestRefusesTokenFileCallsCanRead(t *testing.T) {
 		t.Fatalf("want a refusal: %v\n%s", err, out)
 	}
 }
+
+// TestBusyListenAddress: another process holds --listen. sandboxd says so
+// in one plain line, before it sets up workspaces or runs its self-test.
+func TestBusyListenAddress(t *testing.T) {
+	requireKernel(t)
+	if os.Geteuid() != 0 {
+		t.Skip("sandboxd refuses to start without root before it listens")
+	}
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	scratch := filepath.Join(base, "scratch")
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", scratch, "--listen", addr, "--uid-range", "510160:16")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
+	out, err := cmd.CombinedOutput()
+	want := "sandboxd: " + addr + " is already in use (another process listens there): stop that process or pass --listen with another address\n"
+	if err == nil || string(out) != want {
+		t.Fatalf("%v\n%q\nwant %q", err, out, want)
+	}
+	if _, err := os.Stat(scratch); err == nil {
+		t.Error("the scratch folder was set up before listening")
+	}
+}

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
 )
 
@@ -25,7 +25,7 @@ func main() {
 }
 
 func run() error {
-	listen := flag.String("listen", "127.0.0.1:8090", "address to listen on")
+	listenAddr := flag.String("listen", "127.0.0.1:8090", "address to listen on")
 	scriptPath := flag.String("script", "", "script file (JSON); the built-in default when empty")
 	flag.Parse()
 
@@ -36,9 +36,9 @@ func run() error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := listen.TCP(context.Background(), *listenAddr, "--listen")
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err // one plain line; a busy address says so
 	}
 	// The bound address goes to stdout so callers using port 0 can find it.
 	fmt.Printf("scripted-model listening on %s\n", ln.Addr())

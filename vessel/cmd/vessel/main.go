@@ -22,6 +22,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
@@ -41,6 +42,14 @@ func (f sandboxFlags) Set(v string) error {
 func main() {
 	log, _ := zap.NewProduction()
 	if err := run(log); err != nil {
+		var inUse *listen.InUseError
+		if errors.As(err, &inUse) {
+			// A plain line, not a JSON record with a stack trace: the
+			// operator has to act on it, nothing went wrong inside.
+			fmt.Fprintln(os.Stderr, "vessel: "+inUse.Error())
+			_ = log.Sync()
+			os.Exit(1)
+		}
 		log.Error("vessel stopped", zap.Error(err))
 		_ = log.Sync()
 		os.Exit(1)
@@ -73,7 +82,7 @@ func envOr(name, def string) string {
 
 func run(log *zap.Logger) error {
 	deployment := flag.String("deployment", "", "deployment.toml")
-	listen := flag.String("listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
+	listenAddr := flag.String("listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
 	publicURL := flag.String("public-url", "", "base URL the agent cards advertise (default the deployment's public_url)")
 	sandboxes := sandboxFlags{}
 	flag.Var(sandboxes, "sandbox-url", "AGENT=URL of an agent's sandbox (repeatable; default http://sandbox-<agent>:8600)")
@@ -86,6 +95,25 @@ func run(log *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("load deployment: %w", err)
 	}
+	// Listen first, so a busy address is reported at once, before the task
+	// store and the sandboxes.
+	addr := *listenAddr
+	if addr == "" {
+		host := d.Vessel.FrontAddress
+		if host == "" {
+			host = "0.0.0.0"
+		}
+		port := d.Vessel.Port
+		if port == 0 {
+			port = 8700
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	ln, err := listen.TCP(context.Background(), addr, "--listen")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	master, ok := lookupEnv("VESSEL_SANDBOX_MASTER_TOKEN")
 	if !ok || master == "" {
 		return errors.New("VESSEL_SANDBOX_MASTER_TOKEN_FILE (or VESSEL_SANDBOX_MASTER_TOKEN) is required")
@@ -170,22 +198,6 @@ func run(log *zap.Logger) error {
 	srv.Start(ctx)
 	defer srv.Close()
 
-	addr := *listen
-	if addr == "" {
-		host := d.Vessel.FrontAddress
-		if host == "" {
-			host = "0.0.0.0"
-		}
-		port := d.Vessel.Port
-		if port == 0 {
-			port = 8700
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(port))
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("vessel listening", zap.String("addr", ln.Addr().String()), zap.Strings("agents", ids))
 	drained := make(chan struct{})
