@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,9 +20,10 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 )
 
-// RestartReason is the status text of tasks failed because the vessel
-// stopped while they ran.
-const RestartReason = "the vessel stopped while this turn was running"
+// RestartReason is the status text of tasks found unfinished at start:
+// the vessel stopped (or its store could not take the end, a full disk)
+// before the turn's end was stored, so whether it finished is unknown.
+const RestartReason = "the vessel stopped before this turn's end was stored"
 
 type sqliteBackend struct {
 	db     *sql.DB
@@ -31,6 +33,31 @@ type sqliteBackend struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
+
+	// failMu guards the last write failure, which Ping reports until a
+	// write succeeds again.
+	failMu   sync.Mutex
+	writeErr error
+}
+
+// FlushInterval is how often task ends that could not be written (a full
+// disk) are written again.
+const FlushInterval = 2 * time.Second
+
+// noteWrite records how a write went: Ping fails from a failed write until
+// the next one succeeds.
+func (b *sqliteBackend) noteWrite(err error) {
+	b.failMu.Lock()
+	defer b.failMu.Unlock()
+	if err == nil {
+		b.writeErr = nil
+		return
+	}
+	if b.writeErr == nil {
+		slog.Default().Warn("task store writes failing; finished turns are kept in memory and written again",
+			"component", "store/sqlite", "error", err.Error())
+	}
+	b.writeErr = err
 }
 
 // openSQLite opens sqlite:///abs/path or sqlite://relative/path.
@@ -69,7 +96,38 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		b.wg.Add(1)
 		go b.cleanupLoop()
 	}
+	b.wg.Add(1)
+	go b.flushLoop()
 	return b, nil
+}
+
+// flushLoop writes again, every FlushInterval, the ends of turns whose
+// write failed, so a full disk that frees up loses nothing.
+func (b *sqliteBackend) flushLoop() {
+	defer b.wg.Done()
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			b.flush(context.Background())
+		}
+	}
+}
+
+// flush writes every unsaved task end once.
+func (b *sqliteBackend) flush(ctx context.Context) {
+	b.mu.Lock()
+	stores := make([]*sqliteStore, 0, len(b.stores))
+	for _, s := range b.stores {
+		stores = append(stores, s)
+	}
+	b.mu.Unlock()
+	for _, s := range stores {
+		s.flushUnsaved(ctx)
+	}
 }
 
 func (b *sqliteBackend) cleanupLoop() {
@@ -121,6 +179,7 @@ func (b *sqliteBackend) Agent(agentID string) taskstore.Store {
 func (b *sqliteBackend) Close() error {
 	b.once.Do(func() { close(b.stop) })
 	b.wg.Wait()
+	b.flush(context.Background()) // a last try for ends not yet written
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite: %w", err)
 	}
@@ -132,6 +191,11 @@ func (b *sqliteBackend) Ping(ctx context.Context) error {
 	var one int
 	if err := b.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
+	}
+	b.failMu.Lock()
+	defer b.failMu.Unlock()
+	if b.writeErr != nil {
+		return fmt.Errorf("sqlite: writes fail: %w", b.writeErr)
 	}
 	return nil
 }
@@ -199,6 +263,38 @@ type liveTask struct {
 	version   taskstore.TaskVersion
 	diskState a2a.TaskState // the state last written to the table
 	task      *a2a.Task     // stripped
+	// unsaved is set on a finished task whose end could not be written:
+	// it stays here, served as finished, until flushUnsaved writes it.
+	unsaved bool
+}
+
+// flushUnsaved writes the ends that could not be written before.
+func (s *sqliteStore) flushUnsaved(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, lt := range s.live {
+		if !lt.unsaved {
+			continue
+		}
+		err := s.writeTask(ctx, lt.owner, lt.task, lt.version)
+		s.b.noteWrite(err)
+		if err != nil {
+			return // still failing: try again at the next flush
+		}
+		delete(s.live, id)
+	}
+}
+
+// writeTask writes a stripped task's row.
+func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task, v taskstore.TaskVersion) error {
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode task: %w", err)
+	}
+	if _, err := s.upsertStmt.ExecContext(ctx, string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), time.Now().UnixNano(), raw); err != nil {
+		return fmt.Errorf("write task: %w", err)
+	}
+	return nil
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {
@@ -242,6 +338,10 @@ func (s *sqliteStore) failRunning(ctx context.Context) error {
 			return fmt.Errorf("fail running task %s of %s: %w", r.id, s.agent, err)
 		}
 	}
+	if len(todo) > 0 {
+		slog.Default().Warn("failed tasks left unfinished by the previous run", "component", "store/sqlite",
+			"agent", s.agent, "count", len(todo), "reason", RestartReason)
+	}
 	return nil
 }
 
@@ -267,8 +367,10 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return 0, taskstore.ErrTaskAlreadyExists
 		}
+		s.b.noteWrite(err)
 		return 0, fmt.Errorf("insert task: %w", err)
 	}
+	s.b.noteWrite(nil)
 	if !task.Status.State.Terminal() {
 		s.live[task.ID] = &liveTask{owner: owner, version: 1, diskState: task.Status.State, task: st}
 	}
@@ -298,18 +400,21 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 		// Only a new state goes to disk (a task found non-terminal on disk is
 		// failed at the next start whatever its last working update was).
 		if state := task.Status.State; state.Terminal() || state != lt.diskState {
-			raw, err := json.Marshal(st)
-			if err != nil {
-				return 0, fmt.Errorf("encode task: %w", err)
-			}
-			if _, err := s.upsertStmt.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(state), int64(v), time.Now().UnixNano(), raw); err != nil {
-				return 0, fmt.Errorf("write task: %w", err)
-			}
-			if state.Terminal() {
+			err := s.writeTask(ctx, owner, st, v)
+			s.b.noteWrite(err)
+			switch {
+			case err != nil:
+				// A failed write (a full disk) must not cost the turn the
+				// end it earned: the task stays here as it is now, served
+				// to GetTask, and a finished one is written again later.
+				// Ping reports the failure meanwhile.
+				lt.unsaved = state.Terminal()
+			case state.Terminal():
 				delete(s.live, task.ID)
 				return v, nil
+			default:
+				lt.diskState = state
 			}
-			lt.diskState = state
 		}
 		lt.version, lt.task = v, st
 		return v, nil
