@@ -21,6 +21,20 @@ type proc struct {
 	err  error
 	// grace is how long Stop waits after SIGTERM; 0 means 10 s.
 	grace time.Duration
+	// what started it, so it can be started again
+	bin       string
+	args, env []string
+	logDir    string
+}
+
+// again starts a new process as p was started.
+func (p *proc) again() (*proc, error) {
+	np, err := startProc(p.name, p.bin, p.args, p.env, p.logDir)
+	if err != nil {
+		return nil, err
+	}
+	np.grace = p.grace
+	return np, nil
 }
 
 // startProc starts bin with args and env (a full environment), logging to
@@ -42,7 +56,7 @@ func startProc(name, bin string, args, env []string, logDir string) (*proc, erro
 		f.Close()
 		return nil, fmt.Errorf("localstack: start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{}), bin: bin, args: args, env: env, logDir: logDir}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()

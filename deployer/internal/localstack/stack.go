@@ -63,6 +63,8 @@ type Info struct {
 	Model      string    `json:"model"` // "scripted" or the upstream URL
 	Logs       string    `json:"logs"`
 	Deployment string    `json:"deployment"`
+	// Processes are the stack's processes, each with its pid and log.
+	Processes []Process `json:"processes"`
 }
 
 // AppKey reads the stack's app key.
@@ -110,12 +112,25 @@ func ReadInfo(stateDir string) (*Info, error) {
 	return &i, nil
 }
 
+// Process is one process of a running stack, as stack.json lists it.
+type Process struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+	Log  string `json:"log"`
+}
+
+// MaxSandboxRestarts is how often Wait starts one agent's sandbox again
+// before it gives up on the stack.
+const MaxSandboxRestarts = 5
+
 // Stack is a running local stack.
 type Stack struct {
 	Info
 	StateDir string
 	procs    []*proc
 	scratch  string
+	// Notes hears what Wait does about a process that died (os.Stderr if nil).
+	Notes io.Writer
 }
 
 // secret returns the secret in stateDir/name, creating it (0600) on first use
@@ -430,11 +445,23 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	s.Info = Info{URL: url, Agents: agents, AppID: appID, AppKeyFile: filepath.Join(stateDir, "app.key"), User: LocalUser,
 		PID: os.Getpid(), Started: time.Now().UTC(), Model: model, Logs: logDir, Deployment: depFile}
-	b, _ := json.MarshalIndent(s.Info, "", "  ")
-	if err := os.WriteFile(filepath.Join(stateDir, infoFile), append(b, '\n'), 0o600); err != nil {
-		return nil, fmt.Errorf("localstack: write %s: %w", infoFile, err)
+	if err := s.writeInfo(); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// writeInfo writes stack.json, with every process's current pid.
+func (s *Stack) writeInfo() error {
+	s.Info.Processes = s.Info.Processes[:0]
+	for _, p := range s.procs {
+		s.Info.Processes = append(s.Info.Processes, Process{Name: p.name, PID: p.cmd.Process.Pid, Log: p.log})
+	}
+	b, _ := json.MarshalIndent(s.Info, "", "  ")
+	if err := os.WriteFile(filepath.Join(s.StateDir, infoFile), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("localstack: write %s: %w", infoFile, err)
+	}
+	return nil
 }
 
 // vesselArgs are the vessel's flags. Its cards must advertise where this
@@ -476,22 +503,67 @@ func (s *Stack) start(name string, bins map[string]string, args, env []string, l
 	return p, nil
 }
 
-// Wait blocks until a process of the stack exits (an error: the stack is
-// broken) or ctx ends (nil).
+// Wait blocks until ctx ends (nil) or a process the stack cannot do
+// without exits (an error that says so, with its last log lines). A
+// sandbox that exits is started again, up to MaxSandboxRestarts times: only
+// its agent is out of service meanwhile (the vessel sees it at once and
+// serves it again within a second of its return), and the new sandboxd
+// kills whatever the old one's calls left running.
 func (s *Stack) Wait(ctx context.Context) error {
+	notes := s.Notes
+	if notes == nil {
+		notes = os.Stderr
+	}
+	restarts := map[string]int{}
+	for {
+		p := s.waitExit(ctx)
+		if p == nil {
+			return nil
+		}
+		if !strings.HasPrefix(p.name, "sandbox-") {
+			return fmt.Errorf("localstack: %w, and the stack cannot serve without it, so everything stops; last log lines:\n%s",
+				p.exitError(), p.tail(2000))
+		}
+		if restarts[p.name] >= MaxSandboxRestarts {
+			return fmt.Errorf("localstack: %w again after %d restarts, so everything stops; last log lines:\n%s",
+				p.exitError(), restarts[p.name], p.tail(2000))
+		}
+		restarts[p.name]++
+		fmt.Fprintf(notes, "localstack: %v; starting it again (%d of %d), the other agents keep running; its log: %s\n",
+			p.exitError(), restarts[p.name], MaxSandboxRestarts, p.log)
+		np, err := p.again()
+		if err != nil {
+			return fmt.Errorf("localstack: starting %s again: %w", p.name, err)
+		}
+		for i := range s.procs {
+			if s.procs[i] == p {
+				s.procs[i] = np
+			}
+		}
+		if err := s.writeInfo(); err != nil {
+			fmt.Fprintf(notes, "%v\n", err)
+		}
+	}
+}
+
+// waitExit returns the first process of the stack to exit, or nil once
+// ctx ends.
+func (s *Stack) waitExit(ctx context.Context) *proc {
 	exited := make(chan *proc, len(s.procs))
+	stop := make(chan struct{})
+	defer close(stop)
 	for _, p := range s.procs {
 		go func() {
 			select {
 			case <-p.done:
 				exited <- p
-			case <-ctx.Done():
+			case <-stop:
 			}
 		}()
 	}
 	select {
 	case p := <-exited:
-		return fmt.Errorf("localstack: %w; last log lines:\n%s", p.exitError(), p.tail(2000))
+		return p
 	case <-ctx.Done():
 		return nil
 	}
