@@ -125,7 +125,7 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) bool {
 		tooLarge(w)
 		return false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+	r.Body = a2acompat.NewReadBody(buf.Bytes())
 	r.ContentLength = int64(buf.Len())
 	return true
 }

@@ -60,6 +60,19 @@ func NewHandler(rh a2asrv.RequestHandler, opts ...a2asrv.TransportOption) http.H
 // names the protocol version a request speaks (A2A 1.0 §3.6.1).
 const VersionParam = "A2A-Version"
 
+// ReadBody is a request body already read whole, which Handler takes as it
+// is instead of copying it again (a turn's body carries its whole history).
+type ReadBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+// NewReadBody wraps a body read whole.
+func NewReadBody(b []byte) *ReadBody { return &ReadBody{Reader: bytes.NewReader(b), b: b} }
+
+// Close implements io.Closer.
+func (*ReadBody) Close() error { return nil }
+
 // Handler routes each request to v1 or v0 by its method. Before either sees
 // it, the body passes ParseEnvelope (a strict JSON-RPC 2.0 check; an error
 // is answered here as JSON-RPC with HTTP 200), a notification is answered
@@ -76,7 +89,9 @@ func Handler(v1, v0 http.Handler) http.Handler {
 			return
 		}
 		var body []byte
-		if r.Body != nil {
+		if rb, ok := r.Body.(*ReadBody); ok {
+			body = rb.b // read whole already (the vessel's body limit): no second copy
+		} else if r.Body != nil {
 			var err error
 			body, err = io.ReadAll(r.Body)
 			_ = r.Body.Close()
