@@ -6,48 +6,28 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
-	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
-	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
 // Issue 21 (7): /health reports the task store, the egress and each
 // sandbox by name; a failing task store takes the agents out of service.
 func TestHealthReportsEachDependency(t *testing.T) {
 	_, addr := serveFake(t, "127.0.0.1:0")
-	sb, err := tools.DialSandbox("http://"+addr, "tok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	b, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.sqlite"), store.Options{Agents: []string{"a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	var storeDown, egressDown atomic.Bool
-	srv, err := a2aserver.New(a2aserver.Config{
-		Deployment:  &spec.Deployment{Agents: []spec.Agent{{ID: "a", PackageDir: t.TempDir(), Manifest: &spec.Manifest{Name: "A"}}}},
-		Fingerprint: func(*spec.Deployment, string) (string, error) { return testFP, nil },
-		Sandboxes:   map[string]a2aserver.AgentSandbox{"a": sb},
-		Auth:        auth.Chain{},
-		Store:       b,
-		Logger:      zap.NewNop(),
-		HealthChecks: []a2aserver.HealthCheck{
+	var pinger store.Pinger
+	srv, _, _ := oneAgentServer(t, addr, func(c *a2aserver.Config) {
+		c.ReadyInterval = time.Hour
+		c.HealthChecks = []a2aserver.HealthCheck{
 			{Name: "task store", Critical: true, Check: func(ctx context.Context) error {
 				if storeDown.Load() {
 					return errors.New("disk full")
 				}
-				return b.(store.Pinger).Ping(ctx)
+				return pinger.Ping(ctx)
 			}},
 			{Name: "egress", Check: func(context.Context) error {
 				if egressDown.Load() {
@@ -55,16 +35,10 @@ func TestHealthReportsEachDependency(t *testing.T) {
 				}
 				return nil
 			}},
-		},
-		ReadyInterval: time.Hour,
+		}
+		pinger = c.Store.(store.Pinger)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv.Start(ctx)
-	defer srv.Close()
+	ctx := context.Background()
 	type check struct {
 		OK    bool   `json:"ok"`
 		Error string `json:"error"`

@@ -33,39 +33,50 @@ func serveFake(t *testing.T, addr string) (*grpc.Server, string) {
 	return gs, ln.Addr().String()
 }
 
-// Issue 21 (6): a sandbox that refuses connections takes its agent out of
-// service at the first check, not after MaxSilentChecks; once it is back,
-// the agent is served again long before the next regular check.
-func TestDeadSandboxOutAtOnceAndBackSoon(t *testing.T) {
-	gs, addr := serveFake(t, "127.0.0.1:0")
+// oneAgentServer starts a vessel server of one agent "a" whose sandbox
+// listens at addr, on a fresh SQLite store; cfg adjusts its Config.
+func oneAgentServer(t *testing.T, addr string, cfg func(*a2aserver.Config)) (*a2aserver.Server, *tools.Sandbox, store.Backend) {
+	t.Helper()
 	sb, err := tools.DialSandbox("http://"+addr, "tok")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sb.Close()
+	t.Cleanup(func() { sb.Close() })
 	b, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.sqlite"), store.Options{Agents: []string{"a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	srv, err := a2aserver.New(a2aserver.Config{
+	t.Cleanup(func() { b.Close() })
+	c := a2aserver.Config{
 		Deployment:  &spec.Deployment{Agents: []spec.Agent{{ID: "a", PackageDir: t.TempDir(), Manifest: &spec.Manifest{Name: "A"}}}},
 		Fingerprint: func(*spec.Deployment, string) (string, error) { return testFP, nil },
 		Sandboxes:   map[string]a2aserver.AgentSandbox{"a": sb},
 		Auth:        auth.Chain{},
 		Store:       b,
 		Logger:      zap.NewNop(),
-		// Only the quick recheck of agents out of service can bring it back.
-		ReadyInterval:   time.Hour,
-		UnreadyInterval: 50 * time.Millisecond,
-	})
+	}
+	cfg(&c)
+	srv, err := a2aserver.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	srv.Start(ctx)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv, sb, b
+}
+
+// Issue 21 (6): a sandbox that refuses connections takes its agent out of
+// service at the first check, not after MaxSilentChecks; once it is back,
+// the agent is served again long before the next regular check.
+func TestDeadSandboxOutAtOnceAndBackSoon(t *testing.T) {
+	gs, addr := serveFake(t, "127.0.0.1:0")
+	srv, sb, _ := oneAgentServer(t, addr, func(c *a2aserver.Config) {
+		// Only the quick recheck of agents out of service can bring it back.
+		c.ReadyInterval, c.UnreadyInterval = time.Hour, 50*time.Millisecond
+	})
+	ctx := context.Background()
 	if ok, why := srv.Ready("a"); !ok {
 		t.Fatalf("not ready at start: %s", why)
 	}
