@@ -237,7 +237,9 @@ func TestRemoteSubscriberGetsLiveEvents(t *testing.T) {
 	}
 	wantFinalTask(t, last)
 	// The turn's first WORKING update may be stored (and so published) after
-	// the announcement landed: count at least the pieces and the end.
+	// the announcement landed: count at least the pieces and the end. A
+	// counts a NOTIFY once it returns, which may be after B has it.
+	waitFor(t, ctx, "A counts what it published", func() bool { return a.db.FollowStats().Published >= int64(len(want)+1) })
 	if st := a.db.FollowStats(); st.Published < int64(len(want)+1) || st.Dropped != 0 || st.Oversize != 0 || st.Failed != 0 {
 		t.Fatalf("A's follow stats = %+v, want %d or more published and nothing lost", st, len(want)+1)
 	}

@@ -160,9 +160,9 @@ func (h *replicaHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 // state (or an input-required/auth-required pause). The snapshot is the
 // fallback: a live event that was dropped or never sent is only missing from
 // the stream, and the final state always comes from the table. Once the
-// stored task is final, a follower that has received live events waits (up to
-// FollowGrace) for the turn's last ones, which may trail the table write, so
-// that the final task comes after them.
+// stored task is final, the follower waits (up to FollowGrace) for the
+// turn's last live events, which may trail the table write, so that the
+// final task comes after them.
 func (s *Store) Follow(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		f := s.db.addFollower(s.agent, id)
@@ -175,7 +175,6 @@ func (s *Store) Follow(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, 
 		var (
 			last      int64     = -1
 			replica   string    // where the task runs, as last read
-			sawLive   bool      // the running replica publishes for us
 			liveEnded bool      // its last event for the turn arrived
 			final     *a2a.Task // stored final task, held for the live end
 			grace     <-chan time.Time
@@ -202,7 +201,12 @@ func (s *Store) Follow(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, 
 			if !endsTurn(st.Task.Status.State) {
 				return !yield(st.Task, nil)
 			}
-			if !sawLive || liveEnded {
+			// The running replica publishes the turn's events, its end
+			// marker last, for as long as we announce: they may trail the
+			// table write even when none has arrived yet (NOTIFY reaches
+			// us on another connection), so the final task waits for the
+			// end marker, up to FollowGrace.
+			if liveEnded {
 				yield(st.Task, nil)
 				return true
 			}
@@ -220,7 +224,6 @@ func (s *Store) Follow(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, 
 			case <-ctx.Done():
 				return
 			case le := <-f.ch:
-				sawLive = true
 				if le.event != nil && !yield(le.event, nil) {
 					return
 				}
