@@ -80,6 +80,7 @@ func BuildCard(a *spec.Agent, baseURL string) *a2a.AgentCard {
 		Version:     m.Version,
 		SupportedInterfaces: []*a2a.AgentInterface{
 			a2a.NewAgentInterface(baseURL+"/agents/"+a.ID, a2a.TransportProtocolJSONRPC),
+			a2a.NewAgentInterface(baseURL+"/agents/"+a.ID+RESTPath, a2a.TransportProtocolHTTPJSON),
 		},
 		Capabilities:       a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes:  in,

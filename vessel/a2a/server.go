@@ -1,8 +1,8 @@
 // Package a2aserver serves every agent of a deployment over A2A 1.0
-// (JSON-RPC, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
+// (JSON-RPC and HTTP+JSON, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
 // /v1/agents, the agent cards and manifests. HTTP middleware in front of
-// the SDK answers 401, 403, 503 and 413 itself, because once the SDK has a
-// request it always answers 200.
+// the SDK (admit, shared by both bindings) answers 401, 403, 503, 408 and
+// 413 itself, in each binding's error shape.
 package a2aserver
 
 import (
@@ -131,8 +131,9 @@ type Server struct {
 type agent struct {
 	spec    *spec.Agent
 	card    *cardDoc
-	cardV03 *cardDoc // the 0.3-compatible card older AstralDeep builds read
-	rpc     http.Handler
+	cardV03 *cardDoc     // the 0.3-compatible card older AstralDeep builds read
+	rpc     http.Handler // JSON-RPC (with 0.3 callers)
+	rest    http.Handler // HTTP+JSON, paths without the agent prefix
 	sandbox AgentSandbox
 	exec    *executor
 	fp      string // fingerprint at start
@@ -302,6 +303,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	v03, err := a2acompat.CardV03JSON(context.Background(), BuildCard(a, s.base), s.base+"/agents/"+a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
@@ -349,6 +351,7 @@ func (s *Server) routes() {
 		a.cardV03.serve(w, r)
 	})
 	s.mux.HandleFunc("/agents/{id}/a2a", s.rpc)
+	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.rest)
 	s.mux.HandleFunc("/agents/{id}/manifest", s.manifest)
 	s.mux.HandleFunc("/agents/{id}", s.rpc)
 	s.mux.HandleFunc("/agents/{id}/{$}", s.rpc)
