@@ -1,6 +1,8 @@
 package a2aserver
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -79,5 +81,83 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 			r2.Header.Add(a2acompat.VersionParam, v)
 		}
 	}
-	a.rest.ServeHTTP(w, r2)
+	sw := &restStatusWriter{ResponseWriter: w}
+	defer sw.finish()
+	a.rest.ServeHTTP(sw, r2)
+}
+
+// restStatusWriter corrects the HTTP status of the SDK's REST errors where
+// a2a-go v2.4.0 departs from A2A 1.0's mapping: TaskNotCancelableError is
+// 409 Conflict (the SDK answers 400). A 400 answer is held until its body
+// is read; every other answer, streams included, passes straight through.
+type restStatusWriter struct {
+	http.ResponseWriter
+	held bool
+	buf  bytes.Buffer
+}
+
+func (w *restStatusWriter) WriteHeader(code int) {
+	if code == http.StatusBadRequest && !w.held {
+		w.held = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *restStatusWriter) Write(p []byte) (int, error) {
+	if w.held {
+		return w.buf.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush lets SSE answers stream.
+func (w *restStatusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.held {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *restStatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *restStatusWriter) finish() {
+	if !w.held {
+		return
+	}
+	out := w.buf.Bytes()
+	if fixed, ok := conflictStatus(out); ok {
+		w.ResponseWriter.WriteHeader(http.StatusConflict)
+		out = fixed
+	} else {
+		w.ResponseWriter.WriteHeader(http.StatusBadRequest)
+	}
+	_, _ = w.ResponseWriter.Write(out)
+}
+
+// conflictStatus returns a google.rpc.Status body with code 409 when b is
+// a TaskNotCancelableError.
+func conflictStatus(b []byte) ([]byte, bool) {
+	var body map[string]map[string]json.RawMessage
+	if json.Unmarshal(b, &body) != nil || body["error"] == nil {
+		return nil, false
+	}
+	var details []struct {
+		Reason string `json:"reason"`
+		Domain string `json:"domain"`
+	}
+	if json.Unmarshal(body["error"]["details"], &details) != nil {
+		return nil, false
+	}
+	for _, d := range details {
+		if d.Domain == a2a.ProtocolDomain && d.Reason == a2a.ErrorReason(a2a.ErrTaskNotCancelable) {
+			body["error"]["code"] = json.RawMessage("409")
+			fixed, err := json.Marshal(body)
+			if err != nil {
+				return nil, false
+			}
+			return append(fixed, '\n'), true
+		}
+	}
+	return nil, false
 }

@@ -274,6 +274,12 @@ func TestRESTRefusalsMatchJSONRPC(t *testing.T) {
 	if _, err := cl.GetTask(as(h.keyApp1, "bob"), &a2a.GetTaskRequest{ID: id}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("bob reads alice's task: %v", err)
 	}
+	// A finished task is not cancelable: 409 Conflict, FAILED_PRECONDITION.
+	status, _, body = h.rawPost("/agents/field-guide"+a2aserver.RESTPath+"/tasks/"+string(id)+":cancel", ``, alice)
+	if status != http.StatusConflict {
+		t.Errorf("cancel a finished task: %d %s", status, body)
+	}
+	checkStatusBody(t, "not cancelable", body, 409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE", a2a.ProtocolDomain)
 	for _, err := range cl.SubscribeToTask(as(h.keyApp1, "alice"), &a2a.SubscribeToTaskRequest{ID: id}) {
 		if !errors.Is(err, a2a.ErrUnsupportedOperation) {
 			t.Fatalf("subscribe to a finished task: %v", err)
