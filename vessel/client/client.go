@@ -67,6 +67,8 @@ const RESTPath = "/v1"
 
 // Client calls one agent of a vessel. It is safe for concurrent use.
 type Client struct {
+	base     string
+	hc       *http.Client
 	endpoint string
 	agentID  string
 	headers  http.Header
@@ -128,7 +130,7 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 		h.Set("X-Vessel-Scopes", strings.Join(opts.Scopes, " "))
 	}
 
-	c := &Client{endpoint: endpoint, agentID: agentID, headers: h}
+	c := &Client{base: base, hc: hc, endpoint: endpoint, agentID: agentID, headers: h}
 	ac, err := a2aclient.NewFromEndpoints(context.Background(),
 		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, binding)},
 		a2aclient.WithDefaultsDisabled(), transport,
