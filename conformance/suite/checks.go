@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/astraldeep/astralvessel-go/vessel/client"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 // maxBody is the spec's request size limit.
@@ -103,6 +104,7 @@ func checkCard(ctx context.Context, e *env, r *reporter) {
 	}
 	r.check("card: interface", joinErrs(errs), "JSONRPC 1.0 at /agents/"+e.cfg.Agent)
 	checkBindings(e, r, ifaces)
+	checkSignature(ctx, e, r, res.body, card)
 
 	errs = nil
 	skills := getList(card, "skills")
@@ -134,6 +136,27 @@ func checkCard(ctx context.Context, e *env, r *reporter) {
 		}
 	}
 	r.check("card: skill", joinErrs(errs), fmt.Sprintf("id %s, name %q, tags %v", getStr(skill, "id"), getStr(skill, "name"), strList(skill["tags"])))
+}
+
+// checkSignature verifies a signed card against the server's JWKS
+// (cardsig.JWKSPath); an unsigned card is skipped.
+func checkSignature(ctx context.Context, e *env, r *reporter, body []byte, card obj) {
+	const name = "card: signature verifies"
+	if len(getList(card, "signatures")) == 0 {
+		r.skip(name, "the card is not signed")
+		return
+	}
+	res, err := e.get(ctx, cardsig.JWKSPath, nil)
+	if err != nil {
+		r.fail(name, "%v", err)
+		return
+	}
+	if res.status != 200 {
+		r.fail(name, "the card is signed but GET %s is HTTP %d", cardsig.JWKSPath, res.status)
+		return
+	}
+	kid, err := cardsig.Verify(body, res.body)
+	r.check(name, err, "JWS over the RFC 8785 card, kid "+kid)
 }
 
 func checkHealth(ctx context.Context, e *env, r *reporter) {
