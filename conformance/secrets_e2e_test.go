@@ -84,6 +84,7 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 
 	// Every process the stack started, by name.
 	holders := map[string]bool{}
+	cardKeyHolders := map[string]bool{} // the card-signing key's path
 	seen := map[string]bool{}
 	for _, pid := range children(t, info.pid) {
 		name := procName(pid)
@@ -95,6 +96,12 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 		if bytes.Contains(environ, []byte(key)) {
 			holders[name] = true
 		}
+		if bytes.Contains(environ, []byte("card-signing.jwks")) {
+			cardKeyHolders[name] = true
+		}
+	}
+	if len(cardKeyHolders) != 1 || !cardKeyHolders["vessel"] {
+		t.Errorf("the card-signing key is given to %v, want the vessel only", cardKeyHolders)
 	}
 	for _, want := range []string{"egress", "vessel", "sandboxd"} {
 		if !seen[want] {

@@ -7,6 +7,8 @@ require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
 	github.com/astraldeep/astralvessel-go/proto v0.0.0-00010101000000-000000000000
+	github.com/astraldeep/astralvessel-go/vessel/client v0.0.0
+	github.com/gowebpki/jcs v1.0.2
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/lestrrat-go/jwx/v2 v2.1.7
 	go.uber.org/zap v1.28.0
@@ -54,4 +56,5 @@ require (
 replace (
 	github.com/astraldeep/astralvessel-go/deployer => ../deployer
 	github.com/astraldeep/astralvessel-go/proto => ../proto
+	github.com/astraldeep/astralvessel-go/vessel/client => ./client
 )

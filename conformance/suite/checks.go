@@ -14,27 +14,29 @@ import (
 	"sync"
 
 	"github.com/astraldeep/astralvessel-go/vessel/client"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 // maxBody is the spec's request size limit.
 const maxBody = 16_000_000
 
 var checks = []namedCheck{
-	{"card", checkCard},
-	{"card", checkCardAddress},
-	{"health", checkHealth},
-	{"agents", checkAgents},
-	{"manifest", checkManifest},
-	{"auth", checkAuth},
-	{"limit", checkLimit},
-	{"jsonrpc", checkJSONRPC},
-	{"jsonrpc", checkEnvelope},
-	{"stream", checkStream},
-	{"send", checkSend},
-	{"transcript", checkTranscript},
-	{"reject", checkRejections},
-	{"cancel", checkCancel},
-	{"tasks", checkTasks},
+	{"card", checkCard, false},
+	{"card", checkCardAddress, false},
+	{"health", checkHealth, false},
+	{"agents", checkAgents, false},
+	{"manifest", checkManifest, false},
+	{"auth", checkAuth, false},
+	{"limit", checkLimit, false},
+	{"auth", checkRESTRefusals, false},
+	{"jsonrpc", checkJSONRPC, false},
+	{"jsonrpc", checkEnvelope, false},
+	{"stream", checkStream, true},
+	{"send", checkSend, true},
+	{"transcript", checkTranscript, true},
+	{"reject", checkRejections, true},
+	{"cancel", checkCancel, true},
+	{"tasks", checkTasks, true},
 }
 
 func checkCard(ctx context.Context, e *env, r *reporter) {
@@ -101,6 +103,8 @@ func checkCard(ctx context.Context, e *env, r *reporter) {
 		}
 	}
 	r.check("card: interface", joinErrs(errs), "JSONRPC 1.0 at /agents/"+e.cfg.Agent)
+	checkBindings(e, r, ifaces)
+	checkSignature(ctx, e, r, res.body, card)
 
 	errs = nil
 	skills := getList(card, "skills")
@@ -132,6 +136,27 @@ func checkCard(ctx context.Context, e *env, r *reporter) {
 		}
 	}
 	r.check("card: skill", joinErrs(errs), fmt.Sprintf("id %s, name %q, tags %v", getStr(skill, "id"), getStr(skill, "name"), strList(skill["tags"])))
+}
+
+// checkSignature verifies a signed card against the server's JWKS
+// (cardsig.JWKSPath); an unsigned card is skipped.
+func checkSignature(ctx context.Context, e *env, r *reporter, body []byte, card obj) {
+	const name = "card: signature verifies"
+	if len(getList(card, "signatures")) == 0 {
+		r.skip(name, "the card is not signed")
+		return
+	}
+	res, err := e.get(ctx, cardsig.JWKSPath, nil)
+	if err != nil {
+		r.fail(name, "%v", err)
+		return
+	}
+	if res.status != 200 {
+		r.fail(name, "the card is signed but GET %s is HTTP %d", cardsig.JWKSPath, res.status)
+		return
+	}
+	kid, err := cardsig.Verify(body, res.body)
+	r.check(name, err, "JWS over the RFC 8785 card, kid "+kid)
 }
 
 func checkHealth(ctx context.Context, e *env, r *reporter) {
@@ -610,8 +635,8 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 				s.subscribe = fmt.Errorf("first frame is %s, want the task", frames[0].kind)
 			}
 			s.list, s.listWorking = listShowsWorking(ctx, e, taskID)
-			s.otherGet = wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": taskID}, other, nil))
-			s.otherCancel = wantNotFound(e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": taskID}, other, nil))
+			s.otherGet = e.wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": taskID}, other, nil))
+			s.otherCancel = e.wantNotFound(e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": taskID}, other, nil))
 			status, m, err := e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": taskID}, e.me, nil)
 			if err == nil {
 				if code, msg, isErr := rpcError(m); isErr || status != 200 {
@@ -669,8 +694,8 @@ func checkCancel(ctx context.Context, e *env, r *reporter) {
 
 	status, m, err = e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": t.taskID}, e.me, nil)
 	if err == nil {
-		if code, msg, isErr := rpcError(m); !isErr || code != -32002 || status != 200 {
-			err = fmt.Errorf("HTTP %d, code %d %q; want 200 / -32002", status, code, msg)
+		if code, msg, isErr := rpcError(m); !isErr || code != -32002 || status != e.errorStatus(-32002) {
+			err = fmt.Errorf("HTTP %d, code %d %q; want %d / -32002", status, code, msg, e.errorStatus(-32002))
 		}
 	}
 	r.check("cancel: a canceled task is not cancelable", err, "a second CancelTask → -32002")
@@ -714,7 +739,7 @@ func listShowsWorking(ctx context.Context, e *env, taskID string) (listed, filte
 }
 
 // wantNotFound checks an rpc answer is the task-not-found error.
-func wantNotFound(status int, m obj, err error) error {
+func (e *env) wantNotFound(status int, m obj, err error) error {
 	if err != nil {
 		return err
 	}
@@ -722,8 +747,8 @@ func wantNotFound(status int, m obj, err error) error {
 	if !isErr {
 		return fmt.Errorf("HTTP %d, a result instead of task not found: %s", status, snippet(mustJSON(m)))
 	}
-	if status != 200 || code != -32001 {
-		return fmt.Errorf("HTTP %d, code %d %q; want 200 / -32001", status, code, msg)
+	if want := e.errorStatus(-32001); status != want || code != -32001 {
+		return fmt.Errorf("HTTP %d, code %d %q; want %d / -32001", status, code, msg, want)
 	}
 	return nil
 }
@@ -749,17 +774,21 @@ func checkTasks(ctx context.Context, e *env, r *reporter) {
 		r.check("tasks: GetTask after finish", err, "COMPLETED, answer kept")
 
 		other := auth{key: e.cfg.Key, user: e.cfg.OtherUser}
-		r.check("owner: other user cannot read a finished task", wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": id}, other, nil)), "task not found")
+		r.check("owner: other user cannot read a finished task", e.wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": id}, other, nil)), "task not found")
 
 		status, m, err = e.rpc(ctx, e.cfg.Agent, "CancelTask", obj{"id": id}, e.me, nil)
 		if err == nil {
-			if code, _, isErr := rpcError(m); !isErr || code != -32002 || status != 200 {
-				err = fmt.Errorf("HTTP %d, code %d; want 200 / -32002", status, code)
+			if code, _, isErr := rpcError(m); !isErr || code != -32002 || status != e.errorStatus(-32002) {
+				err = fmt.Errorf("HTTP %d, code %d; want %d / -32002", status, code, e.errorStatus(-32002))
 			}
 		}
 		r.check("tasks: cancel a finished task", err, "-32002 not cancelable")
 
-		for _, method := range []string{"SubscribeToTask", "tasks/resubscribe"} {
+		methods := []string{"SubscribeToTask", "tasks/resubscribe"}
+		if e.rest() {
+			methods = methods[:1] // the 0.3 name is JSON-RPC only
+		}
+		for _, method := range methods {
 			code, err := e.subscribeCode(ctx, method, id)
 			if err == nil && code != -32004 {
 				err = fmt.Errorf("code %d, want -32004", code)
@@ -767,7 +796,7 @@ func checkTasks(ctx context.Context, e *env, r *reporter) {
 			r.check("subscribe: "+method+" on a finished task", err, "-32004 unsupported operation")
 		}
 	}
-	r.check("tasks: unknown task", wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": e.run + "-no-such-task"}, e.me, nil)), "-32001")
+	r.check("tasks: unknown task", e.wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": e.run + "-no-such-task"}, e.me, nil)), "-32001")
 }
 
 func joinErrs(errs []string) error {

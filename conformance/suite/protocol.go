@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 )
@@ -215,12 +216,16 @@ func checkCardAddress(ctx context.Context, e *env, r *reporter) {
 			r.fail(c.name, "HTTP %d: %s", res.status, snippet(res.body))
 			continue
 		}
-		var got []string
+		var got, under []string // JSON-RPC addresses; other bindings' addresses
 		if c.field != "" {
 			got = append(got, getStr(card, c.field))
 		}
 		for _, i := range getList(card, "supportedInterfaces") {
 			if im, ok := i.(map[string]any); ok {
+				if b := getStr(im, "protocolBinding"); b != "" && b != bindingJSONRPC {
+					under = append(under, getStr(im, "url"))
+					continue
+				}
 				got = append(got, getStr(im, "url"))
 			}
 		}
@@ -228,6 +233,12 @@ func checkCardAddress(ctx context.Context, e *env, r *reporter) {
 		for _, u := range got {
 			if !sameEndpoint(u, want) {
 				errs = append(errs, fmt.Sprintf("advertises %q, want %q", u, want))
+			}
+		}
+		for _, u := range under {
+			// Another binding lives under the agent's address (HTTP+JSON: <address>/v1).
+			if pu, err := url.Parse(u); err != nil || !sameEndpoint(pu.Scheme+"://"+pu.Host+path.Dir(pu.Path), want) && !sameEndpoint(u, want) {
+				errs = append(errs, fmt.Sprintf("advertises %q, want an address under %q", u, want))
 			}
 		}
 		if len(got) == 0 {
@@ -261,6 +272,17 @@ func (e *env) subscribeCode(ctx context.Context, method, taskID string) (int, er
 			return 0, fmt.Errorf("the first frame is a %s, want an error", frames[0].kind)
 		}
 		code, _ := frames[0].body["code"].(float64)
+		return int(code), nil
+	}
+	if e.rest() {
+		eo, err := restStatusError(res.body)
+		if err != nil {
+			return 0, fmt.Errorf("HTTP %d: %w", res.status, err)
+		}
+		code, _ := eo["code"].(float64)
+		if want := e.errorStatus(int(code)); res.status != want {
+			return 0, fmt.Errorf("HTTP %d for %s, want %d", res.status, getStr(eo, "reason"), want)
+		}
 		return int(code), nil
 	}
 	m, err := res.json()

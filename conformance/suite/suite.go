@@ -92,6 +92,13 @@ type env struct {
 	id   atomic.Int64
 	run  string // unique per run, in context ids
 	me   auth
+	// binding is the protocol binding the checks speak now ("" or
+	// bindingJSONRPC: JSON-RPC); restSuffix is the HTTP+JSON interface's
+	// path under /agents/<id>, from the card; bindings are the card's
+	// bindings other than JSON-RPC that the per-binding checks run over again.
+	binding    string
+	restSuffix string
+	bindings   []string
 	// from the streaming turn, for later checks
 	done       *turn
 	transcript []client.Message
@@ -104,12 +111,16 @@ func (e *env) nextID() string { return fmt.Sprintf("%s-%d", e.run, e.id.Add(1)) 
 type reporter struct {
 	e    *env
 	name string // default name for pass/fail/skip
+	// prefix names the binding a per-binding check runs over again
+	// ("HTTP+JSON "); empty on JSON-RPC.
+	prefix string
 }
 
 func (r *reporter) add(status, name, format string, args ...any) {
 	if name == "" {
 		name = r.name
 	}
+	name = r.prefix + name
 	if r.e.cfg.Only != nil && !r.e.cfg.Only.MatchString(name) {
 		return
 	}
@@ -134,6 +145,9 @@ type checkFn func(ctx context.Context, e *env, r *reporter)
 type namedCheck struct {
 	group string
 	fn    checkFn
+	// perBinding checks run over JSON-RPC, then again over each other
+	// binding the card declares.
+	perBinding bool
 }
 
 // Run runs every check in order and calls out with each result as it is
@@ -166,20 +180,36 @@ func Run(ctx context.Context, cfg Config, out func(Result)) []Result {
 			out(r)
 		}
 	}
-	for _, c := range checks {
-		cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		func() {
-			defer cancel()
-			defer func() {
-				if p := recover(); p != nil {
-					(&reporter{e: e, name: c.group}).fail("", "check panicked: %v", p)
-				}
+	runChecks := func(list []namedCheck, prefix string) {
+		for _, c := range list {
+			cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+			func() {
+				defer cancel()
+				defer func() {
+					if p := recover(); p != nil {
+						(&reporter{e: e, name: c.group, prefix: prefix}).fail("", "check panicked: %v", p)
+					}
+				}()
+				c.fn(cctx, e, &reporter{e: e, name: c.group, prefix: prefix})
 			}()
-			c.fn(cctx, e, &reporter{e: e, name: c.group})
-		}()
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+	runChecks(checks, "")
+	var again []namedCheck
+	for _, c := range checks {
+		if c.perBinding {
+			again = append(again, c)
+		}
+	}
+	for _, b := range e.bindings {
 		if ctx.Err() != nil {
 			break
 		}
+		e.binding, e.done, e.transcript = b, nil, nil
+		runChecks(again, b+" ")
 	}
 	return results
 }

@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -115,6 +114,9 @@ func (e *env) post(ctx context.Context, agent string, body io.Reader, length int
 
 // rpc sends one JSON-RPC call and returns the HTTP status and decoded body.
 func (e *env) rpc(ctx context.Context, agent, method string, params any, a auth, hdr map[string]string) (int, obj, error) {
+	if e.rest() {
+		return e.restCall(ctx, agent, method, params, a, hdr)
+	}
 	b, err := json.Marshal(obj{"jsonrpc": "2.0", "id": e.nextID(), "method": method, "params": params})
 	if err != nil {
 		return 0, nil, err
@@ -147,6 +149,9 @@ type frame struct {
 // stream sends a streaming JSON-RPC call and reads SSE frames until the
 // stream ends or each returns false.
 func (e *env) stream(ctx context.Context, agent, method string, params any, a auth, each func(frame) bool) (*httpResult, []frame, error) {
+	if e.rest() {
+		return e.restStream(ctx, agent, method, params, a, each)
+	}
 	b, err := json.Marshal(obj{"jsonrpc": "2.0", "id": e.nextID(), "method": method, "params": params})
 	if err != nil {
 		return nil, nil, err
@@ -169,24 +174,7 @@ func (e *env) stream(ctx context.Context, agent, method string, params any, a au
 		hr.body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return hr, nil, nil
 	}
-	var frames []frame
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 32<<20)
-	var data strings.Builder
-	for sc.Scan() {
-		line := sc.Text()
-		if after, ok := strings.CutPrefix(line, "data:"); ok {
-			data.WriteString(strings.TrimPrefix(after, " "))
-			continue
-		}
-		if line != "" || data.Len() == 0 {
-			continue
-		}
-		var m obj
-		if err := json.Unmarshal([]byte(data.String()), &m); err != nil {
-			return hr, frames, fmt.Errorf("SSE frame is not JSON (%s): %w", snippet([]byte(data.String())), err)
-		}
-		data.Reset()
+	frames, err := readFrames(ctx, resp.Body, each, func(m obj) frame {
 		f := frame{raw: m}
 		if er := getObj(m, "error"); er != nil {
 			f.kind, f.body = "error", er
@@ -198,15 +186,9 @@ func (e *env) stream(ctx context.Context, agent, method string, params any, a au
 				}
 			}
 		}
-		frames = append(frames, f)
-		if !each(f) {
-			return hr, frames, nil
-		}
-	}
-	if err := sc.Err(); err != nil && ctx.Err() == nil {
-		return hr, frames, fmt.Errorf("reading the stream: %w", err)
-	}
-	return hr, frames, nil
+		return f
+	})
+	return hr, frames, err
 }
 
 // textPart, transcriptPart and message build request pieces.

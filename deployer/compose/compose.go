@@ -308,9 +308,11 @@ func (g *gen) vessel() (*service, error) {
 	// The vessel's own copy of the egress token, so each file has one
 	// owner: the vessel's uid here, the egress's for egress.token.
 	egressTok, egressPath := g.secret("vessel-egress.token")
-	s.Volumes = []string{master, egressTok, "vessel-data:/data"}
+	cardKey, cardKeyPath := g.secret(CardKeyFile)
+	s.Volumes = []string{master, egressTok, cardKey, "vessel-data:/data"}
 	s.Environment = map[string]string{
 		"VESSEL_SANDBOX_MASTER_TOKEN_FILE": masterPath,
+		"VESSEL_CARD_SIGNING_KEY_FILE":     cardKeyPath,
 		"VESSEL_MODEL_KEY_FILE":            egressPath,
 		"VESSEL_MODEL_BASE_URL":            "http://egress:8080/v1",
 		"VESSEL_EGRESS_PROXY":              "http://egress:3128",

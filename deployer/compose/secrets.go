@@ -12,7 +12,12 @@ import (
 	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
+
+// CardKeyFile is the vessel's card-signing key set (a JWK set of EC P-256
+// private keys, see vessel/client/cardsig), mounted into the vessel only.
+const CardKeyFile = "card-signing.jwks"
 
 // Secrets are the generated secrets of one deployment.
 type Secrets struct {
@@ -33,6 +38,7 @@ func SecretOwners(d *spec.Deployment) map[string]int {
 		"vessel-egress.token":  VesselUID,
 		"egress.token":         EgressUID,
 		"search.secret":        SearchUID,
+		CardKeyFile:            VesselUID,
 	}
 	for _, a := range d.Agents {
 		owners["sandbox-"+a.ID+".token"] = 0
@@ -64,6 +70,9 @@ func WriteSecrets(outDir string, d *spec.Deployment) (*Secrets, bool, error) {
 		return nil, false, err
 	}
 	if s.SearchSecret, err = keepOrCreate(dir, "search.secret"); err != nil {
+		return nil, false, err
+	}
+	if err := keepOrCreateCardKey(filepath.Join(dir, CardKeyFile)); err != nil {
 		return nil, false, err
 	}
 	owners := SecretOwners(d)
@@ -136,6 +145,29 @@ func keepOrCreate(dir, name string) (string, error) {
 	}
 	v := hex.EncodeToString(raw)
 	return v, writeSecret(p, v)
+}
+
+// keepOrCreateCardKey keeps a card-signing key set that parses (the
+// operator may have rotated it, see docs/a2a.md) and creates one otherwise.
+func keepOrCreateCardKey(p string) error {
+	b, err := os.ReadFile(p)
+	if err == nil {
+		if _, err := cardsig.ParseKeys(b); err != nil {
+			return fmt.Errorf("secrets: %s: %w; fix it or delete it to generate a new key", p, err)
+		}
+		if err := os.Chmod(p, 0o600); err != nil {
+			return fmt.Errorf("secrets: %w", err)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	k, err := cardsig.Generate()
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	return writeSecret(p, string(k))
 }
 
 func writeSecret(p, v string) error {

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"gopkg.in/yaml.v3"
 )
 
@@ -105,6 +106,7 @@ func TestSecretsMountedOnlyWhereTheyBelong(t *testing.T) {
 		"egress.token":         {"egress"},
 		"vessel-egress.token":  {"vessel"},
 		"search.secret":        {"search"},
+		CardKeyFile:            {"vessel"},
 		"sandbox-alpha.token":  {"sandbox-alpha"},
 		"sandbox-beta.token":   {"sandbox-beta"},
 	}
@@ -558,6 +560,7 @@ func TestChownCommandsForNonRootDeploy(t *testing.T) {
 	d, _ := twoAgents(t, "", nil)
 	cmds := ChownCommands("/srv/dep", d)
 	want := []string{
+		"sudo chown 61001:61001 /srv/dep/.generated/card-signing.jwks",
 		"sudo chown 61002:61002 /srv/dep/.generated/egress.token",
 		"sudo chown 0:0 /srv/dep/.generated/sandbox-alpha.token",
 		"sudo chown 0:0 /srv/dep/.generated/sandbox-beta.token",
@@ -567,5 +570,39 @@ func TestChownCommandsForNonRootDeploy(t *testing.T) {
 	}
 	if !slices.Equal(cmds, want) {
 		t.Errorf("ChownCommands:\n%s\nwant:\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCardKeyGeneratedKeptAndChecked: deploy generates the card-signing
+// key set once, keeps it (a rotated set too) on later deploys, and refuses
+// a file that is no key set instead of replacing it.
+func TestCardKeyGeneratedKeptAndChecked(t *testing.T) {
+	d, _ := twoAgents(t, "", nil)
+	out := t.TempDir()
+	if _, _, err := WriteSecrets(out, d); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(out, GeneratedDir, CardKeyFile)
+	first, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cardsig.ParseKeys(first); err != nil {
+		t.Fatalf("generated key set: %v", err)
+	}
+	if _, _, err := WriteSecrets(out, d); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(p); string(again) != string(first) {
+		t.Fatal("the card key changed on re-deploy")
+	}
+	if err := os.WriteFile(p, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := WriteSecrets(out, d); err == nil || !strings.Contains(err.Error(), CardKeyFile) {
+		t.Fatalf("a broken key set: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "not a key" {
+		t.Fatal("a broken key set was replaced")
 	}
 }

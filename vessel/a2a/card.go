@@ -15,6 +15,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -80,6 +81,7 @@ func BuildCard(a *spec.Agent, baseURL string) *a2a.AgentCard {
 		Version:     m.Version,
 		SupportedInterfaces: []*a2a.AgentInterface{
 			a2a.NewAgentInterface(baseURL+"/agents/"+a.ID, a2a.TransportProtocolJSONRPC),
+			a2a.NewAgentInterface(baseURL+"/agents/"+a.ID+RESTPath, a2a.TransportProtocolHTTPJSON),
 		},
 		Capabilities:       a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes:  in,
@@ -93,11 +95,47 @@ func BuildCard(a *spec.Agent, baseURL string) *a2a.AgentCard {
 	}
 }
 
+// signedCardDoc renders a card, signed with the card keys when there are
+// any.
+func (s *Server) signedCardDoc(card *a2a.AgentCard, mod time.Time) (*cardDoc, error) {
+	if s.cfg.CardKeys == nil {
+		return newCardDoc(card, mod)
+	}
+	card.Signatures = nil
+	b, err := json.Marshal(card)
+	if err != nil {
+		return nil, fmt.Errorf("encode card: %w", err)
+	}
+	sig, err := s.cfg.CardKeys.Sign(b)
+	if err != nil {
+		return nil, fmt.Errorf("sign card: %w", err)
+	}
+	card.Signatures = []a2a.AgentCardSignature{{Protected: sig.Protected, Signature: sig.Signature}}
+	return newCardDoc(card, mod)
+}
+
+// jwks serves the card-signing public keys (404 when cards are unsigned).
+func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.CardKeys == nil {
+		writeJSONError(w, http.StatusNotFound, "agent cards are not signed")
+		return
+	}
+	b, err := s.cfg.CardKeys.JWKS()
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	doc := newCardDocBytes(b, s.started)
+	doc.mediaType = cardsig.JWKSMediaType
+	doc.serve(w, r)
+}
+
 // cardDoc is a card rendered once with its cache validators.
 type cardDoc struct {
-	body    []byte
-	etag    string
-	modTime time.Time
+	mediaType string // default application/json
+	body      []byte
+	etag      string
+	modTime   time.Time
 }
 
 func newCardDoc(card *a2a.AgentCard, mod time.Time) (*cardDoc, error) {
@@ -143,7 +181,11 @@ func (c *cardDoc) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.Set("Content-Type", "application/json")
+	mt := c.mediaType
+	if mt == "" {
+		mt = "application/json"
+	}
+	h.Set("Content-Type", mt)
 	h.Set("Content-Length", strconv.Itoa(len(c.body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {

@@ -222,6 +222,13 @@ type harness struct {
 
 type harnessOpt func(d *spec.Deployment)
 
+// selfURL as Config.PublicURL makes the harness put its own address in
+// the cards, so that a client can start from a card on loopback.
+const selfURL = "http://harness.invalid"
+
+// selfCards is the serverOpt that sets selfURL.
+func selfCards(c *a2aserver.Config) { c.PublicURL = selfURL }
+
 // serverOpt changes the server's Config before it is built.
 type serverOpt func(c *a2aserver.Config)
 
@@ -332,15 +339,25 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 	if cfgOpt != nil {
 		cfgOpt(&cfg)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.url = "http://" + ln.Addr().String()
+	if cfg.PublicURL == selfURL {
+		cfg.PublicURL = h.url
+	}
 	h.srv, err = a2aserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.srv.Start(context.Background())
 	t.Cleanup(h.srv.Close)
-	hs := httptest.NewServer(h.srv)
+	hs := httptest.NewUnstartedServer(h.srv)
+	hs.Listener.Close()
+	hs.Listener = ln
+	hs.Start()
 	t.Cleanup(hs.Close)
-	h.url = hs.URL
 	h.httpc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 	return h
 }

@@ -43,6 +43,26 @@ func unauthMessage(err error) string {
 	return msg
 }
 
+// refuser answers one of the vessel's own refusals (status 400, 401, 403,
+// 404, 408, 413 or 503) in a binding's error shape.
+type refuser func(w http.ResponseWriter, status int, msg string)
+
+// rpcRefusal is the JSON-RPC shape: a JSON-RPC error for 401, 403 and 503
+// (codes CodeUnauthenticated, CodeForbidden, CodeUnavailable), a plain
+// {"error": ...} for the body refusals, which come before any JSON-RPC is read.
+func rpcRefusal(w http.ResponseWriter, status int, msg string) {
+	switch status {
+	case http.StatusUnauthorized:
+		writeRPCError(w, status, CodeUnauthenticated, msg)
+	case http.StatusForbidden:
+		writeRPCError(w, status, CodeForbidden, msg)
+	case http.StatusServiceUnavailable:
+		writeRPCError(w, status, CodeUnavailable, msg)
+	default:
+		writeJSONError(w, status, msg)
+	}
+}
+
 // rpc is the JSON-RPC endpoint: our checks, then the SDK.
 func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 	a := s.agents[r.PathValue("id")]
@@ -55,37 +75,49 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 		a2acompat.MethodNotAllowed(w)
 		return
 	}
+	r, ok := s.admit(w, r, a, rpcRefusal)
+	if !ok {
+		return
+	}
+	a.rpc.ServeHTTP(w, r)
+}
+
+// admit runs the checks every binding shares, in this order: the caller is
+// authenticated, may call the agent, the agent is ready, the body is within
+// the limit and arrived in time, and the caller's tools are narrowed. It
+// returns the request to hand to the SDK: the principal in its context, the
+// Authorization header gone (the key or token must not reach the SDK's
+// ServiceParams).
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
-		writeRPCError(w, http.StatusUnauthorized, CodeUnauthenticated, unauthMessage(err))
-		return
+		refuse(w, http.StatusUnauthorized, unauthMessage(err))
+		return nil, false
 	}
 	if !p.MayCall(a.spec.ID) {
-		writeRPCError(w, http.StatusForbidden, CodeForbidden, "you may not call this agent")
-		return
+		refuse(w, http.StatusForbidden, "you may not call this agent")
+		return nil, false
 	}
 	if !a.ready.Load() {
 		why, _ := a.why.Load().(string)
 		w.Header().Set("Retry-After", "5")
-		writeRPCError(w, http.StatusServiceUnavailable, CodeUnavailable, "the agent is not available: "+why)
-		return
+		refuse(w, http.StatusServiceUnavailable, "the agent is not available: "+why)
+		return nil, false
 	}
-	if !s.limitBody(w, r) {
-		return
+	if !s.limitBody(w, r, refuse) {
+		return nil, false
 	}
 	if s.cfg.NarrowTools != nil || p.Scopes != nil {
 		list, err := s.narrow(r, p, a)
 		if err != nil {
-			writeRPCError(w, http.StatusForbidden, CodeForbidden, err.Error())
-			return
+			refuse(w, http.StatusForbidden, err.Error())
+			return nil, false
 		}
 		r = r.WithContext(withTools(r.Context(), list))
 	}
-	// The key or token must not reach the SDK's ServiceParams.
 	r.Header.Del("Authorization")
-	r = r.WithContext(auth.WithPrincipal(r.Context(), p))
-	a.rpc.ServeHTTP(w, r)
+	return r.WithContext(auth.WithPrincipal(r.Context(), p)), true
 }
 
 // limitBody reads the request body whole, within the body timeout, and
@@ -94,10 +126,10 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 // the limit. A caller that has not sent its body when the timeout passes
 // gets 408. The read deadline is lifted once the body is in, so a
 // streaming response is not cut by it.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuser) bool {
 	max := s.cfg.MaxBody
 	if r.ContentLength > max {
-		tooLarge(w)
+		tooLarge(w, refuse)
 		return false
 	}
 	rc := http.NewResponseController(w)
@@ -114,15 +146,15 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		w.Header().Set("Connection", "close")
-		writeJSONError(w, http.StatusRequestTimeout, "the request body did not arrive in time")
+		refuse(w, http.StatusRequestTimeout, "the request body did not arrive in time")
 		return false
 	}
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, "could not read the request body")
+		refuse(w, http.StatusBadRequest, "could not read the request body")
 		return false
 	}
 	if int64(buf.Len()) > max {
-		tooLarge(w)
+		tooLarge(w, refuse)
 		return false
 	}
 	r.Body = a2acompat.NewReadBody(buf.Bytes())
@@ -130,9 +162,9 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func tooLarge(w http.ResponseWriter) {
+func tooLarge(w http.ResponseWriter, refuse refuser) {
 	w.Header().Set("Connection", "close")
-	writeJSONError(w, http.StatusRequestEntityTooLarge, "request too large")
+	refuse(w, http.StatusRequestEntityTooLarge, "request too large")
 }
 
 // interceptor runs inside the SDK: it checks A2A-Version, binds the caller

@@ -1,8 +1,8 @@
 // Package a2aserver serves every agent of a deployment over A2A 1.0
-// (JSON-RPC, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
+// (JSON-RPC and HTTP+JSON, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
 // /v1/agents, the agent cards and manifests. HTTP middleware in front of
-// the SDK answers 401, 403, 503 and 413 itself, because once the SDK has a
-// request it always answers 200.
+// the SDK (admit, shared by both bindings) answers 401, 403, 503, 408 and
+// 413 itself, in each binding's error shape.
 package a2aserver
 
 import (
@@ -25,6 +25,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -106,6 +107,9 @@ type Config struct {
 	BodyTimeout time.Duration
 	// Now is the clock for card Last-Modified; default time.Now.
 	Now func() time.Time
+	// CardKeys, when set, sign every agent card (A2A 1.0 §8) and their
+	// public halves are served at cardsig.JWKSPath.
+	CardKeys *cardsig.Keys
 	// PublicURL, when set, is the base of the cards' interface URLs and of
 	// /v1/agents card_url instead of the deployment's public_url (the local
 	// stack serves on an address of its own).
@@ -114,16 +118,17 @@ type Config struct {
 
 // Server is the vessel's HTTP handler.
 type Server struct {
-	cfg    Config
-	mux    *http.ServeMux
-	agents map[string]*agent
-	order  []string
-	base   string
-	log    *zap.Logger
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
-	health healthState
+	cfg     Config
+	mux     *http.ServeMux
+	agents  map[string]*agent
+	order   []string
+	base    string
+	log     *zap.Logger
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+	health  healthState
+	started time.Time // for the JWKS Last-Modified
 	// draining is set by Drain: no agent is ready again.
 	draining atomic.Bool
 }
@@ -131,8 +136,9 @@ type Server struct {
 type agent struct {
 	spec    *spec.Agent
 	card    *cardDoc
-	cardV03 *cardDoc // the 0.3-compatible card older AstralDeep builds read
-	rpc     http.Handler
+	cardV03 *cardDoc     // the 0.3-compatible card older AstralDeep builds read
+	rpc     http.Handler // JSON-RPC (with 0.3 callers)
+	rest    http.Handler // HTTP+JSON, paths without the agent prefix
 	sandbox AgentSandbox
 	exec    *executor
 	fp      string // fingerprint at start
@@ -209,6 +215,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: base,
 		log: cfg.Logger, stop: make(chan struct{})}
 	started := cfg.Now()
+	s.started = started
 	for i := range cfg.Deployment.Agents {
 		a := &cfg.Deployment.Agents[i]
 		if a.Manifest == nil {
@@ -233,7 +240,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		return nil, fmt.Errorf("agent %s: fingerprint: %w", a.ID, err)
 	}
 	ag.fp = fp
-	if ag.card, err = newCardDoc(BuildCard(a, s.base), started); err != nil {
+	if ag.card, err = s.signedCardDoc(BuildCard(a, s.base), started); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
 	var list []tools.Tool
@@ -302,6 +309,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	v03, err := a2acompat.CardV03JSON(context.Background(), BuildCard(a, s.base), s.base+"/agents/"+a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
@@ -332,6 +340,7 @@ func (s *Server) Ready(id string) (bool, string) {
 func (s *Server) routes() {
 	s.mux.HandleFunc("/health", s.healthHandler)
 	s.mux.HandleFunc("/v1/agents", s.listAgents)
+	s.mux.HandleFunc(cardsig.JWKSPath, s.jwks)
 	s.mux.HandleFunc("/agents/{id}/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
 		a := s.agents[r.PathValue("id")]
 		if a == nil {
@@ -349,6 +358,7 @@ func (s *Server) routes() {
 		a.cardV03.serve(w, r)
 	})
 	s.mux.HandleFunc("/agents/{id}/a2a", s.rpc)
+	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.rest)
 	s.mux.HandleFunc("/agents/{id}/manifest", s.manifest)
 	s.mux.HandleFunc("/agents/{id}", s.rpc)
 	s.mux.HandleFunc("/agents/{id}/{$}", s.rpc)

@@ -509,3 +509,55 @@ func TestVesselTranscriptRoundTrip(t *testing.T) {
 		t.Fatalf("next turn with history: %q (%s)", got, b)
 	}
 }
+
+// TestVesselScopeNarrowingREST: over HTTP+JSON the same app keys and
+// tokens authenticate, and the same scopes narrow the tools, as on
+// JSON-RPC (TestVesselScopeNarrowing).
+func TestVesselScopeNarrowingREST(t *testing.T) {
+	e := newE2E(t)
+	post := func(hdr map[string]string, text string) (int, []byte) {
+		body := fmt.Sprintf(`{"message":{"messageId":"m-%d","role":"ROLE_USER","parts":[{"text":%q}]}}`, time.Now().UnixNano(), text)
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/message:send", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	app := map[string]string{"Authorization": "Bearer " + e.appKey, "X-Vessel-User": "alice"}
+	cases := []struct {
+		name string
+		hdr  map[string]string
+		want string
+	}{
+		{"app, no header", app, "bash offered"},
+		{"app, read only", map[string]string{"Authorization": app["Authorization"], "X-Vessel-User": "alice", "X-Vessel-Scopes": "tools:read"}, "bash not offered"},
+		{"token read", map[string]string{"Authorization": "Bearer " + e.token(t, "tools:read")}, "bash not offered"},
+		{"token execute", map[string]string{"Authorization": "Bearer " + e.token(t, "tools:read tools:execute")}, "bash offered"},
+	}
+	for _, c := range cases {
+		code, b := post(c.hdr, "which tools? #tools")
+		if code != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %s", c.name, code, b)
+		}
+		// The REST answer is {"task": ...}: the JSON-RPC result's shape.
+		if got := answerText(t, []byte(`{"jsonrpc":"2.0","id":1,"result":`+strings.TrimSpace(string(b))+`}`)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	code, b := post(map[string]string{"Authorization": app["Authorization"], "X-Vessel-User": "alice", "X-Vessel-Scopes": "tools:root"}, "x #tools")
+	if code != http.StatusForbidden || !strings.Contains(string(b), "unknown scope") || !strings.Contains(string(b), `"PERMISSION_DENIED"`) {
+		t.Fatalf("bad header: %d %s", code, b)
+	}
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"https://iam.example.test/realms/Astral","sub":"x"}`)) + "."
+	if code, b := post(map[string]string{"Authorization": "Bearer " + none}, "x"); code != http.StatusUnauthorized || !strings.Contains(string(b), `"UNAUTHENTICATED"`) {
+		t.Fatalf("alg none: %d %s", code, b)
+	}
+}

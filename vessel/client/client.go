@@ -1,5 +1,6 @@
 // Package client is the application-side client of an AstralVessel agent
-// server. It speaks A2A 1.0 over JSON-RPC through a2a-go's client, sends the
+// server. It speaks A2A 1.0 over JSON-RPC (or, with Options.Binding, the
+// HTTP+JSON binding) through a2a-go's client, sends the
 // conversation history as a transcript envelope, and turns the vessel's
 // frames into typed events: text and reasoning deltas, tool calls, files,
 // transcript messages to store, the answer, and the turn's outcome.
@@ -34,10 +35,40 @@ type Options struct {
 	// streams, so prefer none and bound calls with a context. Nil means a
 	// client without a timeout.
 	HTTPClient *http.Client
+	// Binding is the A2A protocol binding to call the agent over:
+	// BindingJSONRPC (the default when empty) or BindingHTTPJSON.
+	Binding Binding
 }
+
+// Binding names an A2A protocol binding the vessel serves.
+type Binding = a2a.TransportProtocol
+
+// The bindings the vessel serves, as the agent card names them.
+const (
+	BindingJSONRPC  Binding = a2a.TransportProtocolJSONRPC
+	BindingHTTPJSON Binding = a2a.TransportProtocolHTTPJSON
+)
+
+// ParseBinding reads a binding name as a user types it: "jsonrpc" or
+// "JSONRPC"; "rest", "http+json" or "HTTP+JSON". Empty is JSON-RPC.
+func ParseBinding(s string) (Binding, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "jsonrpc", "json-rpc":
+		return BindingJSONRPC, nil
+	case "rest", "http+json", "httpjson":
+		return BindingHTTPJSON, nil
+	}
+	return "", fmt.Errorf("client: unknown binding %q: use jsonrpc or rest", s)
+}
+
+// RESTPath is where the vessel serves an agent's HTTP+JSON binding, under
+// the agent's URL.
+const RESTPath = "/v1"
 
 // Client calls one agent of a vessel. It is safe for concurrent use.
 type Client struct {
+	base     string
+	hc       *http.Client
 	endpoint string
 	agentID  string
 	headers  http.Header
@@ -64,7 +95,11 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("client: base URL %q is not http(s)", baseURL)
 	}
 	endpoint := base + "/agents/" + agentID
-
+	binding, err := ParseBinding(string(opts.Binding))
+	if err != nil {
+		return nil, err
+	}
+	var transport a2aclient.FactoryOption
 	hc := &http.Client{}
 	if opts.HTTPClient != nil {
 		c := *opts.HTTPClient
@@ -74,7 +109,13 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	hc.Transport = &statusTransport{base: rt}
+	hc.Transport = &statusTransport{base: rt, rest: binding == BindingHTTPJSON}
+	if binding == BindingHTTPJSON {
+		endpoint += RESTPath
+		transport = a2aclient.WithRESTTransport(hc)
+	} else {
+		transport = a2aclient.WithJSONRPCTransport(hc)
+	}
 
 	h := http.Header{}
 	secret := opts.AppKey
@@ -89,10 +130,10 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 		h.Set("X-Vessel-Scopes", strings.Join(opts.Scopes, " "))
 	}
 
-	c := &Client{endpoint: endpoint, agentID: agentID, headers: h}
+	c := &Client{base: base, hc: hc, endpoint: endpoint, agentID: agentID, headers: h}
 	ac, err := a2aclient.NewFromEndpoints(context.Background(),
-		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(hc),
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, binding)},
+		a2aclient.WithDefaultsDisabled(), transport,
 		a2aclient.WithCallInterceptors(headerInterceptor{h: h}),
 	)
 	if err != nil {
@@ -102,7 +143,7 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 	return c, nil
 }
 
-// Endpoint is the agent's A2A URL.
+// Endpoint is the agent's A2A URL for the client's binding.
 func (c *Client) Endpoint() string { return c.endpoint }
 
 // AgentID is the agent this client calls.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
 // Sentinel errors for the HTTP statuses the vessel answers before the A2A
@@ -31,6 +33,10 @@ type HTTPError struct {
 	Message string
 	// Code is the JSON-RPC error code when the body is a JSON-RPC error.
 	Code int
+	// Reason and Domain are the ErrorInfo of a google.rpc.Status body (the
+	// HTTP+JSON binding's errors), for example "AGENT_UNAVAILABLE" in
+	// domain "astralvessel".
+	Reason, Domain string
 	// RetryAfter is the Retry-After header, if any.
 	RetryAfter string
 }
@@ -66,24 +72,39 @@ func (e *HTTPError) Is(target error) bool {
 // maxErrorBody bounds how much of an error body is read.
 const maxErrorBody = 64 << 10
 
-// newHTTPError reads (a bounded part of) resp's body into an HTTPError.
-func newHTTPError(resp *http.Response) *HTTPError {
+// httpError decodes an error body: {"error": "..."}, a JSON-RPC error, or a
+// google.rpc.Status.
+func httpError(resp *http.Response, body []byte) *HTTPError {
 	e := &HTTPError{StatusCode: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var doc struct {
-		Error json.RawMessage `json:"error"`
+		JSONRPC *string         `json:"jsonrpc"`
+		Error   json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &doc) == nil && len(doc.Error) > 0 {
 		var s string
-		var rpc struct {
+		var obj struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
+			Status  string `json:"status"`
+			Details []struct {
+				Type   string `json:"@type"`
+				Reason string `json:"reason"`
+				Domain string `json:"domain"`
+			} `json:"details"`
 		}
 		switch {
 		case json.Unmarshal(doc.Error, &s) == nil:
 			e.Message = s
-		case json.Unmarshal(doc.Error, &rpc) == nil:
-			e.Code, e.Message = rpc.Code, rpc.Message
+		case json.Unmarshal(doc.Error, &obj) == nil:
+			e.Message = obj.Message
+			if doc.JSONRPC != nil || obj.Status == "" {
+				e.Code = obj.Code
+			}
+			for _, d := range obj.Details {
+				if d.Type == errorInfoType {
+					e.Reason, e.Domain = d.Reason, d.Domain
+				}
+			}
 		}
 	}
 	if e.Message == "" {
@@ -92,12 +113,19 @@ func newHTTPError(resp *http.Response) *HTTPError {
 	return e
 }
 
-// statusTransport turns every non-200 answer into an *HTTPError. a2a-go's
-// JSON-RPC transport reports such answers as a plain string, which callers
-// cannot match; returning the error from the RoundTripper keeps it in the
-// wrapped chain instead.
+const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+
+// statusTransport turns the vessel's own non-200 answers into an
+// *HTTPError. a2a-go's JSON-RPC transport reports such answers as a plain
+// string, which callers cannot match; returning the error from the
+// RoundTripper keeps it in the wrapped chain instead. On HTTP+JSON, where
+// every A2A error is a non-200 answer, an error of the A2A layer (ErrorInfo
+// domain a2a-protocol.org, other than 401 and 403, which the vessel
+// answers) goes on to a2a-go, which reads it as its A2A error
+// (a2a.ErrTaskNotFound and so on).
 type statusTransport struct {
 	base http.RoundTripper
+	rest bool
 }
 
 func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -108,7 +136,12 @@ func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusOK {
 		return resp, nil
 	}
-	e := newHTTPError(resp)
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	_ = resp.Body.Close()
+	e := httpError(resp, body)
+	if t.rest && e.Domain == a2a.ProtocolDomain && e.StatusCode != http.StatusUnauthorized && e.StatusCode != http.StatusForbidden {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
 	return nil, e
 }

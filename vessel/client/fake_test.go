@@ -134,13 +134,27 @@ const testKey = "good-key"
 func newFakeVessel(t *testing.T) *fakeVessel {
 	t.Helper()
 	fv := &fakeVessel{exec: &fakeExecutor{started: make(chan a2a.TaskID, 4)}}
-	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(fv.exec))
-	writeErr := func(w http.ResponseWriter, status, code int, msg string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	}
+	h := a2asrv.NewHandler(fv.exec)
+	rpc := a2asrv.NewJSONRPCHandler(h)
+	rest := a2asrv.NewRESTHandler(h)
 	fv.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agent, sub, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/agents/"), "/")
+		isREST := strings.HasPrefix(sub, "v1/")
+		// The vessel's refusals: JSON-RPC errors, or google.rpc.Status on REST.
+		writeErr := func(w http.ResponseWriter, status, code int, msg string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			if isREST {
+				reason, domain := map[int]string{401: "UNAUTHENTICATED", 403: "UNAUTHORIZED", 503: "AGENT_UNAVAILABLE"}[status], "a2a-protocol.org"
+				if status == 503 {
+					domain = "astralvessel"
+				}
+				_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "status": "X", "message": msg,
+					"details": []any{map[string]any{"@type": errorInfoType, "reason": reason, "domain": domain}}}})
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+		}
 		fv.mu.Lock()
 		fv.hdrs = append(fv.hdrs, r.Header.Clone())
 		fv.mu.Unlock()
@@ -154,8 +168,13 @@ func newFakeVessel(t *testing.T) *fakeVessel {
 			writeErr(w, http.StatusUnauthorized, -32001, "missing or invalid key")
 			return
 		}
-		switch strings.TrimPrefix(r.URL.Path, "/agents/") {
+		switch agent {
 		case "birds":
+			if isREST {
+				r.URL.Path = strings.TrimPrefix(r.URL.Path, "/agents/birds/v1")
+				rest.ServeHTTP(w, r)
+				return
+			}
 			rpc.ServeHTTP(w, r)
 		case "secret":
 			writeErr(w, http.StatusForbidden, -32003, "agent not granted")

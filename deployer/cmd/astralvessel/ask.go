@@ -27,7 +27,7 @@ import (
 func init() {
 	register(&command{
 		name:    "ask",
-		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--state DIR] [--files DIR] QUESTION...",
+		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest] [--state DIR] [--files DIR] QUESTION...",
 		summary: "ask an agent of the local stack (or --url) and stream the answer",
 		run:     runAsk,
 	})
@@ -55,6 +55,7 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	conv := fs.String("conversation", "", "conversation id to use (default: the agent's current one)")
 	filesDir := fs.String("files", "", "folder for files the agent returns (default: STATE/files)")
 	file := fs.String("file", "", "read the question from this file (- for stdin)")
+	bindingName := fs.String("binding", "jsonrpc", "A2A binding to ask over: jsonrpc or rest (HTTP+JSON)")
 	pos, code, ok := parseFlags(fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -68,6 +69,11 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		usageError("ask", stderr)
 		return 2
 	}
+	binding, err := client.ParseBinding(*bindingName)
+	if err != nil {
+		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+		return 2
+	}
 	if *newConv && *conv != "" {
 		fmt.Fprintln(stderr, "astralvessel ask: --new and --conversation exclude each other")
 		return 2
@@ -78,7 +84,7 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1
 	}
-	c, err := client.New(t.url, t.agent, client.Options{AppKey: t.key, User: t.user})
+	c, err := client.New(t.url, t.agent, client.Options{AppKey: t.key, User: t.user, Binding: binding})
 	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1

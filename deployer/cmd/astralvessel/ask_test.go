@@ -31,6 +31,8 @@ type fakeAgent struct {
 	// slow: stream text until cancelled; started gets the first delta.
 	slow    bool
 	started chan struct{}
+	// restCalls counts requests that reached the HTTP+JSON binding.
+	restCalls int
 }
 
 func status(ec *a2asrv.ExecutorContext, state a2a.TaskState, typ string, data map[string]any) *a2a.TaskStatusUpdateEvent {
@@ -103,7 +105,8 @@ func (f *fakeAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 // `astralvessel up` does; it returns the server and the state folder.
 func fakeStack(t *testing.T, agent *fakeAgent) (*httptest.Server, string) {
 	t.Helper()
-	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent))
+	h := a2asrv.NewHandler(agent)
+	rpc, rest := a2asrv.NewJSONRPCHandler(h), a2asrv.NewRESTHandler(h)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("X-Vessel-User") != "local" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -111,6 +114,14 @@ func fakeStack(t *testing.T, agent *fakeAgent) (*httptest.Server, string) {
 		}
 		if r.URL.Path == "/v1/agents" {
 			_ = json.NewEncoder(w).Encode(map[string]any{"agents": []any{map[string]any{"id": "birds"}}})
+			return
+		}
+		if p, ok := strings.CutPrefix(r.URL.Path, "/agents/birds/v1/"); ok {
+			agent.mu.Lock()
+			agent.restCalls++
+			agent.mu.Unlock()
+			r.URL.Path = "/" + p
+			rest.ServeHTTP(w, r)
 			return
 		}
 		rpc.ServeHTTP(w, r)
@@ -176,6 +187,31 @@ func TestAskKeepsTheConversation(t *testing.T) {
 	// First turn no history, second the first turn's two messages, --new none.
 	if got := agent.history; len(got) != 4 || got[0] != 0 || got[1] != 2 || got[2] != 0 || got[3] != 0 {
 		t.Errorf("history sent: %v", got)
+	}
+}
+
+// TestAskBinding: --binding rest asks over HTTP+JSON; an unknown binding
+// is a usage error.
+func TestAskBinding(t *testing.T) {
+	agent := &fakeAgent{}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"ask", "--state", state, "--binding", "rest", "Which", "birds", "fish?"}, &out, &errb); code != 0 {
+		t.Fatalf("ask --binding rest: code %d, stderr %s", code, errb.String())
+	}
+	if out.String() != "Ospreys.\n" {
+		t.Errorf("stdout %q", out.String())
+	}
+	agent.mu.Lock()
+	n := agent.restCalls
+	agent.mu.Unlock()
+	if n == 0 {
+		t.Error("no call reached the REST binding")
+	}
+	errb.Reset()
+	if code := dispatch([]string{"ask", "--state", state, "--binding", "soap", "hi"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "soap") {
+		t.Errorf("unknown binding: %d %s", code, errb.String())
 	}
 }
 

@@ -22,7 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/deployer/compose"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 // Config says what to start.
@@ -155,6 +157,31 @@ func secret(stateDir, name, prefix string) (string, error) {
 	return s, nil
 }
 
+// cardKeyFile returns the path of the stack's card-signing key set
+// (STATE/card-signing.jwks, 0600), created on first use and checked on
+// every start; only the vessel is given it.
+func cardKeyFile(stateDir string) (string, error) {
+	p := filepath.Join(stateDir, compose.CardKeyFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		if _, err := cardsig.ParseKeys(b); err != nil {
+			return "", fmt.Errorf("localstack: %s: %w; fix it or delete it to generate a new key", p, err)
+		}
+		return p, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("localstack: read %s: %w", p, err)
+	}
+	k, err := cardsig.Generate()
+	if err != nil {
+		return "", fmt.Errorf("localstack: %w", err)
+	}
+	if err := os.WriteFile(p, k, 0o600); err != nil {
+		return "", fmt.Errorf("localstack: write %s: %w", p, err)
+	}
+	return p, nil
+}
+
 // freePort asks the kernel for an unused loopback port.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -264,6 +291,10 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, err
 	}
 	egressToken, err := secret(stateDir, "egress.token", "")
+	if err != nil {
+		return nil, err
+	}
+	cardKey, err := cardKeyFile(stateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -413,11 +444,12 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	// 4. The vessel: holds the egress token as its model key, never the
 	// real one.
 	for k, v := range map[string]string{
-		"VESSEL_SANDBOX_MASTER_TOKEN": master,
-		"VESSEL_MODEL_KEY":            egressToken,
-		"VESSEL_MODEL_BASE_URL":       "http://" + loopback(modelPort) + "/v1",
-		"VESSEL_EGRESS_PROXY":         "http://" + loopback(proxyPort),
-		"VESSEL_DATA_DIR":             filepath.Join(stateDir, "data"),
+		"VESSEL_SANDBOX_MASTER_TOKEN":  master,
+		"VESSEL_MODEL_KEY":             egressToken,
+		"VESSEL_CARD_SIGNING_KEY_FILE": cardKey,
+		"VESSEL_MODEL_BASE_URL":        "http://" + loopback(modelPort) + "/v1",
+		"VESSEL_EGRESS_PROXY":          "http://" + loopback(proxyPort),
+		"VESSEL_DATA_DIR":              filepath.Join(stateDir, "data"),
 	} {
 		vesselVars[k] = v
 	}

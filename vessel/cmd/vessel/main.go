@@ -19,6 +19,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
+
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
@@ -73,6 +75,29 @@ func lookupEnv(name string) (string, bool) {
 	return "", false
 }
 
+// loadCardKeys reads the card-signing keys (a JWK set of EC P-256 private
+// keys) from VESSEL_CARD_SIGNING_KEY_FILE or VESSEL_CARD_SIGNING_KEY; with
+// neither, cards are served unsigned. A key that cannot be read stops the
+// start: a deployment that signs its cards must not serve them unsigned.
+func loadCardKeys() (*cardsig.Keys, error) {
+	var b []byte
+	if p, ok := os.LookupEnv("VESSEL_CARD_SIGNING_KEY_FILE"); ok && p != "" {
+		var err error
+		if b, err = os.ReadFile(p); err != nil {
+			return nil, fmt.Errorf("card-signing key: %w", err)
+		}
+	} else if v, ok := os.LookupEnv("VESSEL_CARD_SIGNING_KEY"); ok && v != "" {
+		b = []byte(v)
+	} else {
+		return nil, nil
+	}
+	k, err := cardsig.ParseKeys(b)
+	if err != nil {
+		return nil, fmt.Errorf("card-signing key: %w", err)
+	}
+	return k, nil
+}
+
 func envOr(name, def string) string {
 	if v, ok := lookupEnv(name); ok && v != "" {
 		return v
@@ -114,6 +139,10 @@ func run(log *zap.Logger) error {
 		return err
 	}
 	defer ln.Close()
+	cardKeys, err := loadCardKeys()
+	if err != nil {
+		return err
+	}
 	master, ok := lookupEnv("VESSEL_SANDBOX_MASTER_TOKEN")
 	if !ok || master == "" {
 		return errors.New("VESSEL_SANDBOX_MASTER_TOKEN_FILE (or VESSEL_SANDBOX_MASTER_TOKEN) is required")
@@ -191,6 +220,7 @@ func run(log *zap.Logger) error {
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,
 		PublicURL:     *publicURL,
+		CardKeys:      cardKeys,
 	})
 	if err != nil {
 		return err
