@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -80,7 +81,7 @@ type Modeler interface {
 type Config struct {
 	Model     Modeler
 	ModelName string
-	MaxSteps  int // default 20
+	MaxSteps  int // default spec.DefaultMaxSteps
 	// Prompt returns the system prompt, read fresh each turn.
 	Prompt func() (string, error)
 	// Ender ends the turn's sandbox workspace; nil when the agent has none.
@@ -280,7 +281,7 @@ func (r *runner) run(ctx context.Context) {
 
 	maxSteps := cfg.MaxSteps
 	if maxSteps <= 0 {
-		maxSteps = 20
+		maxSteps = spec.DefaultMaxSteps
 	}
 	maxText, maxArgs := cfg.MaxAnswerBytes, cfg.MaxArgumentsBytes
 	if maxText <= 0 {

@@ -57,24 +57,9 @@ func main() {
 	_ = log.Sync()
 }
 
-// lookupEnv reads NAME, or the file named by NAME_FILE when NAME is unset,
-// so secrets can come from files.
-func lookupEnv(name string) (string, bool) {
-	if v, ok := os.LookupEnv(name); ok {
-		return v, true
-	}
-	if p, ok := os.LookupEnv(name + "_FILE"); ok && p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return "", false
-		}
-		return strings.TrimSpace(string(b)), true
-	}
-	return "", false
-}
-
+// envOr is the variable name (or the file name_FILE names), else def.
 func envOr(name, def string) string {
-	if v, ok := lookupEnv(name); ok && v != "" {
+	if v, ok := spec.EnvWithFiles(os.LookupEnv)(name); ok && v != "" {
 		return v
 	}
 	return def
@@ -90,7 +75,7 @@ func run(log *zap.Logger) error {
 	if *deployment == "" {
 		return errors.New("--deployment is required")
 	}
-	env := spec.Env(lookupEnv)
+	env := spec.EnvWithFiles(os.LookupEnv)
 	d, err := spec.LoadDeployment(*deployment, env)
 	if err != nil {
 		return fmt.Errorf("load deployment: %w", err)
@@ -114,11 +99,13 @@ func run(log *zap.Logger) error {
 		return err
 	}
 	defer ln.Close()
-	master, ok := lookupEnv("VESSEL_SANDBOX_MASTER_TOKEN")
+	master, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_SANDBOX_MASTER_TOKEN")
+	if err != nil {
+		return err
+	}
 	if !ok || master == "" {
 		return errors.New("VESSEL_SANDBOX_MASTER_TOKEN_FILE (or VESSEL_SANDBOX_MASTER_TOKEN) is required")
 	}
-	modelKey, _ := lookupEnv("VESSEL_MODEL_KEY")
 
 	sbs := map[string]a2aserver.AgentSandbox{}
 	clients := map[string]*tools.Sandbox{}
@@ -187,7 +174,7 @@ func run(log *zap.Logger) error {
 		NarrowTools:   narrowTools, // identity.go
 		Store:         backend,
 		HealthChecks:  checks,
-		ModelKey:      modelKey,
+		Env:           env,
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,
 		PublicURL:     *publicURL,
