@@ -170,6 +170,16 @@ func (r *Result) FinishedEvent() Event {
 // StepLimitNote asks the model for a final answer once max_steps is spent.
 const StepLimitNote = "You have used every step this turn allows. Do not call tools; answer now with what you have."
 
+// withStepLimitNote is msgs with StepLimitNote added to the system prompt
+// (msgs[0]), so the final request still has one system message, the first:
+// several OpenAI-compatible servers refuse a second one, or one after the
+// conversation began.
+func withStepLimitNote(msgs []transcript.Message, prompt string) []transcript.Message {
+	out := append([]transcript.Message(nil), msgs...)
+	out[0] = transcript.Message{Role: "system", Content: transcript.Text(prompt + "\n\n" + StepLimitNote)}
+	return out
+}
+
 // Run runs a turn. emit receives every event in order from this goroutine
 // only; emit returning false means nobody is listening any more, which does
 // not stop the turn. The turn's workspace is ended whatever happens.
@@ -300,8 +310,8 @@ func (r *runner) run(ctx context.Context) {
 				Arguments: maxArgs, AllArguments: max(maxAllArgs-argsUsed, 1)}}
 		if final {
 			req.Tools = nil
-			req.Messages = append(append([]transcript.Message(nil), msgs...),
-				transcript.Message{Role: "system", Content: transcript.Text(StepLimitNote)})
+			req.Messages = withStepLimitNote(msgs, prompt)
+			req.Cache = nil // its first message is no longer the cached one
 		}
 		t0 := time.Now()
 		resp, err := cfg.Model.Complete(ctx, req, r)
