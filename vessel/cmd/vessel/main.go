@@ -20,10 +20,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
-	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -134,7 +134,7 @@ func run(log *zap.Logger) error {
 	for i, a := range d.Agents {
 		ids[i] = a.ID
 	}
-	registerBackends()
+	postgres.Register() // task stores beyond SQLite
 	// sig is done at SIGTERM or SIGINT, which starts the drain; ctx, which
 	// the task store and readiness polling live by, only once it is over.
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -147,12 +147,14 @@ func run(log *zap.Logger) error {
 	}
 	defer backend.Close()
 
-	appKeys, err := auth.NewAppKeys(d.Apps)
+	authn, err := authenticators(d, log)
 	if err != nil {
-		return fmt.Errorf("apps: %w", err)
+		return err
 	}
-	authn := auth.Chain{appKeys}
-	authn = append(authn, extraAuthenticators(d, log)...)
+	factories, err := toolFactories(d)
+	if err != nil {
+		return err
+	}
 
 	path := d.Path
 	if path == "" {
@@ -167,11 +169,11 @@ func run(log *zap.Logger) error {
 		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
 		Sandboxes:     sbs,
 		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
-		ToolFactories: extraToolFactories(d, log),
+		ToolFactories: factories,
 		Auth:          authn,
-		CheckImage:    checkImage,  // identity.go
-		AnswerParts:   answerParts, // identity.go
-		NarrowTools:   narrowTools, // identity.go
+		CheckImage:    checkImage,  // wiring.go
+		AnswerParts:   answerParts, // wiring.go
+		NarrowTools:   narrowTools, // wiring.go
 		Store:         backend,
 		HealthChecks:  checks,
 		Env:           env,
