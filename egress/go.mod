@@ -11,8 +11,8 @@ require (
 require (
 	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	golang.org/x/net v0.50.0 // indirect
-	golang.org/x/text v0.34.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 )
 
 replace (

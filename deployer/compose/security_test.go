@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // twoAgents writes a deployment with two agents, each with a data mount, and
