@@ -6,7 +6,7 @@ require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/astraldeep/astralvessel-go/vessel/client v0.0.0
 	github.com/pelletier/go-toml/v2 v2.4.3
-	gopkg.in/yaml.v3 v3.0.1
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (

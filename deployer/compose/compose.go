@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Fixed resources of the containers that deployment.toml does not size.

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -110,7 +111,7 @@ func (v *validator) resolve(field string, s *string) bool {
 	}
 	val, found := v.env(name)
 	if !found {
-		v.c.add(field, "environment variable %s is not set (referenced as env:%s)", name, name)
+		v.c.add(field, "%s (referenced as env:%s)", missing(v.env, name), name)
 		return false
 	}
 	if v.d.EnvRefs == nil {
@@ -468,30 +469,15 @@ func (v *validator) apps(agents map[string]bool) {
 }
 
 func (v *validator) issuers(agents map[string]bool) {
-	ids := map[string]bool{}
+	for _, p := range issuerProblems(v.d.Issuers) {
+		v.c.add(p.field, "%s", p.msg)
+	}
 	for i := range v.d.Issuers {
 		is := &v.d.Issuers[i]
 		f := fmt.Sprintf("issuers[%d]", i)
 		switch {
-		case !idPattern.MatchString(is.ID):
-			v.c.add(f+".id", "invalid or missing id %q; allowed: lowercase letters, digits and -, starting with a letter or digit", is.ID)
-		case ids[is.ID]:
-			v.c.add(f+".id", "duplicate issuer id %q", is.ID)
-		}
-		ids[is.ID] = true
-		if is.Issuer == "" {
-			v.c.add(f+".issuer", "required: the token issuer (iss) URL")
-		} else if msg := checkURL(is.Issuer, true); msg != "" {
-			v.c.add(f+".issuer", "%s", msg)
-		}
-		if is.Audience == "" {
-			v.c.add(f+".audience", "required: the audience (aud) tokens must carry")
-		}
-		switch {
-		case is.JWKSURL != "" && is.JWKSFile != "":
-			v.c.add(f+".jwks_file", "set exactly one of jwks_url and jwks_file, not both")
-		case is.JWKSURL == "" && is.JWKSFile == "":
-			v.c.add(f+".jwks_url", "required: set jwks_url (https) or jwks_file (a JWK set on disk)")
+		case is.JWKSURL != "" && is.JWKSFile != "", is.JWKSURL == "" && is.JWKSFile == "":
+			// issuerProblems said so
 		case is.JWKSURL != "":
 			if msg := checkURL(is.JWKSURL, true); msg != "" {
 				v.c.add(f+".jwks_url", "%s", msg)
@@ -499,13 +485,63 @@ func (v *validator) issuers(agents map[string]bool) {
 		default:
 			v.checkJWKS(f+".jwks_file", is.JWKSFile)
 		}
-		for j, p := range is.AuthorizedParties {
-			if strings.TrimSpace(p) == "" {
-				v.c.add(fmt.Sprintf("%s.authorized_parties[%d]", f, j), "must not be empty")
-			}
-		}
 		v.checkAgents(f+".agents", is.Agents, agents)
 	}
+}
+
+// ValidateIssuers checks a list of [[issuers]] the way the deployment
+// loader does, as far as the entries themselves go (ids, issuer URL,
+// audience, one key source, authorized parties): the JWT verifier refuses
+// what the loader would. The loader checks besides that jwks_url uses https,
+// that jwks_file holds a JWK set and that the agents named exist.
+func ValidateIssuers(list []Issuer) error {
+	var errs []error
+	for _, p := range issuerProblems(list) {
+		errs = append(errs, fmt.Errorf("%s: %s", p.field, p.msg))
+	}
+	return errors.Join(errs...)
+}
+
+type fieldProblem struct{ field, msg string }
+
+// issuerProblems is what is wrong with the entries of list on their own.
+func issuerProblems(list []Issuer) []fieldProblem {
+	var out []fieldProblem
+	add := func(field, format string, a ...any) {
+		out = append(out, fieldProblem{field, fmt.Sprintf(format, a...)})
+	}
+	ids := map[string]bool{}
+	for i := range list {
+		is := &list[i]
+		f := fmt.Sprintf("issuers[%d]", i)
+		switch {
+		case !idPattern.MatchString(is.ID):
+			add(f+".id", "invalid or missing id %q; allowed: lowercase letters, digits and -, starting with a letter or digit", is.ID)
+		case ids[is.ID]:
+			add(f+".id", "duplicate issuer id %q", is.ID)
+		}
+		ids[is.ID] = true
+		if is.Issuer == "" {
+			add(f+".issuer", "required: the token issuer (iss) URL")
+		} else if msg := checkURL(is.Issuer, true); msg != "" {
+			add(f+".issuer", "%s", msg)
+		}
+		if is.Audience == "" {
+			add(f+".audience", "required: the audience (aud) tokens must carry")
+		}
+		switch {
+		case is.JWKSURL != "" && is.JWKSFile != "":
+			add(f+".jwks_file", "set exactly one of jwks_url and jwks_file, not both")
+		case is.JWKSURL == "" && is.JWKSFile == "":
+			add(f+".jwks_url", "required: set jwks_url (https) or jwks_file (a JWK set on disk)")
+		}
+		for j, p := range is.AuthorizedParties {
+			if strings.TrimSpace(p) == "" {
+				add(fmt.Sprintf("%s.authorized_parties[%d]", f, j), "must not be empty")
+			}
+		}
+	}
+	return out
 }
 
 func (v *validator) checkJWKS(f, p string) {

@@ -1,29 +1,48 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"strings"
 )
 
-// EnvWithFiles extends an Env with the NAME_FILE convention: when NAME is
-// not set but NAME_FILE is, the value is the content of that file with
-// surrounding whitespace removed. Deploy gives containers their secrets
-// this way (e.g. VESSEL_MODEL_KEY_FILE), so the vessel should load with
-// EnvWithFiles(os.LookupEnv). A NAME_FILE that cannot be read counts as not
-// set, which the loaders report naming NAME.
-func EnvWithFiles(base Env) Env {
-	return func(name string) (string, bool) {
-		if v, ok := base(name); ok {
-			return v, true
-		}
-		p, ok := base(name + "_FILE")
-		if !ok || p == "" {
-			return "", false
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return "", false
-		}
-		return strings.TrimSpace(string(b)), true
+// LookupFile is the one reader of the NAME_FILE convention: NAME's value
+// when env has NAME, else, when NAME_FILE names a file, that file's content
+// with surrounding whitespace removed. Deploy gives containers their secrets
+// this way (e.g. VESSEL_MODEL_KEY_FILE). A NAME_FILE that cannot be read is
+// an error naming it, not a missing value.
+func LookupFile(env Env, name string) (value string, found bool, err error) {
+	if v, ok := env(name); ok {
+		return v, true, nil
 	}
+	p, ok := env(name + "_FILE")
+	if !ok || p == "" {
+		return "", false, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", false, fmt.Errorf("%s_FILE: %w", name, err)
+	}
+	return strings.TrimSpace(string(b)), true, nil
+}
+
+// EnvWithFiles is env with the NAME_FILE convention (LookupFile) as an Env,
+// for the loaders: the vessel loads with EnvWithFiles(os.LookupEnv). A
+// NAME_FILE that cannot be read gives no value here, and the loaders then
+// report that read error for the env:NAME they were resolving.
+func EnvWithFiles(env Env) Env {
+	return func(name string) (string, bool) {
+		v, ok, _ := LookupFile(env, name)
+		return v, ok
+	}
+}
+
+// missing says why env has no value for name: the read error of its
+// NAME_FILE when env follows that convention and the file cannot be read,
+// else that it is not set.
+func missing(env Env, name string) string {
+	if _, _, err := LookupFile(env, name); err != nil {
+		return fmt.Sprintf("environment variable %s is not set, and %v", name, err)
+	}
+	return fmt.Sprintf("environment variable %s is not set", name)
 }

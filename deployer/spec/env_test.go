@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,24 @@ func TestEnvWithFiles(t *testing.T) {
 	}
 	if _, err := (&Model{APIKey: "env:D"}).ResolveAPIKey(env); err == nil {
 		t.Error("missing key: no error")
+	}
+}
+
+// A NAME_FILE that cannot be read is an error, not a missing value, and the
+// loader's message for an env:NAME reference says so.
+func TestLookupFileReadError(t *testing.T) {
+	missingFile := filepath.Join(t.TempDir(), "absent")
+	env := envOf(map[string]string{"K_FILE": missingFile})
+	if _, ok, err := LookupFile(env, "K"); ok || err == nil || !strings.Contains(err.Error(), "K_FILE") {
+		t.Errorf("LookupFile = %v, %v; want an error naming K_FILE", ok, err)
+	}
+	if msg := missing(EnvWithFiles(env), "K"); !strings.Contains(msg, "K_FILE") || !strings.Contains(msg, "absent") {
+		t.Errorf("missing = %q; want the read error", msg)
+	}
+	if _, err := (&Model{APIKey: "env:K"}).ResolveAPIKey(env); err == nil || !strings.Contains(err.Error(), "K_FILE") {
+		t.Errorf("ResolveAPIKey error = %v; want the read error", err)
+	}
+	if msg := missing(env, "J"); msg != "environment variable J is not set" {
+		t.Errorf("missing = %q", msg)
 	}
 }

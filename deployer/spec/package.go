@@ -379,14 +379,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ResolveAPIKey returns the model key the manifest names: the value of the
-// environment variable for "env:NAME", else the literal string.
+// ResolveAPIKey returns the model key the manifest names: for "env:NAME"
+// the value of NAME, or of the file NAME_FILE names (LookupFile), else the
+// literal string.
 func (m *Model) ResolveAPIKey(env Env) (string, error) {
 	name, ok := strings.CutPrefix(m.APIKey, "env:")
 	if !ok {
 		return m.APIKey, nil
 	}
-	v, found := env(name)
+	v, found, err := LookupFile(env, name)
+	if err != nil {
+		return "", fmt.Errorf("model.api_key: %w", err)
+	}
 	if !found {
 		return "", fmt.Errorf("model.api_key: environment variable %s is not set", name)
 	}

@@ -1,6 +1,6 @@
 package a2acompat_test
 
-// Security promises checked through the vessel's own server (vessel/a2a)
+// Security promises checked through the vessel's own server (vessel/a2aserver)
 // with a deployment loaded from real files, a sandbox answering Status over
 // gRPC on loopback, the scripted model on loopback and a SQLite task store
 // on disk:
@@ -39,7 +39,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"

@@ -1,7 +1,7 @@
 package a2acompat_test
 
-// End-to-end through the vessel's own server (vessel/a2a) with the identity
-// packages wired the way cmd/vessel/identity.go wires them: a token caller
+// End-to-end through the vessel's own server (vessel/a2aserver) with the identity
+// packages wired the way cmd/vessel/wiring.go wires them: a token caller
 // verified against a JWKS on loopback, scope narrowing, a structured skill
 // call answered in the strict 1.0 shape with primitives, a service tool
 // received by a loopback app, and image checks.
@@ -40,7 +40,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
 	"github.com/astraldeep/astralvessel-go/vessel/images"
@@ -174,7 +174,7 @@ func newE2E(t *testing.T) *e2e {
 	}
 	t.Cleanup(func() { backend.Close() })
 
-	// The wiring of cmd/vessel/identity.go, with loopback clients.
+	// The wiring of cmd/vessel/wiring.go, with loopback clients.
 	keys, err := auth.NewAppKeys(d.Apps)
 	if err != nil {
 		t.Fatal(err)
@@ -377,8 +377,8 @@ func TestVesselImageChecks(t *testing.T) {
 }
 
 // TestVesselServesV03 checks 0.3 callers through the vessel: message/send
-// at the agent URL and at <agent URL>/a2a. It is skipped until vessel/a2a
-// builds its JSON-RPC handler with a2acompat.NewHandler and routes /a2a.
+// at the agent URL and at <agent URL>/a2a; it fails when vessel/a2aserver does not
+// build its JSON-RPC handler with a2acompat.NewHandler or route /a2a.
 func TestVesselServesV03(t *testing.T) {
 	e := newE2E(t)
 	body := `{"jsonrpc":"2.0","id":"v3","method":"message/send","params":{"message":{"kind":"message","messageId":"m-v3","role":"user",
@@ -386,7 +386,7 @@ func TestVesselServesV03(t *testing.T) {
 	hdr := map[string]string{"Authorization": "Bearer " + e.token(t, "tools:read"), "A2A-Version": "0.3"}
 	code, b := e.post(t, hdr, body)
 	if code == http.StatusOK && strings.Contains(string(b), "-32601") {
-		t.Skip("vessel/a2a does not use a2acompat.NewHandler yet (message/send is -32601)")
+		t.Fatal("vessel/a2aserver does not use a2acompat.NewHandler (message/send is -32601)")
 	}
 	for _, url := range []string{e.url, e.url + "/a2a"} {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -401,7 +401,7 @@ func TestVesselServesV03(t *testing.T) {
 		b, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusNotFound && strings.HasSuffix(url, "/a2a") {
-			t.Skip("vessel/a2a does not route <agent>/a2a yet")
+			t.Fatal("vessel/a2aserver does not route <agent>/a2a")
 		}
 		var r struct {
 			Result struct {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -80,7 +81,7 @@ type Modeler interface {
 type Config struct {
 	Model     Modeler
 	ModelName string
-	MaxSteps  int // default 20
+	MaxSteps  int // default spec.DefaultMaxSteps
 	// Prompt returns the system prompt, read fresh each turn.
 	Prompt func() (string, error)
 	// Ender ends the turn's sandbox workspace; nil when the agent has none.
@@ -168,6 +169,16 @@ func (r *Result) FinishedEvent() Event {
 
 // StepLimitNote asks the model for a final answer once max_steps is spent.
 const StepLimitNote = "You have used every step this turn allows. Do not call tools; answer now with what you have."
+
+// withStepLimitNote is msgs with StepLimitNote added to the system prompt
+// (msgs[0]), so the final request still has one system message, the first:
+// several OpenAI-compatible servers refuse a second one, or one after the
+// conversation began.
+func withStepLimitNote(msgs []transcript.Message, prompt string) []transcript.Message {
+	out := append([]transcript.Message(nil), msgs...)
+	out[0] = transcript.Message{Role: "system", Content: transcript.Text(prompt + "\n\n" + StepLimitNote)}
+	return out
+}
 
 // Run runs a turn. emit receives every event in order from this goroutine
 // only; emit returning false means nobody is listening any more, which does
@@ -280,7 +291,7 @@ func (r *runner) run(ctx context.Context) {
 
 	maxSteps := cfg.MaxSteps
 	if maxSteps <= 0 {
-		maxSteps = 20
+		maxSteps = spec.DefaultMaxSteps
 	}
 	maxText, maxArgs := cfg.MaxAnswerBytes, cfg.MaxArgumentsBytes
 	if maxText <= 0 {
@@ -299,8 +310,8 @@ func (r *runner) run(ctx context.Context) {
 				Arguments: maxArgs, AllArguments: max(maxAllArgs-argsUsed, 1)}}
 		if final {
 			req.Tools = nil
-			req.Messages = append(append([]transcript.Message(nil), msgs...),
-				transcript.Message{Role: "system", Content: transcript.Text(StepLimitNote)})
+			req.Messages = withStepLimitNote(msgs, prompt)
+			req.Cache = nil // its first message is no longer the cached one
 		}
 		t0 := time.Now()
 		resp, err := cfg.Model.Complete(ctx, req, r)

@@ -243,3 +243,43 @@ func TestReasoningLimitPerTurn(t *testing.T) {
 		t.Fatalf("status %q steps %d error %q", res.Status, res.Steps, res.Error)
 	}
 }
+
+// recordModel asks for a tool on every call it is offered tools, and keeps
+// the requests.
+type recordModel struct{ reqs []*model.Request }
+
+func (m *recordModel) Complete(ctx context.Context, req *model.Request, h model.Handler) (*model.Response, error) {
+	m.reqs = append(m.reqs, req)
+	if len(req.Tools) == 0 {
+		return &model.Response{Content: "done"}, nil
+	}
+	return &model.Response{ToolCalls: []transcript.ToolCall{
+		{ID: "1", Type: "function", Function: transcript.FunctionCall{Name: "wait", Arguments: "{}"}}}}, nil
+}
+
+// TestStepLimitOneSystemMessage: the call after max_steps has no tools and
+// one system message, the first, which carries the prompt and the note.
+func TestStepLimitOneSystemMessage(t *testing.T) {
+	m := &recordModel{}
+	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil }, MaxSteps: 2}
+	res := Run(context.Background(), cfg, &Input{Text: "q", Tools: []tools.Tool{oneShot{}}}, func(Event) bool { return true })
+	if res.Status != StatusStepLimit || res.Answer != "done" || len(m.reqs) != 3 {
+		t.Fatalf("status %q answer %q calls %d", res.Status, res.Answer, len(m.reqs))
+	}
+	final := m.reqs[2]
+	var system []int
+	for i, msg := range final.Messages {
+		if msg.Role == "system" {
+			system = append(system, i)
+		}
+	}
+	if len(system) != 1 || system[0] != 0 || final.Tools != nil {
+		t.Fatalf("system messages at %v, tools %v", system, final.Tools)
+	}
+	if got := transcript.TextOf(final.Messages[0].Content); !strings.HasPrefix(got, "p") || !strings.HasSuffix(got, StepLimitNote) {
+		t.Fatalf("system message %q", got)
+	}
+	if got := transcript.TextOf(m.reqs[0].Messages[0].Content); got != "p" {
+		t.Fatalf("the note changed the earlier calls' prompt: %q", got)
+	}
+}

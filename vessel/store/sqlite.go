@@ -151,7 +151,7 @@ func (b *sqliteBackend) Cleanup(ctx context.Context) error {
 	if b.opt.TTL <= 0 {
 		return nil
 	}
-	cut := time.Now().Add(-b.opt.TTL).UnixNano()
+	cut := b.opt.Now().Add(-b.opt.TTL).UnixNano()
 	b.mu.Lock()
 	stores := make([]*sqliteStore, 0, len(b.stores))
 	for _, s := range b.stores {
@@ -291,7 +291,7 @@ func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task,
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}
-	if _, err := s.upsertStmt.ExecContext(ctx, string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), time.Now().UnixNano(), raw); err != nil {
+	if _, err := s.upsertStmt.ExecContext(ctx, string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw); err != nil {
 		return fmt.Errorf("write task: %w", err)
 	}
 	return nil
@@ -321,7 +321,7 @@ func (s *sqliteStore) failRunning(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read running tasks of %s: %w", s.agent, err)
 	}
-	now := time.Now().UTC()
+	now := s.b.opt.Now().UTC()
 	for _, r := range todo {
 		var t a2a.Task
 		if err := json.Unmarshal(r.raw, &t); err != nil {
@@ -362,7 +362,7 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	if _, ok := s.live[task.ID]; ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
-	_, err = s.insert.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(task.Status.State), 1, time.Now().UnixNano(), raw)
+	_, err = s.insert.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw)
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return 0, taskstore.ErrTaskAlreadyExists
@@ -424,7 +424,7 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 		return 0, fmt.Errorf("encode task: %w", err)
 	}
 	res, err := s.b.db.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE id=? AND owner=? AND version=?`,
-		string(task.Status.State), task.ContextID, time.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion))
+		string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion))
 	if err != nil {
 		return 0, fmt.Errorf("update task: %w", err)
 	}

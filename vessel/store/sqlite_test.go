@@ -105,7 +105,9 @@ func TestOwnerVersionsAndStrip(t *testing.T) {
 
 func TestRunningFailedAtStartAndTTL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.sqlite")
-	b := open(t, path, Options{Agents: []string{"a"}})
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	b := open(t, path, Options{Agents: []string{"a"}, Now: clock})
 	alice := asUser("app/alice")
 	s := b.Agent("a")
 	if _, err := s.Create(alice, newTask("run", a2a.TaskStateSubmitted)); err != nil {
@@ -115,15 +117,15 @@ func TestRunningFailedAtStartAndTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close() // as if the vessel stopped mid-turn
-	b = open(t, path, Options{Agents: []string{"a"}})
+	b = open(t, path, Options{Agents: []string{"a"}, Now: clock})
 	got, err := b.Agent("a").Get(alice, "run")
 	if err != nil || got.Task.Status.State != a2a.TaskStateFailed || got.Task.Status.Message.Parts[0].Text() != RestartReason {
 		t.Fatalf("after restart: %+v %v", got, err)
 	}
 	b.Close()
 	// A TTL shorter than the task's age deletes it when the store opens.
-	time.Sleep(5 * time.Millisecond)
-	b = open(t, path, Options{Agents: []string{"a"}, TTL: time.Millisecond})
+	now = now.Add(2 * time.Hour)
+	b = open(t, path, Options{Agents: []string{"a"}, TTL: time.Hour, Now: clock})
 	defer b.Close()
 	if _, err := b.Agent("a").Get(alice, "run"); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("after TTL: %v", err)

@@ -43,6 +43,9 @@ type Options struct {
 	CleanupInterval time.Duration
 	// Strip reduces a task to what is stored; default Strip.
 	Strip func(*a2a.Task) *a2a.Task
+	// Now is the clock of the SQLite store's update times and TTL (tests);
+	// default time.Now.
+	Now func() time.Time
 }
 
 // Opener opens a backend for a URL of its scheme.
@@ -69,6 +72,9 @@ func Open(ctx context.Context, url string, opt Options) (Backend, error) {
 	}
 	if opt.CleanupInterval <= 0 {
 		opt.CleanupInterval = 10 * time.Minute
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
 	}
 	scheme, _, ok := strings.Cut(url, "://")
 	if !ok {

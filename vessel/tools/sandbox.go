@@ -19,6 +19,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 )
 
 // MaxModelOutput caps the tool output handed to the model.
@@ -112,11 +113,7 @@ func SandboxTools(sb *Sandbox, agent *spec.Agent) []Tool {
 		if params == nil {
 			params = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		scope := t.Scope
-		if scope == "" {
-			scope = "tools:execute"
-		}
-		st := &sandboxTool{sb: sb, scope: scope, def: model.ToolDef{Type: "function", Function: model.FunctionDef{
+		st := &sandboxTool{sb: sb, scope: scopes.Of(t.Scope), def: model.ToolDef{Type: "function", Function: model.FunctionDef{
 			Name: t.Name, Description: t.Description, Parameters: params}}}
 		if t.TimeoutSeconds > 0 {
 			st.timeout = time.Duration(t.TimeoutSeconds) * time.Second

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 	"github.com/astraldeep/astralvessel-go/egress/modelproxy"
 	"github.com/astraldeep/astralvessel-go/egress/webproxy"
@@ -88,15 +89,14 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 		return nil, errors.New("VESSEL_UPSTREAM_MODEL_URL is not set")
 	}
 	c.key = strings.TrimSpace(getenv("VESSEL_UPSTREAM_MODEL_KEY"))
-	if f := getenv("VESSEL_EGRESS_TOKEN_FILE"); f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("read VESSEL_EGRESS_TOKEN_FILE: %w", err)
-		}
-		c.token = strings.TrimSpace(string(b))
-	} else {
-		c.token = strings.TrimSpace(getenv("VESSEL_EGRESS_TOKEN"))
+	token, _, err := spec.LookupFile(func(name string) (string, bool) {
+		v := getenv(name)
+		return v, v != ""
+	}, "VESSEL_EGRESS_TOKEN")
+	if err != nil {
+		return nil, err
 	}
+	c.token = strings.TrimSpace(token)
 	if c.token == "" {
 		return nil, errors.New("no egress token: set VESSEL_EGRESS_TOKEN_FILE or VESSEL_EGRESS_TOKEN")
 	}

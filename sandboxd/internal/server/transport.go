@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -16,11 +17,10 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // maxRequest bounds a request message (arguments of one tool call).
@@ -43,16 +43,15 @@ func authorized(ctx context.Context, token string) error {
 type API struct {
 	grpc *grpc.Server
 	http *http.Server
-	// gw is the JSON gateway's in-memory connection to grpc.
-	gw *grpc.ClientConn
 
 	mu sync.Mutex
 	ln net.Listener
 }
 
 // NewAPI sets up the gRPC server and the HTTP/JSON gateway. The gateway
-// reaches the gRPC server through an in-memory connection, so both paths
-// pass the same token check.
+// calls the server in process (grpc-gateway's RegisterRunServiceHandlerServer,
+// and runStream for the streaming Run, which that registration does not
+// serve); both paths pass the same token check.
 func (s *Server) NewAPI(ctx context.Context) (*API, error) {
 	unary := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		if err := authorized(ctx, s.cfg.Token); err != nil {
@@ -70,24 +69,20 @@ func (s *Server) NewAPI(ctx context.Context) (*API, error) {
 		grpc.MaxRecvMsgSize(maxRequest))
 	sandboxv1.RegisterRunServiceServer(gs, s)
 
-	mem := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(mem) }()
-	conn, err := grpc.NewClient("passthrough:///sandboxd",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return mem.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(maxRequest)))
-	if err != nil {
-		gs.Stop()
-		return nil, fmt.Errorf("connecting the JSON gateway: %w", err)
-	}
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}))
-	if err := sandboxv1.RegisterRunServiceHandlerClient(ctx, gw, sandboxv1.NewRunServiceClient(conn)); err != nil {
-		conn.Close()
+	if err := sandboxv1.RegisterRunServiceHandlerServer(ctx, gw, tokenChecked{s}); err != nil {
 		gs.Stop()
 		return nil, fmt.Errorf("registering the JSON gateway: %w", err)
+	}
+	// Registered last, so it is the one that answers /run.
+	if err := gw.HandlePath(http.MethodPost, "/run", func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		s.serveRun(gw, w, r)
+	}); err != nil {
+		gs.Stop()
+		return nil, fmt.Errorf("registering the JSON gateway's /run: %w", err)
 	}
 	hs := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +91,97 @@ func (s *Server) NewAPI(ctx context.Context) (*API, error) {
 		}),
 		ReadHeaderTimeout: sniffTimeout,
 	}
-	return &API{grpc: gs, http: hs, gw: conn}, nil
+	return &API{grpc: gs, http: hs}, nil
+}
+
+// tokenChecked is the server as the gateway's unary methods call it: with
+// the token check the gRPC interceptor makes.
+type tokenChecked struct{ *Server }
+
+func (t tokenChecked) Status(ctx context.Context, req *sandboxv1.StatusRequest) (*sandboxv1.StatusResponse, error) {
+	if err := authorized(ctx, t.cfg.Token); err != nil {
+		return nil, err
+	}
+	return t.Server.Status(ctx, req)
+}
+
+func (t tokenChecked) EndTurn(ctx context.Context, req *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {
+	if err := authorized(ctx, t.cfg.Token); err != nil {
+		return nil, err
+	}
+	return t.Server.EndTurn(ctx, req)
+}
+
+func (t tokenChecked) ListTurns(ctx context.Context, req *sandboxv1.ListTurnsRequest) (*sandboxv1.ListTurnsResponse, error) {
+	if err := authorized(ctx, t.cfg.Token); err != nil {
+		return nil, err
+	}
+	return t.Server.ListTurns(ctx, req)
+}
+
+// serveRun answers POST /run the way the gateway's generated handler for a
+// gRPC client does (one {"result": RunResponse} line a message, an error as
+// {"error": ...}), calling Run in process.
+func (s *Server) serveRun(mux *runtime.ServeMux, w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	inbound, outbound := runtime.MarshalerForRequest(mux, r)
+	ctx, err := runtime.AnnotateIncomingContext(ctx, mux, r, "/astralvessel.sandbox.v1.RunService/Run", runtime.WithHTTPPathPattern("/run"))
+	if err != nil {
+		runtime.HTTPError(ctx, mux, outbound, w, r, err)
+		return
+	}
+	req := &sandboxv1.RunRequest{}
+	if err := inbound.NewDecoder(r.Body).Decode(req); err != nil && !errors.Is(err, io.EOF) {
+		runtime.HTTPError(ctx, mux, outbound, w, r, status.Errorf(codes.InvalidArgument, "%v", err))
+		return
+	}
+	_, _ = io.Copy(io.Discard, r.Body)
+	st := &runStream{ctx: ctx, out: make(chan *sandboxv1.RunResponse)}
+	done := make(chan error, 1)
+	go func() {
+		err := authorized(ctx, s.cfg.Token)
+		if err == nil {
+			err = s.Run(req, st)
+		}
+		done <- err
+	}()
+	defer func() {
+		cancel() // the client went away or the stream ended: stop the call
+		<-done
+	}()
+	fwd := runtime.NewServerMetadataContext(ctx, runtime.ServerMetadata{})
+	runtime.ForwardResponseStream(fwd, mux, outbound, w, r, func() (proto.Message, error) {
+		select {
+		case m := <-st.out:
+			return m, nil
+		case err := <-done:
+			done <- err // for the deferred wait
+			if err == nil {
+				return nil, io.EOF
+			}
+			return nil, err
+		}
+	})
+}
+
+// runStream is Run's stream for an HTTP/JSON call: Send hands each message
+// to serveRun, which writes it.
+type runStream struct {
+	grpc.ServerStream // not called: Run uses Send and Context only
+	ctx               context.Context
+	out               chan *sandboxv1.RunResponse
+}
+
+func (s *runStream) Context() context.Context { return s.ctx }
+
+func (s *runStream) Send(m *sandboxv1.RunResponse) error {
+	select {
+	case s.out <- m:
+		return nil
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	}
 }
 
 // http2Preface opens every HTTP/2 connection (RFC 9113 §3.4).
@@ -110,7 +195,10 @@ const sniffTimeout = 10 * time.Second
 // with the HTTP/2 preface is gRPC and goes to the gRPC server's own
 // transport: gRPC served through net/http's HTTP/2 server cost about a
 // fifth of sandboxd's CPU per call in goroutine hand-offs and one socket
-// write per frame. Any other connection is HTTP/1.x: the JSON API.
+// write per frame. Any other connection is HTTP/1.x: the JSON API. This
+// split by the first bytes is what keeps both on one port (the one the
+// vessel and the local stack's readiness check know) with gRPC on
+// its own transport; a second port for the JSON API would remove it.
 func (a *API) Serve(ln net.Listener) error {
 	a.mu.Lock()
 	a.ln = ln
@@ -164,7 +252,6 @@ func route(c net.Conn, grpcL, httpL *connQueue) {
 func (a *API) Shutdown(ctx context.Context) error {
 	a.closeListener()
 	err := a.http.Shutdown(ctx)
-	a.gw.Close()
 	done := make(chan struct{})
 	go func() { a.grpc.GracefulStop(); close(done) }()
 	select {
@@ -182,7 +269,6 @@ func (a *API) Shutdown(ctx context.Context) error {
 func (a *API) Close() {
 	a.closeListener()
 	_ = a.http.Close()
-	a.gw.Close()
 	a.grpc.Stop()
 }
 

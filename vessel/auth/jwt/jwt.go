@@ -136,22 +136,8 @@ func New(cfg Config) (*Verifier, error) {
 	refresh := orDefault(cfg.RefreshInterval, DefaultRefreshInterval)
 	maxAge := orDefault(cfg.MaxKeyAge, DefaultMaxKeyAge)
 	timeout := orDefault(cfg.FetchTimeout, DefaultFetchTimeout)
-	seen := map[string]bool{}
-	for i, ic := range cfg.Issuers {
-		where := fmt.Sprintf("issuers[%d] (%s)", i, ic.ID)
-		switch {
-		case ic.ID == "" || strings.ContainsAny(ic.ID, "|") || strings.TrimSpace(ic.ID) != ic.ID:
-			return nil, fmt.Errorf("%s: id must be non-empty, without '|' or surrounding spaces", where)
-		case seen[ic.ID]:
-			return nil, fmt.Errorf("%s: duplicate id", where)
-		case ic.Issuer == "":
-			return nil, fmt.Errorf("%s: issuer is required", where)
-		case ic.Audience == "":
-			return nil, fmt.Errorf("%s: audience is required", where)
-		case (ic.JWKSURL == "") == (ic.JWKSFile == ""):
-			return nil, fmt.Errorf("%s: exactly one of jwks_url and jwks_file is required", where)
-		}
-		seen[ic.ID] = true
+	if err := spec.ValidateIssuers(cfg.Issuers); err != nil {
+		return nil, err
 	}
 
 	ctx, stop := context.WithCancel(context.Background())

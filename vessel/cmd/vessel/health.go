@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
@@ -19,10 +19,9 @@ func healthChecks(backend store.Backend) ([]a2aserver.HealthCheck, error) {
 	if p, ok := backend.(store.Pinger); ok {
 		checks = append(checks, a2aserver.HealthCheck{Name: "task store", Check: p.Ping, Critical: true})
 	}
-	proxy := envOr("VESSEL_EGRESS_PROXY", "http://egress:3128")
-	pu, err := url.Parse(proxy)
-	if err != nil || pu.Host == "" {
-		return nil, fmt.Errorf("VESSEL_EGRESS_PROXY %q is not a URL", proxy)
+	pu, err := egressProxy()
+	if err != nil {
+		return nil, err
 	}
 	healthURL := (&url.URL{Scheme: pu.Scheme, Host: pu.Host, Path: "/health"}).String()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}

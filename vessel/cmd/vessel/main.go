@@ -22,10 +22,10 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
-	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -59,47 +59,28 @@ func main() {
 	_ = log.Sync()
 }
 
-// lookupEnv reads NAME, or the file named by NAME_FILE when NAME is unset,
-// so secrets can come from files.
-func lookupEnv(name string) (string, bool) {
-	if v, ok := os.LookupEnv(name); ok {
-		return v, true
-	}
-	if p, ok := os.LookupEnv(name + "_FILE"); ok && p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return "", false
-		}
-		return strings.TrimSpace(string(b)), true
-	}
-	return "", false
-}
-
 // loadCardKeys reads the card-signing keys (a JWK set of EC P-256 private
 // keys) from VESSEL_CARD_SIGNING_KEY_FILE or VESSEL_CARD_SIGNING_KEY; with
 // neither, cards are served unsigned. A key that cannot be read stops the
 // start: a deployment that signs its cards must not serve them unsigned.
 func loadCardKeys() (*cardsig.Keys, error) {
-	var b []byte
-	if p, ok := os.LookupEnv("VESSEL_CARD_SIGNING_KEY_FILE"); ok && p != "" {
-		var err error
-		if b, err = os.ReadFile(p); err != nil {
-			return nil, fmt.Errorf("card-signing key: %w", err)
-		}
-	} else if v, ok := os.LookupEnv("VESSEL_CARD_SIGNING_KEY"); ok && v != "" {
-		b = []byte(v)
-	} else {
+	v, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_CARD_SIGNING_KEY")
+	if err != nil {
+		return nil, fmt.Errorf("card-signing key: %w", err)
+	}
+	if !ok || v == "" {
 		return nil, nil
 	}
-	k, err := cardsig.ParseKeys(b)
+	k, err := cardsig.ParseKeys([]byte(v))
 	if err != nil {
 		return nil, fmt.Errorf("card-signing key: %w", err)
 	}
 	return k, nil
 }
 
+// envOr is the variable name (or the file name_FILE names), else def.
 func envOr(name, def string) string {
-	if v, ok := lookupEnv(name); ok && v != "" {
+	if v, ok := spec.EnvWithFiles(os.LookupEnv)(name); ok && v != "" {
 		return v
 	}
 	return def
@@ -115,7 +96,7 @@ func run(log *zap.Logger) error {
 	if *deployment == "" {
 		return errors.New("--deployment is required")
 	}
-	env := spec.Env(lookupEnv)
+	env := spec.EnvWithFiles(os.LookupEnv)
 	d, err := spec.LoadDeployment(*deployment, env)
 	if err != nil {
 		return fmt.Errorf("load deployment: %w", err)
@@ -143,11 +124,13 @@ func run(log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	master, ok := lookupEnv("VESSEL_SANDBOX_MASTER_TOKEN")
+	master, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_SANDBOX_MASTER_TOKEN")
+	if err != nil {
+		return err
+	}
 	if !ok || master == "" {
 		return errors.New("VESSEL_SANDBOX_MASTER_TOKEN_FILE (or VESSEL_SANDBOX_MASTER_TOKEN) is required")
 	}
-	modelKey, _ := lookupEnv("VESSEL_MODEL_KEY")
 
 	sbs := map[string]a2aserver.AgentSandbox{}
 	clients := map[string]*tools.Sandbox{}
@@ -176,7 +159,7 @@ func run(log *zap.Logger) error {
 	for i, a := range d.Agents {
 		ids[i] = a.ID
 	}
-	registerBackends()
+	postgres.Register() // task stores beyond SQLite
 	// sig is done at SIGTERM or SIGINT, which starts the drain; ctx, which
 	// the task store and readiness polling live by, only once it is over.
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -189,12 +172,14 @@ func run(log *zap.Logger) error {
 	}
 	defer backend.Close()
 
-	appKeys, err := auth.NewAppKeys(d.Apps)
+	authn, err := authenticators(d, log)
 	if err != nil {
-		return fmt.Errorf("apps: %w", err)
+		return err
 	}
-	authn := auth.Chain{appKeys}
-	authn = append(authn, extraAuthenticators(d, log)...)
+	factories, err := toolFactories(d)
+	if err != nil {
+		return err
+	}
 
 	path := d.Path
 	if path == "" {
@@ -209,14 +194,14 @@ func run(log *zap.Logger) error {
 		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
 		Sandboxes:     sbs,
 		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
-		ToolFactories: extraToolFactories(d, log),
+		ToolFactories: factories,
 		Auth:          authn,
-		CheckImage:    checkImage,  // identity.go
-		AnswerParts:   answerParts, // identity.go
-		NarrowTools:   narrowTools, // identity.go
+		CheckImage:    checkImage,  // wiring.go
+		AnswerParts:   answerParts, // wiring.go
+		NarrowTools:   narrowTools, // wiring.go
 		Store:         backend,
 		HealthChecks:  checks,
-		ModelKey:      modelKey,
+		Env:           env,
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,
 		PublicURL:     *publicURL,

@@ -28,6 +28,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -132,10 +133,7 @@ func (t *Tool) Def() model.ToolDef {
 
 // Scope implements tools.Tool.
 func (t *Tool) Scope() string {
-	if t.decl.Scope == "" {
-		return "tools:read"
-	}
-	return t.decl.Scope
+	return scopes.Of(t.decl.Scope)
 }
 
 // Run implements tools.Tool. Problems the model can act on (bad arguments,

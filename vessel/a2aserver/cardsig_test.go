@@ -15,7 +15,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
 
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )

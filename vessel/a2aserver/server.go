@@ -71,8 +71,11 @@ type Config struct {
 	ToolFactories []tools.Factory
 	Auth          auth.Authenticator
 	Store         store.Backend
-	// ModelKey is used when a manifest's api_key resolves empty;
-	// ModelBaseURL when it sets no base_url.
+	// Env resolves a manifest's api_key "env:NAME" (NAME or NAME_FILE, see
+	// spec.Model.ResolveAPIKey); without Env, ModelKey stands for every
+	// env: key. ModelKey is also used when a key resolves empty;
+	// ModelBaseURL when a manifest sets no base_url.
+	Env          spec.Env
 	ModelKey     string
 	ModelBaseURL string
 	ModelHTTP    *http.Client
@@ -263,6 +266,11 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		mdl = s.cfg.NewModel(a)
 	} else {
 		key := a.Manifest.Model.APIKey
+		if s.cfg.Env != nil {
+			if key, err = a.Manifest.Model.ResolveAPIKey(s.cfg.Env); err != nil {
+				return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+			}
+		}
 		if key == "" || strings.HasPrefix(key, "env:") {
 			key = s.cfg.ModelKey
 		}
@@ -439,7 +447,7 @@ func manifestSummary(a *agent) map[string]any {
 	}
 	maxSteps := m.Model.MaxSteps
 	if maxSteps <= 0 {
-		maxSteps = 20
+		maxSteps = spec.DefaultMaxSteps
 	}
 	files := m.Output.Files
 	if files == nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
 

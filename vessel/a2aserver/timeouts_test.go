@@ -14,7 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
 
 // TestSilentModelKeepAliveAndTimeout: a model that sends its headers and

@@ -1,12 +1,15 @@
 package main
 
-// Wiring of the identity helper's packages: token issuers, scope
-// narrowing, service tools, `present`, image checks and the answer parts.
+// What main.go hands the server besides the deployment: authenticators
+// (app keys, token issuers), the tools beyond the sandbox's (service tools,
+// `present`, the web tools), scope narrowing, image checks and the answer
+// parts.
 
 import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -20,54 +23,69 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/tools/service"
+	"github.com/astraldeep/astralvessel-go/vessel/tools/web"
 )
 
-// egressClient sends through the egress web proxy (VESSEL_EGRESS_PROXY):
-// the vessel itself has no route out, so key sets are fetched this way.
-func egressClient() (*http.Client, error) {
+// egressProxy is the egress web proxy's URL (VESSEL_EGRESS_PROXY): the
+// vessel itself has no route out.
+func egressProxy() (*url.URL, error) {
 	proxy := envOr("VESSEL_EGRESS_PROXY", "http://egress:3128")
 	pu, err := url.Parse(proxy)
 	if err != nil || pu.Host == "" {
 		return nil, fmt.Errorf("VESSEL_EGRESS_PROXY %q is not a URL", proxy)
 	}
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+	return pu, nil
+}
+
+// authenticators are the app keys, then the [[issuers]] tokens. A bad
+// issuer entry stops the vessel rather than leaving it open or silently
+// refusing everyone.
+func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
+	appKeys, err := auth.NewAppKeys(d.Apps)
+	if err != nil {
+		return nil, fmt.Errorf("apps: %w", err)
+	}
+	chain := auth.Chain{appKeys}
+	if len(d.Issuers) == 0 {
+		return chain, nil
+	}
+	pu, err := egressProxy()
+	if err != nil {
+		return nil, fmt.Errorf("issuers: %w", err)
+	}
+	// Key sets are fetched through the egress.
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		Proxy:               http.ProxyURL(pu),
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConnsPerHost: 4,
-	}}, nil
-}
-
-// tokenAuthenticators verifies [[issuers]] tokens; none when no issuer is
-// configured. A bad issuer entry stops the vessel rather than leaving it
-// open or silently refusing everyone.
-func tokenAuthenticators(d *spec.Deployment, log *zap.Logger) []auth.Authenticator {
-	if len(d.Issuers) == 0 {
-		return nil
-	}
-	hc, err := egressClient()
-	if err != nil {
-		log.Fatal("issuers", zap.Error(err))
-	}
+	}}
 	base := ""
 	if d.Path != "" {
 		base = filepath.Dir(d.Path)
 	}
 	v, err := jwt.New(jwt.Config{Issuers: d.Issuers, HTTPClient: hc, BaseDir: base, Logger: log})
 	if err != nil {
-		log.Fatal("issuers", zap.Error(err))
+		return nil, fmt.Errorf("issuers: %w", err)
 	}
 	for _, is := range d.Issuers {
 		log.Info("token issuer", zap.String("id", is.ID), zap.String("issuer", is.Issuer), zap.Strings("agents", is.Agents))
 	}
-	return []auth.Authenticator{jwt.Authenticator{V: v}}
+	return append(chain, jwt.Authenticator{V: v}), nil
 }
 
-// identityToolFactories offers service tools and `present`.
-func identityToolFactories() []tools.Factory {
+// toolFactories offers service tools, `present`, and webfetch and
+// websearch, which reach the web only through the egress proxy
+// (VESSEL_EGRESS_PROXY) and the deployment's search container.
+func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
+	wc, err := web.New(web.ConfigFromEnv(os.Getenv, d.Search.Provider))
+	if err != nil {
+		return nil, fmt.Errorf("web tools: %w", err)
+	}
 	return []tools.Factory{
 		service.Factory(&service.Client{}),
 		primitives.Factory(primitives.NewTool(primitives.Limits{})),
-	}
+		web.Factory(wc),
+	}, nil
 }
 
 // narrowTools keeps the tools this call may use: a token's tools:* scopes

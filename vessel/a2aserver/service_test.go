@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	a2aserver "github.com/astraldeep/astralvessel-go/vessel/a2a"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 

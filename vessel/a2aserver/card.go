@@ -16,6 +16,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
+	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -29,30 +30,15 @@ const (
 
 // strongestScope is the strongest scope among an agent's tools.
 func strongestScope(a *spec.Agent) string {
-	best := -1
-	rank := func(s string) int { return slices.Index(spec.Scopes, s) }
 	m := a.Manifest
+	list := make([]string, 0, len(m.Tools.Enabled)+len(m.Declared))
 	for _, name := range m.Tools.Enabled {
-		if r := rank(spec.BuiltinTools[name]); r > best {
-			best = r
-		}
+		list = append(list, spec.BuiltinTools[name])
 	}
 	for _, t := range m.Declared {
-		s := t.Scope
-		if s == "" {
-			s = "tools:execute"
-			if t.Service != "" {
-				s = "tools:read"
-			}
-		}
-		if r := rank(s); r > best {
-			best = r
-		}
+		list = append(list, scopes.Of(t.Scope))
 	}
-	if best < 0 {
-		return spec.Scopes[0]
-	}
-	return spec.Scopes[best]
+	return scopes.Strongest(list)
 }
 
 // BuildCard builds an agent's card; baseURL is the public base (no slash).
