@@ -75,21 +75,22 @@ func ParseLevel(s string) (zapcore.Level, error) {
 // NewLogger builds the process's JSON logger on stderr at level (see
 // ParseLevel), with ISO 8601 times, and makes slog.Default write through
 // it, so libraries logging with log/slog (the task store, a2a-go) end up
-// in the same stream with the same level.
-func NewLogger(level string) (*zap.Logger, error) {
+// in the same stream with the same level. The returned level may be
+// changed later (a flag read after the logger was needed).
+func NewLogger(level string) (*zap.Logger, zap.AtomicLevel, error) {
 	l, err := ParseLevel(level)
 	if err != nil {
-		return nil, err
+		return nil, zap.AtomicLevel{}, err
 	}
 	cfg := zap.NewProductionConfig()
 	cfg.Level = zap.NewAtomicLevelAt(l)
 	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
 	log, err := cfg.Build()
 	if err != nil {
-		return nil, fmt.Errorf("logger: %w", err)
+		return nil, zap.AtomicLevel{}, fmt.Errorf("logger: %w", err)
 	}
 	slog.SetDefault(Slog(log))
-	return log, nil
+	return log, cfg.Level, nil
 }
 
 // Slog is a log/slog logger writing through log's core.
@@ -162,3 +163,17 @@ var DurationBuckets = prometheus.ExponentialBuckets(0.005, 2.5, 14)
 // FastBuckets are the buckets (seconds) for short operations such as a
 // task store write: 0.1 ms to about 10 s.
 var FastBuckets = prometheus.ExponentialBuckets(0.0001, 3, 11)
+
+type taskKey struct{}
+
+// WithTaskID is ctx carrying a turn's task id, for the clients that send it
+// on (TaskIDHeader, TaskIDMetadata).
+func WithTaskID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, taskKey{}, id)
+}
+
+// TaskIDFrom is the task id WithTaskID put in ctx, or "".
+func TaskIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(taskKey{}).(string)
+	return id
+}

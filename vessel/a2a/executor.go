@@ -167,7 +167,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		p, _ := auth.PrincipalFrom(ctx)
 		tt := &tools.Turn{ID: id, ContextID: ec.ContextID, Agent: e.agent.ID, Owner: ownerOf(ec), Principal: p}
 
-		dctx, dcancel := context.WithDeadlineCause(runCtx, time.Now().Add(e.deadline), loop.ErrDeadline)
+		// The model client and the web tools send the task id to the egress.
+		dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(runCtx, id), time.Now().Add(e.deadline), loop.ErrDeadline)
 		defer dcancel()
 		listening := true
 		emit := func(ev loop.Event) bool {

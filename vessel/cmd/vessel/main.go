@@ -62,7 +62,7 @@ func parseFlags() *flags {
 
 func main() {
 	f := parseFlags()
-	log, err := telemetry.NewLogger(f.logLevel)
+	log, _, err := telemetry.NewLogger(f.logLevel)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vessel: "+err.Error())
 		os.Exit(2)
