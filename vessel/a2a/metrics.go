@@ -3,10 +3,12 @@ package a2aserver
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -33,6 +35,7 @@ type Metrics struct {
 	modelDuration *prometheus.HistogramVec
 	modelErrors   *prometheus.CounterVec
 	activeTurns   *prometheus.GaugeVec
+	streams       *prometheus.GaugeVec
 	storeDuration *prometheus.HistogramVec
 	authFailures  *prometheus.CounterVec
 }
@@ -62,6 +65,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Model calls that failed, by agent, model and kind (error, output_limit, stopped)."}, []string{"agent", "model", "kind"}),
 		activeTurns: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vessel_active_turns",
 			Help: "Turns running now, by agent."}, []string{"agent"}),
+		streams: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vessel_active_streams",
+			Help: "Event streams open now (SendStreamingMessage, SubscribeToTask), by agent."}, []string{"agent"}),
 		storeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vessel_store_operation_duration_seconds",
 			Help: "Time of one task store operation, by operation (create, update, get, list) and outcome (ok, error).", Buckets: telemetry.FastBuckets},
 			[]string{"op", "outcome"}),
@@ -69,7 +74,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Requests refused authentication, by reason (" + strings.Join(authReasons, ", ") + ")."}, []string{"reason"}),
 	}
 	reg.MustRegister(m.turnsStarted, m.turnsFinished, m.turnDuration, m.firstEvent, m.steps, m.tokens, m.toolCalls,
-		m.toolDuration, m.modelDuration, m.modelErrors, m.activeTurns, m.storeDuration, m.authFailures)
+		m.toolDuration, m.modelDuration, m.modelErrors, m.activeTurns, m.streams, m.storeDuration, m.authFailures)
 	return m
 }
 
@@ -210,4 +215,26 @@ func (t *timedStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.
 	r, err := t.Store.List(ctx, req)
 	t.observe("list", t0, err)
 	return r, err
+}
+
+// countedStreams counts the event streams a handler has open.
+type countedStreams struct {
+	a2asrv.RequestHandler
+	g prometheus.Gauge
+}
+
+func (c *countedStreams) count(seq iter.Seq2[a2a.Event, error]) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		c.g.Inc()
+		defer c.g.Dec()
+		seq(yield)
+	}
+}
+
+func (c *countedStreams) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return c.count(c.RequestHandler.SendStreamingMessage(ctx, req))
+}
+
+func (c *countedStreams) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return c.count(c.RequestHandler.SubscribeToTask(ctx, req))
 }

@@ -311,6 +311,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}); ok {
 		h = w.WrapHandler(a.ID, h)
 	}
+	h = &countedStreams{RequestHandler: h, g: s.cfg.Metrics.streams.WithLabelValues(a.ID)}
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	v03, err := a2acompat.CardV03JSON(context.Background(), BuildCard(a, s.base), s.base+"/agents/"+a.ID)

@@ -125,6 +125,7 @@ func TestTurnMetricsMoveWithBoundedLabels(t *testing.T) {
 		`vessel_tool_call_duration_seconds_count{agent="field-guide",tool="species"} 1`,
 		`vessel_model_call_duration_seconds_count{agent="field-guide",model="scripted"} 2`,
 		`vessel_active_turns{agent="field-guide"} 0`,
+		`vessel_active_streams{agent="field-guide"} 0`,
 		`vessel_store_operation_duration_seconds_count{op="create",outcome="ok"} 1`,
 	} {
 		if !strings.Contains(out, want) {
@@ -161,5 +162,31 @@ func TestRejectedTurnCounted(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %s\n", want)
 		}
+	}
+}
+
+// TestActiveStreamsWhileStreaming: an open event stream shows in
+// vessel_active_streams while it runs and leaves it when it ends.
+func TestActiveStreamsWhileStreaming(t *testing.T) {
+	h, reg := metricsHarness(t)
+	msg := textMsg("slow please #script:slowtext")
+	seen := false
+	for ev, err := range h.client(h.agentID).SendStreamingMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: msg}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && !seen {
+			seen = true
+			if out := scrape(t, reg); !strings.Contains(out, `vessel_active_streams{agent="field-guide"} 1`) ||
+				!strings.Contains(out, `vessel_active_turns{agent="field-guide"} 1`) {
+				t.Errorf("mid-stream scrape lacks one open stream and one active turn")
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("no status update")
+	}
+	if out := scrape(t, reg); !strings.Contains(out, `vessel_active_streams{agent="field-guide"} 0`) {
+		t.Errorf("the stream is still counted after its end")
 	}
 }
