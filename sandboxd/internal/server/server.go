@@ -437,6 +437,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		Limits:    limits,
 		Filter:    s.cfg.Filter,
 	}
+	spawnStart := time.Now()
 	proc, err := confine.Start(confine.Options{
 		Spec:       spec,
 		Ruleset:    s.ruleset(turn, &spec),
@@ -454,6 +455,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		k.mu.Unlock()
 		return toolErr("could not start the call: " + err.Error()), nil
 	}
+	s.met.spawn.Observe(time.Since(spawnStart).Seconds())
 	turn.SetPgid(call, proc.Pgid())
 	k.started(proc)
 	// A cancelled stream (the vessel gave up) ends the call too.

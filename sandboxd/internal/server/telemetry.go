@@ -22,6 +22,7 @@ type Metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	stops    *prometheus.CounterVec
+	spawn    prometheus.Histogram
 }
 
 // NewMetrics registers sandboxd's series with reg; turns and workspace
@@ -35,7 +36,9 @@ func NewMetrics(reg prometheus.Registerer, wm *workspace.Manager) *Metrics {
 		stops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sandboxd_call_stops_total",
 			Help: "Calls stopped before they ended, by reason (disk_limit, process_limit, timeout, cancelled, other)."}, []string{"reason"}),
 	}
-	reg.MustRegister(m.calls, m.duration, m.stops)
+	m.spawn = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "sandboxd_spawn_duration_seconds",
+		Help: "Time to start the confined process of a shell or command call (its pipes and the confined child's creation), until sandboxd has its pid.", Buckets: telemetry.FastBuckets})
+	reg.MustRegister(m.calls, m.duration, m.stops, m.spawn)
 	if wm != nil {
 		reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sandboxd_active_turns",

@@ -59,6 +59,7 @@ func TestCallLinesCarryTaskIDAndSeriesMove(t *testing.T) {
 		`sandboxd_calls_total{exit="nonzero",tool="bash"} 1`,
 		`sandboxd_calls_total{exit="error",tool="unknown"} 1`,
 		`sandboxd_call_duration_seconds_count{tool="bash"} 2`,
+		`sandboxd_spawn_duration_seconds_count 2`,
 		`sandboxd_active_turns 1`,
 		`sandboxd_workspace_bytes `,
 	} {
