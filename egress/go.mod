@@ -5,14 +5,24 @@ go 1.26.0
 require (
 	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
 	github.com/elazarl/goproxy v1.9.4
+	github.com/prometheus/client_golang v1.25.0
 	go.uber.org/zap v1.28.0
 )
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
+	go.uber.org/zap/exp v0.3.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace (

@@ -23,7 +23,7 @@ require (
 	github.com/segmentio/asm v1.2.1 // indirect
 	golang.org/x/crypto v0.53.0 // indirect
 	golang.org/x/mod v0.35.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace (

@@ -8,6 +8,7 @@ package compose
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -604,5 +605,101 @@ func TestCardKeyGeneratedKeptAndChecked(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "not a key" {
 		t.Fatal("a broken key set was replaced")
+	}
+}
+
+// metricsEnv are the variables that open a service's metrics listener.
+var metricsEnv = []string{"VESSEL_METRICS_LISTEN", "VESSEL_EGRESS_METRICS_LISTEN", "VESSEL_SANDBOX_METRICS_LISTEN"}
+
+// metricsProblems lists every metrics listener in f that a tools network,
+// the front network or any network other than an internal one named
+// metrics could reach: a listener must bind the fixed address its service
+// holds on the internal metrics network (a wildcard or any other address
+// is reachable from the service's other networks).
+func metricsProblems(f *composeFile) []string {
+	var out []string
+	for _, name := range keys(f.Services) {
+		s := f.Services[name]
+		var addrs []string
+		for i, a := range s.Command {
+			if a == "--metrics-listen" && i+1 < len(s.Command) {
+				addrs = append(addrs, s.Command[i+1])
+			} else if v, ok := strings.CutPrefix(a, "--metrics-listen="); ok {
+				addrs = append(addrs, v)
+			}
+		}
+		for _, k := range metricsEnv {
+			if v := s.Environment[k]; v != "" {
+				addrs = append(addrs, v)
+			}
+		}
+		for _, addr := range addrs {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: metrics address %q: %v", name, addr, err))
+				continue
+			}
+			m, n := s.Networks["metrics"], f.Networks["metrics"]
+			switch {
+			case m == nil || n == nil || !n.Internal:
+				out = append(out, fmt.Sprintf("%s serves metrics on %s without an internal metrics network", name, addr))
+			case host == "" || host != m.IPv4Address:
+				out = append(out, fmt.Sprintf("%s serves metrics on %s, not only on its metrics address %q (its networks: %v)", name, addr, m.IPv4Address, keys(s.Networks)))
+			}
+		}
+	}
+	return out
+}
+
+// TestNoMetricsPortOnToolsOrFrontNetworks: the generated file opens no
+// metrics listener a tools network or the front network reaches (by
+// default none at all; docs/operations.md shows the override that opens
+// them on an internal metrics network), and the check itself catches a
+// listener on a wildcard, on the front address or without the network.
+func TestNoMetricsPortOnToolsOrFrontNetworks(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	f := composeOf(t, d, src)
+	if p := metricsProblems(f); len(p) > 0 {
+		t.Fatalf("generated file: %v", p)
+	}
+	for _, name := range keys(f.Networks) {
+		if name == "metrics" {
+			t.Errorf("a metrics network is generated; the listeners are off by default")
+		}
+	}
+
+	bad := map[string]func(f *composeFile){
+		"vessel on a wildcard": func(f *composeFile) {
+			f.Services["vessel"].Command = append(f.Services["vessel"].Command, "--metrics-listen", "0.0.0.0:9700")
+		},
+		"vessel on its front address": func(f *composeFile) {
+			f.Services["vessel"].Environment["VESSEL_METRICS_LISTEN"] = d.Vessel.FrontAddress + ":9700"
+		},
+		"sandbox on a wildcard beside a metrics network": func(f *composeFile) {
+			f.Networks["metrics"] = &network{Name: "m", Driver: "bridge", Internal: true}
+			s := f.Services["sandbox-alpha"]
+			s.Networks["metrics"] = &netAttach{IPv4Address: "172.31.9.10"}
+			s.Environment["VESSEL_SANDBOX_METRICS_LISTEN"] = ":9702"
+		},
+		"egress on a routed metrics network": func(f *composeFile) {
+			f.Networks["metrics"] = &network{Name: "m", Driver: "bridge"}
+			s := f.Services["egress"]
+			s.Networks["metrics"] = &netAttach{IPv4Address: "172.31.9.11"}
+			s.Command = append(s.Command, "--metrics-listen=172.31.9.11:9701")
+		},
+	}
+	for name, mutate := range bad {
+		g := composeOf(t, d, src)
+		mutate(g)
+		if p := metricsProblems(g); len(p) == 0 {
+			t.Errorf("%s: not caught", name)
+		}
+	}
+	good := composeOf(t, d, src)
+	good.Networks["metrics"] = &network{Name: "m", Driver: "bridge", Internal: true}
+	good.Services["vessel"].Networks["metrics"] = &netAttach{IPv4Address: "172.31.9.2"}
+	good.Services["vessel"].Environment["VESSEL_METRICS_LISTEN"] = "172.31.9.2:9700"
+	if p := metricsProblems(good); len(p) > 0 {
+		t.Errorf("the documented wiring is refused: %v", p)
 	}
 }

@@ -20,7 +20,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
 // MaxRequestBytes bounds a model request body (the vessel's own limit).
@@ -49,6 +52,9 @@ type Config struct {
 	// (default 10 minutes: non-streamed completions can be slow).
 	HeaderTimeout time.Duration
 	Logger        *zap.Logger
+	// Metrics receives the series (NewMetrics); nil keeps them in a
+	// registry nobody reads.
+	Metrics *Metrics
 }
 
 // Handler is the passthrough http.Handler.
@@ -58,6 +64,7 @@ type Handler struct {
 	tokenHash [32]byte
 	rp        *httputil.ReverseProxy
 	log       *zap.Logger
+	met       *Metrics
 }
 
 // New validates the configuration and builds the handler.
@@ -89,7 +96,10 @@ func New(c Config) (*Handler, error) {
 	if c.HeaderTimeout <= 0 {
 		c.HeaderTimeout = 10 * time.Minute
 	}
-	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
+	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics}
 	tr := c.Transport
 	if tr == nil {
 		tr = &http.Transport{
@@ -151,6 +161,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sw := &statusWriter{ResponseWriter: w}
 	h.rp.ServeHTTP(sw, r)
+	class := statusClass(sw.code())
+	h.met.requests.WithLabelValues(class, "forwarded").Inc()
+	h.met.duration.WithLabelValues(class).Observe(time.Since(start).Seconds())
 	h.logReq(r, sw.code(), start, "")
 }
 
@@ -227,6 +240,8 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	out.URL.RawQuery = in.RawQuery
 	out.Host = h.base.Host
 	// The caller's credentials never travel on; the model key replaces them.
+	// Nor does the turn's task id, which is for the egress's log only.
+	out.Header.Del(telemetry.TaskIDHeader)
 	out.Header.Del("Authorization")
 	out.Header.Del("Proxy-Authorization")
 	out.Header.Del("Cookie")
@@ -298,11 +313,17 @@ func (h *Handler) redact(s string) string {
 }
 
 func (h *Handler) logReq(r *http.Request, status int, start time.Time, note string) {
+	if note != "" {
+		h.met.requests.WithLabelValues(statusClass(status), "refused").Inc()
+	}
 	fields := []zap.Field{
 		zap.String("method", r.Method),
 		zap.String("path", r.URL.Path),
 		zap.Int("status", status),
 		zap.Float64("ms", float64(time.Since(start).Microseconds())/1000),
+	}
+	if id := r.Header.Get(telemetry.TaskIDHeader); id != "" {
+		fields = append(fields, zap.String(telemetry.FieldTask, telemetry.CleanTaskID(id)))
 	}
 	if note != "" {
 		fields = append(fields, zap.String("note", note))

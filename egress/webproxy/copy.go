@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Copy buffers. Between sockets on one host or LAN a proxy's cost is mostly
@@ -115,9 +117,18 @@ func (b *buffers) copyReader(dst io.Writer, src io.Reader, moved *atomic.Uint64)
 // instead of the 32 KB generic copy behind the ResponseWriter's ReadFrom.
 type fastBody struct {
 	io.ReadCloser
-	bufs *buffers
+	bufs  *buffers
+	bytes prometheus.Counter // egress_proxy_bytes_total{kind="http"}
 }
 
 func (f *fastBody) WriteTo(w io.Writer) (int64, error) {
-	return f.bufs.copyReader(w, f.ReadCloser, nil)
+	n, err := f.bufs.copyReader(w, f.ReadCloser, nil)
+	f.bytes.Add(float64(n))
+	return n, err
+}
+
+func (f *fastBody) Read(p []byte) (int, error) {
+	n, err := f.ReadCloser.Read(p)
+	f.bytes.Add(float64(n))
+	return n, err
 }

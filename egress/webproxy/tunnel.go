@@ -77,6 +77,8 @@ func (p *Proxy) tunnel(req *http.Request, client net.Conn, d *decision) {
 		return
 	}
 	p.logDecision(d, nil)
+	p.opt.Metrics.openTunnels.Inc()
+	defer p.opt.Metrics.openTunnels.Dec()
 	if _, err := io.WriteString(client, connectOK(req)); err != nil {
 		_ = client.Close()
 		_ = origin.Close()
@@ -134,13 +136,19 @@ func (p *Proxy) watchIdle(req *http.Request, moved *atomic.Uint64, done <-chan s
 // direction keeps flowing; on an error it closes both connections, which
 // ends the other direction too.
 func (p *Proxy) relay(dst, src net.Conn, pending []byte, moved *atomic.Uint64) {
-	var err error
+	var (
+		err  error
+		n, m int64
+	)
 	if len(pending) > 0 {
-		_, err = dst.Write(pending)
+		var w int
+		w, err = dst.Write(pending)
+		n = int64(w)
 	}
 	if err == nil {
-		_, err = p.bufs.copyConn(dst, src, moved)
+		m, err = p.bufs.copyConn(dst, src, moved)
 	}
+	p.opt.Metrics.bytes.WithLabelValues("tunnel").Add(float64(n + m))
 	if err != nil {
 		p.log.Debug("tunnel ended with an error", zap.Error(err))
 		_ = dst.Close()

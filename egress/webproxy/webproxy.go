@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 )
 
@@ -52,6 +54,9 @@ type Options struct {
 	// TLSConfig verifies origins of absolute-URI https:// requests
 	// (default: system roots). CONNECT tunnels are never inspected.
 	TLSConfig *tls.Config
+	// Metrics receives the series (NewMetrics); nil keeps them in a
+	// registry nobody reads.
+	Metrics *Metrics
 }
 
 // Header names of the denial contract.
@@ -85,6 +90,16 @@ type decision struct {
 	dnsDur   time.Duration
 	connDur  time.Duration
 	dialedTo string
+	task     string // the turn's task id the vessel sent, for the log
+}
+
+// taskOf is the turn's task id a request names (telemetry.TaskIDHeader),
+// made safe to log.
+func taskOf(r *http.Request) string {
+	if id := r.Header.Get(telemetry.TaskIDHeader); id != "" {
+		return telemetry.CleanTaskID(id)
+	}
+	return ""
 }
 
 // New builds a proxy.
@@ -94,6 +109,9 @@ func New(o Options) (*Proxy, error) {
 	}
 	if o.Resolver == nil {
 		o.Resolver = net.DefaultResolver
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
 	if o.DNSTimeout <= 0 {
 		o.DNSTimeout = 5 * time.Second
@@ -239,6 +257,7 @@ func (p *Proxy) dial(ctx context.Context, d *decision) (net.Conn, error) {
 		cancel()
 		if err == nil {
 			d.connDur, d.dialedTo = time.Since(start), target
+			p.opt.Metrics.connect.Observe(d.connDur.Seconds())
 			return c, nil
 		}
 		errs = append(errs, err)
@@ -249,6 +268,7 @@ func (p *Proxy) dial(ctx context.Context, d *decision) (net.Conn, error) {
 
 func (p *Proxy) handleConnect(hostport string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	d := p.decide(ctx.Req.Context(), http.MethodConnect, hostport, 443)
+	d.task = taskOf(ctx.Req)
 	if !d.allow {
 		p.logDecision(d, nil)
 		ctx.Resp = denial(ctx.Req, d)
@@ -258,6 +278,9 @@ func (p *Proxy) handleConnect(hostport string, ctx *goproxy.ProxyCtx) (*goproxy.
 }
 
 func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	// The task id is for the egress's log; the origin never sees it.
+	task := taskOf(r)
+	r.Header.Del(telemetry.TaskIDHeader)
 	var defPort uint16
 	switch strings.ToLower(r.URL.Scheme) {
 	case "http":
@@ -265,16 +288,17 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	case "https":
 		defPort = 443
 	default:
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme"}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	if r.URL.User != nil {
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo"}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	d := p.decide(r.Context(), r.Method, r.URL.Host, defPort)
+	d.task = task
 	if !d.allow {
 		p.logDecision(d, nil)
 		return r, denial(r, d)
@@ -288,7 +312,11 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 			}
 		}}
 		c := httptrace.WithClientTrace(context.WithValue(req.Context(), ctxKey{}, d), trace)
+		t0 := time.Now()
 		resp, err := p.tr.RoundTrip(req.WithContext(c))
+		if err == nil {
+			p.opt.Metrics.upstream.Observe(time.Since(t0).Seconds())
+		}
 		if err != nil {
 			d.status, d.reason = http.StatusBadGateway, "connect-failed"
 			p.logDecision(d, err, zap.Bool("reused", reused))
@@ -298,7 +326,7 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 		// A 101 body is the upgraded connection itself, which goproxy
 		// needs unwrapped.
 		if resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil && resp.Body != http.NoBody {
-			resp.Body = &fastBody{ReadCloser: resp.Body, bufs: p.bufs}
+			resp.Body = &fastBody{ReadCloser: resp.Body, bufs: p.bufs, bytes: p.opt.Metrics.bytes.WithLabelValues("http")}
 		}
 		return resp, nil
 	})
@@ -356,6 +384,7 @@ func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
 	if d.allow && err == nil {
 		verdict = "allow"
 	}
+	p.opt.Metrics.decisions.WithLabelValues(verdict, d.reason).Inc()
 	fields := []zap.Field{
 		zap.String("method", d.method),
 		zap.String("host", safeHostLog(d)),
@@ -366,6 +395,9 @@ func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
 		zap.String("reason", d.reason),
 		zap.Float64("dns_ms", ms(d.dnsDur)),
 		zap.Float64("connect_ms", ms(d.connDur)),
+	}
+	if d.task != "" {
+		fields = append(fields, zap.String(telemetry.FieldTask, d.task))
 	}
 	if err != nil {
 		fields = append(fields, zap.Error(err))

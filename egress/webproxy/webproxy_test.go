@@ -94,6 +94,12 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg guard.Config, answers map[string][][]string, permit ...string) *harness {
 	t.Helper()
+	return newHarnessWith(t, cfg, answers, nil, permit...)
+}
+
+// newHarnessWith is newHarness with a last change to the proxy's Options.
+func newHarnessWith(t *testing.T, cfg guard.Config, answers map[string][][]string, mutate func(*Options), permit ...string) *harness {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +116,11 @@ func newHarness(t *testing.T, cfg guard.Config, answers map[string][][]string, p
 	for _, p := range permit {
 		h.dial.permit[p] = true
 	}
-	p, err := New(Options{Policy: pol, Resolver: h.res, Dialer: h.dial, Logger: zap.New(core)})
+	opt := Options{Policy: pol, Resolver: h.res, Dialer: h.dial, Logger: zap.New(core)}
+	if mutate != nil {
+		mutate(&opt)
+	}
+	p, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -48,6 +49,7 @@ type executor struct {
 	imageOpt turn.Options
 	deadline time.Duration
 	log      *zap.Logger
+	met      *agentMetrics
 
 	mu      sync.Mutex
 	running map[string]*run
@@ -125,6 +127,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			yield(nil, fmt.Errorf("execution without a message"))
 			return
 		}
+		e.met.turnStarted()
+		e.log.Debug("turn started", turnFields(ec)...)
 		if ec.StoredTask == nil {
 			// Only the user's text goes into the task: never the history sent in.
 			first := &a2a.Message{ID: ec.Message.ID, Role: a2a.MessageRoleUser, ContextID: ec.ContextID, TaskID: ec.TaskID}
@@ -140,7 +144,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if perr != nil {
 			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(perr.Error()))
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, msg), nil)
-			e.log.Info("turn rejected", zap.String("owner", ownerOf(ec)), zap.String("task", id), zap.String("reason", perr.Error()))
+			e.met.turnFinished("rejected", nil)
+			e.log.Info("turn rejected", append(turnFields(ec), zap.String("reason", perr.Error()))...)
 			return
 		}
 
@@ -152,8 +157,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		cfg := e.loopCfg
 		cfg.AcceptFile = fileFilter(accepted)
 		cfg.FileRefused = func(callID, name, reason string) {
-			e.log.Warn("file refused", zap.String("owner", ownerOf(ec)), zap.String("task", id),
-				zap.String("call_id", callID), zap.String("name", name), zap.String("reason", reason))
+			e.log.Warn("file refused", append(turnFields(ec),
+				zap.String("call_id", callID), zap.String("name", name), zap.String("reason", reason))...)
 		}
 		images := make([]loop.Image, len(in.Images))
 		for i, im := range in.Images {
@@ -162,7 +167,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		p, _ := auth.PrincipalFrom(ctx)
 		tt := &tools.Turn{ID: id, ContextID: ec.ContextID, Agent: e.agent.ID, Owner: ownerOf(ec), Principal: p}
 
-		dctx, dcancel := context.WithDeadlineCause(runCtx, time.Now().Add(e.deadline), loop.ErrDeadline)
+		// The model client and the web tools send the task id to the egress.
+		dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(runCtx, id), time.Now().Add(e.deadline), loop.ErrDeadline)
 		defer dcancel()
 		listening := true
 		emit := func(ev loop.Event) bool {
@@ -188,6 +194,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 				return true
 			})
 		}
+		e.met.turnFinished(res.Status, res)
 		e.logTurn(ec, res)
 		if cancelled {
 			// CancelTask's Cancel emits the final CANCELED status with turn.finished.
@@ -373,15 +380,21 @@ func ownerOf(ec *a2asrv.ExecutorContext) string {
 	return ""
 }
 
+// turnFields are the fields of every log line about a turn (the agent is
+// in the executor's logger already).
+func turnFields(ec *a2asrv.ExecutorContext) []zap.Field {
+	return []zap.Field{zap.String(telemetry.FieldTask, string(ec.TaskID)), zap.String(telemetry.FieldContext, ec.ContextID),
+		zap.String(telemetry.FieldOwner, ownerOf(ec))}
+}
+
 // logTurn writes the turn's one log line; never keys or tokens.
 func (e *executor) logTurn(ec *a2asrv.ExecutorContext, r *loop.Result) {
-	fields := []zap.Field{
-		zap.String("owner", ownerOf(ec)), zap.String("task", string(ec.TaskID)), zap.String("status", r.Status),
+	fields := append(turnFields(ec), zap.String("status", r.Status),
 		zap.Int("steps", r.Steps), zap.Int("prompt_tokens", r.PromptTokens), zap.Int("completion_tokens", r.CompletionTokens),
 		zap.Int64("total_ms", r.Total.Milliseconds()), zap.Int64("model_ms", r.ModelTime.Milliseconds()),
 		zap.Int64("tools_ms", r.ToolTime.Milliseconds()), zap.Int64("first_token_ms", r.FirstToken.Milliseconds()),
 		zap.Int("files", len(r.Files)),
-	}
+	)
 	if r.Error != "" {
 		fields = append(fields, zap.String("error", r.Error))
 	}

@@ -21,8 +21,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
@@ -48,6 +50,14 @@ type fakeSandbox struct {
 	running   int
 	// turns is what ListTurns reports.
 	turns []*sandboxv1.TurnInfo
+	// tasks are the x-vessel-task-id metadata of the Run calls, in order.
+	tasks []string
+}
+
+func (f *fakeSandbox) taskIDs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.tasks...)
 }
 
 func (f *fakeSandbox) ListTurns(ctx context.Context, _ *sandboxv1.ListTurnsRequest) (*sandboxv1.ListTurnsResponse, error) {
@@ -85,6 +95,11 @@ func (f *fakeSandbox) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreaming
 		return fmt.Errorf("unauthorized")
 	}
 	send := func(r *sandboxv1.RunResponse) error { return stream.Send(r) }
+	if md, ok := metadata.FromIncomingContext(stream.Context()); ok {
+		f.mu.Lock()
+		f.tasks = append(f.tasks, md.Get(telemetry.TaskIDMetadata)...)
+		f.mu.Unlock()
+	}
 	switch req.Tool {
 	case "species":
 		_ = send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Stdout{Stdout: []byte(`[{"common_name":"Osprey"},{"common_name":"Belted Kingfisher"}]`)}})

@@ -16,6 +16,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
@@ -63,6 +66,20 @@ func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 	}
 }
 
+// authFailed counts a refused authentication and logs its reason, once:
+// the JWT verifier logs its own refusals (with issuer and kid), so those
+// are only counted here. The caller gets unauthMessage's words, never the
+// reason of a token's refusal.
+func (s *Server) authFailed(r *http.Request, agentID string, err error) {
+	reason := authReason(err)
+	s.cfg.Metrics.authFailures.WithLabelValues(reason).Inc()
+	if reason == AuthInvalidToken {
+		return
+	}
+	s.log.Info("authentication failed", zap.String(telemetry.FieldAgent, agentID), zap.String("reason", reason),
+		zap.String("remote", r.RemoteAddr), zap.Error(err))
+}
+
 // rpc is the JSON-RPC endpoint: our checks, then the SDK.
 func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 	a := s.agents[r.PathValue("id")]
@@ -91,6 +108,7 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
+		s.authFailed(r, a.spec.ID, err)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
 		refuse(w, http.StatusUnauthorized, unauthMessage(err))
 		return nil, false

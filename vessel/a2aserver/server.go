@@ -20,9 +20,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
@@ -90,6 +93,9 @@ type Config struct {
 	// (token scopes, X-Vessel-Scopes); nil narrows by Principal.Scopes.
 	NarrowTools func(r *http.Request, p *auth.Principal, list []tools.Tool) ([]tools.Tool, error)
 	Logger      *zap.Logger
+	// Metrics receives the vessel's series (NewMetrics); nil keeps them in
+	// a registry nobody reads.
+	Metrics *Metrics
 	// ReadyInterval is how often sandboxes are polled; default 3s.
 	ReadyInterval time.Duration
 	// UnreadyInterval is how often an agent out of service is checked
@@ -179,6 +185,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
 	if cfg.ReadyInterval <= 0 {
 		cfg.ReadyInterval = 3 * time.Second
@@ -290,16 +299,18 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	if ag.sandbox != nil {
 		ender = ag.sandbox
 	}
+	met := s.cfg.Metrics.forAgent(a.ID, a.Manifest.Model.Name)
 	ag.exec = &executor{
-		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String("agent", a.ID)),
-		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, MaxSteps: a.Manifest.Model.MaxSteps,
+		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String(telemetry.FieldAgent, a.ID)), met: met,
+		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
 			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
 			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
 		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
 		running:  map[string]*run{},
 	}
-	ts := s.cfg.Store.Agent(a.ID)
+	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
 	h := a2asrv.NewHandler(ag.exec,
+		a2asrv.WithLogger(telemetry.Slog(s.log.With(zap.String(telemetry.FieldAgent, a.ID), zap.String("component", "a2a")))),
 		a2asrv.WithTaskStore(ts),
 		a2asrv.WithCallInterceptors(&interceptor{store: ts}),
 		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}),
@@ -315,6 +326,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}); ok {
 		h = w.WrapHandler(a.ID, h)
 	}
+	h = &countedStreams{RequestHandler: h, g: s.cfg.Metrics.streams.WithLabelValues(a.ID)}
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))

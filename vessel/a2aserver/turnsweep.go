@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 )
 
@@ -54,7 +55,7 @@ func (s *Server) SweepTurns(ctx context.Context) {
 			ectx, cancel := context.WithTimeout(ctx, StatusTimeout)
 			err := a.sandbox.EndTurn(ectx, ti.GetTurnId())
 			cancel()
-			log := s.log.With(zap.String("agent", id), zap.String("task_id", ti.GetTurnId()),
+			log := s.log.With(zap.String("agent", id), zap.String(telemetry.FieldTask, ti.GetTurnId()),
 				zap.String("owner", ti.GetOwner()), zap.Int64("usage_bytes", ti.GetUsageBytes()))
 			if err != nil {
 				log.Warn("could not end an abandoned turn on its sandbox", zap.Error(err))

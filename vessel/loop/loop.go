@@ -107,7 +107,30 @@ type Config struct {
 	// defaults (1 MiB each, as in deployer/spec).
 	MaxAnswerBytes    int
 	MaxArgumentsBytes int
+	// Observer hears of each model call and tool call (the metrics); nil
+	// hears nothing.
+	Observer Observer
 }
+
+// Observer hears of a turn's model and tool calls. It is called from the
+// turn's goroutine and must be quick.
+type Observer interface {
+	// ModelCall is one model call's time and error (nil on success).
+	ModelCall(d time.Duration, err error)
+	// ToolCall is one tool call's name, outcome (OutcomeOK and the
+	// others) and time. A call of a tool the turn does not have comes with
+	// the name "unknown", so names stay the deployment's.
+	ToolCall(tool, outcome string, d time.Duration)
+}
+
+// Tool call outcomes, as an Observer hears them.
+const (
+	OutcomeOK          = "ok"           // the tool ran and succeeded
+	OutcomeError       = "error"        // the tool ran and reported an error (exit code, stopped call)
+	OutcomeFailed      = "failed"       // the call could not be made (sandbox unreachable, stream broken)
+	OutcomeStopped     = "stopped"      // the turn was stopped before the call finished
+	OutcomeUnknownTool = "unknown_tool" // the model named a tool the turn does not have
+)
 
 // Input is one turn.
 type Input struct {
@@ -315,7 +338,11 @@ func (r *runner) run(ctx context.Context) {
 		}
 		t0 := time.Now()
 		resp, err := cfg.Model.Complete(ctx, req, r)
-		res.ModelTime += time.Since(t0)
+		md := time.Since(t0)
+		res.ModelTime += md
+		if cfg.Observer != nil {
+			cfg.Observer.ModelCall(md, err)
+		}
 		r.flushText()
 		res.Steps++
 		if err == nil && r.reasoning > maxText {
@@ -456,10 +483,11 @@ func userContent(text string, images []Image) transcript.Message {
 }
 
 type done struct {
-	i   int
-	res *tools.Result
-	err error
-	dur time.Duration
+	i       int
+	res     *tools.Result
+	err     error
+	dur     time.Duration
+	unknown bool // the model named a tool the turn does not have
 }
 
 // runTools runs one step's calls concurrently and returns the tool
@@ -473,7 +501,7 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 	for i, c := range calls {
 		t, ok := byName[c.Function.Name]
 		if !ok {
-			ch <- done{i: i, res: &tools.Result{Output: fmt.Sprintf("error: there is no tool named %q", c.Function.Name), IsError: true}}
+			ch <- done{i: i, res: &tools.Result{Output: fmt.Sprintf("error: there is no tool named %q", c.Function.Name), IsError: true}, unknown: true}
 			continue
 		}
 		go func() {
@@ -489,15 +517,27 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 		d := <-ch
 		c := calls[d.i]
 		res := d.res
+		outcome := OutcomeOK
 		if d.err != nil || res == nil {
 			msg := "error: the tool call failed"
+			outcome = OutcomeFailed
 			switch {
 			case ctx.Err() != nil:
 				msg = "error: the turn was stopped before the tool finished"
+				outcome = OutcomeStopped
 			case d.err != nil:
 				msg = "error: the tool call failed: " + shortErr(d.err)
 			}
 			res = &tools.Result{Output: msg, IsError: true}
+		} else if res.IsError {
+			outcome = OutcomeError
+		}
+		if r.cfg.Observer != nil {
+			name := c.Function.Name
+			if d.unknown {
+				name, outcome = "unknown", OutcomeUnknownTool
+			}
+			r.cfg.Observer.ToolCall(name, outcome, d.dur)
 		}
 		r.checkFiles(c.ID, res)
 		results[d.i] = res

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -377,6 +378,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, lim Limits, wd *watch
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
+	if id := telemetry.TaskIDFrom(ctx); id != "" {
+		hreq.Header.Set(telemetry.TaskIDHeader, id) // logged by the egress, never sent upstream
+	}
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}

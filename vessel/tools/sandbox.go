@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
@@ -63,6 +64,12 @@ func (s *Sandbox) ctx(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.token)
 }
 
+// turnCtx is ctx for a call about one turn: it also carries the turn's
+// task id, which sandboxd puts on its log lines about the call.
+func (s *Sandbox) turnCtx(ctx context.Context, taskID string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.token, telemetry.TaskIDMetadata, taskID)
+}
+
 // Status asks the sandbox for its status.
 func (s *Sandbox) Status(ctx context.Context) (*sandboxv1.StatusResponse, error) {
 	st, err := s.rpc.Status(s.ctx(ctx), &sandboxv1.StatusRequest{})
@@ -74,7 +81,7 @@ func (s *Sandbox) Status(ctx context.Context) (*sandboxv1.StatusResponse, error)
 
 // EndTurn implements TurnEnder.
 func (s *Sandbox) EndTurn(ctx context.Context, turnID string) error {
-	if _, err := s.rpc.EndTurn(s.ctx(ctx), &sandboxv1.EndTurnRequest{TurnId: turnID}); err != nil {
+	if _, err := s.rpc.EndTurn(s.turnCtx(ctx, turnID), &sandboxv1.EndTurnRequest{TurnId: turnID}); err != nil {
 		return fmt.Errorf("sandbox end turn: %w", err)
 	}
 	return nil
@@ -143,7 +150,7 @@ func (t *sandboxTool) Run(ctx context.Context, turn *Turn, call Call) (*Result, 
 	if t.timeout > 0 {
 		req.TimeoutMs = uint32(t.timeout / time.Millisecond)
 	}
-	stream, err := t.sb.rpc.Run(t.sb.ctx(ctx), req)
+	stream, err := t.sb.rpc.Run(t.sb.turnCtx(ctx, turn.ID), req)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox run %s: %w", call.Name, err)
 	}

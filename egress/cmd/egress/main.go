@@ -19,22 +19,24 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 	"github.com/astraldeep/astralvessel-go/egress/modelproxy"
 	"github.com/astraldeep/astralvessel-go/egress/webproxy"
 )
 
+// logLevel is the running logger's level; run sets it from --log-level.
+var logLevel *zap.AtomicLevel
+
 func main() {
-	zcfg := zap.NewProductionConfig()
-	zcfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	log, err := zcfg.Build()
+	log, level, err := telemetry.NewLogger(os.Getenv("VESSEL_EGRESS_LOG_LEVEL"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "egress: logger:", err)
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "egress: VESSEL_EGRESS_LOG_LEVEL:", err)
+		os.Exit(2)
 	}
+	logLevel = &level
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, log, nil); err != nil {
@@ -56,6 +58,7 @@ func main() {
 }
 
 const usage = `usage: egress [--model-listen ADDR (default :8080)] [--proxy-listen ADDR (default :3128)]
+              [--metrics-listen ADDR (default off)] [--log-level LEVEL (default info)]
 
 environment:
   VESSEL_UPSTREAM_MODEL_URL          the model's OpenAI-compatible base URL (required)
@@ -65,11 +68,14 @@ environment:
   VESSEL_EGRESS_ALLOW_CIDRS          extra CIDRs the web proxy may reach (comma-separated)
   VESSEL_EGRESS_ALLOW_HOSTS          extra host names (or *.domain) the web proxy may reach
   VESSEL_EGRESS_ALLOW_PORTS          extra ports, for allow-listed destinations only
+  VESSEL_EGRESS_METRICS_LISTEN       address of the Prometheus /metrics listener (--metrics-listen wins)
+  VESSEL_EGRESS_LOG_LEVEL            debug, info, warn or error (--log-level wins)
 `
 
 // config is everything the environment and flags say.
 type config struct {
 	modelListen, proxyListen string
+	metricsListen, logLevel  string
 	upstream, key, token     string
 	allowHTTP                bool
 	policy                   guard.Config
@@ -81,8 +87,13 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 	c := &config{}
 	fs.StringVar(&c.modelListen, "model-listen", ":8080", "address of the model passthrough")
 	fs.StringVar(&c.proxyListen, "proxy-listen", ":3128", "address of the guarded web proxy")
+	fs.StringVar(&c.metricsListen, "metrics-listen", strings.TrimSpace(getenv("VESSEL_EGRESS_METRICS_LISTEN")), "address of the Prometheus /metrics listener (default off)")
+	fs.StringVar(&c.logLevel, "log-level", strings.TrimSpace(getenv("VESSEL_EGRESS_LOG_LEVEL")), "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("flags: %w", err)
+	}
+	if _, err := telemetry.ParseLevel(c.logLevel); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	c.upstream = strings.TrimSpace(getenv("VESSEL_UPSTREAM_MODEL_URL"))
 	if c.upstream == "" {
@@ -130,9 +141,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	if err != nil {
 		return fmt.Errorf("egress config: %w", err)
 	}
+	if logLevel != nil {
+		l, _ := telemetry.ParseLevel(c.logLevel) // checked by loadConfig
+		logLevel.SetLevel(l)
+	}
+	reg := telemetry.NewRegistry()
 	mh, err := modelproxy.New(modelproxy.Config{
 		Upstream: c.upstream, Key: c.key, Token: c.token, AllowHTTP: c.allowHTTP,
-		Logger: log.Named("model"),
+		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg),
 	})
 	if err != nil {
 		return fmt.Errorf("egress model passthrough: %w", err)
@@ -156,6 +172,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	}
 	c.policy.SelfAddrs = self
 	c.policy.SelfPorts = []uint16{listenPort(mln.Addr()), listenPort(pln.Addr())}
+	// The metrics listener is the egress's too: the proxy never reaches it.
+	ms, err := telemetry.ServeMetrics(c.metricsListen, reg, log)
+	if err != nil {
+		return fmt.Errorf("--metrics-listen: %w", err)
+	}
+	defer ms.Close()
+	if ms != nil {
+		c.policy.SelfPorts = append(c.policy.SelfPorts, listenPort(ms.Addr()))
+	}
 	pol, err := guard.New(c.policy)
 	if err != nil {
 		return fmt.Errorf("egress policy: %w", err)
@@ -167,7 +192,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	} else {
 		log.Info("egress policy: public addresses on ports 80 and 443 only")
 	}
-	wp, err := webproxy.New(webproxy.Options{Policy: pol, Logger: log.Named("proxy")})
+	wp, err := webproxy.New(webproxy.Options{Policy: pol, Logger: log.Named("proxy"), Metrics: webproxy.NewMetrics(reg)})
 	if err != nil {
 		return fmt.Errorf("egress web proxy: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log"
 	"net"
 	"os"
 	"os/signal"
@@ -19,7 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
@@ -68,6 +70,8 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		turnTTL     = fs.Duration("turn-ttl", 30*time.Minute, "idle time after which a turn the vessel never ended is deleted")
 		nproc       = fs.Uint64("max-procs", 512, "RLIMIT_NPROC of calls (counted per user across the sandbox)")
 		callProcs   = fs.Int("call-procs", 128, "stop a call whose process group holds more processes (checked twice a second; 0: off)")
+		logLevel    = fs.String("log-level", os.Getenv("VESSEL_SANDBOX_LOG_LEVEL"), "log level: debug, info, warn or error (env VESSEL_SANDBOX_LOG_LEVEL; default info)")
+		metricsAddr = fs.String("metrics-listen", os.Getenv("VESSEL_SANDBOX_METRICS_LISTEN"), "address of the Prometheus /metrics listener (env VESSEL_SANDBOX_METRICS_LISTEN; default off)")
 		mounts      multiFlag
 		turnDisk    sizeFlag
 		userDisk    sizeFlag
@@ -88,7 +92,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		fs.Usage()
 		return errors.New("--agent, --package and --scratch are required")
 	}
-	logger := log.New(os.Stderr, "sandboxd: ", log.LstdFlags|log.LUTC)
+	zl, _, err := telemetry.NewLogger(*logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	zl = zl.With(zap.String(telemetry.FieldAgent, *agent))
+	defer func() { _ = zl.Sync() }()
+	logf := zl.Sugar().Infof
 	if os.Getenv("GOMEMLIMIT") == "" && memLimit > 0 {
 		// Output floods make garbage fast: collect before it piles up.
 		debug.SetMemoryLimit(int64(memLimit))
@@ -158,11 +168,12 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err != nil {
 		return err
 	}
+	reg := telemetry.NewRegistry()
 	srv, err := server.New(server.Config{
 		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi,
 		PackageDir: pkgDir, Mounts: mountDirs, Manifest: manifest, Token: token, Filter: filter,
 		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory),
-		OutputBudget: int64(outBudget), Logf: logger.Printf,
+		OutputBudget: int64(outBudget), Logf: logf, Logger: zl, Metrics: server.NewMetrics(reg, wm),
 	})
 	if err != nil {
 		return err
@@ -181,7 +192,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	go wm.Run(ctx, logger.Printf)
+	go wm.Run(ctx, logf)
 	if os.Getpid() == 1 {
 		// PID 1 of a container: orphans of killed calls come to us.
 		confine.EnableReaper()
@@ -191,8 +202,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err != nil {
 		return fmt.Errorf("setting up the API: %w", err)
 	}
-	logger.Printf("agent %s: confined calls (Landlock ABI %d, seccomp), listening on %s, turn disk %d, user disk %d",
-		*agent, abi, ln.Addr(), turnDisk, userDisk)
+	ms, err := telemetry.ServeMetrics(*metricsAddr, reg, zl)
+	if err != nil {
+		return fmt.Errorf("--metrics-listen: %w", err)
+	}
+	defer ms.Close()
+	zl.Info("confined calls (Landlock, seccomp), listening", zap.Int("landlock_abi", abi), zap.String("addr", ln.Addr().String()),
+		zap.Int64("turn_disk", int64(turnDisk)), zap.Int64("user_disk", int64(userDisk)))
 	errc := make(chan error, 1)
 	go func() { errc <- api.Serve(ln) }()
 	select {

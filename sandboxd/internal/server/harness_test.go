@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
@@ -63,6 +66,10 @@ type envOpts struct {
 	callProcs    int
 	callMemory   uint64
 	outputBudget int64
+	// logger and registry, when set, receive the server's call lines and
+	// series.
+	logger   *zap.Logger
+	registry *prometheus.Registry
 }
 
 // nextRange hands every test sandbox a uid range of its own: sandboxd
@@ -126,7 +133,12 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var met *server.Metrics
+	if o.registry != nil {
+		met = server.NewMetrics(o.registry, wm)
+	}
 	srv, err := server.New(server.Config{
+		Logger: o.logger, Metrics: met,
 		Agent: "test", Fingerprint: "sha256:test", Version: "test", LandlockABI: abi,
 		PackageDir: e.pkg, Mounts: []string{e.data}, Manifest: o.manifest, Token: testToken, Filter: filter,
 		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,

@@ -20,11 +20,14 @@ import (
 	"time"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/outbox"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -56,12 +59,20 @@ type Config struct {
 	// all calls (DefaultOutputBudget if unset).
 	OutputBudget int64
 	Logf         func(string, ...any)
+	// Logger writes one line per call, with the task id the vessel sent;
+	// default none.
+	Logger *zap.Logger
+	// Metrics receives the series (NewMetrics); nil keeps them in a
+	// registry nobody reads.
+	Metrics *Metrics
 }
 
 // Server implements sandboxv1.RunServiceServer.
 type Server struct {
 	sandboxv1.UnimplementedRunServiceServer
 	cfg    Config
+	log    *zap.Logger
+	met    *Metrics
 	budget *semaphore.Weighted
 	roots  tools.Roots
 	ro     []string
@@ -99,7 +110,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.OutputBudget <= 0 {
 		cfg.OutputBudget = DefaultOutputBudget
 	}
-	s := &Server{cfg: cfg, budget: semaphore.NewWeighted(cfg.OutputBudget)}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(prometheus.NewRegistry(), nil)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, met: cfg.Metrics, budget: semaphore.NewWeighted(cfg.OutputBudget)}
 	for _, d := range systemDirs {
 		if _, err := os.Stat(d); err == nil {
 			s.ro = append(s.ro, d)
@@ -151,13 +168,13 @@ func (s *Server) Status(context.Context, *sandboxv1.StatusRequest) (*sandboxv1.S
 }
 
 // EndTurn stops a turn's calls and deletes its workspace.
-func (s *Server) EndTurn(_ context.Context, req *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {
+func (s *Server) EndTurn(ctx context.Context, req *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {
 	if !workspace.ValidTurnID(req.GetTurnId()) {
 		return nil, status.Error(codes.InvalidArgument, "invalid turn id")
 	}
 	existed, err := s.cfg.Workspaces.End(req.GetTurnId())
 	if err != nil {
-		s.cfg.Logf("end turn: %v", err)
+		s.log.Warn("end turn failed", zap.String(telemetry.FieldTask, taskID(ctx)), zap.String("turn", req.GetTurnId()), zap.Error(err))
 		return nil, status.Error(codes.Internal, "could not delete the workspace")
 	}
 	return &sandboxv1.EndTurnResponse{Existed: existed}, nil
@@ -178,7 +195,9 @@ func (s *Server) ListTurns(context.Context, *sandboxv1.ListTurnsRequest) (*sandb
 func (s *Server) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreamingServer[sandboxv1.RunResponse]) error {
 	start := time.Now()
 	exit, after := s.run(stream.Context(), req, stream.Send)
-	exit.DurationUs = uint64(time.Since(start).Microseconds())
+	d := time.Since(start)
+	exit.DurationUs = uint64(d.Microseconds())
+	s.observe(stream.Context(), req, exit, d)
 	err := stream.Send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: exit}})
 	if after != nil {
 		// Clean-up the vessel need not wait for (removing the call's
@@ -203,7 +222,7 @@ func (s *Server) run(ctx context.Context, req *sandboxv1.RunRequest, send sendFu
 		if errors.Is(err, workspace.ErrOwner) {
 			return toolErr("this turn belongs to another owner"), nil
 		}
-		s.cfg.Logf("workspace for turn %s: %v", req.GetTurnId(), err)
+		s.log.Warn("workspace failed", zap.String(telemetry.FieldTask, taskID(ctx)), zap.String("turn", req.GetTurnId()), zap.Error(err))
 		return toolErr("could not prepare the turn's workspace"), nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -418,6 +437,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		Limits:    limits,
 		Filter:    s.cfg.Filter,
 	}
+	spawnStart := time.Now()
 	proc, err := confine.Start(confine.Options{
 		Spec:       spec,
 		Ruleset:    s.ruleset(turn, &spec),
@@ -435,6 +455,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		k.mu.Unlock()
 		return toolErr("could not start the call: " + err.Error()), nil
 	}
+	s.met.spawn.Observe(time.Since(spawnStart).Seconds())
 	turn.SetPgid(call, proc.Pgid())
 	k.started(proc)
 	// A cancelled stream (the vessel gave up) ends the call too.

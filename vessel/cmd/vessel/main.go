@@ -22,6 +22,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -41,9 +42,34 @@ func (f sandboxFlags) Set(v string) error {
 	return nil
 }
 
+// flags are the command line.
+type flags struct {
+	deployment, listen, publicURL string
+	sandboxes                     sandboxFlags
+	logLevel, metricsListen       string
+}
+
+func parseFlags() *flags {
+	f := &flags{sandboxes: sandboxFlags{}}
+	flag.StringVar(&f.deployment, "deployment", "", "deployment.toml")
+	flag.StringVar(&f.listen, "listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
+	flag.StringVar(&f.publicURL, "public-url", "", "base URL the agent cards advertise (default the deployment's public_url)")
+	flag.Var(f.sandboxes, "sandbox-url", "AGENT=URL of an agent's sandbox (repeatable; default http://sandbox-<agent>:8600)")
+	flag.StringVar(&f.logLevel, "log-level", envOr("VESSEL_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env VESSEL_LOG_LEVEL)")
+	flag.StringVar(&f.metricsListen, "metrics-listen", envOr("VESSEL_METRICS_LISTEN", ""),
+		"address of the Prometheus /metrics listener, e.g. 127.0.0.1:9700 (env VESSEL_METRICS_LISTEN; default off)")
+	flag.Parse()
+	return f
+}
+
 func main() {
-	log, _ := zap.NewProduction()
-	if err := run(log); err != nil {
+	f := parseFlags()
+	log, _, err := telemetry.NewLogger(f.logLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vessel: "+err.Error())
+		os.Exit(2)
+	}
+	if err := run(log, f); err != nil {
 		var inUse *listen.InUseError
 		if errors.As(err, &inUse) {
 			// A plain line, not a JSON record with a stack trace: the
@@ -86,13 +112,8 @@ func envOr(name, def string) string {
 	return def
 }
 
-func run(log *zap.Logger) error {
-	deployment := flag.String("deployment", "", "deployment.toml")
-	listenAddr := flag.String("listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
-	publicURL := flag.String("public-url", "", "base URL the agent cards advertise (default the deployment's public_url)")
-	sandboxes := sandboxFlags{}
-	flag.Var(sandboxes, "sandbox-url", "AGENT=URL of an agent's sandbox (repeatable; default http://sandbox-<agent>:8600)")
-	flag.Parse()
+func run(log *zap.Logger, f *flags) error {
+	deployment, listenAddr, publicURL, sandboxes, metricsAddr := &f.deployment, &f.listen, &f.publicURL, f.sandboxes, &f.metricsListen
 	if *deployment == "" {
 		return errors.New("--deployment is required")
 	}
@@ -185,6 +206,13 @@ func run(log *zap.Logger) error {
 	if path == "" {
 		path = *deployment
 	}
+	reg := telemetry.NewRegistry()
+	metrics := a2aserver.NewMetrics(reg)
+	ms, err := telemetry.ServeMetrics(*metricsAddr, reg, log)
+	if err != nil {
+		return fmt.Errorf("--metrics-listen: %w", err)
+	}
+	defer ms.Close()
 	checks, err := healthChecks(backend)
 	if err != nil {
 		return err
@@ -204,6 +232,7 @@ func run(log *zap.Logger) error {
 		Env:           env,
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,
+		Metrics:       metrics,
 		PublicURL:     *publicURL,
 		CardKeys:      cardKeys,
 	})

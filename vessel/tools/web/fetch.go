@@ -21,6 +21,8 @@ import (
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"golang.org/x/net/html/charset"
+
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
 // Defaults.
@@ -119,6 +121,14 @@ func New(cfg Config) (*Client, error) {
 		DisableKeepAlives:     true,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
+		// The egress logs the turn's task id with its decision (and does not
+		// pass it on).
+		GetProxyConnectHeader: func(ctx context.Context, _ *url.URL, _ string) (http.Header, error) {
+			if id := telemetry.TaskIDFrom(ctx); id != "" {
+				return http.Header{telemetry.TaskIDHeader: {id}}, nil
+			}
+			return nil, nil
+		},
 		OnProxyConnectResponse: func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {
 			if resp.StatusCode == http.StatusOK {
 				return nil
@@ -236,6 +246,9 @@ func (c *Client) get(ctx context.Context, u *url.URL) (*http.Response, error) {
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5")
+	if id := telemetry.TaskIDFrom(ctx); id != "" && u.Scheme == "http" {
+		req.Header.Set(telemetry.TaskIDHeader, id) // to the egress, which removes it before the origin
+	}
 	resp, err := c.viaPx.Do(req)
 	if err != nil {
 		var re *RefusedError

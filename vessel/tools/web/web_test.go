@@ -24,6 +24,7 @@ import (
 type fakeProxy struct {
 	mu     sync.Mutex
 	seen   []string
+	tasks  []string          // the X-Vessel-Task-Id of each request
 	routes map[string]string // host -> origin host:port on loopback
 	deny   map[string]string // host -> reason
 	srv    *httptest.Server
@@ -49,6 +50,7 @@ func (p *fakeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.seen = append(p.seen, r.Method+" "+r.URL.String()+r.Host)
+	p.tasks = append(p.tasks, r.Header.Get("X-Vessel-Task-Id"))
 	reason, denied := p.deny[host]
 	origin, routed := p.routes[host]
 	p.mu.Unlock()

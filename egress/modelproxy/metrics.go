@@ -1,0 +1,35 @@
+package modelproxy
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+)
+
+// Metrics are the model passthrough's series (docs/operations.md).
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics registers the passthrough's series with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "egress_model_requests_total",
+			Help: "Model passthrough requests, by answer class (2xx, 4xx, 5xx) and whether it was forwarded (forwarded: sent upstream, an unreachable upstream included; refused: answered by the egress without forwarding)."}, []string{"class", "source"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "egress_model_upstream_duration_seconds",
+			Help:    "Time of a forwarded model request, from its arrival to the end of the upstream's answer, by answer class.",
+			Buckets: telemetry.DurationBuckets}, []string{"class"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+func statusClass(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return strconv.Itoa(code/100) + "xx"
+}

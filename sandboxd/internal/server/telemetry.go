@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
+)
+
+// Metrics are sandboxd's series (docs/operations.md). Labels are bounded:
+// tool names are the agent's (any other is "unknown"), exit classes and
+// stop reasons come from fixed lists.
+type Metrics struct {
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	stops    *prometheus.CounterVec
+	spawn    prometheus.Histogram
+}
+
+// NewMetrics registers sandboxd's series with reg; turns and workspace
+// usage are read from wm at each scrape.
+func NewMetrics(reg prometheus.Registerer, wm *workspace.Manager) *Metrics {
+	m := &Metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sandboxd_calls_total",
+			Help: "Tool calls, by tool and exit class (ok, nonzero, stopped, error)."}, []string{"tool", "exit"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sandboxd_call_duration_seconds",
+			Help: "Wall-clock time of a tool call, workspace and spawn included, by tool.", Buckets: telemetry.DurationBuckets}, []string{"tool"}),
+		stops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sandboxd_call_stops_total",
+			Help: "Calls stopped before they ended, by reason (disk_limit, process_limit, timeout, cancelled, other)."}, []string{"reason"}),
+	}
+	m.spawn = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "sandboxd_spawn_duration_seconds",
+		Help: "Time to start the confined process of a shell or command call (its pipes and the confined child's creation), until sandboxd has its pid.", Buckets: telemetry.FastBuckets})
+	reg.MustRegister(m.calls, m.duration, m.stops, m.spawn)
+	if wm != nil {
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sandboxd_active_turns",
+				Help: "Turns that hold a workspace now."}, func() float64 { return float64(len(wm.List())) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sandboxd_workspace_bytes",
+				Help: "Disk the turns' workspaces hold now, as the quotas count it (allocated blocks and inodes)."}, func() float64 {
+				var n int64
+				for _, t := range wm.List() {
+					n += t.Usage
+				}
+				return float64(n)
+			}),
+		)
+	}
+	return m
+}
+
+var stopReasons = []string{workspace.ReasonDiskLimit, workspace.ReasonProcessLimit, "timeout", "cancelled"}
+
+// exitClass sorts a call's end into ok, nonzero, stopped or error.
+func exitClass(e *sandboxv1.Exit) string {
+	switch {
+	case e.GetError() != "":
+		return "error"
+	case e.GetStopped() != "":
+		return "stopped"
+	case e.GetCode() != 0:
+		return "nonzero"
+	default:
+		return "ok"
+	}
+}
+
+// toolLabel is tool when the agent has it, else "unknown".
+func (s *Server) toolLabel(tool string) string {
+	switch tool {
+	case tools.Read, tools.List, tools.Glob, tools.Grep, tools.Bash:
+		return tool
+	}
+	if m := s.cfg.Manifest; m != nil {
+		for _, t := range m.Declared {
+			if t.Name == tool && len(t.Command) > 0 {
+				return tool
+			}
+		}
+	}
+	return "unknown"
+}
+
+// observe counts a finished call and writes its log line.
+func (s *Server) observe(ctx context.Context, req *sandboxv1.RunRequest, exit *sandboxv1.Exit, d time.Duration) {
+	tool, class := s.toolLabel(req.GetTool()), exitClass(exit)
+	s.met.calls.WithLabelValues(tool, class).Inc()
+	s.met.duration.WithLabelValues(tool).Observe(d.Seconds())
+	if st := exit.GetStopped(); st != "" {
+		reason := "other"
+		if slices.Contains(stopReasons, st) {
+			reason = st
+		}
+		s.met.stops.WithLabelValues(reason).Inc()
+	}
+	fields := []zap.Field{zap.String(telemetry.FieldTask, taskID(ctx)), zap.String("turn", req.GetTurnId()),
+		zap.String("call_id", req.GetCallId()), zap.String("tool", tool), zap.String("exit", class),
+		zap.Int32("code", exit.GetCode()), zap.Float64("ms", float64(d.Microseconds())/1000)}
+	if st := exit.GetStopped(); st != "" {
+		fields = append(fields, zap.String("stopped", st))
+	}
+	if e := exit.GetError(); e != "" {
+		fields = append(fields, zap.String("error", e))
+	}
+	s.log.Info("call", fields...)
+}
+
+// taskID is the task id the vessel sent with the call (x-vessel-task-id),
+// made safe to log; "" when none came.
+func taskID(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(telemetry.TaskIDMetadata); len(v) > 0 {
+		return telemetry.CleanTaskID(v[0])
+	}
+	return ""
+}
