@@ -18,48 +18,8 @@ import (
 // turn and checks, through the other replica, that the turn ends failed and
 // that a follower's stream ends instead of waiting forever.
 func TestReplicaDeathFailsItsTasks(t *testing.T) {
-	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
-		t.Skip("set VESSEL_E2E_LOCAL=1 to run against the local stack")
-	}
-	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
 	// A short lease so the test does not wait the default 15 s.
-	dsn += sep + "vessel_lease_ttl=3s"
-
-	// The deadline only bounds a broken run; nothing asserts on elapsed time.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	dir, err := os.MkdirTemp("", "stress-crash-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	st, err := stack.Start(ctx, stack.Config{
-		Dir: dir, BinDir: testBin(t), Replicas: 2, Postgres: dsn,
-		Script: load.Script(200), Log: testLog{t},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Stop()
-
-	mk := func(i int) *client.Client {
-		c, err := client.New(st.Endpoint[i], stack.AgentID, client.Options{AppKey: st.AppKey, User: "crash-user"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	onA, onB := mk(0), mk(1)
+	ctx, st, onA, onB := twoReplicas(t, "vessel_lease_ttl=3s", "crash-user")
 
 	// A turn streams on replica A.
 	streamCtx, stopStream := context.WithCancel(ctx)
@@ -126,4 +86,53 @@ func TestReplicaDeathFailsItsTasks(t *testing.T) {
 	if res.State != string(a2a.TaskStateFailed) {
 		t.Fatalf("task after A died: %s, want failed", res.State)
 	}
+}
+
+// twoReplicas starts the stack with two vessel replicas on PostgreSQL (the
+// DSN gets the extra vessel_* setting, if any) and a client of each for
+// user; it skips without VESSEL_E2E_LOCAL=1 and, outside CI, without
+// VESSEL_TEST_POSTGRES. The context only bounds a broken run: nothing
+// asserts on elapsed time.
+func twoReplicas(t *testing.T, setting, user string) (context.Context, *stack.Stack, *client.Client, *client.Client) {
+	t.Helper()
+	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
+		t.Skip("set VESSEL_E2E_LOCAL=1 to run against the local stack")
+	}
+	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
+		}
+		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
+	}
+	if setting != "" {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + setting
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	dir, err := os.MkdirTemp("", "stress-replicas-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	st, err := stack.Start(ctx, stack.Config{
+		Dir: dir, BinDir: testBin(t), Replicas: 2, Postgres: dsn,
+		Script: load.Script(200), Log: testLog{t},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Stop)
+	mk := func(i int) *client.Client {
+		c, err := client.New(st.Endpoint[i], stack.AgentID, client.Options{AppKey: st.AppKey, User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	return ctx, st, mk(0), mk(1)
 }

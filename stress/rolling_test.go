@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -12,7 +10,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/astraldeep/astralvessel-go/stress/internal/load"
-	"github.com/astraldeep/astralvessel-go/stress/internal/stack"
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 )
 
@@ -21,40 +18,7 @@ import (
 // they finish within the grace period, a new turn is served by B meanwhile,
 // and A exits cleanly; B reads every turn as completed.
 func TestRollingRestartLosesNoTurn(t *testing.T) {
-	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
-		t.Skip("set VESSEL_E2E_LOCAL=1 to run against the local stack")
-	}
-	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
-	// The deadline only bounds a broken run; nothing asserts on elapsed time.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	dir, err := os.MkdirTemp("", "stress-rolling-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	st, err := stack.Start(ctx, stack.Config{
-		Dir: dir, BinDir: testBin(t), Replicas: 2, Postgres: dsn,
-		Script: load.Script(200), Log: testLog{t},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Stop()
-	mk := func(i int) *client.Client {
-		c, err := client.New(st.Endpoint[i], stack.AgentID, client.Options{AppKey: st.AppKey, User: "rolling-user"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	onA, onB := mk(0), mk(1)
+	ctx, st, onA, onB := twoReplicas(t, "", "rolling-user")
 
 	// Three turns of about 3 s stream on A.
 	const n = 3
