@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -278,6 +279,7 @@ func (v *validator) agents() map[string]bool {
 			continue
 		}
 		a.Manifest = lp.manifest
+		v.approval(f+".approval", a)
 		for j, t := range lp.manifest.Declared {
 			if t.Service == "" {
 				continue
@@ -288,6 +290,55 @@ func (v *validator) agents() map[string]bool {
 		}
 	}
 	return ids
+}
+
+// approval checks [agents.approval] against the agent's loaded package:
+// a listed tool must be one the agent has and a listed service one it is
+// granted, since a misspelt name would silently leave a call unguarded.
+func (v *validator) approval(f string, a *Agent) {
+	ap := a.Approval
+	if ap == nil {
+		return
+	}
+	c := v.c
+	known := AgentToolNames(a.Manifest)
+	for i, t := range ap.Tools {
+		if !contains(known, t) {
+			c.add(fmt.Sprintf("%s.tools[%d]", f, i), "agent %q has no tool %q; its tools: %s", a.ID, t, strings.Join(known, ", "))
+		}
+	}
+	for i, s := range ap.Scopes {
+		if !contains(Scopes, s) {
+			c.add(fmt.Sprintf("%s.scopes[%d]", f, i), "unknown scope %q; allowed: %s", s, strings.Join(Scopes, ", "))
+		}
+	}
+	for i, s := range ap.Services {
+		if _, ok := a.Services[s]; !ok {
+			c.add(fmt.Sprintf("%s.services[%d]", f, i), "service %q is not granted to agent %q ([agents.services.%s])", s, a.ID, s)
+		}
+	}
+	if ap.TimeoutSecs != 0 && (ap.TimeoutSecs < 1 || ap.TimeoutSecs > MaxApprovalTimeout) {
+		c.add(f+".timeout_seconds", "%d is out of range; allowed 1 to %d (a paused turn's workspace must outlive the wait)", ap.TimeoutSecs, MaxApprovalTimeout)
+	}
+	switch ap.OnTimeout {
+	case "", OnTimeoutDeny, OnTimeoutFail:
+	default:
+		c.add(f+".on_timeout", "unknown value %q; allowed: %s (refuse the waiting calls and go on), %s (fail the turn)", ap.OnTimeout, OnTimeoutDeny, OnTimeoutFail)
+	}
+}
+
+// AgentToolNames are the names of the tools a manifest gives its agent:
+// the enabled built-ins and the declared tools, sorted.
+func AgentToolNames(m *Manifest) []string {
+	if m == nil {
+		return nil
+	}
+	names := append([]string(nil), m.Tools.Enabled...)
+	for _, t := range m.Declared {
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // abs resolves a path written in the deployment file.

@@ -120,6 +120,16 @@ func TestLoadErrors(t *testing.T) {
 			"alpha/vessel.toml:10: model.max_tool_arguments_bytes: 5242880 bytes is out of range; allowed 1KiB to 4MiB"},
 		{"syntax", map[string]string{"agents/beta/vessel.toml": "name = \n"}, nil,
 			"beta/vessel.toml:1:8: "},
+		{"approval unknown tool", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`+"\n[agents.approval]\ntools = [\"species\", \"bsh\"]", 1)}, nil,
+			`deployment.toml:31: agents[alpha].approval.tools[1]: agent "alpha" has no tool "bsh"; its tools: `},
+		{"approval unknown scope", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`+"\n[agents.approval]\nscopes = [\"tools:root\"]", 1)}, nil,
+			`agents[alpha].approval.scopes[0]: unknown scope "tools:root"`},
+		{"approval ungranted service", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`+"\n[agents.approval]\nservices = [\"billing\"]", 1)}, nil,
+			`agents[alpha].approval.services[0]: service "billing" is not granted to agent "alpha"`},
+		{"approval timeout", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`+"\n[agents.approval]\ntimeout_seconds = 1201", 1)}, nil,
+			`agents[alpha].approval.timeout_seconds: 1201 is out of range; allowed 1 to 1200`},
+		{"approval on_timeout", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`+"\n[agents.approval]\non_timeout = \"approve\"", 1)}, nil,
+			`agents[alpha].approval.on_timeout: unknown value "approve"; allowed: deny`},
 		{"no agents", map[string]string{"deploy/deployment.toml": "[egress]\nupstream_url = \"https://m.example.test\"\n"}, nil,
 			"deployment.toml: agents: at least one"},
 	}
@@ -146,6 +156,27 @@ func TestLoadErrors(t *testing.T) {
 				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestLoadApproval(t *testing.T) {
+	dir := t.TempDir()
+	dep := strings.Replace(fixture["deploy/deployment.toml"], `headers = { "X-Token" = "env:RECORDS_TOKEN" }`,
+		`headers = { "X-Token" = "env:RECORDS_TOKEN" }`+"\n[agents.approval]\ntools = [\"species\"]\nscopes = [\"tools:write\", \"tools:execute\"]\nservices = [\"records\"]\non_timeout = \"fail\"\nallow_edit = true", 1)
+	writeTree(t, dir, fixture, map[string]string{"deploy/deployment.toml": dep})
+	d, err := LoadDeployment(dir+"/deploy/deployment.toml", envOf(fixtureEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := d.Agents[0].Approval
+	if ap == nil || len(ap.Tools) != 1 || len(ap.Scopes) != 2 || ap.Services[0] != "records" || !ap.AllowEdit {
+		t.Fatalf("approval = %+v", ap)
+	}
+	if ap.Timeout() != DefaultApprovalTimeout || ap.TimeoutAction() != OnTimeoutFail {
+		t.Fatalf("timeout %d %s", ap.Timeout(), ap.TimeoutAction())
+	}
+	if d.Agents[1].Approval != nil || d.Agents[1].Approval.TimeoutAction() != OnTimeoutDeny {
+		t.Fatal("beta has no approval table; its defaults are deny")
 	}
 }
 

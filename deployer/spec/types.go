@@ -88,6 +88,9 @@ type Agent struct {
 	Package  string             `toml:"package"` // the agent folder, relative to the deployment file
 	Sandbox  Sandbox            `toml:"sandbox"`
 	Services map[string]Service `toml:"services"`
+	// Approval says which of the agent's tool calls wait for a decision
+	// before they run (docs/approvals.md); nil means none do.
+	Approval *Approval `toml:"approval"`
 
 	// PackageDir is Package resolved to an absolute path.
 	PackageDir string `toml:"-"`
@@ -104,6 +107,53 @@ type Sandbox struct {
 	PIDs       int      `toml:"pids"`
 	Dockerfile string   `toml:"dockerfile"` // optional per-agent sandbox image
 	Mounts     []Mount  `toml:"mounts"`
+}
+
+// Approval is an agent's [agents.approval] table. A call needs approval
+// when its tool is listed in Tools, its scope in Scopes, or its service in
+// Services; a caller can add to these for one call, never remove.
+type Approval struct {
+	Tools    []string `toml:"tools"`
+	Scopes   []string `toml:"scopes"`
+	Services []string `toml:"services"`
+	// TimeoutSecs bounds the wait for a decision (default
+	// DefaultApprovalTimeout); OnTimeout is "deny" (the default: the waiting
+	// calls are refused and the turn goes on) or "fail" (the turn fails).
+	TimeoutSecs int    `toml:"timeout_seconds"`
+	OnTimeout   string `toml:"on_timeout"`
+	// AllowEdit lets the decider change a waiting call's arguments.
+	AllowEdit bool `toml:"allow_edit"`
+}
+
+// Approval timeouts, in seconds. The most is kept well under sandboxd's
+// default --turn-ttl (30 minutes), which deletes a turn's workspace once
+// it has been idle that long: a paused turn's workspace must outlive its
+// pause.
+const (
+	DefaultApprovalTimeout = 600
+	MaxApprovalTimeout     = 1200
+)
+
+// What a timed-out approval means.
+const (
+	OnTimeoutDeny = "deny"
+	OnTimeoutFail = "fail"
+)
+
+// Timeout is the approval timeout in seconds, the default when unset.
+func (a *Approval) Timeout() int {
+	if a == nil || a.TimeoutSecs <= 0 {
+		return DefaultApprovalTimeout
+	}
+	return a.TimeoutSecs
+}
+
+// TimeoutAction is OnTimeoutDeny or OnTimeoutFail.
+func (a *Approval) TimeoutAction() string {
+	if a == nil || a.OnTimeout == "" {
+		return OnTimeoutDeny
+	}
+	return a.OnTimeout
 }
 
 // Mount is a read-only data mount into an agent's sandbox.
