@@ -5,7 +5,9 @@ package loop
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -35,6 +38,12 @@ const (
 	// StatusShutdown: the vessel was stopping and the turn did not finish
 	// within the shutdown grace period.
 	StatusShutdown = "shutdown"
+	// StatusPaused is not an end: the turn waits for approval of some of
+	// its calls (Result.Pause); it never appears in turn.finished.
+	StatusPaused = "paused"
+	// StatusApprovalTimeout: no decision came in time and the policy says
+	// a timeout fails the turn.
+	StatusApprovalTimeout = "approval_timeout"
 )
 
 // Event types.
@@ -110,6 +119,11 @@ type Config struct {
 	// Observer hears of each model call and tool call (the metrics); nil
 	// hears nothing.
 	Observer Observer
+	// Approval says which calls wait for a decision; nil means none. A
+	// step with such a call pauses before any of its calls runs.
+	Approval *approval.Policy
+	// NewApprovalID names a pause; default a random id.
+	NewApprovalID func() string
 }
 
 // Observer hears of a turn's model and tool calls. It is called from the
@@ -130,6 +144,7 @@ const (
 	OutcomeFailed      = "failed"       // the call could not be made (sandbox unreachable, stream broken)
 	OutcomeStopped     = "stopped"      // the turn was stopped before the call finished
 	OutcomeUnknownTool = "unknown_tool" // the model named a tool the turn does not have
+	OutcomeDenied      = "denied"       // the approver refused the call (or no decision came)
 )
 
 // Input is one turn.
@@ -165,12 +180,16 @@ type Result struct {
 	PromptTokens     int
 	CompletionTokens int
 	Steps            int
-	Error            string // a short reason for model_error, output_limit and shutdown
+	Error            string // a short reason for model_error, output_limit, shutdown and approval_timeout
 	Started          time.Time
 	Total            time.Duration
-	ModelTime        time.Duration
-	ToolTime         time.Duration
-	FirstToken       time.Duration // from the start to the first streamed token; 0 if none
+	// PausedTime is the time spent waiting for decisions (within Total).
+	PausedTime time.Duration
+	// Pause is set with StatusPaused: the calls waiting and the way to go on.
+	Pause      *Pause
+	ModelTime  time.Duration
+	ToolTime   time.Duration
+	FirstToken time.Duration // from the start to the first streamed token; 0 if none
 }
 
 // FinishedEvent builds turn.finished for r.
@@ -182,6 +201,7 @@ func (r *Result) FinishedEvent() Event {
 		"timing": map[string]any{
 			"total_ms": r.Total.Milliseconds(), "model_ms": r.ModelTime.Milliseconds(),
 			"tools_ms": r.ToolTime.Milliseconds(), "first_token_ms": r.FirstToken.Milliseconds(),
+			"paused_ms": r.PausedTime.Milliseconds(),
 		},
 	}
 	if r.Error != "" {
@@ -206,18 +226,69 @@ func withStepLimitNote(msgs []transcript.Message, prompt string) []transcript.Me
 // Run runs a turn. emit receives every event in order from this goroutine
 // only; emit returning false means nobody is listening any more, which does
 // not stop the turn. The turn's workspace is ended whatever happens.
+//
+// A turn whose step holds a call that needs approval (Config.Approval)
+// returns with StatusPaused and Result.Pause; its workspace is kept until
+// the turn goes on (Pause.Resume) and ends, or is abandoned (Pause.End).
 func Run(ctx context.Context, cfg *Config, in *Input, emit func(Event) bool) *Result {
 	r := &runner{cfg: cfg, in: in, emit: emit, res: &Result{Started: time.Now()}}
-	defer func() {
-		r.res.Total = time.Since(r.res.Started)
-		if cfg.Ender != nil && in.Turn != nil {
-			// The turn's ctx may be done; ending the workspace must still happen.
-			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			_ = cfg.Ender.EndTurn(ectx, in.Turn.ID) // best effort: sandboxd also expires idle turns
-			cancel()
-		}
-	}()
 	r.run(ctx)
+	r.finish(ctx)
+	return r.res
+}
+
+// finish ends the turn's workspace unless the turn paused.
+func (r *runner) finish(ctx context.Context) {
+	r.res.Total = time.Since(r.res.Started)
+	if r.res.Status == StatusPaused {
+		return
+	}
+	r.res.Pause = nil
+	r.endWorkspace(ctx)
+}
+
+func (r *runner) endWorkspace(ctx context.Context) {
+	if r.cfg.Ender != nil && r.in.Turn != nil {
+		// The turn's ctx may be done; ending the workspace must still happen.
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		_ = r.cfg.Ender.EndTurn(ectx, r.in.Turn.ID) // best effort: sandboxd also expires idle turns
+		cancel()
+	}
+}
+
+// Pause is a turn waiting for decisions on some calls of one step. It is
+// used by one goroutine at a time: Resume or End, once.
+type Pause struct {
+	r       *runner
+	calls   []transcript.ToolCall // the step's calls, all of them
+	Request *approval.Request
+	since   time.Time
+}
+
+// Resume goes on with the paused step: each waiting call is run as
+// decided (approved, with edited arguments, or refused with the reason),
+// the step's other calls run as they are, and the turn continues. cfg and
+// emit replace the turn's (the caller asking now may accept other files);
+// decisions must hold one entry per waiting call (approval.Check).
+func (p *Pause) Resume(ctx context.Context, cfg *Config, decisions map[string]approval.Decision, emit func(Event) bool) *Result {
+	r := p.r
+	r.cfg, r.emit = cfg, emit
+	r.res.PausedTime += time.Since(p.since)
+	r.res.Status, r.res.Pause = "", nil
+	r.decided = decisions
+	r.afterPause(ctx, p.calls)
+	r.finish(ctx)
+	return r.res
+}
+
+// End abandons the paused turn with status (StatusCancelled,
+// StatusApprovalTimeout, StatusShutdown) and a short reason, ending its
+// workspace.
+func (p *Pause) End(ctx context.Context, status, reason string) *Result {
+	r := p.r
+	r.res.PausedTime += time.Since(p.since)
+	r.res.Status, r.res.Error, r.res.Pause = status, reason, nil
+	r.finish(ctx)
 	return r.res
 }
 
@@ -233,6 +304,18 @@ type runner struct {
 	reasoning int // bytes of reasoning the turn has streamed
 
 	files outputfiles.Tally // files kept so far this turn; runTools alone counts
+
+	// The state of the step loop, kept across a pause.
+	prompt             string
+	msgs               []transcript.Message
+	defs               []model.ToolDef
+	byName             map[string]tools.Tool
+	step, maxSteps     int
+	maxText, maxArgs   int
+	textUsed, argsUsed int
+	maxAllArgs         int
+	cache              *model.MessageCache
+	decided            map[string]approval.Decision // decisions for the step being resumed
 }
 
 func (r *runner) send(ev Event) {
@@ -290,20 +373,22 @@ func (r *runner) run(ctx context.Context) {
 		res.Status, res.Error = StatusModelError, "the agent's prompt could not be read"
 		return
 	}
+	r.prompt = prompt
 	userMsg := transcript.Message{Role: "user", Content: transcript.Text(in.Text)}
 	res.Messages = append(res.Messages, userMsg)
 	msgs := make([]transcript.Message, 0, len(in.History)+8)
 	msgs = append(msgs, transcript.Message{Role: "system", Content: transcript.Text(prompt)})
 	msgs = append(msgs, in.History...)
 	msgs = append(msgs, userContent(in.Text, in.Images))
+	r.msgs = msgs
 
-	defs := make([]model.ToolDef, 0, len(in.Tools))
-	byName := map[string]tools.Tool{}
+	r.defs = make([]model.ToolDef, 0, len(in.Tools))
+	r.byName = map[string]tools.Tool{}
 	names := make([]any, 0, len(in.Tools))
 	for _, t := range in.Tools {
 		d := t.Def()
-		defs = append(defs, d)
-		byName[d.Function.Name] = t
+		r.defs = append(r.defs, d)
+		r.byName[d.Function.Name] = t
 		names = append(names, d.Function.Name)
 	}
 	started := Event{"type": EventTurnStarted, "tools": names}
@@ -312,28 +397,33 @@ func (r *runner) run(ctx context.Context) {
 	}
 	r.send(started)
 
-	maxSteps := cfg.MaxSteps
-	if maxSteps <= 0 {
-		maxSteps = spec.DefaultMaxSteps
+	r.maxSteps = cfg.MaxSteps
+	if r.maxSteps <= 0 {
+		r.maxSteps = spec.DefaultMaxSteps
 	}
-	maxText, maxArgs := cfg.MaxAnswerBytes, cfg.MaxArgumentsBytes
-	if maxText <= 0 {
-		maxText = model.DefaultMaxText
+	r.maxText, r.maxArgs = cfg.MaxAnswerBytes, cfg.MaxArgumentsBytes
+	if r.maxText <= 0 {
+		r.maxText = model.DefaultMaxText
 	}
-	if maxArgs <= 0 {
-		maxArgs = model.DefaultMaxArguments
+	if r.maxArgs <= 0 {
+		r.maxArgs = model.DefaultMaxArguments
 	}
-	textUsed, argsUsed := 0, 0 // text and tool-call arguments of the turn's earlier model calls
-	maxAllArgs := model.TurnArgumentsFactor * maxArgs
-	cache := &model.MessageCache{} // msgs only grow during a turn
-	for step := 0; ; step++ {
-		final := step >= maxSteps
-		req := &model.Request{Model: cfg.ModelName, Messages: msgs, Tools: defs, Cache: cache,
-			Limits: model.Limits{Text: max(maxText-textUsed, 1), Reasoning: max(maxText-r.reasoning, 1),
-				Arguments: maxArgs, AllArguments: max(maxAllArgs-argsUsed, 1)}}
+	r.maxAllArgs = model.TurnArgumentsFactor * r.maxArgs
+	r.cache = &model.MessageCache{} // msgs only grow during a turn
+	r.steps(ctx)
+}
+
+// steps runs model steps from r.step until the turn ends or pauses.
+func (r *runner) steps(ctx context.Context) {
+	cfg, res := r.cfg, r.res
+	for ; ; r.step++ {
+		final := r.step >= r.maxSteps
+		req := &model.Request{Model: cfg.ModelName, Messages: r.msgs, Tools: r.defs, Cache: r.cache,
+			Limits: model.Limits{Text: max(r.maxText-r.textUsed, 1), Reasoning: max(r.maxText-r.reasoning, 1),
+				Arguments: r.maxArgs, AllArguments: max(r.maxAllArgs-r.argsUsed, 1)}}
 		if final {
 			req.Tools = nil
-			req.Messages = withStepLimitNote(msgs, prompt)
+			req.Messages = withStepLimitNote(r.msgs, r.prompt)
 			req.Cache = nil // its first message is no longer the cached one
 		}
 		t0 := time.Now()
@@ -345,23 +435,23 @@ func (r *runner) run(ctx context.Context) {
 		}
 		r.flushText()
 		res.Steps++
-		if err == nil && r.reasoning > maxText {
-			err = &model.LimitError{What: model.LimitReasoning, Limit: maxText}
+		if err == nil && r.reasoning > r.maxText {
+			err = &model.LimitError{What: model.LimitReasoning, Limit: r.maxText}
 		}
 		if err == nil {
-			err = checkLimits(resp, maxText-textUsed, maxArgs, maxAllArgs-argsUsed) // for a Modeler that does not apply them
+			err = checkLimits(resp, r.maxText-r.textUsed, r.maxArgs, r.maxAllArgs-r.argsUsed) // for a Modeler that does not apply them
 		}
 		if errors.Is(err, model.ErrOutputLimit) {
-			r.overLimit(resp, err, maxText-textUsed, maxText, maxArgs)
+			r.overLimit(resp, err, r.maxText-r.textUsed, r.maxText, r.maxArgs)
 			return
 		}
 		if err != nil {
 			r.fail(ctx, err)
 			return
 		}
-		textUsed += len(resp.Content)
+		r.textUsed += len(resp.Content)
 		for _, c := range resp.ToolCalls {
-			argsUsed += len(c.Function.Name) + len(c.Function.Arguments)
+			r.argsUsed += len(c.Function.Name) + len(c.Function.Arguments)
 		}
 		res.PromptTokens += resp.Usage.PromptTokens
 		res.CompletionTokens += resp.Usage.CompletionTokens
@@ -373,7 +463,7 @@ func (r *runner) run(ctx context.Context) {
 		if resp.Content != "" || len(calls) == 0 {
 			am.Content = transcript.Text(resp.Content)
 		}
-		msgs = append(msgs, am)
+		r.msgs = append(r.msgs, am)
 		res.Messages = append(res.Messages, am)
 		if len(calls) == 0 {
 			res.Answer = resp.Content
@@ -383,16 +473,84 @@ func (r *runner) run(ctx context.Context) {
 			}
 			return
 		}
-		t1 := time.Now()
-		toolMsgs := r.runTools(ctx, byName, calls)
-		res.ToolTime += time.Since(t1)
-		msgs = append(msgs, toolMsgs...)
-		res.Messages = append(res.Messages, toolMsgs...)
-		if ctx.Err() != nil {
-			r.fail(ctx, context.Cause(ctx))
+		if r.pause(calls) {
+			return
+		}
+		if !r.runStep(ctx, calls) {
 			return
 		}
 	}
+}
+
+// runStep runs one step's calls and appends their results; false means
+// the turn was stopped meanwhile (its status is set).
+func (r *runner) runStep(ctx context.Context, calls []transcript.ToolCall) bool {
+	t1 := time.Now()
+	toolMsgs := r.runTools(ctx, r.byName, calls)
+	r.res.ToolTime += time.Since(t1)
+	r.decided = nil
+	r.msgs = append(r.msgs, toolMsgs...)
+	r.res.Messages = append(r.res.Messages, toolMsgs...)
+	if ctx.Err() != nil {
+		r.fail(ctx, context.Cause(ctx))
+		return false
+	}
+	return true
+}
+
+// afterPause runs the resumed step and goes on with the next.
+func (r *runner) afterPause(ctx context.Context, calls []transcript.ToolCall) {
+	if ctx.Err() != nil {
+		r.fail(ctx, context.Cause(ctx))
+		return
+	}
+	if !r.runStep(ctx, calls) {
+		return
+	}
+	r.step++
+	r.steps(ctx)
+}
+
+// pause stops the turn before a step that holds a call needing approval;
+// it reports whether it did.
+func (r *runner) pause(calls []transcript.ToolCall) bool {
+	pol := r.cfg.Approval
+	if pol.Empty() {
+		return false
+	}
+	var waiting []approval.Call
+	for _, c := range calls {
+		t, ok := r.byName[c.Function.Name]
+		if !ok {
+			continue // refused as an unknown tool when the step runs
+		}
+		service := ""
+		if s, ok := t.(approval.Servicer); ok {
+			service = s.Service()
+		}
+		need, why := pol.Needs(c.Function.Name, t.Scope(), service)
+		if !need {
+			continue
+		}
+		waiting = append(waiting, approval.Call{CallID: c.ID, Tool: c.Function.Name, Arguments: c.Function.Arguments,
+			Scope: t.Scope(), Service: service, Reason: why, Editable: pol.AllowEdit})
+	}
+	if len(waiting) == 0 {
+		return false
+	}
+	id := ""
+	if r.cfg.NewApprovalID != nil {
+		id = r.cfg.NewApprovalID()
+	} else {
+		id = randomID()
+	}
+	now := time.Now()
+	req := &approval.Request{Type: approval.EventRequired, ApprovalID: id, Calls: waiting, Step: r.step + 1,
+		ExpiresAt: now.Add(pol.Timeout).UTC().Format(time.RFC3339Nano), TimeoutSeconds: int(pol.Timeout / time.Second),
+		OnTimeout: pol.OnTimeout}
+	r.res.Status = StatusPaused
+	r.res.Pause = &Pause{r: r, calls: calls, Request: req, since: now}
+	return true
 }
 
 // checkLimits reports a *model.LimitError when resp holds more than the
@@ -488,13 +646,46 @@ type done struct {
 	err     error
 	dur     time.Duration
 	unknown bool // the model named a tool the turn does not have
+	denied  bool // the approver refused the call
+}
+
+// refusedOutput is what the model reads for a refused call.
+func refusedOutput(reason string) string {
+	out := "error: the call was refused by the approver and did not run"
+	if reason != "" {
+		out += "; their reason: " + strconv.Quote(truncate(reason, approval.MaxReasonChars))
+	}
+	return out
+}
+
+// approvalWord is the approval field of tool events for a verdict.
+func approvalWord(verdict string) string {
+	switch verdict {
+	case approval.Deny:
+		return "denied"
+	case approval.Edit:
+		return "edited"
+	}
+	return "approved"
+}
+
+// editedNote tells the model that the approver changed a call's arguments.
+func editedNote(args string) string {
+	return "note: the approver edited this call's arguments before it ran; it ran with " + truncate(args, PreviewChars) + "\n"
 }
 
 // runTools runs one step's calls concurrently and returns the tool
 // messages in call order.
 func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, calls []transcript.ToolCall) []transcript.Message {
 	for _, c := range calls {
-		r.send(Event{"type": EventToolStarted, "call_id": c.ID, "name": c.Function.Name, "arguments": c.Function.Arguments})
+		ev := Event{"type": EventToolStarted, "call_id": c.ID, "name": c.Function.Name, "arguments": c.Function.Arguments}
+		if d, ok := r.decided[c.ID]; ok {
+			ev["approval"] = approvalWord(d.Verdict)
+			if d.Verdict == approval.Edit {
+				ev["arguments"] = d.Arguments
+			}
+		}
+		r.send(ev)
 	}
 	ch := make(chan done, len(calls))
 	sem := make(chan struct{}, MaxParallelCalls)
@@ -504,11 +695,21 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 			ch <- done{i: i, res: &tools.Result{Output: fmt.Sprintf("error: there is no tool named %q", c.Function.Name), IsError: true}, unknown: true}
 			continue
 		}
+		args := c.Function.Arguments
+		if d, ok := r.decided[c.ID]; ok {
+			switch d.Verdict {
+			case approval.Deny:
+				ch <- done{i: i, res: &tools.Result{Output: refusedOutput(d.Reason), IsError: true}, denied: true}
+				continue
+			case approval.Edit:
+				args = d.Arguments
+			}
+		}
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t0 := time.Now()
-			res, err := t.Run(ctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			res, err := t.Run(ctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: args})
 			ch <- done{i: i, res: res, err: err, dur: time.Since(t0)}
 		}()
 	}
@@ -532,6 +733,12 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 		} else if res.IsError {
 			outcome = OutcomeError
 		}
+		if d.denied {
+			outcome = OutcomeDenied
+		}
+		if dec, ok := r.decided[c.ID]; ok && dec.Verdict == approval.Edit && !d.unknown {
+			res.Output = editedNote(dec.Arguments) + res.Output
+		}
 		if r.cfg.Observer != nil {
 			name := c.Function.Name
 			if d.unknown {
@@ -548,6 +755,9 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 		}
 		if res.IsError {
 			ev["error"] = firstLine(res.Output)
+		}
+		if dec, ok := r.decided[c.ID]; ok {
+			ev["approval"] = approvalWord(dec.Verdict)
 		}
 		r.send(ev)
 		for _, f := range res.Files {
@@ -639,4 +849,11 @@ func truncate(s string, n int) string {
 	}
 	rs := []rune(s)
 	return string(rs[:n]) + "…"
+}
+
+// randomID is a pause's id: 16 random bytes in hex.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
 }
