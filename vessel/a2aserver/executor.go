@@ -17,6 +17,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -51,8 +52,15 @@ type executor struct {
 	log      *zap.Logger
 	met      *agentMetrics
 
+	// policy is the agent's approval policy; self is the agent's handler
+	// behind the call interceptors, through which a timed-out pause sends
+	// itself its decision.
+	policy *approval.Policy
+	self   a2asrv.RequestHandler
+
 	mu      sync.Mutex
 	running map[string]*run
+	waiting map[string]*pausedTurn // turns paused for approval, by task id
 }
 
 // run is a turn in flight, so CancelTask can stop it and report its end.
@@ -87,37 +95,15 @@ func statusEvent(ec *a2asrv.ExecutorContext, state a2a.TaskState, ev loop.Event)
 	return up
 }
 
-// Execute runs one turn and emits its frames in the spec's order.
+// Execute runs one turn and emits its frames in the spec's order. A
+// message on a task waiting for approval resumes it (resume).
 func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		id := string(ec.TaskID)
-		r := &run{done: make(chan struct{})}
-		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-		r.cancel = cancel
-		defer cancel(nil)
-		// The SDK cancels ctx when it stops consuming this execution (it failed
-		// the task, or processed CANCELED): the turn has no reason to go on. A
-		// client disconnect does not reach ctx.
-		stopWatch := context.AfterFunc(ctx, func() { cancel(loop.ErrCancelled) })
-		defer stopWatch()
-		e.mu.Lock()
-		e.running[id] = r
-		e.mu.Unlock()
-		defer func() {
-			e.mu.Lock()
-			delete(e.running, id)
-			e.mu.Unlock()
-		}()
-		closed := false
-		finish := func(res *loop.Result) {
-			if !closed {
-				closed = true
-				r.result = res
-				close(r.done)
-			}
+		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
+			e.resume(ctx, ec, yield)
+			return
 		}
-		defer finish(nil)
-
+		id := string(ec.TaskID)
 		var userText string
 		in, perr := turn.Parse(ec.Message, ec.ContextID, e.imageOpt)
 		if perr == nil {
@@ -153,64 +139,132 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if !ok {
 			list = e.tools.Filter(nil)
 		}
-		accepted := acceptedModes(ctx)
-		cfg := e.loopCfg
-		cfg.AcceptFile = fileFilter(accepted)
-		cfg.FileRefused = func(callID, name, reason string) {
-			e.log.Warn("file refused", append(turnFields(ec),
-				zap.String("call_id", callID), zap.String("name", name), zap.String("reason", reason))...)
-		}
 		images := make([]loop.Image, len(in.Images))
 		for i, im := range in.Images {
 			images[i] = loop.Image{MediaType: im.MediaType, Data: im.Data}
 		}
 		p, _ := auth.PrincipalFrom(ctx)
 		tt := &tools.Turn{ID: id, ContextID: ec.ContextID, Agent: e.agent.ID, Owner: ownerOf(ec), Principal: p}
+		pt := &pausedTurn{policy: e.policy.With(extraFrom(ctx)), owner: ownerOf(ec)}
+		e.drive(ctx, ec, yield, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
+			return loop.Run(dctx, cfg, &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}, emit)
+		})
+	}
+}
 
-		// The model client and the web tools send the task id to the egress.
-		dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(runCtx, id), time.Now().Add(e.deadline), loop.ErrDeadline)
-		defer dcancel()
-		listening := true
-		emit := func(ev loop.Event) bool {
-			if !listening {
+// pausedTurn is what a turn carries across its pauses: its approval
+// policy, the time it has worked (the deadline counts only that), and,
+// while it waits, the pause and its timer.
+type pausedTurn struct {
+	policy *approval.Policy
+	owner  string
+	worked time.Duration
+	pause  *loop.Pause
+	timer  *time.Timer
+}
+
+// drive runs one stretch of a turn (its start, or its resumption after a
+// pause) with the turn's remaining deadline, sends its events, and either
+// sends the outputs and the final status or, when the turn paused again,
+// the input-required status with the approval request.
+func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, pt *pausedTurn,
+	step func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result) {
+	id := string(ec.TaskID)
+	r := &run{done: make(chan struct{})}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	defer cancel(nil)
+	// The SDK cancels ctx when it stops consuming this execution (it failed
+	// the task, or processed CANCELED): the turn has no reason to go on. A
+	// client disconnect does not reach ctx.
+	stopWatch := context.AfterFunc(ctx, func() { cancel(loop.ErrCancelled) })
+	defer stopWatch()
+	e.mu.Lock()
+	e.running[id] = r
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.running, id)
+		e.mu.Unlock()
+	}()
+	closed := false
+	finish := func(res *loop.Result) {
+		if !closed {
+			closed = true
+			r.result = res
+			close(r.done)
+		}
+	}
+	defer finish(nil)
+
+	accepted := acceptedModes(ctx)
+	cfg := e.loopCfg
+	cfg.Approval = pt.policy
+	cfg.AcceptFile = fileFilter(accepted)
+	cfg.FileRefused = func(callID, name, reason string) {
+		e.log.Warn("file refused", append(turnFields(ec),
+			zap.String("call_id", callID), zap.String("name", name), zap.String("reason", reason))...)
+	}
+	// The model client and the web tools send the task id to the egress.
+	// The deadline counts only the time the turn works, not its pauses.
+	began := time.Now()
+	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(runCtx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
+	defer dcancel()
+	listening := true
+	emit := func(ev loop.Event) bool {
+		if !listening {
+			return false
+		}
+		if !yield(statusEvent(ec, a2a.TaskStateWorking, ev), nil) {
+			listening = false
+		}
+		return listening
+	}
+	res := step(dctx, &cfg, emit)
+	pt.worked += time.Since(began)
+	if res.Status == loop.StatusPaused {
+		e.paused(ec, pt, res)
+		// The pause must be on record before CancelTask may look for it.
+		finish(nil)
+		if listening {
+			yield(approvalEvent(ec, res.Pause.Request), nil)
+		}
+		return
+	}
+	e.finishTurn(ctx, ec, yield, res, listening, accepted, finish)
+}
+
+// finishTurn sends a finished turn's outputs and final status.
+func (e *executor) finishTurn(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, res *loop.Result,
+	listening bool, accepted []string, finish func(*loop.Result)) {
+	cancelled := res.Status == loop.StatusCancelled
+	if listening {
+		listening = e.emitOutputs(ec, res, accepted, func(ev a2a.Event, err error) bool {
+			if !yield(ev, err) {
 				return false
 			}
-			if !yield(statusEvent(ec, a2a.TaskStateWorking, ev), nil) {
-				listening = false
+			if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+				collectArtifact(ctx, au)
 			}
-			return listening
-		}
-		res := loop.Run(dctx, &cfg, &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}, emit)
-		cancelled := res.Status == loop.StatusCancelled
-
-		if listening {
-			listening = e.emitOutputs(ec, res, accepted, func(ev a2a.Event, err error) bool {
-				if !yield(ev, err) {
-					return false
-				}
-				if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
-					collectArtifact(ctx, au)
-				}
-				return true
-			})
-		}
-		e.met.turnFinished(res.Status, res)
-		e.logTurn(ec, res)
-		if cancelled {
-			// CancelTask's Cancel emits the final CANCELED status with turn.finished.
-			finish(res)
-			return
-		}
-		if !listening {
-			return
-		}
-		state := a2a.TaskStateCompleted
-		switch res.Status {
-		case loop.StatusDeadline, loop.StatusModelError, loop.StatusOutputLimit, loop.StatusShutdown:
-			state = a2a.TaskStateFailed
-		}
-		yield(statusEvent(ec, state, res.FinishedEvent()), nil)
+			return true
+		})
 	}
+	e.met.turnFinished(res.Status, res)
+	e.logTurn(ec, res)
+	if cancelled {
+		// CancelTask's Cancel emits the final CANCELED status with turn.finished.
+		finish(res)
+		return
+	}
+	if !listening {
+		return
+	}
+	state := a2a.TaskStateCompleted
+	switch res.Status {
+	case loop.StatusDeadline, loop.StatusModelError, loop.StatusOutputLimit, loop.StatusShutdown, loop.StatusApprovalTimeout:
+		state = a2a.TaskStateFailed
+	}
+	yield(statusEvent(ec, state, res.FinishedEvent()), nil)
 }
 
 // emitOutputs sends the transcript (when accepted), files and the answer.
@@ -352,6 +406,13 @@ func (e *executor) stopAll(cause error, stopped map[*run]bool) int {
 // turn.finished.
 func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		if pt := e.takePaused(string(ec.TaskID)); pt != nil {
+			res := pt.pause.End(ctx, loop.StatusCancelled, "")
+			e.met.turnFinished(res.Status, res)
+			e.logTurn(ec, res)
+			yield(statusEvent(ec, a2a.TaskStateCanceled, res.FinishedEvent()), nil)
+			return
+		}
 		e.mu.Lock()
 		r := e.running[string(ec.TaskID)]
 		e.mu.Unlock()

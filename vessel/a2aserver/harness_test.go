@@ -52,6 +52,14 @@ type fakeSandbox struct {
 	turns []*sandboxv1.TurnInfo
 	// tasks are the x-vessel-task-id metadata of the Run calls, in order.
 	tasks []string
+	// commands are the bash commands run, in order.
+	commands []string
+}
+
+func (f *fakeSandbox) bashCommands() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.commands...)
 }
 
 func (f *fakeSandbox) taskIDs() []string {
@@ -106,6 +114,9 @@ func (f *fakeSandbox) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreaming
 	case "bash":
 		var args struct{ Command string }
 		_ = json.Unmarshal([]byte(req.ArgumentsJson), &args)
+		f.mu.Lock()
+		f.commands = append(f.commands, args.Command)
+		f.mu.Unlock()
 		if strings.HasPrefix(args.Command, "sleep") {
 			f.mu.Lock()
 			f.running++
@@ -169,6 +180,11 @@ const testScript = `{
     {"name": "parallel", "steps": [
       {"tool_calls": [{"id": "p1", "name": "species"}, {"id": "p2", "name": "bash", "arguments": {"command": "echo hi"}}]},
       {"text": "done"}
+    ]},
+    {"name": "twocalls", "steps": [
+      {"tool_calls": [{"id": "e1", "name": "bash", "arguments": {"command": "echo one"}}, {"id": "e2", "name": "bash", "arguments": {"command": "echo two"}},
+                      {"id": "e3", "name": "species"}]},
+      {"text": "results: {{tool_result_list}}"}
     ]},
     {"name": "files", "steps": [
       {"tool_calls": [{"id": "f1", "name": "draw"}]},

@@ -21,6 +21,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
+	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 )
 
@@ -134,6 +135,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 		}
 		r = r.WithContext(withTools(r.Context(), list))
 	}
+	if x, err := approvalExtra(a, p, r.Header.Values(approval.Header)); err != nil {
+		refuse(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	} else if !x.Empty() {
+		r = r.WithContext(withExtra(r.Context(), x))
+	}
 	r.Header.Del("Authorization")
 	return r.WithContext(auth.WithPrincipal(r.Context(), p)), true
 }
@@ -190,7 +197,8 @@ func tooLarge(w http.ResponseWriter, refuse refuser) {
 // for another owner's task before the SDK touches it.
 type interceptor struct {
 	a2asrv.PassthroughCallInterceptor
-	store taskstore.Store
+	store   taskstore.Store
+	maxArgs int // the agent's max_tool_arguments_bytes, for edited arguments
 }
 
 type acceptedKey struct{}
@@ -228,6 +236,9 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 	case *a2a.SubscribeToTaskRequest:
 		id = pl.ID
 	case *a2a.SendMessageRequest:
+		if pl.Message != nil && pl.Message.TaskID == "" && approval.HasDecision(pl.Message) {
+			return ctx, nil, a2a.NewError(a2a.ErrInvalidParams, "an approval decision must name the paused task (message.taskId) and its contextId")
+		}
 		if pl.Message != nil {
 			id = pl.Message.TaskID
 			switch pl.Message.Role {
@@ -255,6 +266,11 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 			return ctx, nil, a2a.NewError(a2a.ErrTaskNotFound, "task not found")
 		}
 		return ctx, nil, a2a.NewError(a2a.ErrInternalError, "the task store failed")
+	}
+	if pl, ok := req.Payload.(*a2a.SendMessageRequest); ok && st.Task != nil {
+		if err := checkDecision(ctx, st.Task, pl.Message, i.maxArgs); err != nil {
+			return ctx, nil, err
+		}
 	}
 	if st.Task == nil || !st.Task.Status.State.Terminal() {
 		return ctx, nil, nil

@@ -27,6 +27,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
+	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
@@ -307,12 +308,14 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
 		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
 		running:  map[string]*run{},
+		waiting:  map[string]*pausedTurn{},
+		policy:   approval.FromSpec(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
 	h := a2asrv.NewHandler(ag.exec,
 		a2asrv.WithLogger(telemetry.Slog(s.log.With(zap.String(telemetry.FieldAgent, a.ID), zap.String("component", "a2a")))),
 		a2asrv.WithTaskStore(ts),
-		a2asrv.WithCallInterceptors(&interceptor{store: ts}),
+		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes)}),
 		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}),
 		a2asrv.WithExecutionPanicHandler(func(r any) error {
 			s.log.Error("executor panic", zap.String("agent", a.ID), zap.Any("panic", r))
@@ -325,6 +328,12 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		WrapHandler(agentID string, h a2asrv.RequestHandler) a2asrv.RequestHandler
 	}); ok {
 		h = w.WrapHandler(a.ID, h)
+	}
+	// A timed-out pause sends itself its message behind the interceptors,
+	// which would refuse it (it is no caller's decision).
+	ag.exec.self = h
+	if ih, ok := h.(*a2asrv.InterceptedHandler); ok {
+		ag.exec.self = ih.Handler
 	}
 	h = &countedStreams{RequestHandler: h, g: s.cfg.Metrics.streams.WithLabelValues(a.ID)}
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.

@@ -76,10 +76,9 @@ func (s *Server) abandoned(ctx context.Context, a *agent, ti *sandboxv1.TurnInfo
 	if u, err := uuid.Parse(ti.GetTurnId()); err != nil || u.String() != ti.GetTurnId() {
 		return false
 	}
-	a.exec.mu.Lock()
-	_, mine := a.exec.running[ti.GetTurnId()]
-	a.exec.mu.Unlock()
-	if mine {
+	// Running here, or paused here for approval: its workspace is kept
+	// (the pause is bounded by the approval timeout).
+	if a.exec.holds(ti.GetTurnId()) {
 		return false
 	}
 	// Tasks are bound to their owners: read it as the turn's owner.

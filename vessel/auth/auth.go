@@ -44,6 +44,9 @@ type Principal struct {
 	Scopes []string
 	// Agents are the agent ids this caller may call.
 	Agents []string
+	// Approve are the entries of a token's vessel_approve claim: more
+	// calls that wait for approval (docs/approvals.md); never fewer.
+	Approve []string
 }
 
 // MayCall reports whether the principal was granted agent.

@@ -54,5 +54,6 @@ func (a Authenticator) Authenticate(ctx context.Context, r *http.Request) (*auth
 		Subject:  p.Subject,
 		Scopes:   scopes,
 		Agents:   p.Agents,
+		Approve:  p.Approve,
 	}, nil
 }

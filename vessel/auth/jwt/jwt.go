@@ -87,6 +87,7 @@ type Principal struct {
 	IssuerID string   // the [[issuers]] id
 	Scopes   []string // entries of "scope" (space separated) and "scp", as sent
 	Agents   []string // the agents this issuer may call
+	Approve  []string // entries of the vessel_approve claim
 	Expires  time.Time
 }
 
@@ -316,7 +317,16 @@ func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, t *
 			scopes = append(scopes, strings.Fields(s)...)
 		}
 	}
+	var approve []string
+	l, err := stringOrList(tok, "vessel_approve")
+	if err != nil {
+		return nil, refuse("issuer %s: vessel_approve: %v", is.cfg.ID, err)
+	}
+	for _, s := range l {
+		approve = append(approve, strings.Fields(strings.ReplaceAll(s, ",", " "))...)
+	}
 	return &Principal{
+		Approve: approve,
 		// The owner keeps sub's exact bytes: the strict reading refused
 		// everything that could have made two subjects decode alike.
 		Owner:    is.cfg.ID + "|" + sub,

@@ -29,7 +29,7 @@ type strictToken struct {
 // reads. Any other claim may hold any valid JSON value.
 var claimKinds = map[string]string{
 	"iss": "string", "sub": "string", "azp": "string", "jti": "string", "scope": "string",
-	"aud": "string or list", "scp": "string or list",
+	"aud": "string or list", "scp": "string or list", "vessel_approve": "string or list",
 	"exp": "date", "nbf": "date", "iat": "date",
 }
 

@@ -1,0 +1,337 @@
+package a2aserver_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/approval"
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/tools"
+)
+
+// withApproval sets the first agent's [agents.approval] table.
+func withApproval(ap spec.Approval) harnessOpt {
+	return func(d *spec.Deployment) { d.Agents[0].Approval = &ap }
+}
+
+// asWith is as() plus extra headers.
+func asWith(key, user string, hdr map[string]string) context.Context {
+	sp := a2aclient.ServiceParams{"Authorization": {"Bearer " + key}, "X-Vessel-User": {user}}
+	for k, v := range hdr {
+		sp[k] = []string{v}
+	}
+	return a2aclient.AttachServiceParams(context.Background(), sp)
+}
+
+// send is a non-streaming SendMessage that returns the task.
+func (h *harness) send(ctx context.Context, msg *a2a.Message) (*a2a.Task, error) {
+	h.t.Helper()
+	res, err := h.client(h.agentID).SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		return nil, err
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		h.t.Fatalf("SendMessage returned %T, want a task", res)
+	}
+	return task, nil
+}
+
+// pending reads the approval request of a task waiting for approval.
+func pending(t *testing.T, task *a2a.Task) *approval.Request {
+	t.Helper()
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("task state %s, want input-required; message %v", task.Status.State, task.Status.Message)
+	}
+	req, ok := approval.FromTask(task)
+	if !ok {
+		t.Fatalf("no approval request in the status message: %+v", task.Status.Message)
+	}
+	return req
+}
+
+// decide builds a decision message on task.
+func decide(task *a2a.Task, approvalID string, decisions ...map[string]any) *a2a.Message {
+	list := make([]any, len(decisions))
+	for i, d := range decisions {
+		list[i] = d
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{
+		"type": approval.TypeDecision, "approval_id": approvalID, "decisions": list}))
+	msg.TaskID, msg.ContextID = task.ID, task.ContextID
+	return msg
+}
+
+func verdict(callID, v string, extra ...string) map[string]any {
+	d := map[string]any{"call_id": callID, "decision": v}
+	for i := 0; i+1 < len(extra); i += 2 {
+		d[extra[i]] = extra[i+1]
+	}
+	return d
+}
+
+func finishedStatus(t *testing.T, task *a2a.Task) string {
+	t.Helper()
+	if task.Status.Message == nil || len(task.Status.Message.Parts) == 0 {
+		t.Fatalf("task %s has no status message", task.Status.State)
+	}
+	m, _ := task.Status.Message.Parts[0].Data().(map[string]any)
+	s, _ := m["status"].(string)
+	return s
+}
+
+// TestApprovalPauseApproveDenyEdit: one step of three calls, two needing
+// approval (bash), pauses before any of them runs; a non-streaming caller
+// gets the pending calls in the returned task; the decisions (edit one,
+// deny the other) make exactly those calls go on, and a repeated decision
+// is refused.
+func TestApprovalPauseApproveDenyEdit(t *testing.T) {
+	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}, AllowEdit: true}))
+	alice := as(h.keyApp1, "alice")
+	task, err := h.send(alice, textMsg("#script:twocalls go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pending(t, task)
+	if len(req.Calls) != 2 || req.Calls[0].CallID != "e1" || req.Calls[0].Tool != "bash" || req.Calls[0].Scope != "tools:execute" ||
+		req.Calls[0].Arguments != `{"command": "echo one"}` || !req.Calls[0].Editable || req.OnTimeout != "deny" || req.TimeoutSeconds != 600 {
+		t.Fatalf("request %+v", req)
+	}
+	if got := h.sandbox.bashCommands(); len(got) != 0 || len(h.sandbox.taskIDs()) != 0 {
+		t.Fatalf("calls ran before a decision: %v", got)
+	}
+	// GetTask shows the same request.
+	got, err := h.client(h.agentID).GetTask(alice, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || pending(t, got).ApprovalID != req.ApprovalID {
+		t.Fatalf("GetTask: %v", err)
+	}
+	// Every waiting call must be decided in one message.
+	if _, err := h.send(alice, decide(task, req.ApprovalID, verdict("e1", "approve"))); err == nil || !strings.Contains(err.Error(), "no decision for call e2") {
+		t.Fatalf("partial decision: %v", err)
+	}
+	// Plain text is no decision.
+	txt := textMsg("yes please")
+	txt.TaskID, txt.ContextID = task.ID, task.ContextID
+	if _, err := h.send(alice, txt); err == nil || !strings.Contains(err.Error(), "answer with an approval.decision data part") {
+		t.Fatalf("text on a paused task: %v", err)
+	}
+	done, err := h.send(alice, decide(task, req.ApprovalID,
+		verdict("e1", "edit", "arguments", `{"command":"echo edited"}`), verdict("e2", "deny", "reason", "not today")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status.State != a2a.TaskStateCompleted || finishedStatus(t, done) != "ok" {
+		t.Fatalf("after the decision: %s", done.Status.State)
+	}
+	if got := h.sandbox.bashCommands(); !slices.Equal(got, []string{"echo edited"}) {
+		t.Fatalf("bash ran %v, want only the edited call", got)
+	}
+	if _, err := h.send(alice, decide(task, req.ApprovalID, verdict("e1", "approve"), verdict("e2", "approve"))); err == nil ||
+		!strings.Contains(err.Error(), "not waiting for approval") {
+		t.Fatalf("repeated decision: %v", err)
+	}
+	ended, _, _ := h.sandbox.stats()
+	if !slices.Contains(ended, string(task.ID)) {
+		t.Fatalf("workspace not ended: %v", ended)
+	}
+}
+
+// TestApprovalStreamAndDenial: a stream sends the input-required status
+// and closes; the resumed stream tells of the refusal, and the model reads
+// the reason in the refused call's result.
+func TestApprovalStreamAndDenial(t *testing.T) {
+	h := newHarness(t, withApproval(spec.Approval{Scopes: []string{"tools:execute"}}))
+	alice := as(h.keyApp1, "alice")
+	evs, err := h.stream(alice, h.agentID, &a2a.SendMessageRequest{Message: textMsg("#script:parallel go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, ok := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
+	if !ok || last.Status.State != a2a.TaskStateInputRequired || last.Metadata["vessel.event"] != approval.EventRequired {
+		t.Fatalf("last frame %#v", evs[len(evs)-1])
+	}
+	req, _ := approval.FromTask(&a2a.Task{Status: last.Status})
+	if req == nil || len(req.Calls) != 1 || req.Calls[0].CallID != "p2" || !strings.Contains(req.Calls[0].Reason, "tools:execute") || req.Calls[0].Editable {
+		t.Fatalf("request %+v", req)
+	}
+	task := &a2a.Task{ID: last.TaskID, ContextID: last.ContextID}
+	// Editing is not allowed by this policy.
+	if _, err := h.send(alice, decide(task, req.ApprovalID, verdict("p2", "edit", "arguments", `{"command":"id"}`))); err == nil ||
+		!strings.Contains(err.Error(), "does not allow editing") {
+		t.Fatalf("edit: %v", err)
+	}
+	evs, err = h.stream(alice, h.agentID, &a2a.SendMessageRequest{Message: decide(task, req.ApprovalID, verdict("p2", "deny", "reason", "too risky"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var denied map[string]any
+	for _, ev := range evs {
+		if m := eventOf(ev); m["type"] == "tool.finished" && m["call_id"] == "p2" {
+			denied = m
+		}
+	}
+	if denied == nil || denied["approval"] != "denied" || denied["ok"] != false || !strings.Contains(denied["error"].(string), "too risky") {
+		t.Fatalf("tool.finished of the refused call: %v", denied)
+	}
+	if len(h.sandbox.bashCommands()) != 0 {
+		t.Fatal("a refused call ran")
+	}
+	if st := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent); st.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("final state %s", st.Status.State)
+	}
+}
+
+// TestApprovalOwnerAndScopes: only the owner decides; a deciding call
+// whose scopes leave the tool out may deny but not approve; a caller can
+// add approvals (X-Vessel-Approve) but narrowing a tool away means its call
+// is not offered, so nothing waits for it.
+func TestApprovalOwnerAndScopes(t *testing.T) {
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.NarrowTools = narrowByHeader }, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	alice := as(h.keyApp1, "alice")
+	task, err := h.send(alice, textMsg("#script:parallel go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pending(t, task)
+	if _, err := h.send(as(h.keyApp1, "bob"), decide(task, req.ApprovalID, verdict("p2", "approve"))); err == nil ||
+		!strings.Contains(err.Error(), "task not found") {
+		t.Fatalf("another user's decision: %v", err)
+	}
+	narrow := asWith(h.keyApp1, "alice", map[string]string{"X-Vessel-Scopes": "tools:read"})
+	if _, err := h.send(narrow, decide(task, req.ApprovalID, verdict("p2", "approve"))); err == nil ||
+		!strings.Contains(err.Error(), "cannot approve") {
+		t.Fatalf("narrowed approve: %v", err)
+	}
+	done, err := h.send(narrow, decide(task, req.ApprovalID, verdict("p2", "deny")))
+	if err != nil || done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("narrowed deny: %v", err)
+	}
+
+	// More approvals from the caller: species (tools:read) waits too.
+	more := asWith(h.keyApp1, "alice", map[string]string{approval.Header: "tools:read"})
+	task, err = h.send(more, textMsg("#script:parallel again"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req := pending(t, task); len(req.Calls) != 2 {
+		t.Fatalf("with X-Vessel-Approve: %+v", req.Calls)
+	}
+	if _, err := h.send(more, textMsg("x")); err != nil {
+		t.Fatalf("X-Vessel-Approve on a plain turn: %v", err)
+	}
+	code, _, body := h.rawPost("/agents/"+h.agentID, `{"jsonrpc":"2.0","id":"1","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}`,
+		map[string]string{"Authorization": "Bearer " + h.keyApp1, "X-Vessel-User": "alice", approval.Header: "bsh"})
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "one of the agent's tools") {
+		t.Fatalf("unknown entry: %d %s", code, body)
+	}
+	// Narrowed away: bash is not offered, so its call is an unknown tool and nothing waits.
+	task, err = h.send(asWith(h.keyApp1, "alice", map[string]string{"X-Vessel-Scopes": "tools:read"}), textMsg("#script:parallel narrowed"))
+	if err != nil || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("narrowed turn: %v %v", err, task)
+	}
+}
+
+// narrowByHeader is the vessel's narrowing (cmd/vessel): X-Vessel-Scopes
+// only ever removes tools.
+func narrowByHeader(r *http.Request, p *auth.Principal, list []tools.Tool) ([]tools.Tool, error) {
+	allowed, err := scopes.ForCall(r.Header, p.Kind == auth.KindToken, p.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	return scopes.Narrow(list, func(t tools.Tool) string { return t.Def().Function.Name },
+		func(t tools.Tool) string { return t.Scope() }, allowed), nil
+}
+
+// TestApprovalCancelWhilePaused: CancelTask ends a paused turn and its
+// workspace; the turn sweep keeps a paused turn's workspace meanwhile.
+func TestApprovalCancelWhilePaused(t *testing.T) {
+	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	alice := as(h.keyApp1, "alice")
+	task, err := h.send(alice, textMsg("#script:sleeptool go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pending(t, task)
+	h.sandbox.mu.Lock()
+	h.sandbox.turns = []*sandboxv1.TurnInfo{{TurnId: string(task.ID), Owner: "app1/alice", IdleMs: 10 * 60 * 1000}}
+	h.sandbox.mu.Unlock()
+	h.srv.SweepTurns(context.Background())
+	if ended, _, _ := h.sandbox.stats(); slices.Contains(ended, string(task.ID)) {
+		t.Fatal("the sweep ended a paused turn's workspace")
+	}
+	ct, err := h.client(h.agentID).CancelTask(alice, &a2a.CancelTaskRequest{ID: task.ID})
+	if err != nil || ct.Status.State != a2a.TaskStateCanceled || finishedStatus(t, ct) != "cancelled" {
+		t.Fatalf("cancel: %v %v", err, ct)
+	}
+	if ended, _, _ := h.sandbox.stats(); !slices.Contains(ended, string(task.ID)) {
+		t.Fatal("the cancelled turn's workspace was not ended")
+	}
+	if _, err := h.send(alice, decide(task, req.ApprovalID, verdict("s1", "approve"))); err == nil {
+		t.Fatal("a decision on a cancelled task was taken")
+	}
+	if len(h.sandbox.bashCommands()) != 0 {
+		t.Fatal("the cancelled call ran")
+	}
+}
+
+// waitState polls GetTask until the task leaves input-required.
+func (h *harness) waitState(ctx context.Context, id a2a.TaskID) *a2a.Task {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		task, err := h.client(h.agentID).GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if task.Status.State.Terminal() {
+			return task
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.t.Fatal("the task did not end")
+	return nil
+}
+
+// TestApprovalTimeout: with on_timeout deny the waiting calls are refused
+// and the turn goes on; with fail the turn fails.
+func TestApprovalTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		onTimeout string
+		state     a2a.TaskState
+		status    string
+	}{{"deny", a2a.TaskStateCompleted, "ok"}, {"fail", a2a.TaskStateFailed, "approval_timeout"}} {
+		t.Run(tc.onTimeout, func(t *testing.T) {
+			h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}, TimeoutSecs: 1, OnTimeout: tc.onTimeout}))
+			alice := as(h.keyApp1, "alice")
+			task, err := h.send(alice, textMsg("#script:parallel go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := pending(t, task)
+			if req.TimeoutSeconds != 1 || req.Expires().IsZero() {
+				t.Fatalf("request %+v", req)
+			}
+			end := h.waitState(alice, task.ID)
+			if end.Status.State != tc.state || finishedStatus(t, end) != tc.status {
+				t.Fatalf("after the timeout: %s %s", end.Status.State, finishedStatus(t, end))
+			}
+			if len(h.sandbox.bashCommands()) != 0 {
+				t.Fatal("a timed-out call ran")
+			}
+			if ended, _, _ := h.sandbox.stats(); !slices.Contains(ended, string(task.ID)) {
+				t.Fatal("workspace not ended")
+			}
+		})
+	}
+}
