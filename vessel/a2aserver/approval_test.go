@@ -2,7 +2,10 @@ package a2aserver_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -333,5 +337,85 @@ func TestApprovalTimeout(t *testing.T) {
 				t.Fatal("workspace not ended")
 			}
 		})
+	}
+}
+
+// TestApprovalOnAnotherReplica: two vessels on one PostgreSQL store; the
+// turn pauses on the first, the owner's decision goes to the second, which
+// forwards it to the first (the paused turn lives there) and answers with
+// the finished task; a stream resumed through the second follows the turn.
+func TestApprovalOnAnotherReplica(t *testing.T) {
+	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
+		}
+		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
+	}
+	postgres.Register()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "vt_approval_" + hex.EncodeToString(b[:])
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	t.Cleanup(func() { dropSchema(t, dsn, schema) })
+	opt := withApproval(spec.Approval{Tools: []string{"bash"}})
+	h1 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
+	h2 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
+	alice := as(h1.keyApp1, "alice")
+
+	task, err := h1.send(alice, textMsg("#script:parallel go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pending(t, task)
+	// The second replica sees the request (GetTask) and refuses bad decisions itself.
+	got, err := h2.client(h2.agentID).GetTask(alice, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || pending(t, got).ApprovalID != req.ApprovalID {
+		t.Fatalf("GetTask on the other replica: %v", err)
+	}
+	if _, err := h2.send(alice, decide(task, "stale", verdict("p2", "approve"))); err == nil || !strings.Contains(err.Error(), "no longer waiting") {
+		t.Fatalf("stale decision on the other replica: %v", err)
+	}
+	if _, err := h2.send(as(h1.keyApp1, "bob"), decide(task, req.ApprovalID, verdict("p2", "approve"))); err == nil {
+		t.Fatal("another user's decision was taken on the other replica")
+	}
+	done, err := h2.send(alice, decide(task, req.ApprovalID, verdict("p2", "approve")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("after a decision on the other replica: %s", done.Status.State)
+	}
+	if got := h1.sandbox.bashCommands(); !slices.Equal(got, []string{"echo hi"}) {
+		t.Fatalf("the holding replica ran %v", got)
+	}
+	if len(h2.sandbox.bashCommands()) != 0 {
+		t.Fatal("the call ran on the replica that did not hold the turn")
+	}
+
+	// A streamed decision through the other replica follows the turn to its end.
+	task, err = h1.send(alice, textMsg("#script:parallel again"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req = pending(t, task)
+	evs, err := h2.stream(alice, h2.agentID, &a2a.SendMessageRequest{Message: decide(task, req.ApprovalID, verdict("p2", "deny"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final a2a.TaskState
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case *a2a.Task:
+			final = e.Status.State
+		case *a2a.TaskStatusUpdateEvent:
+			final = e.Status.State
+		}
+	}
+	if final != a2a.TaskStateCompleted {
+		t.Fatalf("the followed stream ended in %s", final)
 	}
 }

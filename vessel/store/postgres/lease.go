@@ -41,7 +41,7 @@ func reapedStatus(taskID, contextID string) ([]byte, error) {
 	return b, nil
 }
 
-// ReapExpired fails every submitted or working task whose replica's lease has
+// ReapExpired fails every submitted, working or input-required task whose replica's lease has
 // expired, on any agent, and returns how many it failed. It never touches a
 // task of a replica whose lease is current, this one's included.
 func (db *DB) ReapExpired(ctx context.Context) (int, error) { return db.reap(ctx, false) }
@@ -51,7 +51,7 @@ func (db *DB) ReapExpired(ctx context.Context) (int, error) { return db.reap(ctx
 func (db *DB) reap(ctx context.Context, self bool) (int, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT agent_id, id, context_id, version FROM vessel_tasks t
-		WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
+		WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_INPUT_REQUIRED')
 		  AND (($2 AND t.replica_id = $3)
 		       OR NOT EXISTS (SELECT 1 FROM vessel_replicas r
 		                      WHERE r.id = t.replica_id
@@ -178,9 +178,9 @@ func (db *DB) background(ctx context.Context) {
 		case <-clean.C:
 			work = func(ctx context.Context) error { _, err := db.DeleteExpired(ctx); return err }
 		case <-poll.C:
-			work = db.takeCancelRequests
+			work = db.takeRequests
 		case <-db.wake:
-			work = db.takeCancelRequests
+			work = db.takeRequests
 		}
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		err := work(wctx)

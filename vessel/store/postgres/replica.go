@@ -52,6 +52,7 @@ func (db *DB) Replicated(agentID string, inner a2asrv.RequestHandler) a2asrv.Req
 	h := &replicaHandler{RequestHandler: inner, db: db, store: db.agentStore(agentID)}
 	db.mu.Lock()
 	db.cancelers[agentID] = h.cancelHere
+	db.resumers[agentID] = h.resumeHere
 	db.mu.Unlock()
 	return h
 }
@@ -164,6 +165,12 @@ func (h *replicaHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 // turn's last live events, which may trail the table write, so that the
 // final task comes after them.
 func (s *Store) Follow(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	return s.follow(ctx, id, -1)
+}
+
+// follow is Follow, passing over stored versions up to after (the paused
+// version a forwarded decision resumes from).
+func (s *Store) follow(ctx context.Context, id a2a.TaskID, after int64) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		f := s.db.addFollower(s.agent, id)
 		defer s.db.removeFollower(f)
@@ -194,7 +201,7 @@ func (s *Store) Follow(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, 
 					s.db.announce(ctx, replica, s.agent, id)
 				}
 			}
-			if int64(st.Version) == last {
+			if int64(st.Version) == last || int64(st.Version) <= after {
 				return false
 			}
 			last = int64(st.Version)
