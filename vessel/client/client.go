@@ -425,6 +425,9 @@ type Result struct {
 	Tools    []ToolFinished
 	// Task is the raw task for Send, Get and Cancel.
 	Task *a2a.Task
+	// Approval is set when the turn paused for approval (State
+	// TASK_STATE_INPUT_REQUIRED): answer it with Decide.
+	Approval *ApprovalRequired
 }
 
 // Markdown is the answer's Markdown, or the streamed text when no answer
@@ -466,5 +469,9 @@ func (r *Result) add(ev Event) {
 		f := e
 		r.Finished = &f
 		r.State = e.State
+	case ApprovalRequired:
+		a := e
+		r.Approval = &a
+		r.State = string(a2a.TaskStateInputRequired)
 	}
 }

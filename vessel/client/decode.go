@@ -155,6 +155,12 @@ func (d *decoder) status(taskID a2a.TaskID, contextID string, st a2a.TaskStatus,
 	}
 	out = append(out, d.flush()...)
 	d.finished = true
+	if st.State == a2a.TaskStateInputRequired && typ == EventApprovalRequired && data != nil {
+		// Not the end of the turn: it waits for the owner's decision.
+		a := decodeApproval(data)
+		a.TaskID, a.ContextID = d.taskID, d.contextID
+		return append(out, a)
+	}
 	tf := TurnFinished{}
 	if typ == EventTurnFinished || (typ == "" && data != nil) {
 		tf = decodeTurnFinished(data)
