@@ -12,12 +12,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
@@ -45,8 +47,12 @@ func extraFrom(ctx context.Context) approval.Extra {
 }
 
 // timeoutKey marks the vessel's own timeout message with the approval id
-// it ends.
-type timeoutKey struct{}
+// it ends; shutdownKey marks the message that ends a paused turn because
+// the vessel is stopping.
+type (
+	timeoutKey  struct{}
+	shutdownKey struct{}
+)
 
 // approvalEvent is the input-required status update carrying r.
 func approvalEvent(ec *a2asrv.ExecutorContext, r *approval.Request) *a2a.TaskStatusUpdateEvent {
@@ -61,6 +67,7 @@ func (e *executor) paused(ec *a2asrv.ExecutorContext, pt *pausedTurn, res *loop.
 	pt.pause = res.Pause
 	id, contextID := string(ec.TaskID), ec.ContextID
 	approvalID := res.Pause.Request.ApprovalID
+	pt.contextID = contextID
 	e.mu.Lock()
 	e.waiting[id] = pt
 	pt.timer = time.AfterFunc(pt.policy.Timeout, func() { e.timedOut(id, contextID, pt.owner, approvalID) })
@@ -85,13 +92,6 @@ func (e *executor) takePaused(id string) *pausedTurn {
 	return pt
 }
 
-// pausedTurns counts the turns waiting for approval.
-func (e *executor) pausedTurns() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.waiting)
-}
-
 // holds reports whether the turn runs or waits here.
 func (e *executor) holds(id string) bool {
 	e.mu.Lock()
@@ -105,16 +105,42 @@ func (e *executor) holds(id string) bool {
 // owner, through the SDK, so the turn ends (or goes on with its calls
 // refused) like any resumed turn, its events stored and pushed.
 func (e *executor) timedOut(taskID, contextID, owner, approvalID string) {
+	e.sendSelf(context.WithValue(context.Background(), timeoutKey{}, approvalID), taskID, contextID, owner, approvalID)
+}
+
+// endPaused ends every turn paused here with status shutdown (Drain): the
+// vessel is stopping and their turns, which live in its memory, cannot go
+// on. Their tasks fail and their workspaces are ended.
+func (e *executor) endPaused() int {
+	e.mu.Lock()
+	type one struct{ id, contextID, owner, approvalID string }
+	var list []one
+	for id, pt := range e.waiting {
+		list = append(list, one{id, pt.contextID, pt.owner, pt.pause.Request.ApprovalID})
+	}
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range list {
+		wg.Go(func() {
+			e.sendSelf(context.WithValue(context.Background(), shutdownKey{}, true), p.id, p.contextID, p.owner, p.approvalID)
+		})
+	}
+	wg.Wait()
+	return len(list)
+}
+
+// sendSelf sends a paused task the vessel's own message, as its owner,
+// through the SDK (behind the interceptors: it is no caller's decision).
+func (e *executor) sendSelf(ctx context.Context, taskID, contextID, owner, approvalID string) {
 	if e.self == nil {
 		return
 	}
-	ctx, cc := a2asrv.NewCallContext(context.Background(), nil)
+	ctx, cc := a2asrv.NewCallContext(ctx, nil)
 	cc.User = a2asrv.NewAuthenticatedUser(owner, nil)
-	ctx = context.WithValue(ctx, timeoutKey{}, approvalID)
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"type": TypeTimeout, "approval_id": approvalID}))
 	msg.TaskID, msg.ContextID = a2a.TaskID(taskID), contextID
 	if _, err := e.self.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg}); err != nil {
-		e.log.Warn("could not end a timed-out approval", zap.String("task", taskID), zap.Error(err))
+		e.log.Warn("could not end a paused turn", zap.String(telemetry.FieldTask, taskID), zap.Error(err))
 	}
 }
 
@@ -148,7 +174,15 @@ func (e *executor) resume(ctx context.Context, ec *a2asrv.ExecutorContext, yield
 	req := pt.pause.Request
 	var decisions map[string]approval.Decision
 	timeoutFor, isTimeout := ctx.Value(timeoutKey{}).(string)
+	_, isShutdown := ctx.Value(shutdownKey{}).(bool)
 	switch {
+	case isShutdown:
+		if e.takePaused(id) == nil {
+			return
+		}
+		res := pt.pause.End(ctx, loop.StatusShutdown, "the vessel was stopping while the turn waited for approval")
+		e.finishTurn(ctx, ec, yield, res, true, nil, func(*loop.Result) {})
+		return
 	case isTimeout && timeoutFor != req.ApprovalID:
 		// A timeout of an earlier pause that lost the race with its decision.
 		yield(approvalEvent(ec, req), nil)
@@ -189,6 +223,8 @@ func (e *executor) resume(ctx context.Context, ec *a2asrv.ExecutorContext, yield
 	e.log.Info("turn resumed", append(turnFields(ec), zap.String("approval_id", req.ApprovalID))...)
 	pause := pt.pause
 	pt.pause = nil
+	// A caller may add approvals on the decision too, never remove any.
+	pt.policy = pt.policy.With(extraFrom(ctx))
 	e.drive(ctx, ec, yield, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
 		return pause.Resume(dctx, cfg, decisions, emit)
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
@@ -417,5 +418,49 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 	}
 	if final != a2a.TaskStateCompleted {
 		t.Fatalf("the followed stream ended in %s", final)
+	}
+}
+
+// TestApprovalDrainEndsPaused: a stopping vessel ends its paused turns at
+// once (their state is in its memory), failed with status shutdown, and
+// ends their workspaces.
+func TestApprovalDrainEndsPaused(t *testing.T) {
+	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	alice := as(h.keyApp1, "alice")
+	task, err := h.send(alice, textMsg("#script:parallel go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending(t, task)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h.srv.Drain(ctx, time.Minute)
+	// The vessel answers nothing while it drains: read the store as the owner.
+	octx, cc := a2asrv.NewCallContext(context.Background(), nil)
+	cc.User = a2asrv.NewAuthenticatedUser("app1/alice", nil)
+	st, err := h.backend.Agent(h.agentID).Get(octx, task.ID)
+	if err != nil || st.Task.Status.State != a2a.TaskStateFailed || finishedStatus(t, st.Task) != "shutdown" {
+		t.Fatalf("after Drain: %v %+v", err, st)
+	}
+	if ended, _, _ := h.sandbox.stats(); !slices.Contains(ended, string(task.ID)) {
+		t.Fatal("the paused turn's workspace was not ended")
+	}
+}
+
+// TestApprovalDecisionOnlyOnPausedTask: a decision naming no task, or a
+// task that is not paused, is refused with a clear error.
+func TestApprovalDecisionOnlyOnPausedTask(t *testing.T) {
+	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	alice := as(h.keyApp1, "alice")
+	orphan := decide(&a2a.Task{}, "ap1", verdict("c1", "approve"))
+	if _, err := h.send(alice, orphan); err == nil || !strings.Contains(err.Error(), "must name the paused task") {
+		t.Fatalf("decision without a task: %v", err)
+	}
+	task, err := h.send(alice, textMsg("hello"))
+	if err != nil || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatal(err)
+	}
+	if _, err := h.send(alice, decide(task, "ap1", verdict("c1", "approve"))); err == nil || !strings.Contains(err.Error(), "not waiting for approval") {
+		t.Fatalf("decision on a finished task: %v", err)
 	}
 }

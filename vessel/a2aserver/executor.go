@@ -156,11 +156,12 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 // policy, the time it has worked (the deadline counts only that), and,
 // while it waits, the pause and its timer.
 type pausedTurn struct {
-	policy *approval.Policy
-	owner  string
-	worked time.Duration
-	pause  *loop.Pause
-	timer  *time.Timer
+	policy    *approval.Policy
+	owner     string
+	contextID string
+	worked    time.Duration
+	pause     *loop.Pause
+	timer     *time.Timer
 }
 
 // drive runs one stretch of a turn (its start, or its resumption after a

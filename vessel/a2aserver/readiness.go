@@ -214,6 +214,11 @@ func (s *Server) Drain(ctx context.Context, grace time.Duration) (running, stopp
 		return n
 	}
 	running = count()
+	// Turns paused for approval cannot wait out the grace period: their
+	// state is in this process. They end now, failed with status shutdown.
+	for _, id := range s.order {
+		s.agents[id].exec.endPaused()
+	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	graceOver := time.NewTimer(grace)
