@@ -31,6 +31,10 @@ type Options struct {
 	// Scopes, when set, narrow the tools the agent may use on each call
 	// (X-Vessel-Scopes).
 	Scopes []string
+	// Approve, when set, asks for more approvals on each call
+	// (X-Vessel-Approve: tool names, scopes, service:<name> or "all"); it
+	// never removes any the deployment requires.
+	Approve []string
 	// HTTPClient is used for every request. Its Timeout also bounds
 	// streams, so prefer none and bound calls with a context. Nil means a
 	// client without a timeout.
@@ -125,6 +129,9 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 	h.Set("Authorization", "Bearer "+secret)
 	if opts.User != "" {
 		h.Set("X-Vessel-User", opts.User)
+	}
+	if len(opts.Approve) > 0 {
+		h.Set("X-Vessel-Approve", strings.Join(opts.Approve, ","))
 	}
 	if len(opts.Scopes) > 0 {
 		h.Set("X-Vessel-Scopes", strings.Join(opts.Scopes, " "))

@@ -27,7 +27,7 @@ import (
 func init() {
 	register(&command{
 		name:    "ask",
-		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest] [--state DIR] [--files DIR] QUESTION...",
+		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest] [--approve LIST] [--state DIR] [--files DIR] QUESTION...",
 		summary: "ask an agent of the local stack (or --url) and stream the answer",
 		run:     runAsk,
 	})
@@ -56,6 +56,7 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	filesDir := fs.String("files", "", "folder for files the agent returns (default: STATE/files)")
 	file := fs.String("file", "", "read the question from this file (- for stdin)")
 	bindingName := fs.String("binding", "jsonrpc", "A2A binding to ask over: jsonrpc or rest (HTTP+JSON)")
+	approve := fs.String("approve", "", "ask to approve more calls before they run: tool names, scopes, service:NAME or all, comma-separated (X-Vessel-Approve)")
 	pos, code, ok := parseFlags(fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -84,7 +85,11 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1
 	}
-	c, err := client.New(t.url, t.agent, client.Options{AppKey: t.key, User: t.user, Binding: binding})
+	var approveList []string
+	if *approve != "" {
+		approveList = []string{*approve}
+	}
+	c, err := client.New(t.url, t.agent, client.Options{AppKey: t.key, User: t.user, Binding: binding, Approve: approveList})
 	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1
@@ -324,6 +329,8 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 	defer signal.Stop(sigs)
 
 	s := c.Turn(ctx, client.TurnRequest{Text: question, History: past, ContextID: convID})
+	var taskID atomic.Value // string: the turn's task, for Ctrl-C
+	taskID.Store("")
 	var interrupted atomic.Bool
 	// out serialises the writes of this loop and of the signal goroutine, and
 	// knows whether stdout is in the middle of a line.
@@ -338,7 +345,7 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 			midLine = false
 		}
 		outMu.Unlock()
-		if id := s.TaskID(); id != "" {
+		if id := taskID.Load().(string); id != "" {
 			fmt.Fprintln(stderr, "cancelling… (Ctrl-C again quits at once)")
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_, err := c.Cancel(cctx, id)
@@ -367,58 +374,81 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 		}
 	}
 	var streamErr error
-	for ev, err := range s.Events() {
+	prompt := newPrompter(stdin, stderr)
+	for {
+		streamErr = nil
+		for ev, err := range s.Events() {
+			if err != nil {
+				streamErr = err
+				break
+			}
+			taskID.Store(s.TaskID())
+			outMu.Lock()
+			if interrupted.Load() {
+				// Cancelling: the rest of the stream is not shown.
+				outMu.Unlock()
+				continue
+			}
+			switch e := ev.(type) {
+			case client.ReasoningDelta:
+				if !inReasoning {
+					fmt.Fprintf(stderr, "%sreasoning: ", dim)
+					inReasoning = true
+				}
+				fmt.Fprint(stderr, e.Text)
+			case client.TextDelta:
+				endReasoning()
+				fmt.Fprint(stdout, e.Text)
+				wroteText = true
+				midLine = !strings.HasSuffix(e.Text, "\n")
+			case client.ToolStarted:
+				endReasoning()
+				fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, argsPreview(e.Arguments), undim)
+			case client.ApprovalRequired:
+				endReasoning()
+				if midLine {
+					fmt.Fprintln(stdout)
+					midLine = false
+				}
+			case client.ToolFinished:
+				state := "ok"
+				if !e.OK {
+					state = "failed"
+					if e.Error != "" {
+						state += ": " + e.Error
+					}
+				}
+				fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, state, undim)
+			case client.File:
+				endReasoning()
+				p, err := saveFile(filesDir, s.TaskID(), e)
+				if err != nil {
+					fmt.Fprintf(stderr, "could not save %s: %v\n", e.Name, err)
+				} else {
+					fmt.Fprintf(stderr, "[file %s saved to %s]\n", e.Name, p)
+				}
+			case client.Answer:
+				endReasoning()
+				if !wroteText && e.Markdown != "" {
+					fmt.Fprint(stdout, e.Markdown)
+					wroteText = true
+					midLine = !strings.HasSuffix(e.Markdown, "\n")
+				}
+			}
+			outMu.Unlock()
+		}
+		// A turn that paused for approval: ask at the terminal, then follow
+		// the rest of the turn.
+		pending := s.Result().Pending()
+		if streamErr != nil || pending == nil || interrupted.Load() {
+			break
+		}
+		decisions, err := prompt.decide(pending)
 		if err != nil {
 			streamErr = err
 			break
 		}
-		outMu.Lock()
-		if interrupted.Load() {
-			// Cancelling: the rest of the stream is not shown.
-			outMu.Unlock()
-			continue
-		}
-		switch e := ev.(type) {
-		case client.ReasoningDelta:
-			if !inReasoning {
-				fmt.Fprintf(stderr, "%sreasoning: ", dim)
-				inReasoning = true
-			}
-			fmt.Fprint(stderr, e.Text)
-		case client.TextDelta:
-			endReasoning()
-			fmt.Fprint(stdout, e.Text)
-			wroteText = true
-			midLine = !strings.HasSuffix(e.Text, "\n")
-		case client.ToolStarted:
-			endReasoning()
-			fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, argsPreview(e.Arguments), undim)
-		case client.ToolFinished:
-			state := "ok"
-			if !e.OK {
-				state = "failed"
-				if e.Error != "" {
-					state += ": " + e.Error
-				}
-			}
-			fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, state, undim)
-		case client.File:
-			endReasoning()
-			p, err := saveFile(filesDir, s.TaskID(), e)
-			if err != nil {
-				fmt.Fprintf(stderr, "could not save %s: %v\n", e.Name, err)
-			} else {
-				fmt.Fprintf(stderr, "[file %s saved to %s]\n", e.Name, p)
-			}
-		case client.Answer:
-			endReasoning()
-			if !wroteText && e.Markdown != "" {
-				fmt.Fprint(stdout, e.Markdown)
-				wroteText = true
-				midLine = !strings.HasSuffix(e.Markdown, "\n")
-			}
-		}
-		outMu.Unlock()
+		s = c.Decide(ctx, pending, decisions)
 	}
 	outMu.Lock()
 	endReasoning()

@@ -33,6 +33,10 @@ type fakeAgent struct {
 	started chan struct{}
 	// restCalls counts requests that reached the HTTP+JSON binding.
 	restCalls int
+	// approval: the first message pauses for approval of one bash call;
+	// decisions are the approval.decision parts received.
+	approval  bool
+	decisions []map[string]any
 }
 
 func status(ec *a2asrv.ExecutorContext, state a2a.TaskState, typ string, data map[string]any) *a2a.TaskStatusUpdateEvent {
@@ -57,6 +61,29 @@ func (f *fakeAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		f.history = append(f.history, n)
 		f.questions = append(f.questions, text)
 		f.mu.Unlock()
+		if f.approval && ec.StoredTask == nil {
+			if yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				yield(status(ec, a2a.TaskStateInputRequired, "approval.required", map[string]any{
+					"type": "approval.required", "approval_id": "ap1", "timeout_seconds": 600, "on_timeout": "deny",
+					"expires_at": time.Now().Add(10 * time.Minute).UTC().Format(time.RFC3339),
+					"calls": []any{
+						map[string]any{"call_id": "c1", "tool": "bash", "arguments": `{"command":"rm -r x"}`, "scope": "tools:execute",
+							"reason": "the policy lists tool bash", "editable": true},
+						map[string]any{"call_id": "c2", "tool": "bash", "arguments": `{"command":"ls"}`, "scope": "tools:execute",
+							"reason": "the policy lists tool bash", "editable": true},
+					}}), nil)
+			}
+			return
+		}
+		if ec.StoredTask != nil {
+			for _, p := range ec.Message.Parts {
+				if m, ok := p.Data().(map[string]any); ok && m["type"] == "approval.decision" {
+					f.mu.Lock()
+					f.decisions = append(f.decisions, m)
+					f.mu.Unlock()
+				}
+			}
+		}
 		if f.slow {
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 				return
@@ -77,8 +104,12 @@ func (f *fakeAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		tr.Artifact.Name, tr.LastChunk = "transcript", true
 		ans := a2a.NewArtifactEvent(ec, &a2a.Part{Content: a2a.Text("Ospreys."), MediaType: client.MarkdownMediaType})
 		ans.Artifact.Name, ans.LastChunk = "answer", true
+		first := a2a.Event(a2a.NewSubmittedTask(ec, ec.Message))
+		if ec.StoredTask != nil {
+			first = status(ec, a2a.TaskStateWorking, "tool.finished", map[string]any{"call_id": "c1", "name": "bash", "ok": true, "approval": "edited"})
+		}
 		for _, ev := range []a2a.Event{
-			a2a.NewSubmittedTask(ec, ec.Message),
+			first,
 			status(ec, a2a.TaskStateWorking, "turn.started", map[string]any{}),
 			status(ec, a2a.TaskStateWorking, "reasoning.delta", map[string]any{"text": "thinking"}),
 			status(ec, a2a.TaskStateWorking, "text.delta", map[string]any{"text": "Ospreys."}),
@@ -429,4 +460,64 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestAskApproval: a turn that pauses shows each pending call at the
+// terminal and sends the answers typed there (edit the first, deny the
+// second with a reason); the resumed turn's answer and history are kept.
+func TestAskApproval(t *testing.T) {
+	agent := &fakeAgent{approval: true}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	stdin = strings.NewReader("maybe\ne\n{\"command\":\"ls x\"}\nd\nnot now\n")
+	t.Cleanup(func() { stdin = os.Stdin })
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"ask", "--state", state, "clean", "up"}, &out, &errb); code != 0 {
+		t.Fatalf("ask: code %d, stderr %s", code, errb.String())
+	}
+	for _, want := range []string{"waits for approval of 2 tool call(s)", "[1/2] bash (tools:execute)", `{"command":"rm -r x"}`, "please answer", "[e]dit"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if out.String() != "Ospreys.\n" {
+		t.Errorf("stdout %q", out.String())
+	}
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	if len(agent.decisions) != 1 {
+		t.Fatalf("decisions %v", agent.decisions)
+	}
+	d := agent.decisions[0]
+	list, _ := d["decisions"].([]any)
+	if d["approval_id"] != "ap1" || len(list) != 2 {
+		t.Fatalf("decision part %v", d)
+	}
+	first, second := list[0].(map[string]any), list[1].(map[string]any)
+	if first["decision"] != "edit" || first["arguments"].(map[string]any)["command"] != "ls x" ||
+		second["decision"] != "deny" || second["reason"] != "not now" {
+		t.Fatalf("decisions %v", list)
+	}
+}
+
+// TestAskApprovalInputEnds: with no answer at the terminal every call is
+// denied: nothing runs without a yes.
+func TestAskApprovalInputEnds(t *testing.T) {
+	agent := &fakeAgent{approval: true}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	stdin = strings.NewReader("")
+	t.Cleanup(func() { stdin = os.Stdin })
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"ask", "--state", state, "clean", "up"}, &out, &errb); code != 0 {
+		t.Fatalf("ask: code %d, stderr %s", code, errb.String())
+	}
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	list, _ := agent.decisions[0]["decisions"].([]any)
+	for _, d := range list {
+		if d.(map[string]any)["decision"] != "deny" {
+			t.Fatalf("decisions %v", list)
+		}
+	}
 }
