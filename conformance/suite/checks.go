@@ -37,6 +37,7 @@ var checks = []namedCheck{
 	{"reject", checkRejections, true},
 	{"cancel", checkCancel, true},
 	{"tasks", checkTasks, true},
+	{"approval", checkApproval, false},
 }
 
 func checkCard(ctx context.Context, e *env, r *reporter) {
