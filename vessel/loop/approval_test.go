@@ -149,3 +149,20 @@ func (r recorder) Complete(ctx context.Context, req *model.Request, h model.Hand
 	r.rec.reqs = append(r.rec.reqs, req)
 	return r.m.Complete(ctx, req, h)
 }
+
+type svcTool struct{ recTool }
+
+func (*svcTool) Service() string { return "crm" }
+
+// TestPauseOnService: a policy's services entry covers a tool that names
+// its service, whatever its name and scope.
+func TestPauseOnService(t *testing.T) {
+	svc := &svcTool{recTool{name: "order", scope: "tools:read"}}
+	m := &stepsModel{steps: []*model.Response{{ToolCalls: []transcript.ToolCall{callOf("a", "order", `{}`)}}, {Content: "ok"}}}
+	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil },
+		Approval: approval.FromSpec(&spec.Approval{Services: []string{"crm"}})}
+	res := Run(context.Background(), cfg, &Input{Text: "go", Tools: []tools.Tool{svc}}, func(Event) bool { return true })
+	if res.Status != StatusPaused || res.Pause.Request.Calls[0].Service != "crm" {
+		t.Fatalf("%q %+v", res.Status, res.Pause)
+	}
+}

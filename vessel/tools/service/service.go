@@ -136,6 +136,10 @@ func (t *Tool) Scope() string {
 	return scopes.Of(t.decl.Scope)
 }
 
+// Service is the granted service the tool calls, for approval policies
+// that name services (approval.Servicer).
+func (t *Tool) Service() string { return t.service }
+
 // Run implements tools.Tool. Problems the model can act on (bad arguments,
 // an error status, an oversized or unreachable service) are failed calls;
 // only a cancelled turn is returned as an error.

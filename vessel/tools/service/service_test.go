@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
@@ -262,3 +263,7 @@ func TestDefWithoutParameters(t *testing.T) {
 		t.Fatal(tool.Scope())
 	}
 }
+
+// A service tool names its service, so an approval policy's services
+// entries cover it.
+var _ approval.Servicer = (*Tool)(nil)
