@@ -93,7 +93,7 @@ func TestReplicaDeathFailsItsTasks(t *testing.T) {
 // user; it skips without VESSEL_E2E_LOCAL=1 and, outside CI, without
 // VESSEL_TEST_POSTGRES. The context only bounds a broken run: nothing
 // asserts on elapsed time.
-func twoReplicas(t *testing.T, setting, user string) (context.Context, *stack.Stack, *client.Client, *client.Client) {
+func twoReplicas(t *testing.T, setting, user string, opts ...func(*stack.Config)) (context.Context, *stack.Stack, *client.Client, *client.Client) {
 	t.Helper()
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run against the local stack")
@@ -119,10 +119,14 @@ func twoReplicas(t *testing.T, setting, user string) (context.Context, *stack.St
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	st, err := stack.Start(ctx, stack.Config{
+	cfg := stack.Config{
 		Dir: dir, BinDir: testBin(t), Replicas: 2, Postgres: dsn,
 		Script: load.Script(200), Log: testLog{t},
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	st, err := stack.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

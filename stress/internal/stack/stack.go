@@ -66,6 +66,9 @@ type Config struct {
 	ScratchFallback bool
 	// Log receives progress lines.
 	Log io.Writer
+	// AgentTOML is appended to the agent's [[agents]] entry, e.g. an
+	// [agents.approval] table.
+	AgentTOML string
 }
 
 // Stack is a running set of processes.
@@ -265,7 +268,7 @@ package = "agents/%s"
 
 [agents.sandbox]
 scratch = "%s"
-`, store, modelAddr, hex.EncodeToString(sum[:]), AgentID, AgentID, AgentID, s.cfg.ScratchSize)
+%s`, store, modelAddr, hex.EncodeToString(sum[:]), AgentID, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML)
 
 	manifest := `name = "load"
 description = "Load-test agent: runs one shell command per turn and streams an answer."
