@@ -393,6 +393,20 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 	if got := h1.sandbox.bashCommands(); !slices.Equal(got, []string{"echo hi"}) {
 		t.Fatalf("the holding replica ran %v", got)
 	}
+
+	// CancelTask on the other replica reaches the paused turn.
+	task, err = h1.send(alice, textMsg("#script:parallel cancel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending(t, task)
+	ct, err := h2.client(h2.agentID).CancelTask(alice, &a2a.CancelTaskRequest{ID: task.ID})
+	if err != nil || ct.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel on the other replica: %v %v", err, ct)
+	}
+	if ended, _, _ := h1.sandbox.stats(); !slices.Contains(ended, string(task.ID)) {
+		t.Fatal("the holding replica did not end the cancelled turn's workspace")
+	}
 	if len(h2.sandbox.bashCommands()) != 0 {
 		t.Fatal("the call ran on the replica that did not hold the turn")
 	}

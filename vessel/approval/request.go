@@ -26,10 +26,12 @@ const (
 	Edit    = "edit"
 )
 
-// Limits of a decision.
+// Limits of a decision. DefaultMaxArguments is the agent's
+// max_tool_arguments_bytes when none is set (as model.DefaultMaxArguments).
 const (
-	MaxReasonChars = 2000
-	MaxCalls       = 128 // calls in one request (model.MaxToolCalls is lower)
+	DefaultMaxArguments = 1 << 20
+	MaxReasonChars      = 2000
+	MaxCalls            = 128 // calls in one request (model.MaxToolCalls is lower)
 )
 
 // Call is one call waiting for a decision, as the request lists it.
@@ -237,6 +239,9 @@ func editedArguments(raw json.RawMessage) (string, error) {
 // narrowing): a call it may not use can be denied but not approved. The
 // result maps each call id to its decision.
 func Check(r *Request, d *Decisions, maxArgs int, permitted func(tool, scope string) bool) (map[string]Decision, error) {
+	if maxArgs <= 0 {
+		maxArgs = DefaultMaxArguments
+	}
 	if d.ApprovalID != r.ApprovalID {
 		return nil, fmt.Errorf("these decisions are for approval %s, which is no longer waiting; the task now waits on approval %s",
 			clip(d.ApprovalID, 64), r.ApprovalID)
@@ -258,7 +263,7 @@ func Check(r *Request, d *Decisions, maxArgs int, permitted func(tool, scope str
 			if !c.Editable {
 				return nil, fmt.Errorf("call %s: the policy does not allow editing its arguments; approve or deny it", dec.CallID)
 			}
-			if maxArgs > 0 && len(c.Tool)+len(dec.Arguments) > maxArgs {
+			if len(c.Tool)+len(dec.Arguments) > maxArgs {
 				return nil, fmt.Errorf("call %s: the edited arguments are over the agent's limit of %d bytes", dec.CallID, maxArgs)
 			}
 		}
