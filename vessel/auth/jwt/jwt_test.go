@@ -611,3 +611,20 @@ func TestStaleKeysKeptWhenRefreshFails(t *testing.T) {
 		t.Fatalf("fetches = %d, want 2", f.fetches.Load())
 	}
 }
+
+// TestApproveClaim: vessel_approve (a string or a list) reaches the
+// principal; any other JSON type refuses the token.
+func TestApproveClaim(t *testing.T) {
+	f := newFixture(t)
+	p, err := f.v.Verify(context.Background(), sign(t, f.ec, with(goodClaims(), "vessel_approve", "bash, tools:write")))
+	if err != nil || !slices.Equal(p.Approve, []string{"bash", "tools:write"}) {
+		t.Fatalf("string claim: %v %v", err, p)
+	}
+	p, err = f.v.Verify(context.Background(), sign(t, f.ec, with(goodClaims(), "vessel_approve", []string{"all"})))
+	if err != nil || !slices.Equal(p.Approve, []string{"all"}) {
+		t.Fatalf("list claim: %v %v", err, p)
+	}
+	if _, err := f.v.Verify(context.Background(), sign(t, f.ec, with(goodClaims(), "vessel_approve", 7))); err == nil {
+		t.Fatal("a number in vessel_approve was accepted")
+	}
+}
