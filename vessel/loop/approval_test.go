@@ -166,3 +166,31 @@ func TestPauseOnService(t *testing.T) {
 		t.Fatalf("%q %+v", res.Status, res.Pause)
 	}
 }
+
+// TestPauseRepeatedCallIDs: a model that gives two calls of one step the
+// same id cannot make one decision cover both: the second is renamed, in
+// the request and in the transcript.
+func TestPauseRepeatedCallIDs(t *testing.T) {
+	bash := &recTool{name: "bash", scope: "tools:execute"}
+	m := &stepsModel{steps: []*model.Response{{ToolCalls: []transcript.ToolCall{
+		callOf("c1", "bash", `{"command":"ls"}`), callOf("c1", "bash", `{"command":"rm -r /data"}`)}}, {Content: "ok"}}}
+	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil },
+		Approval: approval.FromSpec(&spec.Approval{Tools: []string{"bash"}})}
+	res := Run(context.Background(), cfg, &Input{Text: "go", Tools: []tools.Tool{bash}}, func(Event) bool { return true })
+	if res.Status != StatusPaused {
+		t.Fatal(res.Status)
+	}
+	calls := res.Pause.Request.Calls
+	if len(calls) != 2 || calls[0].CallID != "c1" || calls[1].CallID != "c1~2" {
+		t.Fatalf("calls %+v", calls)
+	}
+	res = res.Pause.Resume(context.Background(), cfg, map[string]approval.Decision{
+		"c1": {CallID: "c1", Verdict: approval.Approve}, "c1~2": {CallID: "c1~2", Verdict: approval.Deny}}, func(Event) bool { return true })
+	if res.Status != StatusOK || len(bash.ran) != 1 || bash.ran[0] != `c1 {"command":"ls"}` {
+		t.Fatalf("%q ran %v", res.Status, bash.ran)
+	}
+	am := res.Messages[1]
+	if am.Role != "assistant" || am.ToolCalls[1].ID != "c1~2" || res.Messages[3].ToolCallID != "c1~2" {
+		t.Fatalf("transcript ids: %+v", res.Messages)
+	}
+}

@@ -518,6 +518,7 @@ func (r *runner) pause(calls []transcript.ToolCall) bool {
 	if pol.Empty() {
 		return false
 	}
+	uniqueIDs(calls)
 	var waiting []approval.Call
 	for _, c := range calls {
 		t, ok := r.byName[c.Function.Name]
@@ -849,6 +850,24 @@ func truncate(s string, n int) string {
 	}
 	rs := []rune(s)
 	return string(rs[:n]) + "…"
+}
+
+// uniqueIDs renames, in place, calls whose id an earlier call of the step
+// already has ("c1" again becomes "c1~2"): a decision names one call by its
+// id, so a model that repeats an id (or leaves ids out and collides with
+// the generated call_<n>) must not make one approval cover two calls. The
+// step's assistant message shares calls, so the transcript keeps matching
+// each tool result to its call.
+func uniqueIDs(calls []transcript.ToolCall) {
+	seen := make(map[string]bool, len(calls))
+	for i := range calls {
+		id := calls[i].ID
+		for n := 2; seen[id]; n++ {
+			id = calls[i].ID + "~" + strconv.Itoa(n)
+		}
+		seen[id] = true
+		calls[i].ID = id
+	}
 }
 
 // randomID is a pause's id: 16 random bytes in hex.
