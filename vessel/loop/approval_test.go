@@ -194,3 +194,29 @@ func TestPauseRepeatedCallIDs(t *testing.T) {
 		t.Fatalf("transcript ids: %+v", res.Messages)
 	}
 }
+
+// TestRepeatedCallIDsWithoutPolicy: with no approval policy a step whose
+// calls repeat an id (one of them too long to take a suffix) still leaves a
+// transcript that the next turn's history check accepts.
+func TestRepeatedCallIDsWithoutPolicy(t *testing.T) {
+	bash := &recTool{name: "bash", scope: "tools:execute"}
+	long := strings.Repeat("x", transcript.MaxToolCallID)
+	m := &stepsModel{steps: []*model.Response{{ToolCalls: []transcript.ToolCall{
+		callOf("c1", "bash", `{}`), callOf("c1", "bash", `{}`), callOf(long, "bash", `{}`), callOf(long, "bash", `{}`)}}, {Content: "ok"}}}
+	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil }}
+	res := Run(context.Background(), cfg, &Input{Text: "go", Tools: []tools.Tool{bash}}, func(Event) bool { return true })
+	if res.Status != StatusOK || len(bash.ran) != 4 {
+		t.Fatalf("%q ran %v", res.Status, bash.ran)
+	}
+	ids := []string{}
+	for _, c := range res.Messages[1].ToolCalls {
+		ids = append(ids, c.ID)
+	}
+	if !slices.Equal(ids, []string{"c1", "c1~2", long, "call_3~2"}) {
+		t.Fatalf("ids %q", ids)
+	}
+	env := &transcript.Envelope{Version: 1, Messages: res.Messages}
+	if err := env.Validate(); err != nil {
+		t.Fatalf("the turn's transcript is refused as a history: %v", err)
+	}
+}

@@ -459,6 +459,7 @@ func (r *runner) steps(ctx context.Context) {
 		if final {
 			calls = nil // tools were not offered; ignore any the model invents
 		}
+		uniqueIDs(calls)
 		am := transcript.Message{Role: "assistant", ToolCalls: calls}
 		if resp.Content != "" || len(calls) == 0 {
 			am.Content = transcript.Text(resp.Content)
@@ -518,7 +519,6 @@ func (r *runner) pause(calls []transcript.ToolCall) bool {
 	if pol.Empty() {
 		return false
 	}
-	uniqueIDs(calls)
 	var waiting []approval.Call
 	for _, c := range calls {
 		t, ok := r.byName[c.Function.Name]
@@ -853,17 +853,25 @@ func truncate(s string, n int) string {
 }
 
 // uniqueIDs renames, in place, calls whose id an earlier call of the step
-// already has ("c1" again becomes "c1~2"): a decision names one call by its
-// id, so a model that repeats an id (or leaves ids out and collides with
-// the generated call_<n>) must not make one approval cover two calls. The
-// step's assistant message shares calls, so the transcript keeps matching
-// each tool result to its call.
+// already has ("c1" again becomes "c1~2"). A model that repeats an id (or
+// leaves ids out and collides with the generated call_<n>) would otherwise
+// make one approval decision cover two calls, and leave a transcript that
+// the next turn's history check refuses (an id used twice). A name that
+// would outgrow the transcript's id limit falls back to call_<i>~<n>. The
+// step's assistant message shares calls, so each tool result still answers
+// its own call.
 func uniqueIDs(calls []transcript.ToolCall) {
+	if len(calls) < 2 {
+		return
+	}
 	seen := make(map[string]bool, len(calls))
 	for i := range calls {
 		id := calls[i].ID
 		for n := 2; seen[id]; n++ {
-			id = calls[i].ID + "~" + strconv.Itoa(n)
+			suffix := "~" + strconv.Itoa(n)
+			if id = calls[i].ID + suffix; len(id) > transcript.MaxToolCallID {
+				id = "call_" + strconv.Itoa(i) + suffix
+			}
 		}
 		seen[id] = true
 		calls[i].ID = id

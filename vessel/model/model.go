@@ -576,7 +576,7 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 				}
 				p := calls[tc.Index]
 				if tc.ID != "" {
-					p.id = fit(tc.ID, 256)
+					p.id = fit(tc.ID, transcript.MaxToolCallID)
 				}
 				if len(p.name)+len(tc.Function.Name)+p.args.Len()+len(tc.Function.Arguments) > lim.Arguments {
 					out.Content = content.String()

@@ -17,6 +17,11 @@ const MediaType = "application/vnd.astralvessel.transcript+json"
 // MaxMessages is the most messages a history may hold.
 const MaxMessages = 2000
 
+// MaxToolCallID is the longest tool call id, in bytes, a history may hold;
+// the model client cuts longer ids to it and the loop keeps renamed ids
+// within it, so a turn's transcript is always a history the next accepts.
+const MaxToolCallID = 256
+
 // Envelope is the transcript's wire form.
 type Envelope struct {
 	Version  int       `json:"version"`
@@ -174,8 +179,8 @@ func (m *Message) validate(i int, pending map[string]bool) error {
 		}
 		clear(pending)
 		for j, tc := range m.ToolCalls {
-			if tc.ID == "" || len(tc.ID) > 256 {
-				return invalid("message %d: tool call %d needs an id of 1 to 256 characters", i, j)
+			if tc.ID == "" || len(tc.ID) > MaxToolCallID {
+				return invalid("message %d: tool call %d needs an id of 1 to %d characters", i, j, MaxToolCallID)
 			}
 			if tc.Type != "" && tc.Type != "function" {
 				return invalid("message %d: tool call %d has type %q; only function is allowed", i, j, tc.Type)
