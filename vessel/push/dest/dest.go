@@ -171,4 +171,3 @@ func PublicControl(_, address string, _ syscall.RawConn) error {
 	}
 	return nil
 }
-
