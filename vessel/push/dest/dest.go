@@ -124,7 +124,7 @@ func (p Policy) Check(raw string) (Route, error) {
 			return 0, fmt.Errorf("%w: %s is a special-purpose address", ErrRefused, u.Host)
 		case Internal:
 			if !p.granted(u) {
-				return 0, fmt.Errorf("%w: %s is an internal address and no push_urls grant covers %s", ErrRefused, u.Host, u)
+				return 0, fmt.Errorf("%w: %s is an internal address, and %s is outside the push_urls granted to this caller", ErrRefused, u.Host, u)
 			}
 		}
 	}

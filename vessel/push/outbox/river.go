@@ -82,6 +82,7 @@ func build[TTx any](drv riverdriver.Driver[TTx], cfg Config) (*Outbox, error) {
 		RetryPolicy:                 retryPolicy{base: cfg.BackoffBase, limit: cfg.BackoffCap},
 		RescueStuckJobsAfter:        cfg.RescueAfter,
 		FetchPollInterval:           cfg.PollInterval,
+		FetchCooldown:               min(100*time.Millisecond, cfg.PollInterval),
 		CancelledJobRetentionPeriod: 7 * 24 * time.Hour,
 		DiscardedJobRetentionPeriod: 7 * 24 * time.Hour,
 		CompletedJobRetentionPeriod: time.Hour,

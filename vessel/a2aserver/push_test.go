@@ -1,0 +1,305 @@
+package a2aserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
+	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
+	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+)
+
+// receiver is a verifying webhook on loopback that records deliveries.
+type receiver struct {
+	t   *testing.T
+	url string // base, e.g. http://127.0.0.1:1234
+	srv *httptest.Server
+	rcv *webhook.Receiver
+
+	mu sync.Mutex
+	// got are the deliveries handled, in arrival order (duplicates of a
+	// delivery id included: the Receiver's own dedupe is off).
+	got []*webhook.Delivery
+	// fail, when set, decides the answer before Handle (down, slow, ...).
+	fail func(r *http.Request) bool
+	raw  []*http.Request
+}
+
+func newReceiver(t *testing.T) *receiver {
+	t.Helper()
+	r := &receiver{t: t}
+	r.rcv = &webhook.Receiver{Token: "tok-1", Remember: -1, Handle: func(_ context.Context, d *webhook.Delivery) error {
+		r.mu.Lock()
+		r.got = append(r.got, d)
+		r.mu.Unlock()
+		return nil
+	}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.raw = append(r.raw, req)
+		f := r.fail
+		r.mu.Unlock()
+		if f != nil && f(req) {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if req.URL.Path == "/hooks/redirect" {
+			http.Redirect(w, req, "/hooks/target", http.StatusTemporaryRedirect)
+			return
+		}
+		r.rcv.ServeHTTP(w, req)
+	})
+	r.srv = httptest.NewServer(mux)
+	t.Cleanup(r.srv.Close)
+	r.url = r.srv.URL
+	return r
+}
+
+func (r *receiver) deliveries() []*webhook.Delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*webhook.Delivery(nil), r.got...)
+}
+
+func (r *receiver) requests() []*http.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*http.Request(nil), r.raw...)
+}
+
+// pushRig is the outbox a harness delivers with.
+type pushRig struct {
+	ob *outbox.Outbox
+}
+
+// withPush grants app1 the receiver's /hooks/ and runs an outbox (fast
+// retries) on the harness's SQLite task store, signing with a card key.
+func withPush(t *testing.T, rig *pushRig, rcv *receiver, tweak func(c *outbox.Config)) (serverOpt, harnessOpt) {
+	t.Helper()
+	raw, err := cardsig.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := cardsig.ParseKeys(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so := func(c *a2aserver.Config) {
+		c.CardKeys = keys
+		db, ok := c.Store.(store.DB)
+		if !ok {
+			t.Fatalf("store %T has no SQLite database", c.Store)
+		}
+		rig.ob = openOutbox(t, c, db.Path(), keys, tweak)
+		c.Outbox = rig.ob
+	}
+	ho := func(d *spec.Deployment) { d.Apps[0].PushURLs = []string{rcv.url + "/hooks/"} }
+	return so, ho
+}
+
+func openOutbox(t *testing.T, c *a2aserver.Config, path string, keys *cardsig.Keys, tweak func(c *outbox.Config)) *outbox.Outbox {
+	t.Helper()
+	pb := c.Store.(store.PushBackend)
+	d := c.Deployment
+	oc := outbox.Config{
+		Configs:     pb.PushConfigs,
+		Policy:      func(owner string) (destPolicy, error) { return a2aserver.PushPolicy(d, owner) },
+		Deliver:     outbox.NewDeliverer(nil, keys.SignPush).Deliver,
+		BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond,
+		OrderSnooze: 20 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+	}
+	if tweak != nil {
+		tweak(&oc)
+	}
+	ob, closeDB, err := outbox.OpenSQLite(context.Background(), path, oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = ob.Stop(ctx)
+		_ = closeDB()
+	})
+	return ob
+}
+
+func pushCfg(url string) *a2a.PushConfig { return &a2a.PushConfig{URL: url, Token: "tok-1"} }
+
+// Issue 17 (2): the four push config methods, bound to the owner, with
+// their limits and the grant.
+func TestPushConfigMethods(t *testing.T) {
+	rcv := newReceiver(t)
+	rig := &pushRig{}
+	so, ho := withPush(t, rig, rcv, nil)
+	h := newHarnessConfig(t, so, ho)
+	alice, bob := as(h.keyApp1, "alice"), as(h.keyApp1, "bob")
+	cl := h.client(h.agentID)
+
+	card := getJSON(t, h, "/agents/"+h.agentID+"/.well-known/agent-card.json")
+	if caps, _ := card["capabilities"].(map[string]any); caps["pushNotifications"] != true {
+		t.Fatalf("card capabilities %v", card["capabilities"])
+	}
+	task, err := h.send(alice, textMsg("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := cl.CreateTaskPushConfig(alice, &a2a.PushConfig{TaskID: task.ID, URL: rcv.url + "/hooks/a", Token: "tok-1"})
+	if err != nil || created.ID == "" || created.TaskID != task.ID {
+		t.Fatalf("create: %+v %v", created, err)
+	}
+	got, err := cl.GetTaskPushConfig(alice, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: created.ID})
+	if err != nil || got.URL != rcv.url+"/hooks/a" || got.Token != "tok-1" {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := cl.GetTaskPushConfig(bob, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: created.ID}); err == nil {
+		t.Fatal("another owner read the config")
+	}
+	if _, err := cl.CreateTaskPushConfig(bob, &a2a.PushConfig{TaskID: task.ID, URL: rcv.url + "/hooks/b"}); err == nil {
+		t.Fatal("another owner added a config to alice's task")
+	}
+	if err := cl.DeleteTaskPushConfig(bob, &a2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: created.ID}); err == nil {
+		t.Fatal("another owner deleted on alice's task")
+	}
+	// Up to ten per task.
+	for i := 1; i < store.MaxPushConfigsPerTask; i++ {
+		if _, err := cl.CreateTaskPushConfig(alice, &a2a.PushConfig{TaskID: task.ID, URL: rcv.url + "/hooks/n"}); err != nil {
+			t.Fatalf("config %d: %v", i+1, err)
+		}
+	}
+	if _, err := cl.CreateTaskPushConfig(alice, &a2a.PushConfig{TaskID: task.ID, URL: rcv.url + "/hooks/n"}); err == nil ||
+		!strings.Contains(err.Error(), "at most 10") {
+		t.Fatalf("eleventh config: %v", err)
+	}
+	// Saving an existing id again replaces it, within the limit.
+	if _, err := cl.CreateTaskPushConfig(alice, &a2a.PushConfig{TaskID: task.ID, ID: created.ID, URL: rcv.url + "/hooks/again"}); err != nil {
+		t.Fatalf("replace: %v", err)
+	}
+	list, err := cl.ListTaskPushConfigs(alice, &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
+	if err != nil || len(list) != store.MaxPushConfigsPerTask {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if _, err := cl.ListTaskPushConfigs(bob, &a2a.ListTaskPushConfigRequest{TaskID: task.ID}); err == nil {
+		t.Fatal("another owner listed alice's configs")
+	}
+	for range 2 { // idempotent
+		if err := cl.DeleteTaskPushConfig(alice, &a2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: created.ID}); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	}
+	if _, err := cl.GetTaskPushConfig(alice, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: created.ID}); err == nil {
+		t.Fatal("deleted config still read")
+	}
+	// Refused at creation, with the reason.
+	for _, c := range []struct{ url, token, want string }{
+		{"https://elsewhere.invalid/hooks/", "", "outside the push_urls"},
+		{rcv.url + "/other/", "", "outside the push_urls"},
+		{strings.Replace(rcv.url, "http:", "https:", 1) + "/hooks/", "", "outside the push_urls"},
+		{"http://169.254.169.254/latest/", "", "special-purpose"},
+		{"http://[::ffff:169.254.169.254]/x", "", "special-purpose"},
+		{"http://10.1.2.3/hooks/", "", "internal address"},
+		{"ftp://x.invalid/", "", "http:// or https://"},
+		{"http://user:pw@x.invalid/", "", "credentials"},
+		{rcv.url + "/hooks/" + strings.Repeat("a", 2100), "", "longer than 2048"},
+		{rcv.url + "/hooks/", strings.Repeat("t", 513), "longer than 512"},
+	} {
+		_, err := cl.CreateTaskPushConfig(alice, &a2a.PushConfig{TaskID: task.ID, URL: c.url, Token: c.token})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("create %.60q: %v, want %q", c.url, err, c.want)
+		}
+	}
+	// app2 has no grant at all.
+	task2, err := h.send(as(h.keyApp2, "carol"), textMsg("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CreateTaskPushConfig(as(h.keyApp2, "carol"), &a2a.PushConfig{TaskID: task2.ID, URL: rcv.url + "/hooks/"}); err == nil {
+		t.Fatal("app2 registered a webhook it was not granted")
+	}
+}
+
+// Issue 17 (4): a background turn with a push config in SendMessage: the
+// receiver gets the end, signed, with the token and the A2A media type;
+// a turn that pauses for approval pushes INPUT_REQUIRED first, in order.
+func TestPushDelivered(t *testing.T) {
+	rcv := newReceiver(t)
+	rig := &pushRig{}
+	so, ho := withPush(t, rig, rcv, nil)
+	h := newHarnessConfig(t, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	rcv.rcv.Keys = webhook.JWKS(nil, h.url, time.Minute)
+	alice := as(h.keyApp1, "alice")
+	res, err := h.client(h.agentID).SendMessage(alice, &a2a.SendMessageRequest{Message: textMsg("#script:twocalls go"),
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: pushCfg(rcv.url + "/hooks/t")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	waitFor(t, "the approval push", func() bool { return len(rcv.deliveries()) >= 1 })
+	d := rcv.deliveries()[0]
+	if d.TaskID != task.ID || d.State != a2a.TaskStateInputRequired || d.KeyID == "" || d.Attempt != 1 {
+		t.Fatalf("first delivery %+v", d)
+	}
+	req := rcv.requests()[0]
+	if req.Header.Get("Content-Type") != "application/a2a+json" || req.Header.Get("A2A-Notification-Token") != "tok-1" {
+		t.Fatalf("headers %v", req.Header)
+	}
+	paused, err := h.client(h.agentID).GetTask(alice, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := pending(t, paused)
+	if _, err := h.send(alice, decide(paused, ap.ApprovalID, verdict("e1", "approve"), verdict("e2", "deny"))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the completion push", func() bool { return len(rcv.deliveries()) >= 2 })
+	all := rcv.deliveries()
+	if len(all) != 2 || all[1].State != a2a.TaskStateCompleted || all[1].ID == all[0].ID {
+		t.Fatalf("deliveries %+v", all)
+	}
+}
+
+// destPolicy keeps the import of dest out of the helpers' signatures.
+type destPolicy = dest.Policy
+
+// freePort is a loopback address nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func getJSON(t *testing.T, h *harness, path string) map[string]any {
+	t.Helper()
+	resp, err := h.httpc.Get(h.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return m
+}
