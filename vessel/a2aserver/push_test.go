@@ -3,6 +3,7 @@ package a2aserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -38,7 +39,11 @@ type receiver struct {
 	raw  []*http.Request
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t *testing.T) *receiver { return newReceiverAt(t, "") }
+
+// newReceiverAt listens on addr ("" picks a port); with startLater the
+// server is not started (nothing answers there) until start is called.
+func newReceiverAt(t *testing.T, addr string) *receiver {
 	t.Helper()
 	r := &receiver{t: t}
 	r.rcv = &webhook.Receiver{Token: "tok-1", Remember: -1, Handle: func(_ context.Context, d *webhook.Delivery) error {
@@ -63,7 +68,16 @@ func newReceiver(t *testing.T) *receiver {
 		}
 		r.rcv.ServeHTTP(w, req)
 	})
-	r.srv = httptest.NewServer(mux)
+	r.srv = httptest.NewUnstartedServer(mux)
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.srv.Listener.Close()
+		r.srv.Listener = ln
+	}
+	r.srv.Start()
 	t.Cleanup(r.srv.Close)
 	r.url = r.srv.URL
 	return r
@@ -302,4 +316,164 @@ func getJSON(t *testing.T, h *harness, path string) map[string]any {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	return m
+}
+
+// pausedTurns starts n background turns that pause for approval, with a
+// push config each, and returns them.
+func pausedTurns(t *testing.T, h *harness, n int, url string) []*a2a.Task {
+	t.Helper()
+	alice := as(h.keyApp1, "alice")
+	var out []*a2a.Task
+	for range n {
+		res, err := h.client(h.agentID).SendMessage(alice, &a2a.SendMessageRequest{Message: textMsg("#script:twocalls go"),
+			Config: &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: pushCfg(url)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res.(*a2a.Task))
+	}
+	for _, task := range out {
+		waitFor(t, "the pause", func() bool {
+			got, err := h.client(h.agentID).GetTask(alice, &a2a.GetTaskRequest{ID: task.ID})
+			return err == nil && got.Status.State == a2a.TaskStateInputRequired
+		})
+	}
+	return out
+}
+
+// decideAll approves the paused turns.
+func decideAll(t *testing.T, h *harness, tasks []*a2a.Task) {
+	t.Helper()
+	alice := as(h.keyApp1, "alice")
+	for _, task := range tasks {
+		got, err := h.client(h.agentID).GetTask(alice, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap := pending(t, got)
+		if _, err := h.send(alice, decide(got, ap.ApprovalID, verdict("e1", "approve"), verdict("e2", "approve"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkInOrder: every task got INPUT_REQUIRED then COMPLETED, each once
+// (a repeat only with the same delivery id).
+func checkInOrder(t *testing.T, got []*webhook.Delivery, tasks []*a2a.Task) {
+	t.Helper()
+	for _, task := range tasks {
+		var states []a2a.TaskState
+		seen := map[string]a2a.TaskState{}
+		for _, d := range got {
+			if d.TaskID != task.ID {
+				continue
+			}
+			if st, dup := seen[d.ID]; dup {
+				if st != d.State {
+					t.Fatalf("delivery %s came with %s and %s", d.ID, st, d.State)
+				}
+				continue
+			}
+			seen[d.ID] = d.State
+			states = append(states, d.State)
+		}
+		if len(states) != 2 || states[0] != a2a.TaskStateInputRequired || states[1] != a2a.TaskStateCompleted {
+			t.Errorf("task %s: pushed %v, want input-required then completed", task.ID, states)
+		}
+	}
+}
+
+// Issue 17 (5): the receiver is down (nothing listens) while turns pause
+// and end; once it is up every event arrives, in order per task.
+func TestPushReceiverDownThenUp(t *testing.T) {
+	addr := freePort(t)
+	grant := &receiver{url: "http://" + addr}
+	rig := &pushRig{}
+	so, ho := withPush(t, rig, grant, nil)
+	h := newHarnessConfig(t, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	tasks := pausedTurns(t, h, 3, grant.url+"/hooks/down")
+	decideAll(t, h, tasks)
+	// Attempts fail (connection refused) and are retried.
+	waitFor(t, "retries", func() bool {
+		n, err := rig.ob.Pending(context.Background())
+		return err == nil && n == 2*len(tasks)
+	})
+	time.Sleep(300 * time.Millisecond) // a few refused attempts
+	rcv := newReceiverAt(t, addr)
+	waitFor(t, "every push", func() bool { return len(rcv.deliveries()) >= 2*len(tasks) })
+	checkInOrder(t, rcv.deliveries(), tasks)
+	for _, d := range rcv.deliveries() {
+		// The later event of each task waits (unattempted) for the first.
+		if d.State == a2a.TaskStateInputRequired && d.Attempt < 2 {
+			t.Errorf("delivery %s arrived at attempt %d; the receiver was down", d.ID, d.Attempt)
+		}
+	}
+}
+
+// Issue 17 (5): a receiver slower than the timeout: the attempt is cut
+// off and retried with the same delivery id.
+func TestPushSlowReceiver(t *testing.T) {
+	rcv := newReceiver(t)
+	var once sync.Once
+	first := make(chan string, 1)
+	rcv.fail = func(r *http.Request) bool {
+		slow := false
+		once.Do(func() { slow = true })
+		if slow {
+			first <- r.Header.Get(webhook.DeliveryIDHeader)
+			// Read the body, so the server notices the vessel hanging up,
+			// and hold the answer until it does.
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+			return true
+		}
+		return false
+	}
+	rig := &pushRig{}
+	so, ho := withPush(t, rig, rcv, func(c *outbox.Config) { c.Timeout = outbox.MinTimeout })
+	h := newHarnessConfig(t, so, ho)
+	_, err := h.client(h.agentID).SendMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg("hello"),
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: pushCfg(rcv.url + "/hooks/slow")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := <-first
+	deadline := time.Now().Add(2 * outbox.MaxTimeout)
+	for len(rcv.deliveries()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := rcv.deliveries()
+	if len(got) != 1 || got[0].ID != id || got[0].Attempt != 2 || got[0].State != a2a.TaskStateCompleted {
+		t.Fatalf("deliveries %+v, want attempt 2 of %s", got, id)
+	}
+}
+
+// Issue 17 (5): a redirect is not followed; the delivery is a dead letter
+// the operator can list.
+func TestPushRedirectNotFollowed(t *testing.T) {
+	rcv := newReceiver(t)
+	rig := &pushRig{}
+	so, ho := withPush(t, rig, rcv, nil)
+	h := newHarnessConfig(t, so, ho)
+	_, err := h.client(h.agentID).SendMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg("hello"),
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: pushCfg(rcv.url + "/hooks/redirect")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead []outbox.Dead
+	waitFor(t, "the dead letter", func() bool {
+		dead, err = rig.ob.Dead(context.Background(), 10)
+		return err == nil && len(dead) == 1
+	})
+	if !strings.Contains(dead[0].LastError, "redirects are not followed") || dead[0].State != string(a2a.TaskStateCompleted) {
+		t.Fatalf("dead letter %+v", dead[0])
+	}
+	for _, r := range rcv.requests() {
+		if r.URL.Path != "/hooks/redirect" {
+			t.Fatalf("redirect followed to %s", r.URL.Path)
+		}
+	}
+	if len(rcv.requests()) != 1 {
+		t.Fatalf("%d requests, want 1 (a redirect is permanent)", len(rcv.requests()))
+	}
 }
