@@ -2,17 +2,22 @@ package a2aserver_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
@@ -21,6 +26,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 )
 
 // receiver is a verifying webhook on loopback that records deliveries.
@@ -114,18 +120,14 @@ func withPush(t *testing.T, rig *pushRig, rcv *receiver, tweak func(c *outbox.Co
 	}
 	so := func(c *a2aserver.Config) {
 		c.CardKeys = keys
-		db, ok := c.Store.(store.DB)
-		if !ok {
-			t.Fatalf("store %T has no SQLite database", c.Store)
-		}
-		rig.ob = openOutbox(t, c, db.Path(), keys, tweak)
+		rig.ob = openOutbox(t, c, keys, tweak)
 		c.Outbox = rig.ob
 	}
 	ho := func(d *spec.Deployment) { d.Apps[0].PushURLs = []string{rcv.url + "/hooks/"} }
 	return so, ho
 }
 
-func openOutbox(t *testing.T, c *a2aserver.Config, path string, keys *cardsig.Keys, tweak func(c *outbox.Config)) *outbox.Outbox {
+func openOutbox(t *testing.T, c *a2aserver.Config, keys *cardsig.Keys, tweak func(c *outbox.Config)) *outbox.Outbox {
 	t.Helper()
 	pb := c.Store.(store.PushBackend)
 	d := c.Deployment
@@ -139,7 +141,17 @@ func openOutbox(t *testing.T, c *a2aserver.Config, path string, keys *cardsig.Ke
 	if tweak != nil {
 		tweak(&oc)
 	}
-	ob, closeDB, err := outbox.OpenSQLite(context.Background(), path, oc)
+	var ob *outbox.Outbox
+	closeDB := func() error { return nil }
+	var err error
+	switch b := c.Store.(type) {
+	case store.DB:
+		ob, closeDB, err = outbox.OpenSQLite(context.Background(), b.Path(), oc)
+	case interface{ Pool() *pgxpool.Pool }:
+		ob, err = outbox.OpenPostgres(context.Background(), b.Pool(), oc)
+	default:
+		t.Fatalf("no outbox for %T", c.Store)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,5 +487,93 @@ func TestPushRedirectNotFollowed(t *testing.T) {
 	}
 	if len(rcv.requests()) != 1 {
 		t.Fatalf("%d requests, want 1 (a redirect is permanent)", len(rcv.requests()))
+	}
+}
+
+// Issue 17 (5): two replicas on one PostgreSQL, each running an outbox:
+// turns started on both are all pushed; a repeat only with the same
+// delivery id.
+func TestPushTwoReplicas(t *testing.T) {
+	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("VESSEL_TEST_POSTGRES not set (make check sets it)")
+		}
+		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
+	}
+	postgres.Register()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "vt_push_" + hex.EncodeToString(b[:])
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	t.Cleanup(func() { dropSchema(t, dsn, schema) })
+	url := dsn + sep + "vessel_schema=" + schema
+	rcv := newReceiver(t)
+	var replicas []*harness
+	var rigs []*pushRig
+	var tasks []*a2a.Task
+	defer func() {
+		if t.Failed() {
+			for _, r := range rigs {
+				n, err := r.ob.Pending(context.Background())
+				dead, derr := r.ob.Dead(context.Background(), 5)
+				t.Logf("pending %d %v; dead %+v %v; got %d", n, err, dead, derr, len(rcv.deliveries()))
+				h := replicas[0]
+				l, lerr := h.client(h.agentID).ListTaskPushConfigs(as(h.keyApp1, "alice"), &a2a.ListTaskPushConfigRequest{TaskID: tasks[0].ID})
+				tk, gerr := h.client(h.agentID).GetTask(as(h.keyApp1, "alice"), &a2a.GetTaskRequest{ID: tasks[0].ID})
+				t.Logf("configs %+v %v; task %v %v", l, lerr, tk.Status.State, gerr)
+				for _, e := range h.logs.All() {
+					if e.Level >= zap.WarnLevel {
+						t.Logf("log: %s %v", e.Message, e.ContextMap())
+					}
+				}
+			}
+		}
+	}()
+	for range 2 {
+		rig := &pushRig{}
+		rigs = append(rigs, rig)
+		so, ho := withPush(t, rig, rcv, nil)
+		replicas = append(replicas, newHarnessStore(t, url, so, ho))
+	}
+	const n = 20
+	for i := range n {
+		h := replicas[i%2]
+		res, err := h.client(h.agentID).SendMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg("hello"),
+			Config: &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: pushCfg(rcv.url + "/hooks/r")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks = append(tasks, res.(*a2a.Task))
+	}
+	waitFor(t, "every push", func() bool {
+		seen := map[a2a.TaskID]bool{}
+		for _, d := range rcv.deliveries() {
+			seen[d.TaskID] = true
+		}
+		return len(seen) == n
+	})
+	byID := map[string]a2a.TaskID{}
+	perTask := map[a2a.TaskID]map[string]bool{}
+	for _, d := range rcv.deliveries() {
+		if prev, ok := byID[d.ID]; ok && prev != d.TaskID {
+			t.Fatalf("delivery id %s used for two tasks", d.ID)
+		}
+		byID[d.ID] = d.TaskID
+		if perTask[d.TaskID] == nil {
+			perTask[d.TaskID] = map[string]bool{}
+		}
+		perTask[d.TaskID][d.ID] = true
+		if d.State != a2a.TaskStateCompleted {
+			t.Errorf("task %s pushed %s", d.TaskID, d.State)
+		}
+	}
+	for _, task := range tasks {
+		if len(perTask[task.ID]) != 1 {
+			t.Errorf("task %s: %d distinct deliveries, want 1", task.ID, len(perTask[task.ID]))
+		}
 	}
 }

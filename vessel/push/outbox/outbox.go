@@ -198,7 +198,7 @@ func (o *Outbox) Stop(ctx context.Context) error {
 
 // Enqueue stores a delivery of an event's StreamResponse JSON.
 func (o *Outbox) Enqueue(ctx context.Context, agent string, cfg *a2a.PushConfig, state a2a.TaskState, body []byte) (string, error) {
-	a := Args{Agent: agent, Task: string(cfg.TaskID), Config: cfg.ID, Key: agent + "\x00" + string(cfg.TaskID) + "\x00" + cfg.ID,
+	a := Args{Agent: agent, Task: string(cfg.TaskID), Config: cfg.ID, Key: orderKey(agent, string(cfg.TaskID), cfg.ID),
 		DeliveryID: uuid.NewString(), State: string(state), Body: body}
 	if err := o.insert(ctx, a); err != nil {
 		return "", fmt.Errorf("push outbox: enqueue: %w", err)
@@ -251,4 +251,10 @@ func (o *Outbox) Dead(ctx context.Context, limit int) ([]Dead, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// orderKey names an agent, task and config unambiguously (length
+// prefixed; PostgreSQL's jsonb holds no NUL to separate them with).
+func orderKey(agent, task, config string) string {
+	return fmt.Sprintf("%d:%s%d:%s%s", len(agent), agent, len(task), task, config)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
@@ -54,13 +53,21 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Outbox,
 	if err != nil {
 		return nil, fmt.Errorf("push outbox: %w", err)
 	}
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('astralvessel river migrate'))`); err != nil {
-			return err
-		}
-		_, err := mig.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil)
-		return err
-	})
+	// River's migrations each run in their own transaction (one adds an
+	// enum value another uses); a session lock keeps replicas apart.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("push outbox: %w", err)
+	}
+	defer conn.Release()
+	const lock = `hashtext('astralvessel river migrate')`
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lock+`)`); err != nil {
+		return nil, fmt.Errorf("push outbox: lock for River's migrations: %w", err)
+	}
+	_, err = mig.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+lock+`)`); uerr != nil && err == nil {
+		err = uerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("push outbox: migrate River's tables: %w", err)
 	}
