@@ -77,8 +77,15 @@ func parsePushURL(s string) (PushGrant, error) {
 	if path == "" {
 		path = "/"
 	}
-	if strings.Contains(path, "/../") || strings.HasSuffix(path, "/..") || strings.Contains(path, "/./") {
-		return PushGrant{}, fmt.Errorf("%q: dot segments in the path are not allowed", s)
+	// Decoded as the receiver will decode it: no dot segments and no
+	// backslashes, so the path cannot leave a granted prefix there.
+	for _, p := range []string{path, u.Path} {
+		if strings.Contains(p, "\\") || slicesContainsDot(strings.Split(p, "/")) {
+			return PushGrant{}, fmt.Errorf("%q: dot segments and backslashes in the path are not allowed", s)
+		}
+	}
+	if strings.Contains(strings.ToLower(path), "%2f") || strings.Contains(strings.ToLower(path), "%5c") {
+		return PushGrant{}, fmt.Errorf("%q: encoded slashes in the path are not allowed", s)
 	}
 	return PushGrant{Scheme: u.Scheme, Host: host, Port: port, Path: path}, nil
 }
@@ -99,4 +106,13 @@ func (g PushGrant) Allows(u PushGrant) bool {
 		return strings.HasPrefix(u.Path, g.Path)
 	}
 	return u.Path == g.Path || strings.HasPrefix(u.Path, g.Path+"/")
+}
+
+func slicesContainsDot(segs []string) bool {
+	for _, s := range segs {
+		if s == "." || s == ".." {
+			return true
+		}
+	}
+	return false
 }
