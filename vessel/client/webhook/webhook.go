@@ -189,8 +189,8 @@ func (r *Receiver) forget(id string) {
 }
 
 // JWKS fetches the vessel's JWK set from baseURL+cardsig.JWKSPath and
-// keeps it for ttl (default 10 minutes), fetching again sooner when a kid
-// is unknown is not needed: a rotated-in key is published before it signs.
+// keeps it for ttl (default 10 minutes). The set lists every key being
+// rotated, so a cached set keeps verifying across a rotation.
 func JWKS(hc *http.Client, baseURL string, ttl time.Duration) func(ctx context.Context) ([]byte, error) {
 	if hc == nil {
 		hc = http.DefaultClient
