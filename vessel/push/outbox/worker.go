@@ -34,15 +34,27 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		cfg.Observe("dead")
 		return river.JobCancel(fmt.Errorf("older than the maximum age %s", cfg.MaxAge))
 	}
-	earlier, err := w.o.list(ctx, river.NewJobListParams().Kinds(Kind).
-		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-			rivertype.JobStateRunning, rivertype.JobStateScheduled).
-		Where("args ->> 'key' = @key AND id < @id", river.NamedArgs{"key": a.Key, "id": job.ID}).First(1))
-	if err != nil {
-		return fmt.Errorf("look for earlier deliveries: %w", err)
-	}
-	if len(earlier.Jobs) > 0 {
-		return river.JobSnooze(cfg.OrderSnooze)
+	// In order per key: wait a little for an earlier delivery to end
+	// (they are fetched first), else snooze and come back.
+	for wait := time.Duration(0); ; wait += cfg.OrderSnooze / 4 {
+		earlier, err := w.o.list(ctx, river.NewJobListParams().Kinds(Kind).
+			States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+				rivertype.JobStateRunning, rivertype.JobStateScheduled).
+			Where("args ->> 'key' = @key AND id < @id", river.NamedArgs{"key": a.Key, "id": job.ID}).First(1))
+		if err != nil {
+			return fmt.Errorf("look for earlier deliveries: %w", err)
+		}
+		if len(earlier.Jobs) == 0 {
+			break
+		}
+		if wait >= cfg.OrderSnooze || earlier.Jobs[0].State != rivertype.JobStateRunning {
+			return river.JobSnooze(cfg.OrderSnooze)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(cfg.OrderSnooze / 4):
+		}
 	}
 	pc, owner, err := cfg.Configs(a.Agent).Lookup(ctx, a2a.TaskID(a.Task), a.Config)
 	if err != nil {
