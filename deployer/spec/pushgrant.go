@@ -24,6 +24,9 @@ const MaxPushURLBytes = 2048
 // ParsePushGrant reads a push_urls entry: http(s)://host[:port][/prefix],
 // without credentials, query or fragment.
 func ParsePushGrant(s string) (PushGrant, error) {
+	if strings.Contains(s, "?") {
+		return PushGrant{}, fmt.Errorf("push grant: %q: a query is not allowed in a grant", s)
+	}
 	g, err := parsePushURL(s)
 	if err != nil {
 		return PushGrant{}, fmt.Errorf("push grant: %w", err)
