@@ -69,6 +69,10 @@ type Config struct {
 	// AgentTOML is appended to the agent's [[agents]] entry, e.g. an
 	// [agents.approval] table.
 	AgentTOML string
+	// AppTOML is appended to the app's [[apps]] entry, e.g. push_urls.
+	AppTOML string
+	// VesselEnv is added to every vessel's environment.
+	VesselEnv []string
 }
 
 // Stack is a running set of processes.
@@ -92,6 +96,8 @@ type Proc struct {
 	cmd       *exec.Cmd
 	done      chan struct{}
 	err       error
+	env, args []string // how a vessel was started, for RestartVessel
+	restarts  int
 	peak      int64   // last VmHWM seen, bytes
 	cpu       float64 // last CPU seconds seen
 }
@@ -210,13 +216,14 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			"VESSEL_MODEL_BASE_URL=http://" + modelAddr + "/v1",
 			"VESSEL_DATA_DIR=" + data,
 		}
-		p, err := s.start(fmt.Sprintf("vessel-%d", i), cfg.ServerCPUs, env,
-			filepath.Join(cfg.BinDir, "vessel"), "--deployment", depPath, "--listen", addr,
-			"--sandbox-url", AgentID+"=http://"+sbAddr)
+		env = append(env, cfg.VesselEnv...)
+		args := []string{"--deployment", depPath, "--listen", addr, "--sandbox-url", AgentID + "=http://" + sbAddr}
+		p, err := s.start(fmt.Sprintf("vessel-%d", i), cfg.ServerCPUs, env, filepath.Join(cfg.BinDir, "vessel"), args...)
 		if err != nil {
 			return nil, err
 		}
 		p.Addr = addr
+		p.env, p.args = env, args
 		s.Vessels = append(s.Vessels, p)
 		s.Endpoint = append(s.Endpoint, "http://"+addr)
 	}
@@ -261,14 +268,14 @@ allow_http_upstream = true
 id = "load"
 key_sha256 = "%s"
 agents = ["%s"]
-
+%s
 [[agents]]
 id = "%s"
 package = "agents/%s"
 
 [agents.sandbox]
 scratch = "%s"
-%s`, store, modelAddr, hex.EncodeToString(sum[:]), AgentID, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML)
+%s`, store, modelAddr, hex.EncodeToString(sum[:]), AgentID, s.cfg.AppTOML, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML)
 
 	manifest := `name = "load"
 description = "Load-test agent: runs one shell command per turn and streams an answer."
@@ -339,6 +346,23 @@ func (s *Stack) start(name, cpus string, env []string, bin string, args ...strin
 	}()
 	fmt.Fprintf(s.cfg.Log, "stack: started %s (pid %d)\n", name, cmd.Process.Pid)
 	return p, nil
+}
+
+// RestartVessel starts vessel i again as it was started (same address, data
+// and deployment) after it ended, and waits until it reports healthy.
+func (s *Stack) RestartVessel(ctx context.Context, i int) error {
+	old := s.Vessels[i]
+	if done, _ := old.Exited(); !done {
+		return fmt.Errorf("stack: vessel %d is still running", i)
+	}
+	p, err := s.start(fmt.Sprintf("vessel-%d-restart-%d", i, old.restarts+1), s.cfg.ServerCPUs, old.env,
+		filepath.Join(s.cfg.BinDir, "vessel"), old.args...)
+	if err != nil {
+		return err
+	}
+	p.Addr, p.env, p.args, p.restarts = old.Addr, old.env, old.args, old.restarts+1
+	s.Vessels[i] = p
+	return s.waitHealthy(ctx, "http://"+p.Addr, p)
 }
 
 // Kill ends the process at once (SIGKILL), as a crash would, and waits for it.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +49,15 @@ func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, 
 		Deliver: outbox.NewDeliverer(proxy, sign).Deliver,
 		Log:     log.With(zap.String("component", "push")),
 		Observe: func(o string) { outcomes.WithLabelValues(o).Inc() },
+	}
+	// VESSEL_PUSH_RESCUE_SECONDS: when a delivery left running by a vessel
+	// that died is tried again (default: twice the timeout plus a minute).
+	if v := os.Getenv("VESSEL_PUSH_RESCUE_SECONDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < int(outbox.MaxTimeout/time.Second) {
+			return nil, nil, fmt.Errorf("VESSEL_PUSH_RESCUE_SECONDS %q: want a whole number of seconds, at least %d", v, int(outbox.MaxTimeout/time.Second))
+		}
+		cfg.RescueAfter = time.Duration(n) * time.Second
 	}
 	var ob *outbox.Outbox
 	closeDB := func() error { return nil }
