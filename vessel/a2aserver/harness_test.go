@@ -46,13 +46,13 @@ type fakeSandbox struct {
 	confined bool
 	token    string
 
-	mu        sync.Mutex
-	ended     []string
+	mu    sync.Mutex
+	ended []string
 	// failEnds is how many EndTurn calls to come fail as a busy sandbox's
 	// would (Unavailable) before one succeeds.
 	failEnds int
 	// endCalls counts EndTurn calls, failed ones included.
-	endCalls int
+	endCalls  int
 	cancelled int
 	running   int
 	// turns is what ListTurns reports.
