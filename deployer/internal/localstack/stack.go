@@ -401,6 +401,10 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		if err != nil {
 			return nil, err
 		}
+		httpPort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
 		fp, err := spec.Fingerprint(d, a.ID)
 		if err != nil {
 			return nil, fmt.Errorf("localstack: fingerprint of %s: %w", a.ID, err)
@@ -413,7 +417,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 		scratch := filepath.Join(s.scratch, a.ID)
 		args := []string{"--agent", a.ID, "--package", a.PackageDir, "--scratch", scratch,
-			"--listen", loopback(port), "--fingerprint", fp, "--uid-range", uids.String(),
+			"--listen", loopback(port), "--http-listen", loopback(httpPort), "--fingerprint", fp, "--uid-range", uids.String(),
 			// No container here: the agent's memory bounds each process of a call.
 			"--call-memory", strconv.FormatInt(int64(a.Sandbox.Memory), 10)}
 		for _, m := range a.Sandbox.Mounts {
@@ -434,7 +438,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 			return nil, err
 		}
 		u := "http://" + loopback(port)
-		if err := waitHTTP(readyCtx, p, u+"/status", token, nil); err != nil {
+		if err := waitHTTP(readyCtx, p, "http://"+loopback(httpPort)+"/status", token, nil); err != nil {
 			return nil, err
 		}
 		sandboxArgs = append(sandboxArgs, "--sandbox-url", a.ID+"="+u)
