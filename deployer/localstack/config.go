@@ -22,7 +22,8 @@ type Config struct {
 	Bins map[string]string
 	// StateDir holds keys, tokens, logs, the task store and stack.json.
 	StateDir string
-	// Listen is the first vessel's address; default 127.0.0.1:8700.
+	// Listen is the first vessel's address; default 127.0.0.1:8700, and
+	// port 0 takes a free loopback port.
 	Listen string
 	// UpstreamURL and UpstreamKey name a real OpenAI-compatible model. When
 	// either is empty the scripted model is started instead.

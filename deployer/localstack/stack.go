@@ -388,11 +388,13 @@ func sandboxArgs(d *spec.Deployment, i int, a spec.Agent, scratch string) ([]str
 // model key, never the real one (with DirectModel, the model's own key).
 func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, error) {
 	name, addr, data := "vessel", pl.cfg.Listen, filepath.Join(pl.cfg.StateDir, "data")
-	if i > 0 {
+	if _, port, _ := net.SplitHostPort(addr); i > 0 || port == "0" {
 		var err error
 		if addr, err = freeAddr(); err != nil {
 			return service{}, err
 		}
+	}
+	if i > 0 {
 		name, data = fmt.Sprintf("vessel-%d", i), filepath.Join(pl.cfg.StateDir, fmt.Sprintf("data-%d", i))
 		if err := os.MkdirAll(data, 0o700); err != nil {
 			return service{}, fmt.Errorf("localstack: create %s: %w", data, err)

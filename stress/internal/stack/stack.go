@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -175,12 +174,8 @@ func (s *Stack) localConfig(bins map[string]string) (localstack.Config, error) {
 	if err := os.WriteFile(script, s.cfg.Script, 0o644); err != nil {
 		return localstack.Config{}, fmt.Errorf("stack: write script: %w", err)
 	}
-	listen, err := freeAddr()
-	if err != nil {
-		return localstack.Config{}, err
-	}
 	return localstack.Config{
-		DeploymentFile: dep, Bins: bins, StateDir: s.cfg.Dir, Listen: listen, Script: script,
+		DeploymentFile: dep, Bins: bins, StateDir: s.cfg.Dir, Listen: "127.0.0.1:0", Script: script,
 		ReadyTimeout: 2 * time.Minute, Log: s.cfg.Log,
 		Replicas: s.cfg.Replicas, DirectModel: true, ScratchDir: s.root,
 		ServerCPUs: s.cfg.ServerCPUs, ModelCPUs: s.cfg.ModelCPUs, Pprof: s.cfg.Pprof,
@@ -454,13 +449,4 @@ func ensureBinaries(ctx context.Context, cfg *Config) (map[string]string, error)
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	return bins, nil
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("stack: pick a port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
