@@ -20,20 +20,25 @@ i=0
 while [ "$i" -lt "$runs" ]; do
   i=$((i + 1))
   state="$work/state-$i"
-  out="$work/out-$i"
+  listen="127.0.0.1:$(port)"
+  fifo="$work/out-$i"
+  mkfifo "$fifo"
   start=$(date +%s%N)
-  "$bin/astralvessel" up --bin "$bin" --state "$state" --listen "127.0.0.1:$(port)" --scripted >"$out" 2>"$work/err-$i" &
+  "$bin/astralvessel" up --bin "$bin" --state "$state" --listen "$listen" --scripted >"$fifo" 2>"$work/err-$i" &
   pid=$!
-  while ! grep -q "is up at" "$out" 2>/dev/null; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "up-time: astralvessel up exited:" >&2; cat "$work/err-$i" >&2; exit 1
-    fi
-    sleep 0.001
+  # Blocks on the pipe until up prints its first line (no polling).
+  exec 3<"$fifo"
+  line=
+  while IFS= read -r line <&3; do
+    case $line in *"is up at"*) break ;; esac
   done
   end=$(date +%s%N)
-  kill -INT "$pid"; wait "$pid" || true
+  case $line in *"is up at"*) ;; *) echo "up-time: astralvessel up exited:" >&2; cat "$work/err-$i" >&2; exit 1 ;; esac
+  kill -INT "$pid"
+  cat <&3 >/dev/null; exec 3<&-
+  wait "$pid" || true
   ms=$(( (end - start) / 1000000 ))
-  inside=$(sed -n 's/.*(ready in \([0-9]*\) ms).*/\1/p' "$out")
+  inside=$(echo "$line" | sed -n 's/.*(ready in \([0-9]*\) ms).*/\1/p')
   echo "run $i: $ms ms to the \"is up\" line ($inside ms inside localstack.Start)"
   echo "$ms" >>"$work/all"
 done

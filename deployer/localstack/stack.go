@@ -233,18 +233,23 @@ func (s *Stack) startAll(ctx context.Context, svcs []service) error {
 		}
 		procs[i] = p
 	}
+	began := time.Now()
 	errs := make([]error, len(svcs))
+	took := make([]time.Duration, len(svcs))
 	var wg sync.WaitGroup
 	for i, sv := range svcs {
-		wg.Go(func() { errs[i] = sv.ready(ctx, procs[i]) })
+		wg.Go(func() {
+			errs[i] = sv.ready(ctx, procs[i])
+			took[i] = time.Since(began)
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for _, sv := range svcs {
+	for i, sv := range svcs {
 		if sv.after != "" {
-			fmt.Fprintln(s.cfg.Log, sv.after)
+			fmt.Fprintf(s.cfg.Log, "%s (ready in %d ms)\n", sv.after, took[i].Milliseconds())
 		}
 	}
 	return nil
@@ -423,6 +428,7 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 		ready: func(ctx context.Context, p *Proc) error {
 			return waitHTTP(ctx, p, url+"/health", "", func(b []byte) error { return healthReady(b, agents) })
 		},
+		after: name + " on " + url,
 	}, nil
 }
 

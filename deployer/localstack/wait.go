@@ -16,7 +16,7 @@ import (
 // most of a start in waiting.
 const (
 	pollFirst = time.Millisecond
-	pollMax   = 20 * time.Millisecond
+	pollMax   = 10 * time.Millisecond
 )
 
 // waitTCP waits until addr accepts connections or p exits.
