@@ -8,7 +8,6 @@ package localstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -234,17 +233,22 @@ func (s *Stack) startAll(ctx context.Context, svcs []service) error {
 		procs[i] = p
 	}
 	began := time.Now()
+	// The first failure ends the other waits: the stack will not start.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	errs := make([]error, len(svcs))
 	took := make([]time.Duration, len(svcs))
 	var wg sync.WaitGroup
 	for i, sv := range svcs {
 		wg.Go(func() {
-			errs[i] = sv.ready(ctx, procs[i])
+			if errs[i] = sv.ready(ctx, procs[i]); errs[i] != nil {
+				cancel(errs[i])
+			}
 			took[i] = time.Since(began)
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := context.Cause(ctx); err != nil {
 		return err
 	}
 	for i, sv := range svcs {
