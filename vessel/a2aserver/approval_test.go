@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"os"
 	"slices"
@@ -476,5 +477,46 @@ func TestApprovalDecisionOnlyOnPausedTask(t *testing.T) {
 	}
 	if _, err := h.send(alice, decide(task, "ap1", verdict("c1", "approve"))); err == nil || !strings.Contains(err.Error(), "not waiting for approval") {
 		t.Fatalf("decision on a finished task: %v", err)
+	}
+}
+
+// TestApprovalSubscribeWhilePaused: SubscribeToTask on a paused task, over
+// each binding, gets the task as it stands (the pending request in its
+// status) and the stream ends; another user still sees no task.
+func TestApprovalSubscribeWhilePaused(t *testing.T) {
+	h := newHarnessConfig(t, selfCards, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	for _, b := range bindings {
+		t.Run(string(b), func(t *testing.T) {
+			h.t = t
+			cl := h.cardClient(h.agentID, b)
+			alice := as(h.keyApp1, "alice")
+			task, err := h.send(alice, textMsg("#script:twocalls go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := pending(t, task)
+			var evs []a2a.Event
+			for ev, err := range cl.SubscribeToTask(alice, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+				if err != nil {
+					t.Fatalf("subscribe to a paused task: %v", err)
+				}
+				evs = append(evs, ev)
+			}
+			if len(evs) != 1 {
+				t.Fatalf("%d frames, want the task alone", len(evs))
+			}
+			got, ok := evs[0].(*a2a.Task)
+			if !ok || got.ID != task.ID || pending(t, got).ApprovalID != want.ApprovalID {
+				t.Fatalf("frame %#v", evs[0])
+			}
+			for _, err := range cl.SubscribeToTask(as(h.keyApp1, "bob"), &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+				if !errors.Is(err, a2a.ErrTaskNotFound) {
+					t.Fatalf("bob subscribes: %v", err)
+				}
+			}
+			if _, err := h.send(alice, decide(task, want.ApprovalID, verdict("e1", "deny"), verdict("e2", "deny"))); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
