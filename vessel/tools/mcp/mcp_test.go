@@ -54,6 +54,12 @@ func (s *seen) requests() int {
 	return s.all
 }
 
+func (s *seen) callCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
 func (s *seen) last() http.Header {
 	s.mu.Lock()
 	defer s.mu.Unlock()
