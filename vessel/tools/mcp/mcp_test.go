@@ -14,8 +14,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -131,7 +133,7 @@ func agentWith(url string, toolNames ...string) *spec.Agent {
 	}}}
 }
 
-func toolsOf(t *testing.T, a *spec.Agent, c *Client) map[string]*Tool {
+func toolsOf(t testing.TB, a *spec.Agent, c *Client) map[string]*Tool {
 	t.Helper()
 	list, err := Tools(a, c)
 	if err != nil {
@@ -224,7 +226,7 @@ func TestRealServer(t *testing.T) {
 
 // hostile serves a minimal MCP server by hand whose tools/call does what
 // call says.
-func hostile(t *testing.T, call func(w http.ResponseWriter, r *http.Request, id json.RawMessage)) *httptest.Server {
+func hostile(t testing.TB, call func(w http.ResponseWriter, r *http.Request, id json.RawMessage)) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -260,7 +262,7 @@ func hostile(t *testing.T, call func(w http.ResponseWriter, r *http.Request, id 
 	return ts
 }
 
-func hostileTool(t *testing.T, ts *httptest.Server, c *Client) *Tool {
+func hostileTool(t testing.TB, ts *httptest.Server, c *Client) *Tool {
 	t.Helper()
 	a := agentWith(ts.URL, "x")
 	g := a.MCP["issues"]
@@ -451,4 +453,43 @@ func notFound(w http.ResponseWriter, id json.RawMessage) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id)
+}
+
+// FuzzCallReply: whatever body a server sends for tools/call (as JSON or as
+// an event stream), the call ends as a result or a failed call, never an
+// error or a panic.
+func FuzzCallReply(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"hi"}]}}`), false)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"image","mimeType":"image/png","data":"AAAA"}],"isError":true}}`), false)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"resource","resource":{"uri":"x","blob":"!!"}}]}}`), false)
+	f.Add([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":ID,\"result\":{\"content\":[]}}\n\n"), true)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":ID,"error":{"code":1,"message":"x","data":[1]}}`), false)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":ID,"result":null}`), false)
+	var body atomic.Value
+	var sse atomic.Bool
+	ts := hostile(f, func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		ct := "application/json"
+		if sse.Load() {
+			ct = "text/event-stream"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write(bytes.ReplaceAll(body.Load().([]byte), []byte("ID"), id))
+	})
+	// A short time, so replies that leave the call waiting cost little.
+	a := agentWith(ts.URL, "x")
+	g := a.MCP["issues"]
+	g.TimeoutSecs = 0
+	a.MCP["issues"] = g
+	tl := toolsOf(f, a, &Client{MaxResponse: 1 << 16, Timeout: 200 * time.Millisecond})["issues__x"]
+	f.Fuzz(func(t *testing.T, reply []byte, stream bool) {
+		body.Store(reply)
+		sse.Store(stream)
+		res, err := tl.Run(context.Background(), turn, tools.Call{Arguments: `{}`})
+		if err != nil || res == nil {
+			t.Fatalf("reply %q: %v %v", reply, res, err)
+		}
+		if !utf8.ValidString(res.Output) {
+			t.Fatalf("output is not UTF-8: %q", res.Output)
+		}
+	})
 }
