@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -459,13 +460,8 @@ func (v *validator) services(f string, a *Agent) {
 
 // headers checks a grant's headers and resolves their env: references.
 func (v *validator) headers(f string, in map[string]string) map[string]string {
-	hnames := make([]string, 0, len(in))
-	for h := range in {
-		hnames = append(hnames, h)
-	}
-	sort.Strings(hnames)
 	headers := make(map[string]string, len(in))
-	for _, h := range hnames {
+	for _, h := range slices.Sorted(maps.Keys(in)) {
 		val := in[h]
 		hf := f + "." + h
 		if !validHeaderName(h) {
@@ -497,12 +493,7 @@ func reservedMCPHeader(h string) bool {
 // mcp checks the agent's [agents.mcp.<name>] grants: the endpoint, the
 // headers, the tool allowlist and the scopes of its tools.
 func (v *validator) mcp(f string, a *Agent) {
-	names := make([]string, 0, len(a.MCP))
-	for n := range a.MCP {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(a.MCP)) {
 		m := a.MCP[n]
 		mf := f + "." + n
 		if !idPattern.MatchString(n) {
@@ -539,12 +530,7 @@ func (v *validator) mcp(f string, a *Agent) {
 		if m.Scope != "" && !contains(Scopes, m.Scope) {
 			v.c.add(mf+".scope", "unknown scope %q; allowed: %s", m.Scope, strings.Join(Scopes, ", "))
 		}
-		tnames := make([]string, 0, len(m.Scopes))
-		for t := range m.Scopes {
-			tnames = append(tnames, t)
-		}
-		sort.Strings(tnames)
-		for _, t := range tnames {
+		for _, t := range slices.Sorted(maps.Keys(m.Scopes)) {
 			sc := m.Scopes[t]
 			switch {
 			case !seen[t]:

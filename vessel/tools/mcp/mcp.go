@@ -32,13 +32,14 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	"github.com/astraldeep/astralvessel-go/vessel/tools/service"
 )
 
-// Headers the server receives on every request, as service tools send them.
+// Headers the server receives on every request, the ones service tools send.
 const (
-	HeaderOwner = "X-Vessel-Owner"
-	HeaderAgent = "X-Vessel-Agent"
-	HeaderTool  = "X-Vessel-Tool"
+	HeaderOwner = service.HeaderOwner
+	HeaderAgent = service.HeaderAgent
+	HeaderTool  = service.HeaderTool
 )
 
 // Defaults.
