@@ -541,7 +541,7 @@ func (v *validator) mcp(f string, a *Agent) {
 		}
 		if m.Scope == "" {
 			for i, t := range m.Tools {
-				if _, ok := m.Scopes[t]; !ok {
+				if _, ok := m.Scopes[t]; !ok && !slices.Contains(m.Tools[:i], t) {
 					v.c.add(fmt.Sprintf("%s.tools[%d]", mf, i), "tool %q has no scope: set scope (the default) or scopes.%s", t, t)
 				}
 			}
