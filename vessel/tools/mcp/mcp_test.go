@@ -493,3 +493,25 @@ func FuzzCallReply(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCall is one call of an MCP tool against an SDK server on
+// loopback: a session of its own (initialize, tools/call, close).
+func BenchmarkCall(b *testing.B) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "search", Description: "Search."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found " + in.Query}}}, nil, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	b.Cleanup(ts.Close)
+	tl := toolsOf(b, agentWith(ts.URL, "search"), nil)["issues__search"]
+	tl.Prepare(context.Background(), turn)
+	call := tools.Call{Arguments: `{"query":"x"}`}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := tl.Run(context.Background(), turn, call)
+		if err != nil || res.IsError {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+}
