@@ -175,8 +175,9 @@ func (s *Server) cached(name string) (*mcp.Tool, string) {
 }
 
 // refresh lists the server's tools unless the list is fresh (or a listing
-// failed a moment ago); concurrent callers share one listing.
-func (s *Server) refresh(ctx context.Context, turn *tools.Turn) {
+// failed a moment ago); concurrent callers share one listing. The list is
+// the agent's, not a caller's, so a listing carries no owner.
+func (s *Server) refresh(ctx context.Context) {
 	for {
 		s.mu.Lock()
 		now := s.client.now()
@@ -199,7 +200,7 @@ func (s *Server) refresh(ctx context.Context, turn *tools.Turn) {
 		s.inflight = done
 		s.mu.Unlock()
 
-		listed, err := s.list(ctx, turn)
+		listed, err := s.list(ctx)
 
 		s.mu.Lock()
 		s.inflight = nil
@@ -215,11 +216,11 @@ func (s *Server) refresh(ctx context.Context, turn *tools.Turn) {
 }
 
 // list runs one tools/list session and keeps the granted tools.
-func (s *Server) list(ctx context.Context, turn *tools.Turn) (map[string]*mcp.Tool, error) {
+func (s *Server) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 	lctx, cancel := context.WithTimeout(ctx, min(ListTimeout, s.timeout()))
 	defer cancel()
 	st := &session{max: s.client.maxResponse()}
-	cs, err := s.connect(lctx, turn, "", st)
+	cs, err := s.connect(lctx, nil, "", st)
 	if err != nil {
 		return nil, s.explain(ctx, lctx, err, st, "listing its tools")
 	}

@@ -31,6 +31,7 @@ import (
 type seen struct {
 	mu    sync.Mutex
 	calls []http.Header
+	lists []http.Header
 	all   int
 }
 
@@ -41,6 +42,9 @@ func (s *seen) wrap(h http.Handler) http.Handler {
 		s.mu.Lock()
 		if bytes.Contains(body, []byte(`"initialize"`)) {
 			s.all++ // sessions opened (a DELETE of an earlier one may come late)
+		}
+		if bytes.Contains(body, []byte(`"tools/list"`)) {
+			s.lists = append(s.lists, r.Header.Clone())
 		}
 		if bytes.Contains(body, []byte(`"tools/call"`)) {
 			s.calls = append(s.calls, r.Header.Clone())
@@ -160,6 +164,12 @@ func TestRealServer(t *testing.T) {
 		t.Errorf("before listing: %+v", d.Function)
 	}
 	search.Prepare(ctx, turn)
+	s.mu.Lock()
+	if len(s.lists) != 1 || s.lists[0].Get(HeaderOwner) != "" || s.lists[0].Get(HeaderAgent) != "issues-agent" ||
+		s.lists[0].Get(HeaderTool) != "" || s.lists[0].Get("Authorization") != "Bearer deploy-secret" {
+		t.Errorf("listing headers: %v", s.lists)
+	}
+	s.mu.Unlock()
 	d := search.Def()
 	params, _ := json.Marshal(d.Function.Parameters)
 	if d.Function.Description != "Search the issues." || !strings.Contains(string(params), `"query"`) || !strings.Contains(string(params), `"type":"object"`) {

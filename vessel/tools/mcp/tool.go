@@ -79,8 +79,8 @@ func (t *Tool) Server() string { return t.srv.name }
 
 // Prepare implements tools.Preparer: it refreshes the server's tool list
 // when it is old, so the turn's definitions are current.
-func (t *Tool) Prepare(ctx context.Context, turn *tools.Turn) {
-	t.srv.refresh(ctx, turn)
+func (t *Tool) Prepare(ctx context.Context, _ *tools.Turn) {
+	t.srv.refresh(ctx)
 }
 
 // Run implements tools.Tool. Whatever the server does, the call ends as a
@@ -100,7 +100,7 @@ func (t *Tool) Run(ctx context.Context, turn *tools.Turn, call tools.Call) (res 
 		return failed("%s needs its arguments as a JSON object", t.full), nil
 	}
 	// The tool must be one the server offers now, not only one the grant lists.
-	t.srv.refresh(ctx, turn)
+	t.srv.refresh(ctx)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("mcp tool %s: %w", t.full, ctx.Err())
 	}
