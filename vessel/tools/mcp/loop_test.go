@@ -10,6 +10,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -77,4 +78,18 @@ func TestLoopPausesMCPTool(t *testing.T) {
 		}
 	}
 	var _ tools.Preparer = list[0].(*Tool)
+}
+
+// A caller's scopes narrow MCP tools like any tool: a token with
+// tools:read keeps issues__search and loses issues__chart (tools:files).
+func TestScopesNarrowMCPTools(t *testing.T) {
+	list, err := Tools(agentWith("http://127.0.0.1:1/mcp", "search", "chart"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := scopes.Narrow(list, func(t tools.Tool) string { return t.Def().Function.Name },
+		func(t tools.Tool) string { return t.Scope() }, scopes.FromToken([]string{"tools:read"}))
+	if len(kept) != 1 || kept[0].Def().Function.Name != "issues__search" {
+		t.Errorf("kept %d tools", len(kept))
+	}
 }
