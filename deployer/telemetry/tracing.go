@@ -20,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 )
@@ -138,21 +139,37 @@ func StartTracing(ctx context.Context, service string, log *zap.Logger) (*Tracin
 	return &Tracing{tp: tp}, nil
 }
 
-// Shutdown sends the spans not yet exported and stops the exporter; a
-// Tracing that is off (or nil) does nothing.
+// Shutdown sends the spans not yet exported, stops the exporter and turns
+// tracing off again (no span, no trace header); a Tracing that is off (or
+// nil) does nothing.
 func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil || t.tp == nil {
 		return nil
 	}
+	tracingOn.Store(false)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator())
+	otel.SetTracerProvider(tracenoop.NewTracerProvider())
 	if err := t.tp.Shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing shutdown: %w", err)
 	}
 	return nil
 }
 
-// Tracer is the named tracer of the process's provider (a no-op one while
-// tracing is off).
-func Tracer(name string) trace.Tracer { return otel.Tracer(name) }
+// Flush sends the spans ended so far; a Tracing that is off does nothing.
+func (t *Tracing) Flush(ctx context.Context) error {
+	if t == nil || t.tp == nil {
+		return nil
+	}
+	if err := t.tp.ForceFlush(ctx); err != nil {
+		return fmt.Errorf("tracing flush: %w", err)
+	}
+	return nil
+}
+
+// Tracer is the named tracer of the process's current provider (a no-op
+// one while tracing is off). Take it when a span starts, not once at
+// start-up: a tracer taken before StartTracing keeps the provider it got.
+func Tracer(name string) trace.Tracer { return otel.GetTracerProvider().Tracer(name) }
 
 // HTTPTransport is rt (http.DefaultTransport when nil) with a client span
 // per request and the trace context sent along, when tracing is on; off,

@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -189,7 +190,10 @@ func (t *Tool) Run(ctx context.Context, turn *tools.Turn, call tools.Call) (*too
 	}
 	noRedirect := *hc
 	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := noRedirect.Do(req)
+	sctx, span := startSpan(cctx, t.decl.Name, req.URL)
+	telemetry.InjectHTTP(sctx, req.Header) // the service may continue the turn's trace
+	resp, err := noRedirect.Do(req.WithContext(sctx))
+	endSpan(span, resp, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("service tool %s: %w", t.decl.Name, ctx.Err())

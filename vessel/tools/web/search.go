@@ -118,7 +118,9 @@ func (c *Client) searchSearXNG(ctx context.Context, query string) (*SearchResult
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", userAgent)
+	_, span := startSpan(ctx, "websearch", u)
 	resp, err := c.direct.Do(req)
+	endSpan(span, resp, err)
 	if err != nil {
 		if ctx.Err() != nil || isTimeout(err) {
 			return nil, fail("the search engine did not answer within %s", c.cfg.Timeout)
