@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -116,6 +117,12 @@ func attrs(kvs []*commonpb.KeyValue) map[string]string {
 		switch x := v.GetValue().(type) {
 		case *commonpb.AnyValue_StringValue:
 			m[kv.GetKey()] = x.StringValue
+		case *commonpb.AnyValue_IntValue:
+			m[kv.GetKey()] = strconv.FormatInt(x.IntValue, 10)
+		case *commonpb.AnyValue_BoolValue:
+			m[kv.GetKey()] = strconv.FormatBool(x.BoolValue)
+		case *commonpb.AnyValue_DoubleValue:
+			m[kv.GetKey()] = strconv.FormatFloat(x.DoubleValue, 'g', -1, 64)
 		default:
 			b, _ := protojson.Marshal(v)
 			m[kv.GetKey()] = string(b)
