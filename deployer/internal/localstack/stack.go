@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -384,6 +385,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if strings.HasPrefix(upstream, "http://") {
 		egressVars["VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"] = "1"
 	}
+	maps.Copy(egressVars, tracingVars(d, "egress", ""))
 	eg, err := s.start("egress", cfg.Bins, []string{"--model-listen", loopback(modelPort), "--proxy-listen", loopback(proxyPort)},
 		processEnv(os.Environ(), egressVars, "VESSEL_MODEL_KEY", "VESSEL_EGRESS_TOKEN_FILE"), logDir)
 	if err != nil {
@@ -429,7 +431,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 			args = append(args, "--user-disk", strconv.FormatInt(int64(a.Sandbox.UserDisk), 10))
 		}
 		token := spec.DeriveToken(master, "sandbox/"+a.ID)
-		p, err := s.start("sandbox-"+a.ID, cfg.Bins, args, minimalEnv(map[string]string{"VESSEL_SANDBOX_TOKEN": token}), logDir)
+		sbVars := tracingVars(d, "sandboxd", a.ID)
+		sbVars["VESSEL_SANDBOX_TOKEN"] = token
+		p, err := s.start("sandbox-"+a.ID, cfg.Bins, args, minimalEnv(sbVars), logDir)
 		if err != nil {
 			return nil, err
 		}
@@ -453,6 +457,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	} {
 		vesselVars[k] = v
 	}
+	maps.Copy(vesselVars, tracingVars(d, "vessel", ""))
 	venv := processEnv(operatorEnviron(base, d), vesselVars,
 		"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE")
 	args := vesselArgs(vesselDep, cfg.Listen, sandboxArgs)
@@ -705,4 +710,29 @@ func poll(ctx context.Context, p *proc, try func() error) error {
 		case <-t.C:
 		}
 	}
+}
+
+// tracingVars is the tracing environment of one process of the stack:
+// the [telemetry] table's OTEL_* variables, then the operator's own OTEL_*
+// variables (which win, as they would in Compose's environment), and the
+// process's service name in any case; empty when neither turns tracing on.
+// sandboxd gets them explicitly: its environment is otherwise minimal.
+func tracingVars(d *spec.Deployment, service, agent string) map[string]string {
+	vars := d.Telemetry.TracingEnv(service)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "OTEL_") {
+			vars[k] = v
+		}
+	}
+	if len(vars) == 0 {
+		return vars
+	}
+	vars["OTEL_SERVICE_NAME"] = service
+	if agent != "" {
+		vars["OTEL_RESOURCE_ATTRIBUTES"] = "vessel.agent=" + agent
+	}
+	return vars
 }
