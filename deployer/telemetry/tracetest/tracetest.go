@@ -54,6 +54,14 @@ func Env(srv *otlpsink.Server) map[string]string {
 	}
 }
 
+// Stop sends the spans not yet exported and turns tracing off again.
+func (r *Receiver) Stop(t testing.TB) {
+	t.Helper()
+	if err := r.tracing.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Flush sends this process's ended spans and returns every span the sink
 // holds.
 func (r *Receiver) Flush(t testing.TB) []otlpsink.Span {
