@@ -23,6 +23,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
 )
 
 // Span attribute keys every service uses for a turn. The owner is never a
@@ -212,20 +213,29 @@ func InjectHTTP(ctx context.Context, h http.Header) {
 	}
 }
 
+// tracedRPC is which gRPC methods get spans: the calls about a turn
+// (Run, EndTurn), not the readiness polls (Status, ListTurns), which would
+// start a trace of their own every few seconds.
+func tracedRPC(info *stats.RPCTagInfo) bool {
+	m := info.FullMethodName
+	return !strings.HasSuffix(m, "/Status") && !strings.HasSuffix(m, "/ListTurns")
+}
+
 // GRPCClientOptions are the dial options that send the trace context to a
-// gRPC server (a client span per call), empty while tracing is off.
+// gRPC server (a client span per call about a turn), empty while tracing
+// is off.
 func GRPCClientOptions() []grpc.DialOption {
 	if !TracingOn() {
 		return nil
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler())}
+	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithFilter(tracedRPC)))}
 }
 
 // GRPCServerOptions are the server options that continue a caller's trace
-// (a server span per call), empty while tracing is off.
+// (a server span per call about a turn), empty while tracing is off.
 func GRPCServerOptions() []grpc.ServerOption {
 	if !TracingOn() {
 		return nil
 	}
-	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler())}
+	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(tracedRPC)))}
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/stats"
 
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
 )
@@ -164,6 +165,19 @@ func TestSinkRefusesBadRequests(t *testing.T) {
 		s.ServeHTTP(w, r)
 		if w.Code != tc.want {
 			t.Errorf("%s %s %s: %d, want %d", tc.method, tc.path, tc.ct, w.Code, tc.want)
+		}
+	}
+}
+
+func TestTracedRPC(t *testing.T) {
+	for m, want := range map[string]bool{
+		"/astralvessel.sandbox.v1.RunService/Run":       true,
+		"/astralvessel.sandbox.v1.RunService/EndTurn":   true,
+		"/astralvessel.sandbox.v1.RunService/Status":    false,
+		"/astralvessel.sandbox.v1.RunService/ListTurns": false,
+	} {
+		if got := tracedRPC(&stats.RPCTagInfo{FullMethodName: m}); got != want {
+			t.Errorf("%s: traced %v, want %v", m, got, want)
 		}
 	}
 }
