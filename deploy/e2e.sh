@@ -123,8 +123,9 @@ if [[ $project != astralvessel ]]; then
 	grep -q '^project *=' "$dep/deployment.toml" || die "set [vessel] project in deployment.toml to use E2E_PROJECT"
 fi
 # Traces: deploy turns [telemetry] into every service's OTEL_* variables. The sink (a static
-# binary in the scripted model's image, on the egress network and each tools network, where the
-# services already are; the confined calls cannot open sockets) writes the spans to its stdout.
+# binary in the scripted model's image under a uid of its own, 61005, on the egress network and each
+# tools network, where the services already are; the confined calls cannot open sockets) writes the
+# spans to its stdout.
 printf '%s\n' "" "[telemetry]" 'otlp_endpoint = "http://otlp-sink:4318"' >>"$dep/deployment.toml"
 cp "$bin/otlp-sink" "$dep/otlp-sink"
 {
@@ -132,7 +133,7 @@ cp "$bin/otlp-sink" "$dep/otlp-sink"
 		'  otlp-sink:' '    image: ${E2E_PROJECT:-astralvessel}-scripted-model:local' \
 		'    entrypoint: ["/otlp/otlp-sink"]' \
 		'    command: ["--grpc-listen", "", "--http-listen", "0.0.0.0:4318", "--out", "-"]' \
-		'    volumes: ["./otlp-sink:/otlp/otlp-sink:ro"]' '    user: "61004:61004"' '    read_only: true' \
+		'    volumes: ["./otlp-sink:/otlp/otlp-sink:ro"]' '    user: "61005:61005"' '    read_only: true' \
 		'    cap_drop: [ALL]' '    security_opt: ["no-new-privileges:true"]' '    mem_limit: 268435456' '    pids_limit: 64' \
 		'    networks:' '      egress: {}'
 	awk '/^\[\[agents\]\]/ { a = 1 } a && /^id *=/ { gsub(/.*= *"|".*/, ""); print "      tools-" $0 ": {}"; a = 0 }' "$dep/deployment.toml"

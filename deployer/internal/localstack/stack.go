@@ -714,7 +714,8 @@ func poll(ctx context.Context, p *proc, try func() error) error {
 
 // tracingVars is the tracing environment of one process of the stack:
 // the [telemetry] table's OTEL_* variables, then the operator's own OTEL_*
-// variables (which win, as they would in Compose's environment), and the
+// variables that are set and not empty (which win, as they would in
+// Compose's environment), and the
 // process's service name in any case; empty when neither turns tracing on.
 // sandboxd gets them explicitly: its environment is otherwise minimal.
 func tracingVars(d *spec.Deployment, service, agent string) map[string]string {
@@ -723,7 +724,7 @@ func tracingVars(d *spec.Deployment, service, agent string) map[string]string {
 		vars = map[string]string{}
 	}
 	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "OTEL_") {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" && strings.HasPrefix(k, "OTEL_") {
 			vars[k] = v
 		}
 	}
