@@ -8,11 +8,13 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -156,6 +158,16 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// Stop is Shutdown within 5 s, a failure logged as a warning: what a
+// service does on its way out.
+func (t *Tracing) Stop(log *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("tracing", zap.Error(err))
+	}
+}
+
 // Flush sends the spans ended so far; a Tracing that is off does nothing.
 func (t *Tracing) Flush(ctx context.Context) error {
 	if t == nil || t.tp == nil {
@@ -171,6 +183,35 @@ func (t *Tracing) Flush(ctx context.Context) error {
 // one while tracing is off). Take it when a span starts, not once at
 // start-up: a tracer taken before StartTracing keeps the provider it got.
 func Tracer(name string) trace.Tracer { return otel.GetTracerProvider().Tracer(name) }
+
+// StartClientSpan is a client span named name of the instrumentation
+// scope, with attrs, under ctx; nil (and ctx unchanged) while tracing is
+// off.
+func StartClientSpan(ctx context.Context, scope, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	if !TracingOn() {
+		return ctx, nil
+	}
+	return Tracer(scope).Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+// EndHTTPSpan ends the client span of one HTTP request (nil does nothing):
+// the answer's status code, an error status for a failed request or an
+// answer of 400 or more.
+func EndHTTPSpan(span trace.Span, resp *http.Response, err error) {
+	if span == nil {
+		return
+	}
+	if resp != nil {
+		span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+		if resp.StatusCode >= 400 {
+			span.SetStatus(codes.Error, resp.Status)
+		}
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, "request failed")
+	}
+	span.End()
+}
 
 // HTTPTransport is rt (http.DefaultTransport when nil) with a client span
 // per request and the trace context sent along, when tracing is on; off,

@@ -46,11 +46,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = run(ctx, os.Args[1:], os.Getenv, log, nil)
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if serr := tr.Shutdown(sctx); serr != nil {
-		log.Warn("tracing", zap.Error(serr))
-	}
-	cancel()
+	tr.Stop(log)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(os.Stderr, usage)

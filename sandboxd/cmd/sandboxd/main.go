@@ -104,13 +104,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := tr.Shutdown(sctx); err != nil {
-			zl.Warn("tracing", zap.Error(err))
-		}
-	}()
+	defer tr.Stop(zl)
 	logf := zl.Sugar().Infof
 	if os.Getenv("GOMEMLIMIT") == "" && memLimit > 0 {
 		// Output floods make garbage fast: collect before it piles up.

@@ -128,13 +128,7 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := tr.Shutdown(sctx); err != nil {
-			log.Warn("tracing", zap.Error(err))
-		}
-	}()
+	defer tr.Stop(log)
 	// Listen first, so a busy address is reported at once, before the task
 	// store and the sandboxes.
 	addr := *listenAddr

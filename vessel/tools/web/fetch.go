@@ -20,6 +20,8 @@ import (
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/net/html/charset"
 
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -245,7 +247,7 @@ func (c *Client) Fetch(ctx context.Context, rawURL string) (*FetchResult, error)
 
 func (c *Client) get(ctx context.Context, u *url.URL) (resp *http.Response, err error) {
 	ctx, span := startSpan(ctx, "webfetch GET", u)
-	defer func() { endSpan(span, resp, err) }()
+	defer func() { telemetry.EndHTTPSpan(span, resp, err) }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("webfetch: %w", err)
@@ -409,4 +411,12 @@ func truncate(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// startSpan is the client span of one request to u (nil while tracing is
+// off). Only the scheme and host are attributes: a path or query may hold
+// what the user asked for.
+func startSpan(ctx context.Context, name string, u *url.URL) (context.Context, trace.Span) {
+	return telemetry.StartClientSpan(ctx, "github.com/astraldeep/astralvessel-go/vessel/tools/web", name,
+		attribute.String("url.scheme", u.Scheme), attribute.String("server.address", u.Hostname()))
 }
