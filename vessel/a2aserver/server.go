@@ -329,6 +329,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}); ok {
 		h = w.WrapHandler(a.ID, h)
 	}
+	if c, ok := s.cfg.Store.(store.CallCarrying); ok {
+		c.CarryCalls(a.ID, callCarrier{exec: ag.exec})
+	}
 	// A timed-out pause sends itself its message behind the interceptors,
 	// which would refuse it (it is no caller's decision).
 	ag.exec.self = h
