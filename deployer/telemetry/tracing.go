@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -211,30 +210,6 @@ func EndHTTPSpan(span trace.Span, resp *http.Response, err error) {
 		span.SetStatus(codes.Error, "request failed")
 	}
 	span.End()
-}
-
-// HTTPTransport is rt (http.DefaultTransport when nil) with a client span
-// per request and the trace context sent along, when tracing is on; off,
-// it is rt unchanged. Use it only toward the project's own services (the
-// egress, a service tool's endpoint as the operator names it): the egress
-// removes the headers before anything leaves the deployment.
-func HTTPTransport(rt http.RoundTripper) http.RoundTripper {
-	if !TracingOn() {
-		return rt
-	}
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	return otelhttp.NewTransport(rt)
-}
-
-// HTTPHandler is h with the incoming W3C trace context honoured and a
-// server span named name per request, when tracing is on; off, it is h.
-func HTTPHandler(h http.Handler, name string) http.Handler {
-	if !TracingOn() {
-		return h
-	}
-	return otelhttp.NewHandler(h, name)
 }
 
 // ExtractHTTP is ctx with the trace context h carries as the remote parent
