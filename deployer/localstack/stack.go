@@ -9,8 +9,8 @@ package localstack
 import (
 	"context"
 	"fmt"
-	"maps"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
