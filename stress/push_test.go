@@ -56,6 +56,7 @@ func TestPushSurvivesKill(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
+	t.Setenv("VESSEL_PUSH_RESCUE_SECONDS", "30") // the vessels inherit it
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	dir, err := os.MkdirTemp("", "stress-push-")
@@ -66,8 +67,7 @@ func TestPushSurvivesKill(t *testing.T) {
 	hook := "http://" + ln.Addr().String() + "/hooks/"
 	st, err := stack.Start(ctx, stack.Config{
 		Dir: dir, BinDir: testBin(t), Replicas: 1, Script: load.Script(20), Log: testLog{t},
-		AppTOML:   `push_urls = ["` + hook + `"]`,
-		VesselEnv: []string{"VESSEL_PUSH_RESCUE_SECONDS=30"},
+		AppTOML: `push_urls = ["` + hook + `"]`,
 	})
 	if err != nil {
 		t.Fatal(err)

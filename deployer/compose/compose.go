@@ -31,12 +31,14 @@ const (
 	searchPIDs   = 256
 	tmpSize      = "64m"
 
-	sandboxPort  = 8600
-	secretsDir   = "/run/secrets"
-	srvRoot      = "/srv"                        // where the vessel sees the deployment's folders
-	SeccompRel   = "deploy/seccomp/sandbox.json" // relative to the source tree
-	FileName     = "compose.generated.yml"
-	GeneratedDir = ".generated"
+	sandboxPort = 8600 // gRPC, the vessel's
+	// SandboxHTTPPort is the sandbox's HTTP/JSON gateway (probes, operators).
+	SandboxHTTPPort = 8601
+	secretsDir      = "/run/secrets"
+	srvRoot         = "/srv"                        // where the vessel sees the deployment's folders
+	SeccompRel      = "deploy/seccomp/sandbox.json" // relative to the source tree
+	FileName        = "compose.generated.yml"
+	GeneratedDir    = ".generated"
 )
 
 // Service identities: each service runs as its own uid (gid the same
@@ -260,8 +262,31 @@ func (g *gen) file() (*composeFile, error) {
 		a := &g.d.Agents[i]
 		f.Networks["tools-"+a.ID] = &network{Name: p + "_tools-" + a.ID, Driver: "bridge", Internal: true}
 		f.Services["sandbox-"+a.ID] = g.sandbox(a)
+		g.tracing(f.Services["sandbox-"+a.ID], "sandboxd", a.ID)
 	}
+	g.tracing(vessel, "vessel", "")
+	g.tracing(f.Services["egress"], "egress", "")
 	return f, nil
+}
+
+// tracing adds the [telemetry] table's OTEL_* variables to s, the
+// service named name (none without the table); a sandbox's resource also
+// names its agent. An endpoint written as env:NAME stays a reference
+// Compose fills in from .env.
+func (g *gen) tracing(s *service, name, agent string) {
+	env := g.d.Telemetry.TracingEnv(name)
+	if env == nil {
+		return
+	}
+	for k, v := range env {
+		s.Environment[k] = escape(v)
+	}
+	if ref, ok := g.d.EnvRefs["telemetry.otlp_endpoint"]; ok {
+		s.Environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "${" + ref + "}"
+	}
+	if agent != "" {
+		s.Environment["OTEL_RESOURCE_ATTRIBUTES"] = "vessel.agent=" + agent
+	}
 }
 
 // hardened returns a service with the settings every container shares,
@@ -435,6 +460,7 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 	fp := g.fps[a.ID]
 	s.Command = []string{"--agent", a.ID, "--package", "/agent", "--scratch", "/scratch",
 		"--listen", "0.0.0.0:" + strconv.Itoa(sandboxPort),
+		"--http-listen", "0.0.0.0:" + strconv.Itoa(SandboxHTTPPort),
 		"--scratch-size", strconv.FormatInt(int64(sb.Scratch), 10),
 		"--turn-disk", strconv.FormatInt(int64(sb.TurnDisk), 10),
 		"--user-disk", strconv.FormatInt(int64(sb.UserDisk), 10),

@@ -113,8 +113,6 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			yield(nil, fmt.Errorf("execution without a message"))
 			return
 		}
-		e.met.turnStarted()
-		e.log.Debug("turn started", turnFields(ec)...)
 		if ec.StoredTask == nil {
 			// Only the user's text goes into the task: never the history sent in.
 			first := &a2a.Message{ID: ec.Message.ID, Role: a2a.MessageRoleUser, ContextID: ec.ContextID, TaskID: ec.TaskID}
@@ -124,9 +122,11 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 				first.Parts = a2a.ContentParts{}
 			}
 			if !yield(a2a.NewSubmittedTask(ec, first), nil) {
-				return
+				return // nobody took the task: no turn started
 			}
 		}
+		e.met.turnStarted()
+		e.log.Debug("turn started", turnFields(ec)...)
 		if perr != nil {
 			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(perr.Error()))
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, msg), nil)
@@ -209,7 +209,8 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	// The model client and the web tools send the task id to the egress.
 	// The deadline counts only the time the turn works, not its pauses.
 	began := time.Now()
-	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(runCtx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
+	tctx, span := startTurnSpan(runCtx, ec, e.agent.ID, pt.worked > 0)
+	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(tctx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
 	defer dcancel()
 	listening := true
 	emit := func(ev loop.Event) bool {
@@ -222,6 +223,7 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 		return listening
 	}
 	res := step(dctx, &cfg, emit)
+	endTurnSpan(span, res)
 	pt.worked += time.Since(began)
 	if res.Status == loop.StatusPaused {
 		e.paused(ec, pt, res)

@@ -67,6 +67,9 @@ var ErrDeadline = errors.New("turn deadline passed")
 // stopping.
 var ErrShutdown = errors.New("the vessel is shutting down")
 
+// EndTurnTimeout bounds ending a turn's workspace, retries included.
+const EndTurnTimeout = 15 * time.Second
+
 // MaxParallelCalls bounds how many calls of one step run at once.
 const MaxParallelCalls = 16
 
@@ -250,8 +253,11 @@ func (r *runner) finish(ctx context.Context) {
 func (r *runner) endWorkspace(ctx context.Context) {
 	if r.cfg.Ender != nil && r.in.Turn != nil {
 		// The turn's ctx may be done; ending the workspace must still happen.
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		_ = r.cfg.Ender.EndTurn(ectx, r.in.Turn.ID) // best effort: sandboxd also expires idle turns
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), EndTurnTimeout)
+		// The Ender retries and reports a failure itself (the vessel's
+		// counts and logs it); what it cannot end, the vessel's turn sweep
+		// and sandboxd's idle expiry remove later.
+		_ = r.cfg.Ender.EndTurn(ectx, r.in.Turn.ID)
 		cancel()
 	}
 }
@@ -382,6 +388,11 @@ func (r *runner) run(ctx context.Context) {
 	msgs = append(msgs, userContent(in.Text, in.Images))
 	r.msgs = msgs
 
+	for _, t := range in.Tools {
+		if p, ok := t.(tools.Preparer); ok {
+			p.Prepare(ctx, in.Turn)
+		}
+	}
 	r.defs = make([]model.ToolDef, 0, len(in.Tools))
 	r.byName = map[string]tools.Tool{}
 	names := make([]any, 0, len(in.Tools))
@@ -427,7 +438,9 @@ func (r *runner) steps(ctx context.Context) {
 			req.Cache = nil // its first message is no longer the cached one
 		}
 		t0 := time.Now()
-		resp, err := cfg.Model.Complete(ctx, req, r)
+		mctx, span := startModelSpan(ctx, cfg.ModelName, r.step)
+		resp, err := cfg.Model.Complete(mctx, req, r)
+		endModelSpan(span, resp, err)
 		md := time.Since(t0)
 		res.ModelTime += md
 		if cfg.Observer != nil {
@@ -710,7 +723,9 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t0 := time.Now()
-			res, err := t.Run(ctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: args})
+			tctx, span := startToolSpan(ctx, c.Function.Name, c.ID)
+			res, err := t.Run(tctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: args})
+			endToolSpan(span, res, err)
 			ch <- done{i: i, res: res, err: err, dur: time.Since(t0)}
 		}()
 	}

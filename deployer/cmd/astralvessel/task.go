@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/astraldeep/astralvessel-go/deployer/internal/localstack"
+	"github.com/astraldeep/astralvessel-go/deployer/localstack"
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 )
 
