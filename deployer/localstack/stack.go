@@ -42,8 +42,8 @@ type Stack struct {
 	cfg          Config
 	procs        []*Proc
 	ready        map[string]func(context.Context, *Proc) error // by process name, for Restart
-	scratch      string // parent of the agents' scratch folders
-	ownedScratch bool   // scratch was made by Start, so Stop removes it
+	scratch      string                                        // parent of the agents' scratch folders
+	ownedScratch bool                                          // scratch was made by Start, so Stop removes it
 }
 
 // plan is what Start works out before it starts anything.
