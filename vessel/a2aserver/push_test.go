@@ -251,6 +251,12 @@ func TestPushConfigMethods(t *testing.T) {
 			t.Errorf("create %.60q: %v, want %q", c.url, err, c.want)
 		}
 	}
+	// In SendMessage too: the turn is refused before it starts.
+	if _, err := cl.SendMessage(alice, &a2a.SendMessageRequest{Message: textMsg("hello"),
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: pushCfg("http://169.254.169.254/x")}}); err == nil ||
+		!strings.Contains(err.Error(), "special-purpose") {
+		t.Fatalf("SendMessage with a refused webhook: %v", err)
+	}
 	// app2 has no grant at all.
 	task2, err := h.send(as(h.keyApp2, "carol"), textMsg("hi"))
 	if err != nil {
