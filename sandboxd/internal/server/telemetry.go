@@ -51,6 +51,14 @@ func NewMetrics(reg prometheus.Registerer, wm *workspace.Manager) *Metrics {
 				}
 				return float64(n)
 			}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sandboxd_workspace_inodes",
+				Help: "Distinct inodes the turns' workspaces hold now, as the last quota check counted them."}, func() float64 {
+				var n int64
+				for _, t := range wm.List() {
+					n += t.Inodes
+				}
+				return float64(n)
+			}),
 		)
 	}
 	return m

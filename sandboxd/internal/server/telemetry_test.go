@@ -62,6 +62,7 @@ func TestCallLinesCarryTaskIDAndSeriesMove(t *testing.T) {
 		`sandboxd_spawn_duration_seconds_count 2`,
 		`sandboxd_active_turns 1`,
 		`sandboxd_workspace_bytes `,
+		`sandboxd_workspace_inodes `,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %s", want)
