@@ -65,6 +65,7 @@ type Handler struct {
 	rp        *httputil.ReverseProxy
 	log       *zap.Logger
 	met       *Metrics
+	agents    agentLabels
 }
 
 // New validates the configuration and builds the handler.
@@ -159,6 +160,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 	}
+	r = r.WithContext(withAgent(r.Context(), h.agents.label(r.Header.Get(telemetry.AgentHeader))))
 	sw := &statusWriter{ResponseWriter: w}
 	h.rp.ServeHTTP(sw, r)
 	class := statusClass(sw.code())
@@ -242,6 +244,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	// The caller's credentials never travel on; the model key replaces them.
 	// Nor does the turn's task id, which is for the egress's log only.
 	out.Header.Del(telemetry.TaskIDHeader)
+	out.Header.Del(telemetry.AgentHeader)
 	out.Header.Del("Authorization")
 	out.Header.Del("Proxy-Authorization")
 	out.Header.Del("Cookie")
@@ -258,8 +261,16 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 
 // scrubResponse removes the key from error answers: some providers echo
 // the key they were given in a 401. Successful (streamed) answers pass
-// untouched.
+// untouched, read on the way for the tokens they report
+// (egress_model_tokens_total).
 func (h *Handler) scrubResponse(resp *http.Response) error {
+	if resp.StatusCode == http.StatusOK && resp.Body != nil {
+		agent := agentFrom(resp.Request.Context())
+		resp.Body = newUsageReader(resp.Body, resp.Header.Get("Content-Type"), func(in, out int64) {
+			h.met.tokens.WithLabelValues(agent, "in").Add(float64(in))
+			h.met.tokens.WithLabelValues(agent, "out").Add(float64(out))
+		})
+	}
 	if h.key == "" {
 		return nil
 	}
@@ -324,6 +335,9 @@ func (h *Handler) logReq(r *http.Request, status int, start time.Time, note stri
 	}
 	if id := r.Header.Get(telemetry.TaskIDHeader); id != "" {
 		fields = append(fields, zap.String(telemetry.FieldTask, telemetry.CleanTaskID(id)))
+	}
+	if a := r.Header.Get(telemetry.AgentHeader); a != "" {
+		fields = append(fields, zap.String(telemetry.FieldAgent, telemetry.CleanTaskID(a)))
 	}
 	if note != "" {
 		fields = append(fields, zap.String("note", note))

@@ -288,7 +288,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		if base == "" {
 			base = s.cfg.ModelBaseURL
 		}
-		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP,
+		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP, Agent: a.ID,
 			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
 			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}

@@ -204,6 +204,9 @@ type Handler interface {
 type Client struct {
 	BaseURL string // e.g. http://egress:8080/v1
 	APIKey  string
+	// Agent, when set, is sent as telemetry.AgentHeader: the egress counts
+	// tokens by it and never forwards it.
+	Agent string
 	HTTP    *http.Client
 	// Attempts is how many times a call is tried while nothing has streamed
 	// (default 4); Backoff the first wait, doubled each time (default 250ms).
@@ -380,6 +383,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, lim Limits, wd *watch
 	hreq.Header.Set("Accept", "text/event-stream")
 	if id := telemetry.TaskIDFrom(ctx); id != "" {
 		hreq.Header.Set(telemetry.TaskIDHeader, id) // logged by the egress, never sent upstream
+	}
+	if c.Agent != "" {
+		hreq.Header.Set(telemetry.AgentHeader, c.Agent) // likewise
 	}
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
