@@ -207,7 +207,7 @@ type Client struct {
 	// Agent, when set, is sent as telemetry.AgentHeader: the egress counts
 	// tokens by it and never forwards it.
 	Agent string
-	HTTP    *http.Client
+	HTTP  *http.Client
 	// Attempts is how many times a call is tried while nothing has streamed
 	// (default 4); Backoff the first wait, doubled each time (default 250ms).
 	Attempts int
