@@ -10,6 +10,7 @@ require (
 	go.uber.org/zap v1.28.0
 	go.uber.org/zap/exp v0.3.0
 	go.yaml.in/yaml/v3 v3.0.6
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (
