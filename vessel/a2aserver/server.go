@@ -26,6 +26,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
@@ -97,6 +98,9 @@ type Config struct {
 	// Metrics receives the vessel's series (NewMetrics); nil keeps them in
 	// a registry nobody reads.
 	Metrics *Metrics
+	// Usage receives one record per finished turn (docs/operations.md);
+	// nil records nothing.
+	Usage *usage.Recorder
 	// ReadyInterval is how often sandboxes are polled; default 3s.
 	ReadyInterval time.Duration
 	// UnreadyInterval is how often an agent out of service is checked

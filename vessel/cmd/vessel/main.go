@@ -22,7 +22,9 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -47,6 +49,8 @@ type flags struct {
 	deployment, listen, publicURL string
 	sandboxes                     sandboxFlags
 	logLevel, metricsListen       string
+	usageLog, auditLog            string
+	recordMaxMB, recordBackups    int
 }
 
 func parseFlags() *flags {
@@ -58,6 +62,14 @@ func parseFlags() *flags {
 	flag.StringVar(&f.logLevel, "log-level", envOr("VESSEL_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env VESSEL_LOG_LEVEL)")
 	flag.StringVar(&f.metricsListen, "metrics-listen", envOr("VESSEL_METRICS_LISTEN", ""),
 		"address of the Prometheus /metrics listener, e.g. 127.0.0.1:9700 (env VESSEL_METRICS_LISTEN; default off)")
+	flag.StringVar(&f.usageLog, "usage-log", envOr("VESSEL_USAGE_LOG", ""),
+		"append one JSON usage record per finished turn to this file (env VESSEL_USAGE_LOG; default off)")
+	flag.StringVar(&f.auditLog, "audit-log", envOr("VESSEL_AUDIT_LOG", ""),
+		"append the OCSF audit stream (one API Activity event per A2A call) to this file (env VESSEL_AUDIT_LOG; default off)")
+	flag.IntVar(&f.recordMaxMB, "record-log-max-mb", envInt("VESSEL_RECORD_LOG_MAX_MB", rotlog.DefaultMaxMB),
+		"rotate the usage and audit logs at this size in MB (env VESSEL_RECORD_LOG_MAX_MB)")
+	flag.IntVar(&f.recordBackups, "record-log-backups", envInt("VESSEL_RECORD_LOG_BACKUPS", rotlog.DefaultBackups),
+		"rotated usage and audit files to keep (env VESSEL_RECORD_LOG_BACKUPS)")
 	flag.Parse()
 	return f
 }
@@ -102,6 +114,21 @@ func loadCardKeys() (*cardsig.Keys, error) {
 		return nil, fmt.Errorf("card-signing key: %w", err)
 	}
 	return k, nil
+}
+
+// envInt is the variable as a number, else def; a value that is not a
+// number stops the start.
+func envInt(name string, def int) int {
+	v := envOr(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vessel: %s=%q is not a number\n", name, v)
+		os.Exit(2)
+	}
+	return n
 }
 
 // envOr is the variable name (or the file name_FILE names), else def.
@@ -213,6 +240,15 @@ func run(log *zap.Logger, f *flags) error {
 		return fmt.Errorf("--metrics-listen: %w", err)
 	}
 	defer ms.Close()
+	rlo := rotlog.Options{MaxMB: f.recordMaxMB, Backups: f.recordBackups}
+	var usageRec *usage.Recorder
+	if f.usageLog != "" {
+		if usageRec, err = usage.Open(f.usageLog, rlo); err != nil {
+			return fmt.Errorf("--usage-log: %w", err)
+		}
+		defer usageRec.Close()
+		log.Info("usage records", zap.String("path", f.usageLog))
+	}
 	checks, err := healthChecks(backend)
 	if err != nil {
 		return err
@@ -233,6 +269,7 @@ func run(log *zap.Logger, f *flags) error {
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,
 		Metrics:       metrics,
+		Usage:         usageRec,
 		PublicURL:     *publicURL,
 		CardKeys:      cardKeys,
 	})
