@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/deployer/usage"
@@ -101,6 +102,9 @@ type Config struct {
 	// Usage receives one record per finished turn (docs/operations.md);
 	// nil records nothing.
 	Usage *usage.Recorder
+	// Audit receives one OCSF API Activity event per A2A call
+	// (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 	// ReadyInterval is how often sandboxes are polled; default 3s.
 	ReadyInterval time.Duration
 	// UnreadyInterval is how often an agent out of service is checked
@@ -390,11 +394,11 @@ func (s *Server) routes() {
 		}
 		a.cardV03.serve(w, r)
 	})
-	s.mux.HandleFunc("/agents/{id}/a2a", s.rpc)
-	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.rest)
+	s.mux.HandleFunc("/agents/{id}/a2a", s.audited(s.rpc))
+	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.audited(s.rest))
 	s.mux.HandleFunc("/agents/{id}/manifest", s.manifest)
-	s.mux.HandleFunc("/agents/{id}", s.rpc)
-	s.mux.HandleFunc("/agents/{id}/{$}", s.rpc)
+	s.mux.HandleFunc("/agents/{id}", s.audited(s.rpc))
+	s.mux.HandleFunc("/agents/{id}/{$}", s.audited(s.rpc))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found")
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/deployer/usage"
@@ -249,6 +250,14 @@ func run(log *zap.Logger, f *flags) error {
 		defer usageRec.Close()
 		log.Info("usage records", zap.String("path", f.usageLog))
 	}
+	var auditW *audit.Writer
+	if f.auditLog != "" {
+		if auditW, err = audit.Open(f.auditLog, "vessel", audit.BuildVersion(), rlo); err != nil {
+			return fmt.Errorf("--audit-log: %w", err)
+		}
+		defer auditW.Close()
+		log.Info("audit events", zap.String("path", f.auditLog))
+	}
 	checks, err := healthChecks(backend)
 	if err != nil {
 		return err
@@ -270,6 +279,7 @@ func run(log *zap.Logger, f *flags) error {
 		Logger:        log,
 		Metrics:       metrics,
 		Usage:         usageRec,
+		Audit:         auditW,
 		PublicURL:     *publicURL,
 		CardKeys:      cardKeys,
 	})
