@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,4 +128,26 @@ func Files(path string) ([]string, error) {
 		out = append(out, path)
 	}
 	return out, nil
+}
+
+// OptionsFromEnv reads VESSEL_RECORD_LOG_MAX_MB and
+// VESSEL_RECORD_LOG_BACKUPS (unset: the defaults); a value that is not a
+// positive number is an error naming the variable.
+func OptionsFromEnv(getenv func(string) string) (Options, error) {
+	var o Options
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{"VESSEL_RECORD_LOG_MAX_MB", &o.MaxMB}, {"VESSEL_RECORD_LOG_BACKUPS", &o.Backups}} {
+		s := strings.TrimSpace(getenv(v.name))
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return Options{}, fmt.Errorf("%s=%q: want a positive number", v.name, s)
+		}
+		*v.dst = n
+	}
+	return o, nil
 }

@@ -97,3 +97,21 @@ func TestOpenRefusesBadPaths(t *testing.T) {
 		t.Error("negative size accepted")
 	}
 }
+
+func TestOptionsFromEnv(t *testing.T) {
+	env := map[string]string{}
+	get := func(k string) string { return env[k] }
+	if o, err := OptionsFromEnv(get); err != nil || o != (Options{}) {
+		t.Fatalf("unset: %+v %v", o, err)
+	}
+	env["VESSEL_RECORD_LOG_MAX_MB"], env["VESSEL_RECORD_LOG_BACKUPS"] = "5", " 3 "
+	if o, err := OptionsFromEnv(get); err != nil || o.MaxMB != 5 || o.Backups != 3 {
+		t.Fatalf("set: %+v %v", o, err)
+	}
+	for _, bad := range []string{"0", "-1", "ten"} {
+		env["VESSEL_RECORD_LOG_BACKUPS"] = bad
+		if _, err := OptionsFromEnv(get); err == nil || !strings.Contains(err.Error(), "VESSEL_RECORD_LOG_BACKUPS") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

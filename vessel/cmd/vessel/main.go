@@ -51,7 +51,6 @@ type flags struct {
 	sandboxes                     sandboxFlags
 	logLevel, metricsListen       string
 	usageLog, auditLog            string
-	recordMaxMB, recordBackups    int
 }
 
 func parseFlags() *flags {
@@ -67,10 +66,6 @@ func parseFlags() *flags {
 		"append one JSON usage record per finished turn to this file (env VESSEL_USAGE_LOG; default off)")
 	flag.StringVar(&f.auditLog, "audit-log", envOr("VESSEL_AUDIT_LOG", ""),
 		"append the OCSF audit stream (one API Activity event per A2A call) to this file (env VESSEL_AUDIT_LOG; default off)")
-	flag.IntVar(&f.recordMaxMB, "record-log-max-mb", envInt("VESSEL_RECORD_LOG_MAX_MB", rotlog.DefaultMaxMB),
-		"rotate the usage and audit logs at this size in MB (env VESSEL_RECORD_LOG_MAX_MB)")
-	flag.IntVar(&f.recordBackups, "record-log-backups", envInt("VESSEL_RECORD_LOG_BACKUPS", rotlog.DefaultBackups),
-		"rotated usage and audit files to keep (env VESSEL_RECORD_LOG_BACKUPS)")
 	flag.Parse()
 	return f
 }
@@ -115,21 +110,6 @@ func loadCardKeys() (*cardsig.Keys, error) {
 		return nil, fmt.Errorf("card-signing key: %w", err)
 	}
 	return k, nil
-}
-
-// envInt is the variable as a number, else def; a value that is not a
-// number stops the start.
-func envInt(name string, def int) int {
-	v := envOr(name, "")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "vessel: %s=%q is not a number\n", name, v)
-		os.Exit(2)
-	}
-	return n
 }
 
 // envOr is the variable name (or the file name_FILE names), else def.
@@ -241,7 +221,10 @@ func run(log *zap.Logger, f *flags) error {
 		return fmt.Errorf("--metrics-listen: %w", err)
 	}
 	defer ms.Close()
-	rlo := rotlog.Options{MaxMB: f.recordMaxMB, Backups: f.recordBackups}
+	rlo, err := rotlog.OptionsFromEnv(func(k string) string { return envOr(k, "") })
+	if err != nil {
+		return err
+	}
 	var usageRec *usage.Recorder
 	if f.usageLog != "" {
 		if usageRec, err = usage.Open(f.usageLog, rlo); err != nil {
