@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
@@ -55,6 +56,9 @@ type Config struct {
 	// Metrics receives the series (NewMetrics); nil keeps them in a
 	// registry nobody reads.
 	Metrics *Metrics
+	// Audit receives one OCSF Network Activity event per request: sent
+	// upstream, or refused (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 }
 
 // Handler is the passthrough http.Handler.
@@ -66,6 +70,7 @@ type Handler struct {
 	log       *zap.Logger
 	met       *Metrics
 	agents    agentLabels
+	audit     *audit.Writer
 }
 
 // New validates the configuration and builds the handler.
@@ -100,7 +105,7 @@ func New(c Config) (*Handler, error) {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics}
+	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
 	tr := c.Transport
 	if tr == nil {
 		tr = &http.Transport{
@@ -343,6 +348,25 @@ func (h *Handler) logReq(r *http.Request, status int, start time.Time, note stri
 		fields = append(fields, zap.String("note", note))
 	}
 	h.log.Info("model request", fields...)
+	if h.audit != nil {
+		port, _ := strconv.Atoi(h.base.Port())
+		if port == 0 {
+			port = 443
+			if h.base.Scheme == "http" {
+				port = 80
+			}
+		}
+		reason := "forwarded"
+		if note != "" {
+			reason = note
+		}
+		ev := audit.NetworkActivity(&audit.Decision{Allow: note == "", Failed: status == http.StatusBadGateway, Reason: reason,
+			Method: r.Method, Remote: r.RemoteAddr, Host: h.base.Hostname(), Port: port,
+			Task: telemetry.CleanTaskID(r.Header.Get(telemetry.TaskIDHeader)), Kind: "model", Time: time.Now()})
+		if err := h.audit.Emit(ev); err != nil {
+			h.log.Warn("audit event not written", zap.Error(err))
+		}
+	}
 }
 
 // writeError answers in the OpenAI error shape so model clients show it.

@@ -1,0 +1,62 @@
+package modelproxy
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+)
+
+// TestAuditModelRequests: a forwarded model request writes an Open
+// Network Activity event naming the upstream host, a refused one (wrong
+// token) a Refuse event with the reason; both carry the task id.
+func TestAuditModelRequests(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "{}") }))
+	defer up.Close()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	aw, err := audit.Open(path, "egress", "test", rotlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{Upstream: up.URL + "/v1", Key: testKey, Token: testToken, AllowHTTP: true, Audit: aw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(h)
+	defer s.Close()
+	for _, tok := range []string{testToken, "wrong"} {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader("{}"))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set(telemetry.TaskIDHeader, "task-m1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	_ = aw.Close()
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d events", len(lines))
+	}
+	for i, want := range []int{audit.NetworkOpen, audit.NetworkRefuse} {
+		e, err := audit.Validate([]byte(lines[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.ActivityID != want || e.Metadata.CorrelationUID != "task-m1" || e.DstEndpoint.Hostname != "127.0.0.1" || e.Unmapped["kind"] != "model" {
+			t.Errorf("event %d: %s", i, lines[i])
+		}
+	}
+	if !strings.Contains(lines[1], "bad or missing egress token") || strings.Contains(string(b), testKey) || strings.Contains(string(b), testToken) {
+		t.Errorf("the refusal's reason, or a secret: %s", lines[1])
+	}
+}
