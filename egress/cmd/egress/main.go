@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -33,6 +34,10 @@ import (
 var logLevel *zap.AtomicLevel
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "health" {
+		// The Compose healthcheck: the image has no shell or curl.
+		os.Exit(healthcheck.Main("egress", healthcheck.Check{URL: "http://127.0.0.1:8080/health"}, os.Args[2:], healthcheck.OSEnv, os.Stderr))
+	}
 	log, level, err := telemetry.NewLogger(os.Getenv("VESSEL_EGRESS_LOG_LEVEL"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "egress: VESSEL_EGRESS_LOG_LEVEL:", err)

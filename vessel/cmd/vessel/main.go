@@ -22,6 +22,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -71,6 +72,11 @@ func parseFlags() *flags {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "health" {
+		// The Compose healthcheck: the image has no shell or curl.
+		os.Exit(healthcheck.Main("vessel", healthcheck.Check{URL: "http://127.0.0.1:8700/health", WantOK: true},
+			os.Args[2:], healthcheck.OSEnv, os.Stderr))
+	}
 	f := parseFlags()
 	log, _, err := telemetry.NewLogger(f.logLevel)
 	if err != nil {
