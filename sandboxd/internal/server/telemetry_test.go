@@ -17,8 +17,11 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/metricdoc"
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
 )
 
 // TestCallLinesCarryTaskIDAndSeriesMove: sandboxd logs the task id the
@@ -134,5 +137,31 @@ func TestAuditProcessActivity(t *testing.T) {
 	}
 	if unknown.StatusID != audit.StatusFailure || unknown.Process.Name != "unknown" || unknown.Process.Pid != 0 || unknown.StatusDetail == "" {
 		t.Errorf("unknown tool: %+v %+v", unknown, unknown.Process)
+	}
+}
+
+// TestEveryMetricDocumented: docs/operations.md lists exactly the
+// sandboxd_ series NewMetrics registers.
+func TestEveryMetricDocumented(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wm, err := workspace.New(workspace.Config{Scratch: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec metricdoc.Recorder
+	server.NewMetrics(&rec, wm)
+	doc := metricdoc.Documented(md)
+	for n := range rec.Names {
+		if !doc[n] {
+			t.Errorf("%s is registered but docs/operations.md does not list it", n)
+		}
+	}
+	for n := range doc {
+		if strings.HasPrefix(n, "sandboxd_") && !rec.Names[n] {
+			t.Errorf("docs/operations.md lists %s, which is not registered", n)
+		}
 	}
 }
