@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 )
 
 // Validate checks one audit line: JSON holding the attributes every OCSF
@@ -56,4 +58,28 @@ func Validate(line []byte) (*Event, error) {
 		return nil, fmt.Errorf("audit: class %d is not written here", e.ClassUID)
 	}
 	return &e, nil
+}
+
+// ReadFile reads an audit file, checking every line with Validate; the
+// first line that fails is an error naming it.
+func ReadFile(path string) ([]*Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	defer f.Close()
+	var out []*Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		e, err := Validate(sc.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("audit: read %s: %w", path, err)
+	}
+	return out, nil
 }

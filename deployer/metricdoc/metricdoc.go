@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -167,4 +168,23 @@ type panel struct {
 		Expr string `json:"expr"`
 	} `json:"targets"`
 	Panels []panel `json:"panels"`
+}
+
+// Mismatches compares the names a service registered with the page's
+// list for the service's prefix: each registered name the page lacks and
+// each listed name with the prefix nobody registered.
+func Mismatches(registered, documented map[string]bool, prefix string) []string {
+	var out []string
+	for n := range registered {
+		if !documented[n] {
+			out = append(out, n+" is registered but docs/operations.md does not list it")
+		}
+	}
+	for n := range documented {
+		if strings.HasPrefix(n, prefix) && !registered[n] {
+			out = append(out, "docs/operations.md lists "+n+", which is not registered")
+		}
+	}
+	sort.Strings(out)
+	return out
 }

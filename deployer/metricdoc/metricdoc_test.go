@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,5 +69,12 @@ func TestRecorderNamesEmptyVectors(t *testing.T) {
 		prometheus.NewGauge(prometheus.GaugeOpts{Name: "b", Help: "h"}))
 	if !r.Names["a_total"] || !r.Names["b"] || len(r.Names) != 2 {
 		t.Fatalf("%v", r.Names)
+	}
+}
+
+func TestMismatches(t *testing.T) {
+	got := Mismatches(map[string]bool{"x_a": true, "x_b": true}, map[string]bool{"x_a": true, "x_c": true, "y_d": true}, "x_")
+	if len(got) != 2 || !strings.Contains(got[0], "x_c") || !strings.Contains(got[1], "x_b") {
+		t.Fatalf("%v", got)
 	}
 }

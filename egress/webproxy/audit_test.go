@@ -8,10 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
@@ -80,13 +78,12 @@ func TestAuditNetworkActivity(t *testing.T) {
 	conn.Close()
 	_ = w.Close()
 
-	b, err := os.ReadFile(path)
+	evs, err := audit.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d events, want 4:\n%s", len(lines), b)
+	if len(evs) != 4 {
+		t.Fatalf("%d events, want 4", len(evs))
 	}
 	want := []struct {
 		activity, disposition int
@@ -97,15 +94,11 @@ func TestAuditNetworkActivity(t *testing.T) {
 		{audit.NetworkFail, 1, "task-n3", "gone.test", "127.0.0.2"},
 		{audit.NetworkRefuse, 2, "task-n4", "", ""},
 	}
-	for i, l := range lines {
-		e, err := audit.Validate([]byte(l))
-		if err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
+	for i, e := range evs {
 		w := want[i]
 		if e.ClassUID != audit.ClassNetworkActivity || e.CategoryUID != audit.CategoryNetwork || e.ActivityID != w.activity ||
 			e.DispositionID != w.disposition || e.Metadata.CorrelationUID != w.task || e.SrcEndpoint.IP != "127.0.0.1" {
-			t.Errorf("event %d: %s", i, l)
+			t.Errorf("event %d: %+v", i, e)
 		}
 		if w.host != "" && (e.DstEndpoint.Hostname != w.host || e.DstEndpoint.IP != w.ip) {
 			t.Errorf("event %d destination: %+v", i, e.DstEndpoint)

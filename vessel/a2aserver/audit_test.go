@@ -1,9 +1,7 @@
 package a2aserver_test
 
 import (
-	"bufio"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,27 +11,6 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
-
-// readAudit parses every line of a real audit file with audit.Validate.
-func readAudit(t *testing.T, path string) []*audit.Event {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []*audit.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		e, err := audit.Validate(sc.Bytes())
-		if err != nil {
-			t.Fatalf("line %s: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 // TestAuditAPIActivity: each A2A call writes one OCSF API Activity event
 // to a real file: a streamed turn (Create, its task as correlation_uid and
@@ -65,7 +42,10 @@ func TestAuditAPIActivity(t *testing.T) {
 	}
 	h.rawPost("/agents/"+h.agentID, body, nil)
 
-	got := readAudit(t, path)
+	got, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 5 {
 		t.Fatalf("%d events, want 5", len(got))
 	}

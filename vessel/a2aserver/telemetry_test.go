@@ -203,19 +203,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 	}
 	var rec metricdoc.Recorder
 	a2aserver.NewMetrics(&rec)
-	checkDocumented(t, rec.Names, metricdoc.Documented(md), "vessel_")
-}
-
-func checkDocumented(t *testing.T, registered, documented map[string]bool, prefix string) {
-	t.Helper()
-	for n := range registered {
-		if !documented[n] {
-			t.Errorf("%s is registered but docs/operations.md does not list it", n)
-		}
-	}
-	for n := range documented {
-		if strings.HasPrefix(n, prefix) && !registered[n] {
-			t.Errorf("docs/operations.md lists %s, which is not registered", n)
-		}
+	for _, m := range metricdoc.Mismatches(rec.Names, metricdoc.Documented(md), "vessel_") {
+		t.Error(m)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/astraldeep/astralvessel-go/deployer/metricdoc"
@@ -21,15 +20,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 	var rec metricdoc.Recorder
 	modelproxy.NewMetrics(&rec)
 	webproxy.NewMetrics(&rec)
-	doc := metricdoc.Documented(md)
-	for n := range rec.Names {
-		if !doc[n] {
-			t.Errorf("%s is registered but docs/operations.md does not list it", n)
-		}
-	}
-	for n := range doc {
-		if strings.HasPrefix(n, "egress_") && !rec.Names[n] {
-			t.Errorf("docs/operations.md lists %s, which is not registered", n)
-		}
+	for _, m := range metricdoc.Mismatches(rec.Names, metricdoc.Documented(md), "egress_") {
+		t.Error(m)
 	}
 }

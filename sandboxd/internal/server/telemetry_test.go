@@ -105,25 +105,18 @@ func TestAuditProcessActivity(t *testing.T) {
 		}
 	}
 	_ = w.Close()
-	b, err := os.ReadFile(path)
+	evs, err := audit.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d events, want 4", len(lines))
+	if len(evs) != 4 {
+		t.Fatalf("%d events, want 4", len(evs))
 	}
-	var evs []*audit.Event
-	for _, l := range lines {
-		ev, err := audit.Validate([]byte(l))
-		if err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
+	for _, ev := range evs {
 		if ev.ClassUID != audit.ClassProcessActivity || ev.CategoryUID != audit.CategorySystem || ev.TypeUID != 100701 ||
 			ev.Metadata.CorrelationUID != "task-a1" || ev.Actor.User.Name != "app/ann" || ev.Unmapped["turn"] != "turn-a1" {
-			t.Errorf("event %s", l)
+			t.Errorf("event %+v", ev)
 		}
-		evs = append(evs, ev)
 	}
 	ok, nonzero, stopped, unknown := evs[0], evs[1], evs[2], evs[3]
 	if ok.StatusID != audit.StatusSuccess || ok.Process.Name != "bash" || ok.Process.Pid <= 0 || *ok.ExitCode != 0 {
@@ -153,15 +146,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 	}
 	var rec metricdoc.Recorder
 	server.NewMetrics(&rec, wm)
-	doc := metricdoc.Documented(md)
-	for n := range rec.Names {
-		if !doc[n] {
-			t.Errorf("%s is registered but docs/operations.md does not list it", n)
-		}
-	}
-	for n := range doc {
-		if strings.HasPrefix(n, "sandboxd_") && !rec.Names[n] {
-			t.Errorf("docs/operations.md lists %s, which is not registered", n)
-		}
+	for _, m := range metricdoc.Mismatches(rec.Names, metricdoc.Documented(md), "sandboxd_") {
+		t.Error(m)
 	}
 }
