@@ -178,3 +178,27 @@ func (p *pieces) Read(out []byte) (int, error) {
 	p.b = p.b[k:]
 	return k, nil
 }
+
+// BenchmarkUsageReader is what reading the tokens costs a streamed model
+// answer passing through the egress: 200 content chunks and the usage
+// chunk, read in 4 KiB pieces (docs/performance.md).
+func BenchmarkUsageReader(b *testing.B) {
+	var sb strings.Builder
+	for range 200 {
+		sb.WriteString("data: {\"choices\":[{\"delta\":{\"content\":\"a few words of the answer\"}}]}\n\n")
+	}
+	sb.WriteString("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1200,\"completion_tokens\":200}}\n\ndata: [DONE]\n\n")
+	body := sb.String()
+	buf := make([]byte, 4096)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		u := newUsageReader(io.NopCloser(strings.NewReader(body)), "text/event-stream", func(int64, int64) {})
+		for {
+			if _, err := u.Read(buf); err != nil {
+				break
+			}
+		}
+		_ = u.Close()
+	}
+}
