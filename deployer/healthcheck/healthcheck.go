@@ -11,23 +11,17 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
-
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
-// Timeout bounds one check.
+// Timeout bounds one check (sandboxd's gRPC health check uses it too).
 const Timeout = 5 * time.Second
 
 // Check describes what a service's health subcommand asks.
 type Check struct {
 	// URL is the endpoint to GET (the first argument overrides it).
 	URL string
-	// TokenVar, when set, names a variable (or its _FILE form) holding a
-	// bearer token to present, as sandboxd's API requires.
-	TokenVar string
 	// WantOK also requires a JSON answer whose "ok" member is true (the
 	// vessel's /health: false while the task store or the egress fails).
 	WantOK bool
@@ -36,7 +30,7 @@ type Check struct {
 // Main runs the check with the subcommand's arguments ([URL]) and returns
 // the exit code: 0 healthy, 1 not, 2 a usage error. It prints why on
 // stderr, which Docker keeps in the container's health log.
-func Main(name string, c Check, args []string, getenv func(string) (string, bool), stderr io.Writer) int {
+func Main(name string, c Check, args []string, stderr io.Writer) int {
 	switch {
 	case len(args) > 1, len(args) == 1 && strings.HasPrefix(args[0], "-"):
 		fmt.Fprintf(stderr, "usage: %s health [URL]   (default %s)\n", name, c.URL)
@@ -46,7 +40,7 @@ func Main(name string, c Check, args []string, getenv func(string) (string, bool
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	if err := Probe(ctx, c, getenv); err != nil {
+	if err := Probe(ctx, c); err != nil {
 		fmt.Fprintf(stderr, "%s: unhealthy: %v\n", name, err)
 		return 1
 	}
@@ -54,7 +48,7 @@ func Main(name string, c Check, args []string, getenv func(string) (string, bool
 }
 
 // Probe runs the check once.
-func Probe(ctx context.Context, c Check, getenv func(string) (string, bool)) error {
+func Probe(ctx context.Context, c Check) error {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an http(s) URL", c.URL)
@@ -62,16 +56,6 @@ func Probe(ctx context.Context, c Check, getenv func(string) (string, bool)) err
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return fmt.Errorf("request: %w", err)
-	}
-	if c.TokenVar != "" {
-		tok, ok, err := spec.LookupFile(getenv, c.TokenVar)
-		if err != nil {
-			return err
-		}
-		if !ok || strings.TrimSpace(tok) == "" {
-			return fmt.Errorf("no token: %s(_FILE) is not set", c.TokenVar)
-		}
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(tok))
 	}
 	// No proxy: the check is of this container's own endpoint.
 	hc := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: Timeout,
@@ -111,6 +95,3 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
-
-// OSEnv is os.LookupEnv, for Main.
-func OSEnv(k string) (string, bool) { return os.LookupEnv(k) }

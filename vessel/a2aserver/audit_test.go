@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -42,9 +43,17 @@ func TestAuditAPIActivity(t *testing.T) {
 	}
 	h.rawPost("/agents/"+h.agentID, body, nil)
 
-	got, err := audit.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	// An event is written when its handler returns, which may be just
+	// after the client has its answer: wait (bounded) for all five.
+	var got []*audit.Event
+	for i := 0; ; i++ {
+		if got, err = audit.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) >= 5 || i == 100 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if len(got) != 5 {
 		t.Fatalf("%d events, want 5", len(got))
@@ -57,7 +66,24 @@ func TestAuditAPIActivity(t *testing.T) {
 			t.Errorf("resources %v", e.Resources)
 		}
 	}
-	send, read, other, wrong, missing := got[0], got[1], got[2], got[3], got[4]
+	var send, read, other, wrong, missing *audit.Event
+	for _, e := range got {
+		switch {
+		case e.API.Operation == "SendStreamingMessage":
+			send = e
+		case e.API.Operation == "GetTask" && e.Actor.User.Name == "app1/alice":
+			read = e
+		case e.API.Operation == "GetTask":
+			other = e
+		case e.API.Response.Error == a2aserver.AuthUnknown:
+			wrong = e
+		default:
+			missing = e
+		}
+	}
+	if send == nil || read == nil || other == nil || wrong == nil || missing == nil {
+		t.Fatalf("events: %+v", got)
+	}
 	if send.API.Operation != "SendStreamingMessage" || send.ActivityID != audit.APICreate || send.StatusID != audit.StatusSuccess ||
 		send.Metadata.CorrelationUID != string(task.ID) || send.Actor.User.Name != "app1/alice" || send.Actor.AppName != "app1" ||
 		send.SrcEndpoint.IP == "" || send.TypeUID != 600301 {

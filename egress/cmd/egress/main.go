@@ -36,7 +36,7 @@ var logLevel *zap.AtomicLevel
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "health" {
 		// The Compose healthcheck: the image has no shell or curl.
-		os.Exit(healthcheck.Main("egress", healthcheck.Check{URL: "http://127.0.0.1:8080/health"}, os.Args[2:], healthcheck.OSEnv, os.Stderr))
+		os.Exit(healthcheck.Main("egress", healthcheck.Check{URL: "http://127.0.0.1:8080/health"}, os.Args[2:], os.Stderr))
 	}
 	log, level, err := telemetry.NewLogger(os.Getenv("VESSEL_EGRESS_LOG_LEVEL"))
 	if err != nil {

@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -36,10 +35,7 @@ var version = "dev"
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "health" {
-		// The Compose healthcheck: sandboxd's own /status, with the token
-		// the container already holds.
-		os.Exit(healthcheck.Main("sandboxd", healthcheck.Check{URL: "http://127.0.0.1:8600/status", TokenVar: "VESSEL_SANDBOX_TOKEN"},
-			os.Args[2:], healthcheck.OSEnv, os.Stderr))
+		os.Exit(health(os.Args[2:], os.Stderr)) // the Compose healthcheck (health.go)
 	}
 	if err := run(os.Args[1:], confine.HostKernel(), confine.BuildFilter); err != nil {
 		fmt.Fprintf(os.Stderr, "sandboxd: %v\n", err)

@@ -75,7 +75,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "health" {
 		// The Compose healthcheck: the image has no shell or curl.
 		os.Exit(healthcheck.Main("vessel", healthcheck.Check{URL: "http://127.0.0.1:8700/health", WantOK: true},
-			os.Args[2:], healthcheck.OSEnv, os.Stderr))
+			os.Args[2:], os.Stderr))
 	}
 	f := parseFlags()
 	log, _, err := telemetry.NewLogger(f.logLevel)
