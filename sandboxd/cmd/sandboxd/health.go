@@ -52,10 +52,10 @@ func probe(addr string) error {
 	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	st, err := sandboxv1.NewRunServiceClient(conn).Status(ctx, &sandboxv1.StatusRequest{})
 	if err != nil {
-		return fmt.Errorf("Status at %s: %w", addr, err)
+		return fmt.Errorf("status call to %s: %w", addr, err)
 	}
 	if !st.GetConfined() || st.GetAgent() == "" {
-		return fmt.Errorf("Status at %s: confined %v, agent %q", addr, st.GetConfined(), st.GetAgent())
+		return fmt.Errorf("status from %s: confined %v, agent %q", addr, st.GetConfined(), st.GetAgent())
 	}
 	return nil
 }
