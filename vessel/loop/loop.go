@@ -388,6 +388,11 @@ func (r *runner) run(ctx context.Context) {
 	msgs = append(msgs, userContent(in.Text, in.Images))
 	r.msgs = msgs
 
+	for _, t := range in.Tools {
+		if p, ok := t.(tools.Preparer); ok {
+			p.Prepare(ctx, in.Turn)
+		}
+	}
 	r.defs = make([]model.ToolDef, 0, len(in.Tools))
 	r.byName = map[string]tools.Tool{}
 	names := make([]any, 0, len(in.Tools))
