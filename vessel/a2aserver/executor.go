@@ -105,7 +105,9 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		id := string(ec.TaskID)
 		var userText string
-		in, perr := turn.Parse(ec.Message, ec.ContextID, e.imageOpt)
+		opt := e.imageOpt
+		opt.Aside = turn.AsideFrom(ctx) // the history, when the front handler lifted it
+		in, perr := turn.Parse(ec.Message, ec.ContextID, opt)
 		if perr == nil {
 			userText = in.Text
 		}
