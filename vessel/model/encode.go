@@ -7,11 +7,24 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
-// estimate is about the size of m's encoding.
+// estimate is the size of m's encoding when appendMessage writes it (a
+// turn's history is encoded into one buffer sized by it).
 func estimate(m *transcript.Message) int {
-	n := 64 + len(m.Role) + len(m.Content) + len(m.Name) + len(m.ToolCallID)
+	n := len(`{"role":""}`) + len(m.Role)
+	if len(m.Content) > 0 {
+		n += len(`,"content":`) + len(m.Content)
+	}
+	if m.Name != "" {
+		n += len(`,"name":""`) + len(m.Name)
+	}
+	if len(m.ToolCalls) > 0 {
+		n += len(`,"tool_calls":[]`)
+	}
 	for _, tc := range m.ToolCalls {
-		n += 64 + len(tc.ID) + len(tc.Type) + len(tc.Function.Name) + len(tc.Function.Arguments)
+		n += len(`{"id":"","type":"","function":{"name":"","arguments":""}},`) + len(tc.ID) + len(tc.Type) + len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	if m.ToolCallID != "" {
+		n += len(`,"tool_call_id":""`) + len(m.ToolCallID)
 	}
 	return n
 }
