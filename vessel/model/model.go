@@ -42,6 +42,7 @@ type Request struct {
 	Tools    []ToolDef
 	// Cache, when set, keeps each message's encoding between the calls of a
 	// turn, whose message lists only grow: a long history is encoded once.
+	// The messages' Content then points into the cache (see MessageCache).
 	Cache *MessageCache
 	// Limits bound what this call may stream; over one, the stream is
 	// closed at once and Complete returns a *LimitError.
@@ -141,10 +142,14 @@ func (e *LimitError) Is(target error) bool { return target == ErrOutputLimit }
 
 // MessageCache holds a turn's messages encoded, one after another in one
 // buffer: the model request is written from it without another copy of
-// the history, and a message is encoded once per turn.
+// the history, and a message is encoded once per turn. The content of a
+// message written directly is then read from that buffer too: fill points
+// the message's Content at its bytes there, so a long history is held
+// once (encoded), not twice (parsed and encoded).
 type MessageCache struct {
-	enc  []byte // the messages' encodings, comma-separated
-	ends []int  // where each message's encoding ends in enc
+	enc     []byte   // the messages' encodings, comma-separated
+	ends    []int    // where each message's encoding ends in enc
+	content [][2]int // where each message's Content lies in enc; {0, 0} when it does not
 }
 
 // fill encodes the messages of msgs the cache does not hold yet; msgs must
@@ -157,11 +162,22 @@ func (c *MessageCache) fill(msgs []transcript.Message) error {
 	for i := len(c.ends); i < len(msgs); i++ {
 		est += estimate(&msgs[i]) + 1
 	}
+	before := c.enc
 	c.enc = slices.Grow(c.enc, est)
+	if cap(before) > 0 && &before[:1][0] != &c.enc[:1][0] {
+		// The buffer moved: the contents pointing into it follow, so the
+		// old one is not kept alive.
+		for i, sp := range c.content {
+			if sp[1] > sp[0] {
+				msgs[i].Content = c.enc[sp[0]:sp[1]:sp[1]]
+			}
+		}
+	}
 	for i := len(c.ends); i < len(msgs); i++ {
 		if i > 0 {
 			c.enc = append(c.enc, ',')
 		}
+		start := len(c.enc)
 		var ok bool
 		if c.enc, ok = appendMessage(c.enc, &msgs[i]); !ok {
 			b, err := json.Marshal(&msgs[i])
@@ -170,6 +186,15 @@ func (c *MessageCache) fill(msgs []transcript.Message) error {
 			}
 			c.enc = append(c.enc, b...)
 		}
+		sp := [2]int{}
+		if n := len(msgs[i].Content); ok && n > 0 {
+			at := start + len(`{"role":"","content":`) + len(msgs[i].Role)
+			if at+n <= len(c.enc) && bytes.Equal(c.enc[at:at+n], msgs[i].Content) {
+				sp = [2]int{at, at + n}
+				msgs[i].Content = c.enc[at : at+n : at+n]
+			}
+		}
+		c.content = append(c.content, sp)
 		c.ends = append(c.ends, len(c.enc))
 	}
 	return nil

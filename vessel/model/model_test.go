@@ -186,7 +186,27 @@ func TestEncodeRequestCache(t *testing.T) {
 	msgs = append(msgs, transcript.Message{Role: "user", Name: "a<b", Content: json.RawMessage(`[ {"type":"text","text":"x"} ]`)},
 		transcript.Message{Role: "user", Content: transcript.Text("after")})
 	check(msgs)
+	// Contents written directly are read from the cache's buffer, which
+	// moved as it grew; the one encoding/json wrote keeps its own bytes.
+	for i, m := range msgs {
+		if len(m.Content) == 0 {
+			continue
+		}
+		if inCache, want := c.holds(m.Content), i != 4; inCache != want {
+			t.Errorf("message %d: content in the cache %v", i, inCache)
+		}
+	}
 	if len(c.ends) != 6 {
 		t.Fatalf("cache holds %d", len(c.ends))
 	}
+}
+
+// holds reports whether b lies in the cache's buffer.
+func (c *MessageCache) holds(b []byte) bool {
+	for i := range c.enc[:cap(c.enc)] {
+		if &c.enc[:cap(c.enc)][i] == &b[0] {
+			return true
+		}
+	}
+	return false
 }
