@@ -298,7 +298,10 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}
 	var ender tools.TurnEnder
 	if ag.sandbox != nil {
-		ender = ag.sandbox
+		ender = &retryingEnder{inner: ag.sandbox, backoff: EndTurnBackoff,
+			retries:  s.cfg.Metrics.endRetries.WithLabelValues(a.ID),
+			failures: s.cfg.Metrics.endFailures.WithLabelValues(a.ID),
+			log:      s.log.With(zap.String(telemetry.FieldAgent, a.ID))}
 	}
 	met := s.cfg.Metrics.forAgent(a.ID, a.Manifest.Model.Name)
 	ag.exec = &executor{
