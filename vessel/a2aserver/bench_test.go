@@ -252,7 +252,7 @@ func sdkCopyCost(t *testing.T) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
 // writeSection replaces the section starting with heading (up to the next
-// "## " heading) in a Markdown file, or appends it.
+// heading) in a Markdown file, or appends it.
 func writeSection(path, heading, section string) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -269,7 +269,9 @@ func writeSection(path, heading, section string) error {
 		}
 		s += section
 	} else {
-		end := strings.Index(s[start+len(heading):], "\n## ")
+		// Up to the next heading of any level: the subsections after the
+		// measured text (### Approvals, ...) are not the benchmark's.
+		end := strings.Index(s[start+len(heading):], "\n#")
 		if end < 0 {
 			s = s[:start] + section
 		} else {
