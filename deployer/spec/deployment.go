@@ -132,6 +132,7 @@ func (v *validator) run() {
 	} else if !contains(SearchProviders, v.d.Search.Provider) {
 		v.c.add("search.provider", "unknown provider %q; allowed: searxng, duckduckgo", v.d.Search.Provider)
 	}
+	v.telemetry()
 	agents := v.agents()
 	v.apps(agents)
 	v.issuers(agents)

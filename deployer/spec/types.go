@@ -11,12 +11,14 @@ type Deployment struct {
 	// against its directory.
 	Path string `toml:"-"`
 
-	Vessel  Vessel   `toml:"vessel"`
-	Egress  Egress   `toml:"egress"`
-	Search  Search   `toml:"search"`
-	Apps    []App    `toml:"apps"`
-	Issuers []Issuer `toml:"issuers"`
-	Agents  []Agent  `toml:"agents"`
+	Vessel Vessel `toml:"vessel"`
+	Egress Egress `toml:"egress"`
+	Search Search `toml:"search"`
+	// Telemetry is the [telemetry] table (traces); see telemetry.go.
+	Telemetry Telemetry `toml:"telemetry"`
+	Apps      []App     `toml:"apps"`
+	Issuers   []Issuer  `toml:"issuers"`
+	Agents    []Agent   `toml:"agents"`
 
 	// EnvRefs maps each field written as env:NAME (e.g. "apps[0].key_sha256")
 	// to NAME, so deploy can pass the same variables to the vessel.

@@ -142,7 +142,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 		r = r.WithContext(withExtra(r.Context(), x))
 	}
 	r.Header.Del("Authorization")
-	return r.WithContext(auth.WithPrincipal(r.Context(), p)), true
+	// An application's traceparent becomes the parent of the turn's span.
+	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
+	return r.WithContext(auth.WithPrincipal(ctx, p)), true
 }
 
 // limitBody reads the request body whole, within the body timeout, and

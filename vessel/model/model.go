@@ -450,6 +450,7 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	if id := telemetry.TaskIDFrom(ctx); id != "" {
 		hreq.Header.Set(telemetry.TaskIDHeader, id) // logged by the egress, never sent upstream
 	}
+	telemetry.InjectHTTP(ctx, hreq.Header) // the egress continues the trace and removes the headers
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
