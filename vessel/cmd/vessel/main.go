@@ -258,7 +258,7 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
-	ob, stopOutbox, err := openOutbox(ctx, backend, d, cardKeys, reg, log)
+	ob, stopOutbox, err := openOutbox(ctx, backend, d, cardKeys, metrics, log)
 	if err != nil {
 		return err
 	}
