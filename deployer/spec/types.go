@@ -39,7 +39,7 @@ type Vessel struct {
 	// GRPCPublicAddress is the host:port the cards' GRPC interface gives;
 	// default the host of public_url with grpc_port.
 	GRPCPublicAddress string `toml:"grpc_public_address"`
-	TaskTTLHours int    `toml:"task_ttl_hours"`
+	TaskTTLHours      int    `toml:"task_ttl_hours"`
 	// TaskStore is "sqlite:///path/tasks.sqlite" (default /data/tasks.sqlite) or "postgres://...".
 	TaskStore string `toml:"task_store"`
 	// RequestBodyTimeoutSecs bounds how long an authenticated caller may

@@ -40,6 +40,9 @@ type Config struct {
 	StateDir string
 	// Listen is the vessel's address; default 127.0.0.1:8700.
 	Listen string
+	// GRPCListen is the vessel's gRPC binding address; default Listen's
+	// host with Listen's port + 1 (127.0.0.1:8701).
+	GRPCListen string
 	// UpstreamURL and UpstreamKey name a real OpenAI-compatible model. When
 	// either is empty the scripted model is started instead.
 	UpstreamURL string
@@ -55,16 +58,19 @@ type Config struct {
 // Info is what a running stack records in StateDir/stack.json so that
 // `astralvessel ask` and tests can find it.
 type Info struct {
-	URL        string    `json:"url"`
-	Agents     []string  `json:"agents"`
-	AppID      string    `json:"app_id"`
-	AppKeyFile string    `json:"app_key_file"`
-	User       string    `json:"user"`
-	PID        int       `json:"pid"`
-	Started    time.Time `json:"started"`
-	Model      string    `json:"model"` // "scripted" or the upstream URL
-	Logs       string    `json:"logs"`
-	Deployment string    `json:"deployment"`
+	URL string `json:"url"`
+	// GRPCAddress is the gRPC binding (host:port; a request names its
+	// agent in its tenant field).
+	GRPCAddress string    `json:"grpc_address,omitempty"`
+	Agents      []string  `json:"agents"`
+	AppID       string    `json:"app_id"`
+	AppKeyFile  string    `json:"app_key_file"`
+	User        string    `json:"user"`
+	PID         int       `json:"pid"`
+	Started     time.Time `json:"started"`
+	Model       string    `json:"model"` // "scripted" or the upstream URL
+	Logs        string    `json:"logs"`
+	Deployment  string    `json:"deployment"`
 	// Processes are the stack's processes, each with its pid and log.
 	Processes []Process `json:"processes"`
 }
@@ -264,6 +270,13 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:8700"
 	}
+	if cfg.GRPCListen == "" {
+		g, err := DefaultGRPCListen(cfg.Listen)
+		if err != nil {
+			return nil, err
+		}
+		cfg.GRPCListen = g
+	}
 	depFile, err := filepath.Abs(cfg.DeploymentFile)
 	if err != nil {
 		return nil, fmt.Errorf("localstack: %w", err)
@@ -455,7 +468,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	venv := processEnv(operatorEnviron(base, d), vesselVars,
 		"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE")
-	args := vesselArgs(vesselDep, cfg.Listen, sandboxArgs)
+	args := vesselArgs(vesselDep, cfg.Listen, cfg.GRPCListen, sandboxArgs)
 	v, err := s.start("vessel", cfg.Bins, args, venv, logDir)
 	if err != nil {
 		return nil, err
@@ -475,7 +488,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if !scripted {
 		model = cfg.UpstreamURL
 	}
-	s.Info = Info{URL: url, Agents: agents, AppID: appID, AppKeyFile: filepath.Join(stateDir, "app.key"), User: LocalUser,
+	s.Info = Info{URL: url, GRPCAddress: cfg.GRPCListen, Agents: agents, AppID: appID, AppKeyFile: filepath.Join(stateDir, "app.key"), User: LocalUser,
 		PID: os.Getpid(), Started: time.Now().UTC(), Model: model, Logs: logDir, Deployment: depFile}
 	if err := s.writeInfo(); err != nil {
 		return nil, err
@@ -497,9 +510,21 @@ func (s *Stack) writeInfo() error {
 }
 
 // vesselArgs are the vessel's flags. Its cards must advertise where this
-// stack serves, not the deployment's front address, hence --public-url.
-func vesselArgs(deployment, listen string, sandboxArgs []string) []string {
-	return append([]string{"--deployment", deployment, "--listen", listen, "--public-url", "http://" + listen}, sandboxArgs...)
+// stack serves, not the deployment's front address, hence --public-url
+// (the vessel gives the gRPC interface that URL's host and grpcListen's port).
+func vesselArgs(deployment, listen, grpcListen string, sandboxArgs []string) []string {
+	return append([]string{"--deployment", deployment, "--listen", listen, "--grpc-listen", grpcListen,
+		"--public-url", "http://" + listen}, sandboxArgs...)
+}
+
+// DefaultGRPCListen is the gRPC address beside listen: its host, its port + 1.
+func DefaultGRPCListen(listen string) (string, error) {
+	host, port, err := net.SplitHostPort(listen)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 1 || n >= 65535 {
+		return "", fmt.Errorf("localstack: listen address %q: want host:port with a port below 65535", listen)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1)), nil
 }
 
 // operatorEnviron is the process environment plus the values of every env:

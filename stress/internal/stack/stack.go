@@ -80,6 +80,9 @@ type Stack struct {
 	Model    *Proc
 	Scratch  string
 	Endpoint []string // vessel base URLs, one per replica
+	// GRPC are the vessels' gRPC binding addresses (host:port), one per
+	// replica, as their cards give them.
+	GRPC []string
 	mounted  bool     // Scratch is our tmpfs, unmounted by Stop
 }
 
@@ -210,8 +213,14 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			"VESSEL_MODEL_BASE_URL=http://" + modelAddr + "/v1",
 			"VESSEL_DATA_DIR=" + data,
 		}
+		grpcAddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		// The cards give this replica's own addresses, not the deployment's.
 		p, err := s.start(fmt.Sprintf("vessel-%d", i), cfg.ServerCPUs, env,
 			filepath.Join(cfg.BinDir, "vessel"), "--deployment", depPath, "--listen", addr,
+			"--grpc-listen", grpcAddr, "--public-url", "http://"+addr,
 			"--sandbox-url", AgentID+"=http://"+sbAddr)
 		if err != nil {
 			return nil, err
@@ -219,6 +228,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		p.Addr = addr
 		s.Vessels = append(s.Vessels, p)
 		s.Endpoint = append(s.Endpoint, "http://"+addr)
+		s.GRPC = append(s.GRPC, grpcAddr)
 	}
 	for _, v := range s.Vessels {
 		if err := s.waitHealthy(ctx, "http://"+v.Addr, v); err != nil {
