@@ -131,15 +131,7 @@ func run(log *zap.Logger, f *flags) error {
 	// store and the sandboxes.
 	addr := *listenAddr
 	if addr == "" {
-		host := d.Vessel.FrontAddress
-		if host == "" {
-			host = "0.0.0.0"
-		}
-		port := d.Vessel.Port
-		if port == 0 {
-			port = 8700
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(port))
+		addr = frontAddr(d, d.Vessel.Port, spec.DefaultPort)
 	}
 	ln, err := listen.TCP(context.Background(), addr, "--listen")
 	if err != nil {
@@ -318,15 +310,7 @@ func listenGRPC(d *spec.Deployment, flagAddr, publicURL string) (net.Listener, s
 	}
 	addr := flagAddr
 	if addr == "" {
-		host := d.Vessel.FrontAddress
-		if host == "" {
-			host = "0.0.0.0"
-		}
-		port := d.Vessel.GRPCPort
-		if port == 0 {
-			port = spec.DefaultGRPCPort
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(port))
+		addr = frontAddr(d, d.Vessel.GRPCPort, spec.DefaultGRPCPort)
 	}
 	ln, err := listen.TCP(context.Background(), addr, "--grpc-listen")
 	if err != nil {
@@ -343,4 +327,16 @@ func listenGRPC(d *spec.Deployment, flagAddr, publicURL string) (net.Listener, s
 		public = net.JoinHostPort(u.Hostname(), port)
 	}
 	return ln, public, nil
+}
+
+// frontAddr is the front address (or 0.0.0.0) with port (def when 0).
+func frontAddr(d *spec.Deployment, port, def int) string {
+	host := d.Vessel.FrontAddress
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if port == 0 {
+		port = def
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
