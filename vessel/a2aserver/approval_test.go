@@ -24,6 +24,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
 // withApproval sets the first agent's [agents.approval] table.
@@ -384,12 +385,19 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 	if _, err := h2.send(as(h1.keyApp1, "bob"), decide(task, req.ApprovalID, verdict("p2", "approve"))); err == nil {
 		t.Fatal("another user's decision was taken on the other replica")
 	}
-	done, err := h2.send(alice, decide(task, req.ApprovalID, verdict("p2", "approve")))
+	// The forwarded SendMessage answers as the holding replica would have:
+	// with the transcript the caller accepts.
+	res, err := h2.client(h2.agentID).SendMessage(alice, &a2a.SendMessageRequest{Message: decide(task, req.ApprovalID, verdict("p2", "approve")),
+		Config: &a2a.SendMessageConfig{AcceptedOutputModes: []string{"text/markdown", transcript.MediaType}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("after a decision on the other replica: %s", done.Status.State)
+	done, ok := res.(*a2a.Task)
+	if !ok || done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("after a decision on the other replica: %#v", res)
+	}
+	if got := strings.Join(artifactSummary(t, done.Artifacts), " "); !strings.Contains(got, "transcript[") || !strings.Contains(got, "answer[") {
+		t.Fatalf("the forwarded answer lacks the transcript or the answer: %s", got)
 	}
 	if got := h1.sandbox.bashCommands(); !slices.Equal(got, []string{"echo hi"}) {
 		t.Fatalf("the holding replica ran %v", got)

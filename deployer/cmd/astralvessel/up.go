@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/internal/localstack"
+	"github.com/astraldeep/astralvessel-go/deployer/localstack"
 )
 
 func init() {
@@ -55,7 +55,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
 		return 1
 	}
-	if *grpcListen == "" {
+	if _, port, _ := net.SplitHostPort(*listen); *grpcListen == "" && port != "0" {
 		g, err := localstack.DefaultGRPCListen(*listen)
 		if err != nil {
 			fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
@@ -63,9 +63,11 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 		}
 		*grpcListen = g
 	}
-	if err := checkListen(*grpcListen); err != nil {
-		fmt.Fprintf(stderr, "astralvessel up: --grpc-listen: %v\n", err)
-		return 1
+	if *grpcListen != "" {
+		if err := checkListen(*grpcListen); err != nil {
+			fmt.Fprintf(stderr, "astralvessel up: --grpc-listen: %v\n", err)
+			return 1
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -121,6 +123,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 		cfg.UpstreamURL = os.Getenv("VESSEL_UPSTREAM_MODEL_URL")
 		cfg.UpstreamKey = os.Getenv("VESSEL_MODEL_KEY")
 	}
+	began := time.Now()
 	st, err := localstack.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
@@ -128,7 +131,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Stop()
 	key, _ := st.AppKey()
-	fmt.Fprintf(stdout, "AstralVessel is up at %s\n", st.URL)
+	fmt.Fprintf(stdout, "AstralVessel is up at %s (ready in %d ms)\n", st.URL, time.Since(began).Milliseconds())
 	fmt.Fprintf(stdout, "  gRPC:    %s (the request's tenant names the agent)\n", st.Info.GRPCAddress)
 	fmt.Fprintf(stdout, "  agents:  %s\n", strings.Join(st.Agents, ", "))
 	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
