@@ -198,3 +198,19 @@ func TestDefaultGRPCListen(t *testing.T) {
 		}
 	}
 }
+
+// withDefaults puts the gRPC binding beside Listen, leaves it to a free
+// port when Listen's is 0, and keeps one that is given.
+func TestGRPCListenDefault(t *testing.T) {
+	for _, c := range []struct{ listen, grpc, want string }{
+		{"", "", "127.0.0.1:8701"},
+		{"127.0.0.1:18700", "", "127.0.0.1:18701"},
+		{"127.0.0.1:0", "", ""},
+		{"127.0.0.1:18700", "127.0.0.1:9999", "127.0.0.1:9999"},
+	} {
+		got, err := Config{Listen: c.listen, GRPCListen: c.grpc}.withDefaults()
+		if err != nil || got.GRPCListen != c.want {
+			t.Errorf("listen %q grpc %q: %q %v, want %q", c.listen, c.grpc, got.GRPCListen, err, c.want)
+		}
+	}
+}
