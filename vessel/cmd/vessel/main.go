@@ -138,7 +138,7 @@ func run(log *zap.Logger, f *flags) error {
 		return err
 	}
 	defer ln.Close()
-	gln, grpcAddr, err := listenGRPC(d, f.grpcListen, *publicURL)
+	gln, grpcAddr, err := listenGRPC(d, f.grpcListen, addr, *publicURL)
 	if err != nil {
 		return err
 	}
@@ -300,17 +300,26 @@ func drain(log *zap.Logger, srv *a2aserver.Server, hs *http.Server, gs *grpc.Ser
 	}
 }
 
-// listenGRPC opens the gRPC binding's listener: flag, else the front
-// address (or 0.0.0.0) with [vessel] grpc_port; "off" opens none. The
-// address the cards give is the deployment's grpc_public_address, or, with
-// --public-url (the local stack), that URL's host with the port listened on.
-func listenGRPC(d *spec.Deployment, flagAddr, publicURL string) (net.Listener, string, error) {
+// listenGRPC opens the gRPC binding's listener: flag, else the HTTP
+// listener's host (httpAddr: --listen, or the front address) with [vessel]
+// grpc_port; "off" opens none. The address the cards give is the
+// deployment's grpc_public_address, or, with --public-url (the local
+// stack), that URL's host with the port listened on.
+func listenGRPC(d *spec.Deployment, flagAddr, httpAddr, publicURL string) (net.Listener, string, error) {
 	if flagAddr == "off" {
 		return nil, "", nil
 	}
 	addr := flagAddr
 	if addr == "" {
-		addr = frontAddr(d, d.Vessel.GRPCPort, spec.DefaultGRPCPort)
+		host, _, err := net.SplitHostPort(httpAddr)
+		if err != nil {
+			return nil, "", fmt.Errorf("--listen %q: %w", httpAddr, err)
+		}
+		port := d.Vessel.GRPCPort
+		if port == 0 {
+			port = spec.DefaultGRPCPort
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(port))
 	}
 	ln, err := listen.TCP(context.Background(), addr, "--grpc-listen")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestBusyListenAddress(t *testing.T) {
 // naming --grpc-listen.
 func TestListenGRPC(t *testing.T) {
 	d := &spec.Deployment{Vessel: spec.Vessel{GRPCPort: 8701, GRPCPublicAddress: "vessel.example.org:8701"}}
-	ln, public, err := listenGRPC(d, "127.0.0.1:0", "http://127.0.0.1:18700")
+	ln, public, err := listenGRPC(d, "127.0.0.1:0", "127.0.0.1:18700", "http://127.0.0.1:18700")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestListenGRPC(t *testing.T) {
 	if public != ln.Addr().String() {
 		t.Errorf("card address %q, want the listener %q", public, ln.Addr())
 	}
-	ln2, public, err := listenGRPC(d, "127.0.0.1:0", "")
+	ln2, public, err := listenGRPC(d, "127.0.0.1:0", "127.0.0.1:18700", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +86,26 @@ func TestListenGRPC(t *testing.T) {
 	if public != "vessel.example.org:8701" {
 		t.Errorf("card address %q, want grpc_public_address", public)
 	}
-	if ln, public, err := listenGRPC(d, "off", "http://127.0.0.1:18700"); ln != nil || public != "" || err != nil {
+	// No flag: --listen's host with grpc_port.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	d2 := &spec.Deployment{Vessel: spec.Vessel{GRPCPort: port}}
+	ln3, _, err := listenGRPC(d2, "", "127.0.0.1:18700", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ln3.Addr().String(); got != net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) {
+		t.Errorf("default gRPC address %s, want --listen's host with grpc_port %d", got, port)
+	}
+	ln3.Close()
+	if ln, public, err := listenGRPC(d, "off", "127.0.0.1:18700", "http://127.0.0.1:18700"); ln != nil || public != "" || err != nil {
 		t.Errorf("off: %v %q %v", ln, public, err)
 	}
-	if _, _, err := listenGRPC(d, ln.Addr().String(), ""); err == nil || !strings.Contains(err.Error(), "--grpc-listen") {
+	if _, _, err := listenGRPC(d, ln.Addr().String(), "127.0.0.1:18700", ""); err == nil || !strings.Contains(err.Error(), "--grpc-listen") {
 		t.Errorf("busy address: %v", err)
 	}
 }
