@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
 
@@ -234,5 +235,44 @@ func TestGRPCStreamOrder(t *testing.T) {
 	}
 	if len(g) < 3 || !strings.HasPrefix(g[0], "task:") || g[len(g)-1] != "status:TASK_STATE_COMPLETED:turn.finished" {
 		t.Fatalf("gRPC frames %q", g)
+	}
+}
+
+// TestGRPCApproval: over gRPC a turn pauses for approval with the pending
+// calls in the task, another user's decision is refused as on JSON-RPC,
+// and the owner's decision (a data part, through the proto's Struct) lets
+// the turn finish with the approved call run.
+func TestGRPCApproval(t *testing.T) {
+	h := newHarnessConfig(t, selfCards, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	cl := h.cardClient(h.agentID, a2a.TransportProtocolGRPC)
+	alice := as(h.keyApp1, "alice")
+	send := func(ctx context.Context, msg *a2a.Message) (*a2a.Task, error) {
+		res, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+		if err != nil {
+			return nil, err
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("SendMessage returned %T", res)
+		}
+		return task, nil
+	}
+	task, err := send(alice, textMsg("#script:parallel go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pending(t, task)
+	if len(req.Calls) != 1 || req.Calls[0].CallID != "p2" || req.Calls[0].Tool != "bash" {
+		t.Fatalf("request %+v", req)
+	}
+	if _, err := send(as(h.keyApp1, "bob"), decide(task, req.ApprovalID, verdict("p2", "approve"))); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("another user's decision: %v", err)
+	}
+	done, err := send(alice, decide(task, req.ApprovalID, verdict("p2", "approve")))
+	if err != nil || done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("approved: %v %v", err, done)
+	}
+	if got := h.sandbox.bashCommands(); !slices.Equal(got, []string{"echo hi"}) {
+		t.Fatalf("bash commands %q, want the approved one", got)
 	}
 }
