@@ -91,6 +91,11 @@ type decision struct {
 	connDur  time.Duration
 	dialedTo string
 	task     string // the turn's task id the vessel sent, for the log
+	// parent is the request's context with the vessel's trace context
+	// (traceparent) in it, began when the decision started: the decision's
+	// span is made from them when it is logged.
+	parent context.Context
+	began  time.Time
 }
 
 // taskOf is the turn's task id a request names (telemetry.TaskIDHeader),
@@ -170,6 +175,9 @@ func New(o Options) (*Proxy, error) {
 
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// With tracing on, the vessel's traceparent (on the CONNECT, or on a
+	// plain-HTTP request) is the parent of the decision's span.
+	r = r.WithContext(telemetry.ExtractHTTP(r.Context(), r.Header))
 	if r.Method == http.MethodConnect {
 		if hj, ok := w.(http.Hijacker); ok {
 			w = hijackWriter{ResponseWriter: w, hj: hj}
@@ -192,7 +200,7 @@ func nonProxy(w http.ResponseWriter, r *http.Request) {
 
 // decide resolves hostport once and checks every address it got.
 func (p *Proxy) decide(ctx context.Context, method, hostport string, defaultPort uint16) *decision {
-	d := &decision{method: method, rawHost: hostport, status: http.StatusForbidden}
+	d := &decision{method: method, rawHost: hostport, status: http.StatusForbidden, parent: ctx, began: time.Now()}
 	h, port, err := guard.ParseHostPort(hostport, defaultPort)
 	if err != nil {
 		d.reason = "bad-host"
@@ -281,6 +289,8 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	// The task id is for the egress's log; the origin never sees it.
 	task := taskOf(r)
 	r.Header.Del(telemetry.TaskIDHeader)
+	// Nor the trace context: the trace is the deployment's own.
+	telemetry.StripTraceHeaders(r.Header)
 	var defPort uint16
 	switch strings.ToLower(r.URL.Scheme) {
 	case "http":
@@ -288,12 +298,12 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	case "https":
 		defPort = 443
 	default:
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, parent: r.Context(), began: time.Now()}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	if r.URL.User != nil {
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, parent: r.Context(), began: time.Now()}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
@@ -403,6 +413,7 @@ func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
 		fields = append(fields, zap.Error(err))
 	}
 	p.log.Info("egress decision", append(fields, extra...)...)
+	decisionSpan(d, verdict, err)
 }
 
 func safeHostLog(d *decision) string {

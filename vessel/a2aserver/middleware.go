@@ -134,7 +134,9 @@ func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal) (con
 			return nil, no
 		}
 	}
-	ctx := r.Context()
+	// A caller's traceparent (header or gRPC metadata) becomes the parent
+	// of the turn's span.
+	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
 	if s.cfg.NarrowTools != nil || p.Scopes != nil {
 		list, err := s.narrow(r, p, a)
 		if err != nil {
