@@ -74,6 +74,7 @@ func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 func (s *Server) authFailed(r *http.Request, agentID string, err error) {
 	reason := authReason(err)
 	s.cfg.Metrics.authFailures.WithLabelValues(reason).Inc()
+	noteFrom(r.Context()).setErr(reason, unauthMessage(err))
 	if reason == AuthInvalidToken {
 		return
 	}
@@ -122,6 +123,7 @@ func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal) (con
 		s.authFailed(r, a.spec.ID, err)
 		return nil, &refusal{http.StatusUnauthorized, unauthMessage(err)}
 	}
+	noteFrom(r.Context()).setPrincipal(p)
 	if !p.MayCall(a.spec.ID) {
 		return nil, &refusal{http.StatusForbidden, "you may not call this agent"}
 	}
@@ -158,6 +160,7 @@ func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal) (con
 // hand to the SDK, the Authorization header gone (the key or token must
 // not reach the SDK's ServiceParams).
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
+	refuse = noting(r, refuse)
 	ctx, no := s.admitCall(r, a, func() *refusal { return s.limitBody(w, r) })
 	if no != nil {
 		switch no.status {
@@ -236,6 +239,12 @@ func SupportedVersion(v string) bool {
 }
 
 func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
+	ctx, v, err := i.before(ctx, cc, req)
+	auditBefore(ctx, cc, req, err)
+	return ctx, v, err
+}
+
+func (i *interceptor) before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
 	if vs, ok := cc.ServiceParams().Get("A2A-Version"); ok && len(vs) > 0 {
 		for _, v := range vs {
 			if !SupportedVersion(v) {
@@ -333,7 +342,13 @@ func truncate(s string, n int) string {
 // After answers a CancelTask that lost the race with the turn's own end as
 // the protocol says (the canceled task, or "not cancelable") rather than as
 // an internal error: under load a cancel can arrive while the turn finishes.
-func (i *interceptor) After(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
+func (i *interceptor) After(ctx context.Context, cc *a2asrv.CallContext, resp *a2asrv.Response) error {
+	err := i.after(ctx, cc, resp)
+	auditAfter(ctx, resp)
+	return err
+}
+
+func (i *interceptor) after(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
 	if c, ok := ctx.Value(collectKey{}).(*collector); ok && resp.Err == nil {
 		if t, ok := resp.Payload.(*a2a.Task); ok && t != nil {
 			resp.Payload = c.into(t)
