@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2apb/v1"
@@ -16,6 +17,8 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 )
 
 // The gRPC binding (a2a-go's a2agrpc) serves every agent on one listener.
@@ -54,11 +57,19 @@ func (s *Server) grpcAdmit(ctx context.Context, m any) (context.Context, error) 
 		return nil, status.Error(codes.InvalidArgument, "not an A2A request")
 	}
 	id := t.GetTenant()
+	n := noteFrom(ctx)
+	if n != nil {
+		n.mu.Lock()
+		n.agent = truncate(id, 64)
+		n.mu.Unlock()
+	}
 	a := s.agents[id]
 	if a == nil {
 		if id == "" {
+			n.setErr(http.StatusText(http.StatusBadRequest), "no tenant")
 			return nil, status.Error(codes.InvalidArgument, "name the agent in the request's tenant field (the tenant of the card's GRPC interface)")
 		}
+		n.setErr(http.StatusText(http.StatusNotFound), "unknown agent")
 		return nil, grpcStatus(&refusal{http.StatusNotFound, "unknown agent " + truncate(id, 64)})
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -77,6 +88,7 @@ func (s *Server) grpcAdmit(ctx context.Context, m any) (context.Context, error) 
 	}
 	actx, no := s.admitCall(r, a, nil)
 	if no != nil {
+		n.setErr(http.StatusText(no.status), no.msg)
 		return nil, grpcStatus(no)
 	}
 	md = md.Copy()
@@ -113,24 +125,78 @@ func grpcStatus(no *refusal) error {
 	return st.Err()
 }
 
-func (s *Server) grpcUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := s.grpcAdmit(ctx, req)
+func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	ctx, done := s.grpcAudit(ctx, info.FullMethod)
+	defer func() { done(err) }()
+	ctx, err = s.grpcAdmit(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	return handler(ctx, req)
 }
 
-func (s *Server) grpcStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return handler(srv, &admittedStream{ServerStream: ss, s: s})
+func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	ctx, done := s.grpcAudit(ss.Context(), info.FullMethod)
+	defer func() { done(err) }()
+	return handler(srv, &admittedStream{ServerStream: ss, s: s, base: ctx})
+}
+
+// grpcAudit gives a gRPC call an audit note, as audited does for the HTTP
+// bindings; done writes its API Activity event with the HTTP status that
+// stands for the call's gRPC code.
+func (s *Server) grpcAudit(ctx context.Context, method string) (context.Context, func(error)) {
+	if s.cfg.Audit == nil {
+		return ctx, func(error) {}
+	}
+	start, n := time.Now(), &auditNote{}
+	ctx = context.WithValue(ctx, auditKey{}, n)
+	return ctx, func(err error) {
+		c := &audit.APICall{Start: start, HTTPMethod: http.MethodPost, Path: method, HTTPStatus: httpStatusOf(status.Code(err))}
+		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+			c.Remote = p.Addr.String()
+		}
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			c.UserAgent = truncate(strings.Join(md.Get("user-agent"), " "), 200)
+		}
+		s.emitAPICall(n, c)
+	}
+}
+
+// httpStatusOf is the HTTP status the vessel's HTTP bindings give for the
+// same outcome as a gRPC code (statusOf, the other way).
+func httpStatusOf(c codes.Code) int {
+	switch c {
+	case codes.OK:
+		return http.StatusOK
+	case codes.InvalidArgument, codes.FailedPrecondition:
+		return http.StatusBadRequest
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.NotFound:
+		return http.StatusNotFound
+	case codes.ResourceExhausted:
+		return http.StatusRequestEntityTooLarge
+	case codes.DeadlineExceeded:
+		return http.StatusRequestTimeout
+	case codes.Unavailable:
+		return http.StatusServiceUnavailable
+	case codes.Unimplemented:
+		return http.StatusNotImplemented
+	case codes.Canceled:
+		return 499
+	}
+	return http.StatusInternalServerError
 }
 
 // admittedStream admits a streaming call on its request (A2A's streams
 // are server streams: one request, read before the method runs).
 type admittedStream struct {
 	grpc.ServerStream
-	s   *Server
-	ctx context.Context
+	s    *Server
+	base context.Context // the stream's context with its audit note
+	ctx  context.Context // once admitted
 }
 
 func (w *admittedStream) RecvMsg(m any) error {
@@ -140,7 +206,7 @@ func (w *admittedStream) RecvMsg(m any) error {
 	if w.ctx != nil {
 		return status.Error(codes.InvalidArgument, "one request per call")
 	}
-	ctx, err := w.s.grpcAdmit(w.ServerStream.Context(), m)
+	ctx, err := w.s.grpcAdmit(w.base, m)
 	if err != nil {
 		return err
 	}
@@ -152,7 +218,7 @@ func (w *admittedStream) Context() context.Context {
 	if w.ctx != nil {
 		return w.ctx
 	}
-	return w.ServerStream.Context()
+	return w.base
 }
 
 // grpcRouter hands each admitted call to its agent's a2agrpc handler. A

@@ -62,7 +62,7 @@ func parseFlags() *flags {
 	f := &flags{sandboxes: sandboxFlags{}}
 	flag.StringVar(&f.deployment, "deployment", "", "deployment.toml")
 	flag.StringVar(&f.listen, "listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
-	flag.StringVar(&f.grpcListen, "grpc-listen", "", "gRPC binding listen address (default <front_address or 0.0.0.0>:<grpc_port>; off: no gRPC binding)")
+	flag.StringVar(&f.grpcListen, "grpc-listen", "", "gRPC binding listen address (default --listen's host, else <front_address or 0.0.0.0>, with <grpc_port>; off: no gRPC binding)")
 	flag.StringVar(&f.publicURL, "public-url", "", "base URL the agent cards advertise (default the deployment's public_url)")
 	flag.Var(f.sandboxes, "sandbox-url", "AGENT=URL of an agent's sandbox (repeatable; default http://sandbox-<agent>:8600)")
 	flag.StringVar(&f.logLevel, "log-level", envOr("VESSEL_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env VESSEL_LOG_LEVEL)")
