@@ -35,6 +35,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/turn"
@@ -137,6 +138,9 @@ type Config struct {
 	// (GRPCServer) as callers reach it; each 1.0 card then declares a GRPC
 	// interface there, with the agent id as its tenant.
 	GRPCAddress string
+	// Outbox, when set with a store that keeps push configs, turns push
+	// notifications on (docs/jobs.md).
+	Outbox *outbox.Outbox
 }
 
 // Server is the vessel's HTTP handler.
@@ -267,7 +271,10 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		return nil, fmt.Errorf("agent %s: fingerprint: %w", a.ID, err)
 	}
 	ag.fp = fp
+	pushes, _ := s.cfg.Store.(store.PushBackend)
+	pushOn := s.cfg.Outbox != nil && pushes != nil
 	card := BuildCard(a, s.base)
+	card.Capabilities.PushNotifications = pushOn
 	if s.cfg.GRPCAddress != "" {
 		card.SupportedInterfaces = append(card.SupportedInterfaces, grpcInterface(s.cfg.GRPCAddress, a.ID))
 	}
@@ -333,16 +340,22 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		policy:   approval.FromSpec(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
-	h := a2asrv.NewHandler(ag.exec,
+	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithLogger(telemetry.Slog(s.log.With(zap.String(telemetry.FieldAgent, a.ID), zap.String("component", "a2a")))),
 		a2asrv.WithTaskStore(ts),
 		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes)}),
-		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}),
+		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true, PushNotifications: pushOn}),
 		a2asrv.WithExecutionPanicHandler(func(r any) error {
 			s.log.Error("executor panic", zap.String("agent", a.ID), zap.Any("panic", r))
 			return fmt.Errorf("internal error")
 		}),
-	)
+	}
+	if pushOn {
+		opts = append(opts, a2asrv.WithPushNotifications(
+			&checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment},
+			s.cfg.Outbox.Sender(a.ID)))
+	}
+	h := a2asrv.NewHandler(ag.exec, opts...)
 	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to
 	// the replica running the task.
 	if w, ok := s.cfg.Store.(interface {
@@ -364,7 +377,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.grpc = a2agrpc.NewHandler(h)
-	v03, err := a2acompat.CardV03JSON(context.Background(), BuildCard(a, s.base), s.base+"/agents/"+a.ID)
+	card03 := BuildCard(a, s.base)
+	card03.Capabilities.PushNotifications = pushOn
+	v03, err := a2acompat.CardV03JSON(context.Background(), card03, s.base+"/agents/"+a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}

@@ -262,6 +262,11 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
+	ob, stopOutbox, err := openOutbox(ctx, backend, d, cardKeys, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopOutbox()
 	srv, err := a2aserver.New(a2aserver.Config{
 		Deployment:    d,
 		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
@@ -283,6 +288,7 @@ func run(log *zap.Logger, f *flags) error {
 		PublicURL:     *publicURL,
 		GRPCAddress:   grpcAddr,
 		CardKeys:      cardKeys,
+		Outbox:        ob,
 	})
 	if err != nil {
 		return err
