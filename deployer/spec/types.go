@@ -35,7 +35,13 @@ type Vessel struct {
 	FrontAddress string `toml:"front_address"` // the vessel's fixed address on front
 	PublicURL    string `toml:"public_url"`    // base of card interface URLs
 	Port         int    `toml:"port"`          // listen port, default 8700
-	TaskTTLHours int    `toml:"task_ttl_hours"`
+	// GRPCPort is the gRPC binding's listen port (default 8701), beside
+	// port on the same address.
+	GRPCPort int `toml:"grpc_port"`
+	// GRPCPublicAddress is the host:port the cards' GRPC interface gives;
+	// default the host of public_url with grpc_port.
+	GRPCPublicAddress string `toml:"grpc_public_address"`
+	TaskTTLHours      int    `toml:"task_ttl_hours"`
 	// TaskStore is "sqlite:///path/tasks.sqlite" (default /data/tasks.sqlite) or "postgres://...".
 	TaskStore string `toml:"task_store"`
 	// RequestBodyTimeoutSecs bounds how long an authenticated caller may

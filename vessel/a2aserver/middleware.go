@@ -101,66 +101,93 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 	a.rpc.ServeHTTP(w, r)
 }
 
-// admit runs the checks every binding shares, in this order: the caller is
-// authenticated, may call the agent, the agent is ready, the body is within
-// the limit and arrived in time, and the caller's tools are narrowed. It
-// returns the request to hand to the SDK: the principal in its context, the
-// Authorization header gone (the key or token must not reach the SDK's
-// ServiceParams).
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
-	refuse = noting(r, refuse)
+// refusal is one of the vessel's own refusals of a call, before the SDK
+// sees it: an HTTP status (400, 401, 403, 408, 413 or 503) and the words
+// for the caller. Each binding answers it in its own shape (rpcRefusal,
+// restRefusal, grpcStatus).
+type refusal struct {
+	status int
+	msg    string
+}
+
+// admitCall runs the checks every binding shares, in this order: the caller
+// is authenticated, may call the agent, the agent is ready, body (the
+// binding's own check of the request's size and arrival, nil when the
+// transport did it) passes, and the caller's tools are narrowed and
+// approvals widened. It returns the context for the SDK: the principal,
+// the caller's tools and approval extras in it. r carries the caller's
+// headers (on gRPC, its metadata).
+func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal) (context.Context, *refusal) {
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
 		s.authFailed(r, a.spec.ID, err)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
-		refuse(w, http.StatusUnauthorized, unauthMessage(err))
-		return nil, false
+		return nil, &refusal{http.StatusUnauthorized, unauthMessage(err)}
 	}
 	noteFrom(r.Context()).setPrincipal(p)
 	if !p.MayCall(a.spec.ID) {
-		refuse(w, http.StatusForbidden, "you may not call this agent")
-		return nil, false
+		return nil, &refusal{http.StatusForbidden, "you may not call this agent"}
 	}
 	if !a.ready.Load() {
 		why, _ := a.why.Load().(string)
-		w.Header().Set("Retry-After", "5")
-		refuse(w, http.StatusServiceUnavailable, "the agent is not available: "+why)
-		return nil, false
+		return nil, &refusal{http.StatusServiceUnavailable, "the agent is not available: " + why}
 	}
-	if !s.limitBody(w, r, refuse) {
-		return nil, false
+	if body != nil {
+		if no := body(); no != nil {
+			return nil, no
+		}
 	}
+	// A caller's traceparent (header or gRPC metadata) becomes the parent
+	// of the turn's span.
+	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
 	if s.cfg.NarrowTools != nil || p.Scopes != nil {
 		list, err := s.narrow(r, p, a)
 		if err != nil {
-			refuse(w, http.StatusForbidden, err.Error())
-			return nil, false
+			return nil, &refusal{http.StatusForbidden, err.Error()}
 		}
-		r = r.WithContext(withTools(r.Context(), list))
+		ctx = withTools(ctx, list)
 	}
 	if x, err := approvalExtra(a, p, r.Header.Values(approval.Header)); err != nil {
-		refuse(w, http.StatusBadRequest, err.Error())
-		return nil, false
+		return nil, &refusal{http.StatusBadRequest, err.Error()}
 	} else if !x.Empty() {
-		r = r.WithContext(withExtra(r.Context(), x))
+		ctx = withExtra(ctx, x)
+	}
+	return auth.WithPrincipal(ctx, p), nil
+}
+
+// admit is admitCall for the HTTP bindings (JSON-RPC and HTTP+JSON): the
+// body is read whole within the limit and the body timeout, a refusal is
+// answered with refuse and its HTTP headers. It returns the request to
+// hand to the SDK, the Authorization header gone (the key or token must
+// not reach the SDK's ServiceParams).
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
+	refuse = noting(r, refuse)
+	ctx, no := s.admitCall(r, a, func() *refusal { return s.limitBody(w, r) })
+	if no != nil {
+		switch no.status {
+		case http.StatusUnauthorized:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
+		case http.StatusServiceUnavailable:
+			w.Header().Set("Retry-After", "5")
+		case http.StatusRequestEntityTooLarge, http.StatusRequestTimeout:
+			w.Header().Set("Connection", "close")
+		}
+		refuse(w, no.status, no.msg)
+		return nil, false
 	}
 	r.Header.Del("Authorization")
-	// An application's traceparent becomes the parent of the turn's span.
-	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
-	return r.WithContext(auth.WithPrincipal(ctx, p)), true
+	return r.WithContext(ctx), true
 }
 
 // limitBody reads the request body whole, within the body timeout, and
-// answers 413 for bodies over the limit without reading them whole: a
+// refuses (413) bodies over the limit without reading them whole: a
 // declared length is checked first, any body is read at most one byte past
 // the limit. A caller that has not sent its body when the timeout passes
 // gets 408. The read deadline is lifted once the body is in, so a
 // streaming response is not cut by it.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuser) bool {
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) *refusal {
 	max := s.cfg.MaxBody
 	if r.ContentLength > max {
-		tooLarge(w, refuse)
-		return false
+		return tooLarge()
 	}
 	rc := http.NewResponseController(w)
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
@@ -175,27 +202,20 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuse
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		w.Header().Set("Connection", "close")
-		refuse(w, http.StatusRequestTimeout, "the request body did not arrive in time")
-		return false
+		return &refusal{http.StatusRequestTimeout, "the request body did not arrive in time"}
 	}
 	if err != nil {
-		refuse(w, http.StatusBadRequest, "could not read the request body")
-		return false
+		return &refusal{http.StatusBadRequest, "could not read the request body"}
 	}
 	if int64(buf.Len()) > max {
-		tooLarge(w, refuse)
-		return false
+		return tooLarge()
 	}
 	r.Body = a2acompat.NewReadBody(buf.Bytes())
 	r.ContentLength = int64(buf.Len())
-	return true
+	return nil
 }
 
-func tooLarge(w http.ResponseWriter, refuse refuser) {
-	w.Header().Set("Connection", "close")
-	refuse(w, http.StatusRequestEntityTooLarge, "request too large")
-}
+func tooLarge() *refusal { return &refusal{http.StatusRequestEntityTooLarge, "request too large"} }
 
 // interceptor runs inside the SDK: it checks A2A-Version, binds the caller
 // as the CallContext user (the task owner), and answers "task not found"

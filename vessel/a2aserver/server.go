@@ -1,5 +1,5 @@
 // Package a2aserver serves every agent of a deployment over A2A 1.0
-// (JSON-RPC and HTTP+JSON, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
+// (JSON-RPC, HTTP+JSON and gRPC, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
 // /v1/agents, the agent cards and manifests. HTTP middleware in front of
 // the SDK (admit, shared by both bindings) answers 401, 403, 503, 408 and
 // 413 itself, in each binding's error shape.
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -133,6 +134,10 @@ type Config struct {
 	// /v1/agents card_url instead of the deployment's public_url (the local
 	// stack serves on an address of its own).
 	PublicURL string
+	// GRPCAddress, when set, is the host:port of the vessel's gRPC listener
+	// (GRPCServer) as callers reach it; each 1.0 card then declares a GRPC
+	// interface there, with the agent id as its tenant.
+	GRPCAddress string
 	// Outbox, when set with a store that keeps push configs, turns push
 	// notifications on (docs/jobs.md).
 	Outbox *outbox.Outbox
@@ -161,6 +166,7 @@ type agent struct {
 	cardV03 *cardDoc     // the 0.3-compatible card older AstralDeep builds read
 	rpc     http.Handler // JSON-RPC (with 0.3 callers)
 	rest    http.Handler // HTTP+JSON, paths without the agent prefix
+	grpc    *a2agrpc.Handler
 	sandbox AgentSandbox
 	exec    *executor
 	fp      string // fingerprint at start
@@ -269,6 +275,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	pushOn := s.cfg.Outbox != nil && pushes != nil
 	card := BuildCard(a, s.base)
 	card.Capabilities.PushNotifications = pushOn
+	if s.cfg.GRPCAddress != "" {
+		card.SupportedInterfaces = append(card.SupportedInterfaces, grpcInterface(s.cfg.GRPCAddress, a.ID))
+	}
 	if ag.card, err = s.signedCardDoc(card, started); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
@@ -367,6 +376,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	ag.grpc = a2agrpc.NewHandler(h)
 	card03 := BuildCard(a, s.base)
 	card03.Capabilities.PushNotifications = pushOn
 	v03, err := a2acompat.CardV03JSON(context.Background(), card03, s.base+"/agents/"+a.ID)
