@@ -126,6 +126,7 @@ func (v *validator) resolve(field string, s *string) bool {
 func (v *validator) run() {
 	v.vessel()
 	v.egress()
+	v.limits()
 	if v.d.Search.Provider == "" {
 		v.d.Search.Provider = DefaultProvider
 	} else if !contains(SearchProviders, v.d.Search.Provider) {

@@ -14,6 +14,7 @@ type Deployment struct {
 	Vessel  Vessel   `toml:"vessel"`
 	Egress  Egress   `toml:"egress"`
 	Search  Search   `toml:"search"`
+	Limits  Limits   `toml:"limits"`
 	Apps    []App    `toml:"apps"`
 	Issuers []Issuer `toml:"issuers"`
 	Agents  []Agent  `toml:"agents"`

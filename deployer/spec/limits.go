@@ -1,0 +1,101 @@
+package spec
+
+import "fmt"
+
+// Limits is the [limits] table: how much work callers may start at once
+// on one vessel replica (docs/configuration.md). Every field has a default
+// (the Default* constants below); a written 0 is refused, so no limit can
+// be switched off by accident.
+type Limits struct {
+	// MaxTurns bounds the turns running at once on the replica, all agents
+	// and callers together.
+	MaxTurns int `toml:"max_turns"`
+	// MaxTurnsPerAgent, MaxTurnsPerApp and MaxTurnsPerOwner bound the
+	// turns running at once for one agent, one app (an [[apps]] key or an
+	// [[issuers]] entry) and one owner (the task owner: app and user, or
+	// issuer and subject).
+	MaxTurnsPerAgent int `toml:"max_turns_per_agent"`
+	MaxTurnsPerApp   int `toml:"max_turns_per_app"`
+	MaxTurnsPerOwner int `toml:"max_turns_per_owner"`
+	// MaxStreamsPerOwner bounds one owner's open event streams
+	// (SendStreamingMessage and SubscribeToTask together).
+	MaxStreamsPerOwner int `toml:"max_streams_per_owner"`
+	// MaxRequestsPerOwner bounds one owner's requests in flight, of any
+	// method: each holds a connection.
+	MaxRequestsPerOwner int `toml:"max_requests_per_owner"`
+	// RequestsPerSecondPerApp and RequestBurstPerApp are a token bucket per
+	// app (key or issuer) over every authenticated request.
+	RequestsPerSecondPerApp float64 `toml:"requests_per_second_per_app"`
+	RequestBurstPerApp      int     `toml:"request_burst_per_app"`
+	// RetryAfterSecs is the Retry-After a refused caller is given for a
+	// concurrency cap (a rate refusal says when its next token comes).
+	RetryAfterSecs int `toml:"retry_after_seconds"`
+}
+
+// Defaults of [limits].
+const (
+	DefaultMaxTurns                = 256
+	DefaultMaxTurnsPerAgent        = 128
+	DefaultMaxTurnsPerApp          = 64
+	DefaultMaxTurnsPerOwner        = 8
+	DefaultMaxStreamsPerOwner      = 16
+	DefaultMaxRequestsPerOwner     = 32
+	DefaultRequestsPerSecondPerApp = 50
+	DefaultRequestBurstPerApp      = 100
+	DefaultRetryAfterSecs          = 2
+)
+
+// maxLimit bounds every count of [limits].
+const maxLimit = 1_000_000
+
+// WithDefaults returns l with every unset (zero) field at its default: the
+// vessel uses it for a Deployment built in code rather than loaded.
+func (l Limits) WithDefaults() Limits {
+	def := func(p *int, d int) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	def(&l.MaxTurns, DefaultMaxTurns)
+	def(&l.MaxTurnsPerAgent, DefaultMaxTurnsPerAgent)
+	def(&l.MaxTurnsPerApp, DefaultMaxTurnsPerApp)
+	def(&l.MaxTurnsPerOwner, DefaultMaxTurnsPerOwner)
+	def(&l.MaxStreamsPerOwner, DefaultMaxStreamsPerOwner)
+	def(&l.MaxRequestsPerOwner, DefaultMaxRequestsPerOwner)
+	def(&l.RequestBurstPerApp, DefaultRequestBurstPerApp)
+	def(&l.RetryAfterSecs, DefaultRetryAfterSecs)
+	if l.RequestsPerSecondPerApp == 0 {
+		l.RequestsPerSecondPerApp = DefaultRequestsPerSecondPerApp
+	}
+	return l
+}
+
+func (v *validator) limits() {
+	c, l := v.c, &v.d.Limits
+	ints := []struct {
+		key string
+		p   *int
+		max int
+	}{
+		{"limits.max_turns", &l.MaxTurns, maxLimit},
+		{"limits.max_turns_per_agent", &l.MaxTurnsPerAgent, maxLimit},
+		{"limits.max_turns_per_app", &l.MaxTurnsPerApp, maxLimit},
+		{"limits.max_turns_per_owner", &l.MaxTurnsPerOwner, maxLimit},
+		{"limits.max_streams_per_owner", &l.MaxStreamsPerOwner, maxLimit},
+		{"limits.max_requests_per_owner", &l.MaxRequestsPerOwner, maxLimit},
+		{"limits.request_burst_per_app", &l.RequestBurstPerApp, maxLimit},
+		{"limits.retry_after_seconds", &l.RetryAfterSecs, 3600},
+	}
+	for _, f := range ints {
+		if c.set(f.key) && (*f.p < 1 || *f.p > f.max) {
+			c.add(f.key, "%d is out of range; allowed 1 to %d", *f.p, f.max)
+		}
+	}
+	if c.set("limits.requests_per_second_per_app") && !(l.RequestsPerSecondPerApp >= 0.001 && l.RequestsPerSecondPerApp <= maxLimit) {
+		c.add("limits.requests_per_second_per_app", "%s is out of range; allowed 0.001 to %d", fmt.Sprint(l.RequestsPerSecondPerApp), maxLimit)
+	}
+	*l = l.WithDefaults()
+	if l.MaxStreamsPerOwner > l.MaxRequestsPerOwner {
+		c.add("limits.max_streams_per_owner", "%d is more than max_requests_per_owner (%d): every stream is a request in flight", l.MaxStreamsPerOwner, l.MaxRequestsPerOwner)
+	}
+}
