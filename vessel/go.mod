@@ -15,6 +15,7 @@ require (
 	go.uber.org/zap v1.28.0
 	golang.org/x/image v0.48.0
 	golang.org/x/net v0.61.0
+	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.84.0
 	modernc.org/sqlite v1.62.0
 )
