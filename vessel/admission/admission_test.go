@@ -26,7 +26,9 @@ func TestTurnCapsAtTheirBoundary(t *testing.T) {
 		lim   spec.Limits
 		who   func(i int) Who // the i-th caller; all share what the cap counts
 	}{
-		{LimitTurns, spec.Limits{MaxTurns: 3}, func(i int) Who { return Who{Owner: string(rune('a' + i)), App: string(rune('a' + i)), Agent: string(rune('a' + i))} }},
+		{LimitTurns, spec.Limits{MaxTurns: 3}, func(i int) Who {
+			return Who{Owner: string(rune('a' + i)), App: string(rune('a' + i)), Agent: string(rune('a' + i))}
+		}},
 		{LimitTurnsPerAgent, spec.Limits{MaxTurnsPerAgent: 3}, func(i int) Who { return Who{Owner: string(rune('a' + i)), App: string(rune('a' + i)), Agent: "x"} }},
 		{LimitTurnsPerApp, spec.Limits{MaxTurnsPerApp: 3}, func(i int) Who { return Who{Owner: string(rune('a' + i)), App: "app", Agent: string(rune('a' + i))} }},
 		{LimitTurnsPerOwner, spec.Limits{MaxTurnsPerOwner: 3}, func(i int) Who { return Who{Owner: "o", App: string(rune('a' + i)), Agent: string(rune('a' + i))} }},
