@@ -36,12 +36,12 @@ type Limits struct {
 const (
 	DefaultMaxTurns                = 256
 	DefaultMaxTurnsPerAgent        = 128
-	DefaultMaxTurnsPerApp          = 64
+	DefaultMaxTurnsPerApp          = 128
 	DefaultMaxTurnsPerOwner        = 8
 	DefaultMaxStreamsPerOwner      = 16
 	DefaultMaxRequestsPerOwner     = 32
-	DefaultRequestsPerSecondPerApp = 50
-	DefaultRequestBurstPerApp      = 100
+	DefaultRequestsPerSecondPerApp = 200
+	DefaultRequestBurstPerApp      = 400
 	DefaultRetryAfterSecs          = 2
 )
 

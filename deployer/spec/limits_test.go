@@ -14,8 +14,8 @@ func TestLimitsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{MaxTurns: 256, MaxTurnsPerAgent: 128, MaxTurnsPerApp: 64, MaxTurnsPerOwner: 8, MaxStreamsPerOwner: 16,
-		MaxRequestsPerOwner: 32, RequestsPerSecondPerApp: 50, RequestBurstPerApp: 100, RetryAfterSecs: 2}
+	want := Limits{MaxTurns: 256, MaxTurnsPerAgent: 128, MaxTurnsPerApp: 128, MaxTurnsPerOwner: 8, MaxStreamsPerOwner: 16,
+		MaxRequestsPerOwner: 32, RequestsPerSecondPerApp: 200, RequestBurstPerApp: 400, RetryAfterSecs: 2}
 	if d.Limits != want {
 		t.Errorf("limits = %+v, want %+v", d.Limits, want)
 	}

@@ -99,6 +99,10 @@ func statusEvent(ec *a2asrv.ExecutorContext, state a2a.TaskState, ev loop.Event)
 // message on a task waiting for approval resumes it (resume).
 func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		// The turn holds its admitted place until it ends or pauses, also
+		// after its request returned (returnImmediately).
+		held := ticketFrom(ctx).Claim()
+		defer held.Release()
 		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
 			e.resume(ctx, ec, yield)
 			return

@@ -38,6 +38,7 @@ type Metrics struct {
 	streams       *prometheus.GaugeVec
 	storeDuration *prometheus.HistogramVec
 	authFailures  *prometheus.CounterVec
+	refused       *prometheus.CounterVec
 }
 
 // NewMetrics registers the vessel's series with reg.
@@ -72,8 +73,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			[]string{"op", "outcome"}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_auth_failures_total",
 			Help: "Requests refused authentication, by reason (" + strings.Join(authReasons, ", ") + ")."}, []string{"reason"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_admission_refused_total",
+			Help: "Requests refused with 429 by a [limits] entry, by limit (its key)."}, []string{"limit"}),
 	}
-	reg.MustRegister(m.turnsStarted, m.turnsFinished, m.turnDuration, m.firstEvent, m.steps, m.tokens, m.toolCalls,
+	reg.MustRegister(m.refused, m.turnsStarted, m.turnsFinished, m.turnDuration, m.firstEvent, m.steps, m.tokens, m.toolCalls,
 		m.toolDuration, m.modelDuration, m.modelErrors, m.activeTurns, m.streams, m.storeDuration, m.authFailures)
 	return m
 }

@@ -48,11 +48,12 @@ func unauthMessage(err error) string {
 }
 
 // refuser answers one of the vessel's own refusals (status 400, 401, 403,
-// 404, 408, 413 or 503) in a binding's error shape.
+// 404, 408, 413, 429 or 503) in a binding's error shape.
 type refuser func(w http.ResponseWriter, status int, msg string)
 
-// rpcRefusal is the JSON-RPC shape: a JSON-RPC error for 401, 403 and 503
-// (codes CodeUnauthenticated, CodeForbidden, CodeUnavailable), a plain
+// rpcRefusal is the JSON-RPC shape: a JSON-RPC error for 401, 403, 429 and
+// 503 (codes CodeUnauthenticated, CodeForbidden, CodeTooManyRequests,
+// CodeUnavailable), a plain
 // {"error": ...} for the body refusals, which come before any JSON-RPC is read.
 func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 	switch status {
@@ -62,6 +63,8 @@ func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 		writeRPCError(w, status, CodeForbidden, msg)
 	case http.StatusServiceUnavailable:
 		writeRPCError(w, status, CodeUnavailable, msg)
+	case http.StatusTooManyRequests:
+		writeRPCError(w, status, CodeTooManyRequests, msg)
 	default:
 		writeJSONError(w, status, msg)
 	}
@@ -93,56 +96,83 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 		a2acompat.MethodNotAllowed(w)
 		return
 	}
-	r, ok := s.admit(w, r, a, rpcRefusal)
+	r, done, ok := s.admit(w, r, a, rpcRefusal, func(_ *http.Request, body []byte) int { return rpcStarts(body) })
 	if !ok {
 		return
 	}
+	defer done()
 	a.rpc.ServeHTTP(w, r)
 }
 
 // admit runs the checks every binding shares, in this order: the caller is
-// authenticated, may call the agent, the agent is ready, the body is within
-// the limit and arrived in time, and the caller's tools are narrowed. It
-// returns the request to hand to the SDK: the principal in its context, the
-// Authorization header gone (the key or token must not reach the SDK's
-// ServiceParams).
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
+// authenticated, may call the agent, is within its app's request rate and
+// its requests in flight (AdmitRequest), the agent is ready, the body is
+// within the limit and arrived in time, what the request starts (starts:
+// a turn, a stream) is within the caps (AdmitMethod), and the caller's
+// tools are narrowed. It returns the request to hand to the SDK (the
+// principal and the turn's admission in its context, the Authorization
+// header gone: the key or token must not reach the SDK's ServiceParams),
+// and done, to call when the request ends.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser, starts func(r *http.Request, body []byte) int) (*http.Request, func(), bool) {
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
 		s.authFailed(r, a.spec.ID, err)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
 		refuse(w, http.StatusUnauthorized, unauthMessage(err))
-		return nil, false
+		return nil, nil, false
 	}
 	if !p.MayCall(a.spec.ID) {
 		refuse(w, http.StatusForbidden, "you may not call this agent")
-		return nil, false
+		return nil, nil, false
 	}
+	endRequest, err := s.AdmitRequest(p, a.spec.ID)
+	if err != nil {
+		tooMany(w, err, refuse)
+		return nil, nil, false
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			endRequest()
+		}
+	}()
 	if !a.ready.Load() {
 		why, _ := a.why.Load().(string)
 		w.Header().Set("Retry-After", "5")
 		refuse(w, http.StatusServiceUnavailable, "the agent is not available: "+why)
-		return nil, false
+		return nil, nil, false
 	}
-	if !s.limitBody(w, r, refuse) {
-		return nil, false
+	body, read := s.limitBody(w, r, refuse)
+	if !read {
+		return nil, nil, false
 	}
+	ctx, endMethod, err := s.admitStarts(r.Context(), p, a.spec.ID, starts(r, body))
+	if err != nil {
+		tooMany(w, err, refuse)
+		return nil, nil, false
+	}
+	defer func() {
+		if !ok {
+			endMethod()
+		}
+	}()
 	if s.cfg.NarrowTools != nil || p.Scopes != nil {
 		list, err := s.narrow(r, p, a)
 		if err != nil {
 			refuse(w, http.StatusForbidden, err.Error())
-			return nil, false
+			return nil, nil, false
 		}
-		r = r.WithContext(withTools(r.Context(), list))
+		ctx = withTools(ctx, list)
 	}
 	if x, err := approvalExtra(a, p, r.Header.Values(approval.Header)); err != nil {
 		refuse(w, http.StatusBadRequest, err.Error())
-		return nil, false
+		return nil, nil, false
 	} else if !x.Empty() {
-		r = r.WithContext(withExtra(r.Context(), x))
+		ctx = withExtra(ctx, x)
 	}
 	r.Header.Del("Authorization")
-	return r.WithContext(auth.WithPrincipal(r.Context(), p)), true
+	ok = true
+	return r.WithContext(auth.WithPrincipal(ctx, p)), func() { endMethod(); endRequest() }, true
 }
 
 // limitBody reads the request body whole, within the body timeout, and
@@ -150,12 +180,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 // declared length is checked first, any body is read at most one byte past
 // the limit. A caller that has not sent its body when the timeout passes
 // gets 408. The read deadline is lifted once the body is in, so a
-// streaming response is not cut by it.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuser) bool {
+// streaming response is not cut by it. It returns the body read.
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuser) ([]byte, bool) {
 	max := s.cfg.MaxBody
 	if r.ContentLength > max {
 		tooLarge(w, refuse)
-		return false
+		return nil, false
 	}
 	rc := http.NewResponseController(w)
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
@@ -172,19 +202,19 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuse
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		w.Header().Set("Connection", "close")
 		refuse(w, http.StatusRequestTimeout, "the request body did not arrive in time")
-		return false
+		return nil, false
 	}
 	if err != nil {
 		refuse(w, http.StatusBadRequest, "could not read the request body")
-		return false
+		return nil, false
 	}
 	if int64(buf.Len()) > max {
 		tooLarge(w, refuse)
-		return false
+		return nil, false
 	}
 	r.Body = a2acompat.NewReadBody(buf.Bytes())
 	r.ContentLength = int64(buf.Len())
-	return true
+	return buf.Bytes(), true
 }
 
 func tooLarge(w http.ResponseWriter, refuse refuser) {

@@ -1,8 +1,8 @@
 // Package a2aserver serves every agent of a deployment over A2A 1.0
 // (JSON-RPC and HTTP+JSON, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
 // /v1/agents, the agent cards and manifests. HTTP middleware in front of
-// the SDK (admit, shared by both bindings) answers 401, 403, 503, 408 and
-// 413 itself, in each binding's error shape.
+// the SDK (admit, shared by both bindings) answers 401, 403, 429, 503, 408
+// and 413 itself, in each binding's error shape.
 package a2aserver
 
 import (
@@ -27,6 +27,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
+	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
@@ -120,6 +121,9 @@ type Config struct {
 	// CardKeys, when set, sign every agent card (A2A 1.0 §8) and their
 	// public halves are served at cardsig.JWKSPath.
 	CardKeys *cardsig.Keys
+	// Admission decides what callers may start (vessel/admission); nil
+	// builds one from the deployment's [limits].
+	Admission *admission.Controller
 	// PublicURL, when set, is the base of the cards' interface URLs and of
 	// /v1/agents card_url instead of the deployment's public_url (the local
 	// stack serves on an address of its own).
@@ -139,6 +143,7 @@ type Server struct {
 	once    sync.Once
 	health  healthState
 	started time.Time // for the JWKS Last-Modified
+	adm     *admission.Controller
 	// draining is set by Drain: no agent is ready again.
 	draining atomic.Bool
 }
@@ -225,8 +230,11 @@ func New(cfg Config) (*Server, error) {
 		}
 		base = strings.TrimSuffix(cfg.PublicURL, "/")
 	}
+	if cfg.Admission == nil {
+		cfg.Admission = admission.New(cfg.Deployment.Limits, nil)
+	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: base,
-		log: cfg.Logger, stop: make(chan struct{})}
+		log: cfg.Logger, stop: make(chan struct{}), adm: cfg.Admission}
 	started := cfg.Now()
 	s.started = started
 	for i := range cfg.Deployment.Agents {
