@@ -39,10 +39,15 @@ func methodStarts(method string) int {
 	return 0
 }
 
-// rpcStarts reads the method of a JSON-RPC body as the JSON-RPC handler
-// will (a2acompat.ParseEnvelope); a body it refuses starts nothing.
-func rpcStarts(body []byte) int {
-	env, perr := a2acompat.ParseEnvelope(body)
+// rpcStarts reads the method of a JSON-RPC request as the JSON-RPC handler
+// will: the body's a2acompat envelope, parsed once for both. A body it
+// refuses starts nothing.
+func rpcStarts(r *http.Request) int {
+	rb, ok := r.Body.(*a2acompat.ReadBody)
+	if !ok {
+		return 0
+	}
+	env, perr := rb.Envelope()
 	if perr != nil {
 		return 0
 	}

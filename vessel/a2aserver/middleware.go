@@ -96,7 +96,7 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 		a2acompat.MethodNotAllowed(w)
 		return
 	}
-	r, done, ok := s.admit(w, r, a, rpcRefusal, func(_ *http.Request, body []byte) int { return rpcStarts(body) })
+	r, done, ok := s.admit(w, r, a, rpcRefusal, rpcStarts)
 	if !ok {
 		return
 	}
@@ -113,7 +113,7 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 // principal and the turn's admission in its context, the Authorization
 // header gone: the key or token must not reach the SDK's ServiceParams),
 // and done, to call when the request ends.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser, starts func(r *http.Request, body []byte) int) (*http.Request, func(), bool) {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser, starts func(r *http.Request) int) (*http.Request, func(), bool) {
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
 		s.authFailed(r, a.spec.ID, err)
@@ -142,11 +142,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 		refuse(w, http.StatusServiceUnavailable, "the agent is not available: "+why)
 		return nil, nil, false
 	}
-	body, read := s.limitBody(w, r, refuse)
-	if !read {
+	if !s.limitBody(w, r, refuse) {
 		return nil, nil, false
 	}
-	ctx, endMethod, err := s.admitStarts(r.Context(), p, a.spec.ID, starts(r, body))
+	ctx, endMethod, err := s.admitStarts(r.Context(), p, a.spec.ID, starts(r))
 	if err != nil {
 		tooMany(w, err, refuse)
 		return nil, nil, false
@@ -180,12 +179,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 // declared length is checked first, any body is read at most one byte past
 // the limit. A caller that has not sent its body when the timeout passes
 // gets 408. The read deadline is lifted once the body is in, so a
-// streaming response is not cut by it. It returns the body read.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuser) ([]byte, bool) {
+// streaming response is not cut by it.
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuser) bool {
 	max := s.cfg.MaxBody
 	if r.ContentLength > max {
 		tooLarge(w, refuse)
-		return nil, false
+		return false
 	}
 	rc := http.NewResponseController(w)
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
@@ -202,19 +201,19 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuse
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		w.Header().Set("Connection", "close")
 		refuse(w, http.StatusRequestTimeout, "the request body did not arrive in time")
-		return nil, false
+		return false
 	}
 	if err != nil {
 		refuse(w, http.StatusBadRequest, "could not read the request body")
-		return nil, false
+		return false
 	}
 	if int64(buf.Len()) > max {
 		tooLarge(w, refuse)
-		return nil, false
+		return false
 	}
 	r.Body = a2acompat.NewReadBody(buf.Bytes())
 	r.ContentLength = int64(buf.Len())
-	return buf.Bytes(), true
+	return true
 }
 
 func tooLarge(w http.ResponseWriter, refuse refuser) {

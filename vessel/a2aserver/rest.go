@@ -69,7 +69,7 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prefix := "/agents/" + id + RESTPath
-	r, done, ok := s.admit(w, r, a, restRefusal, func(r *http.Request, _ []byte) int {
+	r, done, ok := s.admit(w, r, a, restRefusal, func(r *http.Request) int {
 		return restStarts(r.Method, strings.TrimPrefix(r.URL.Path, prefix))
 	})
 	if !ok {
