@@ -281,6 +281,7 @@ func (v *validator) agents() map[string]bool {
 		}
 		a.Manifest = lp.manifest
 		v.approval(f+".approval", a)
+		v.web(f+".web", a)
 		for j, t := range lp.manifest.Declared {
 			if t.Service == "" {
 				continue

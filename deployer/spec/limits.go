@@ -1,6 +1,10 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/astraldeep/astralvessel-go/deployer/domains"
+)
 
 // Limits is the [limits] table: how much work callers may start at once
 // on one vessel replica (docs/configuration.md). Every field has a default
@@ -97,5 +101,45 @@ func (v *validator) limits() {
 	*l = l.WithDefaults()
 	if l.MaxStreamsPerOwner > l.MaxRequestsPerOwner {
 		c.add("limits.max_streams_per_owner", "%d is more than max_requests_per_owner (%d): every stream is a request in flight", l.MaxStreamsPerOwner, l.MaxRequestsPerOwner)
+	}
+}
+
+// Web is an agent's [agents.web] table: which names its web tools may ask
+// the egress for (docs/egress.md). Allow, when not empty, is the only
+// names reachable; Deny is refused even when Allow covers it. Entries are
+// exact names or "*." wildcards of whole labels (deployer/domains). Mode
+// is "enforce" (the default) or "report": log what would be refused and
+// let it through.
+type Web struct {
+	Allow []string `toml:"allow"`
+	Deny  []string `toml:"deny"`
+	Mode  string   `toml:"mode"`
+}
+
+// Web modes.
+const (
+	WebEnforce = "enforce"
+	WebReport  = "report"
+)
+
+func (v *validator) web(f string, a *Agent) {
+	w := a.Web
+	if w == nil {
+		return
+	}
+	c := v.c
+	for key, list := range map[string][]string{"allow": w.Allow, "deny": w.Deny} {
+		for i, e := range list {
+			if _, err := domains.ParsePattern(e); err != nil {
+				c.add(fmt.Sprintf("%s.%s[%d]", f, key, i), "%v", err)
+			}
+		}
+	}
+	switch w.Mode {
+	case "":
+		w.Mode = WebEnforce
+	case WebEnforce, WebReport:
+	default:
+		c.add(f+".mode", "unknown mode %q; allowed: %s (refuse), %s (log what would be refused, refuse nothing)", w.Mode, WebEnforce, WebReport)
 	}
 }

@@ -57,3 +57,37 @@ func TestLimitsRefused(t *testing.T) {
 		}
 	}
 }
+
+// beta is the fixture's last [[agents]] entry: a table appended to the
+// file belongs to it.
+func withBetaWeb(table string) map[string]string {
+	return map[string]string{"deploy/deployment.toml": fixture["deploy/deployment.toml"] + "\n[agents.web]\n" + table + "\n"}
+}
+
+func TestAgentWeb(t *testing.T) {
+	d, err := loadFixture(t, withBetaWeb(`allow = ["docs.example.org", "*.wiki.example", "Bücher.example."]
+deny = ["secret.wiki.example"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.Agents[1].Web
+	if d.Agents[0].Web != nil || w == nil || w.Mode != WebEnforce || len(w.Allow) != 3 || w.Deny[0] != "secret.wiki.example" {
+		t.Fatalf("web: %+v / %+v", d.Agents[0].Web, w)
+	}
+	if d, err := loadFixture(t, withBetaWeb(`mode = "report"`)); err != nil || d.Agents[1].Web.Mode != WebReport {
+		t.Fatalf("report: %v", err)
+	}
+	for _, tc := range []struct{ table, want string }{
+		{`allow = ["*.com"]`, "agents[beta].web.allow[0]: bad domain pattern \"*.com\": a wildcard may not cover a public suffix"},
+		{`deny = ["ok.example", "http://x.example/"]`, "agents[beta].web.deny[1]: bad domain pattern"},
+		{`allow = ["a.*.example"]`, "agents[beta].web.allow[0]"},
+		{`allow = ["192.0.2.1"]`, "is an IP address"},
+		{`mode = "audit"`, `agents[beta].web.mode: unknown mode "audit"`},
+		{`allowed = ["x.example"]`, "allowed"},
+	} {
+		_, err := loadFixture(t, withBetaWeb(tc.table))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.table, err, tc.want)
+		}
+	}
+}

@@ -92,6 +92,9 @@ type Agent struct {
 	// Approval says which of the agent's tool calls wait for a decision
 	// before they run (docs/approvals.md); nil means none do.
 	Approval *Approval `toml:"approval"`
+	// Web is the agent's domain policy at the egress ([agents.web]); nil
+	// means no names policy (the egress's address checks still apply).
+	Web *Web `toml:"web"`
 
 	// PackageDir is Package resolved to an absolute path.
 	PackageDir string `toml:"-"`
