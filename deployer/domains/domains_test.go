@@ -46,8 +46,8 @@ func TestPolicyTable(t *testing.T) {
 		{"a.b.wiki.example", true, "allowlist *.wiki.example"},
 		{"x.y.z.wiki.example", true, "allowlist *.wiki.example"},
 		{"wiki.example", false, "not in the allowlist"},
-		{"awiki.example", false, "not in the allowlist"},    // not a whole label
-		{"a-wiki.example", false, "not in the allowlist"},   // not a whole label
+		{"awiki.example", false, "not in the allowlist"},     // not a whole label
+		{"a-wiki.example", false, "not in the allowlist"},    // not a whole label
 		{"wiki.example.evil", false, "not in the allowlist"}, // not a suffix
 		{"a.wiki.examples", false, "not in the allowlist"},
 		{"a.wikiexample", false, "not in the allowlist"},
