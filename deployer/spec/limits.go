@@ -143,3 +143,16 @@ func (v *validator) web(f string, a *Agent) {
 		c.add(f+".mode", "unknown mode %q; allowed: %s (refuse), %s (log what would be refused, refuse nothing)", w.Mode, WebEnforce, WebReport)
 	}
 }
+
+// Names of the egress web proxy's clients, and their tokens: derived from
+// the egress token, which the vessel and the egress both hold, so deploy
+// writes no new secret for them (docs/egress.md).
+const SearchWebClient = "search"
+
+// AgentWebClient is the web proxy client name of an agent's web tools.
+func AgentWebClient(agentID string) string { return "agent." + agentID }
+
+// WebClientToken is the Proxy-Authorization password of one client.
+func WebClientToken(egressToken, client string) string {
+	return DeriveToken(egressToken, "egress-web/"+client)
+}

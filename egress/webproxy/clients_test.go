@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/domains"
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 )
 
@@ -202,5 +203,29 @@ func TestNewClientsRefuses(t *testing.T) {
 		if _, err := NewClients(list); err == nil {
 			t.Errorf("%s: accepted", what)
 		}
+	}
+}
+
+// The tokens LoadClients derives are the ones a client computes with
+// spec.WebClientToken from the egress token.
+func TestLoadClientsDerivesTokens(t *testing.T) {
+	cs, err := LoadClients([]byte(`{"clients": [{"name": "agent.a", "mode": "report", "allow": ["x.example"]}, {"name": "search"}]}`), "egress-token-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(name, tok string) *http.Request {
+		r := httptest.NewRequest(http.MethodConnect, "http://x.example:443", nil)
+		r.Header.Set("Proxy-Authorization", basic(name, tok))
+		return r
+	}
+	c := cs.authenticate(req("agent.a", spec.WebClientToken("egress-token-0123456789", "agent.a")))
+	if c == nil || !c.Report || c.Names.Allow.Len() != 1 {
+		t.Fatalf("agent.a: %+v", c)
+	}
+	if cs.authenticate(req("agent.a", spec.WebClientToken("egress-token-0123456789", "search"))) != nil {
+		t.Fatal("search's token authenticated agent.a")
+	}
+	if cs.authenticate(req("search", spec.WebClientToken("another-egress-token", "search"))) != nil {
+		t.Fatal("a token from another egress token authenticated")
 	}
 }

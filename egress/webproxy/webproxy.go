@@ -194,10 +194,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "egress: proxy authentication required", http.StatusProxyAuthRequired)
 			return
 		}
-		// The credentials are the egress's; no origin sees them.
-		r.Header.Del("Proxy-Authorization")
 		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, c))
 	}
+	// The credentials are the egress's; no origin sees them.
+	r.Header.Del("Proxy-Authorization")
 	if r.Method == http.MethodConnect {
 		if hj, ok := w.(http.Hijacker); ok {
 			w = hijackWriter{ResponseWriter: w, hj: hj}
