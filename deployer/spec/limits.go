@@ -147,7 +147,11 @@ func (v *validator) web(f string, a *Agent) {
 // Names of the egress web proxy's clients, and their tokens: derived from
 // the egress token, which the vessel and the egress both hold, so deploy
 // writes no new secret for them (docs/egress.md).
-const SearchWebClient = "search"
+const (
+	SearchWebClient = "search"
+	// VesselWebClient is the vessel's own client: issuers' key sets.
+	VesselWebClient = "vessel"
+)
 
 // AgentWebClient is the web proxy client name of an agent's web tools.
 func AgentWebClient(agentID string) string { return "agent." + agentID }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,14 +28,29 @@ import (
 )
 
 // egressProxy is the egress web proxy's URL (VESSEL_EGRESS_PROXY): the
-// vessel itself has no route out.
+// vessel itself has no route out. With the vessel's egress token it
+// carries the vessel's own web client credentials (spec.VesselWebClient).
 func egressProxy() (*url.URL, error) {
 	proxy := envOr("VESSEL_EGRESS_PROXY", "http://egress:3128")
 	pu, err := url.Parse(proxy)
 	if err != nil || pu.Host == "" {
 		return nil, fmt.Errorf("VESSEL_EGRESS_PROXY %q is not a URL", proxy)
 	}
+	if tok := egressToken(); tok != "" && pu.User == nil {
+		pu.User = url.UserPassword(spec.VesselWebClient, spec.WebClientToken(tok, spec.VesselWebClient))
+	}
 	return pu, nil
+}
+
+// egressToken is the token the vessel presents to the egress as its model
+// key (VESSEL_MODEL_KEY or VESSEL_MODEL_KEY_FILE); the web proxy
+// credentials are derived from it. Empty when neither is set.
+func egressToken() string {
+	tok, _, err := spec.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_MODEL_KEY")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(tok)
 }
 
 // authenticators are the app keys, then the [[issuers]] tokens. A bad
@@ -77,7 +93,9 @@ func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
 // websearch, which reach the web only through the egress proxy
 // (VESSEL_EGRESS_PROXY) and the deployment's search container.
 func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
-	wc, err := web.New(web.ConfigFromEnv(os.Getenv, d.Search.Provider))
+	cfg := web.ConfigFromEnv(os.Getenv, d.Search.Provider)
+	cfg.EgressToken = egressToken()
+	wc, err := web.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("web tools: %w", err)
 	}
