@@ -10,7 +10,7 @@ STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 
 .PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules \
-        run images e2e bench-sandbox bench-turn bench-egress load clean fuzz-short
+        run images e2e bench-sandbox bench-turn bench-egress up-time load clean fuzz-short
 
 all: build
 
@@ -71,7 +71,7 @@ fuzz-short:
 
 test-local: build
 	cd conformance && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'LocalStack' ./...
-	cd stress && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'ShortLoad|ReplicaDeath|RollingRestart' ./...
+	cd stress && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'ShortLoad|ReplicaDeath|RollingRestart|ApprovalAcrossReplicas' ./...
 
 ## modules: each module builds and vets alone, without go.work
 modules:
@@ -129,6 +129,10 @@ bench-turn:
 
 bench-egress:
 	$(MAKE) -C egress bench
+
+## up-time: how long `astralvessel up` takes to be ready (median of 10; figure in docs/performance.md)
+up-time: build
+	VESSEL_BIN_DIR=$(BIN) ./deploy/up-time.sh 10
 
 ## load: the spec's load scenario, 50 users × 3 turns (seconds once built; figures in docs/performance.md)
 # Servers on CPU 0, load tool and model on CPU 1, as the spec's scenario says (unpinned on one CPU).

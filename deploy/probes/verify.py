@@ -23,6 +23,10 @@ import uuid
 
 # The probe containers run as their own uid (deployer/compose ProbeUID), never a service's or a call's.
 PROBE_UID = 61010
+# A sandbox's ports: gRPC (the vessel's) and the HTTP/JSON gateway the probes' /status and /run use
+# (deployer/compose: sandboxPort, SandboxHTTPPort).
+SANDBOX_GRPC, SANDBOX_HTTP = 8600, 8601
+
 # The only capabilities any container holds: a sandbox's sandboxd switches each turn's calls to
 # their own uid (deployer/compose SandboxCaps).
 SANDBOX_CAPS = ["CHOWN", "DAC_OVERRIDE", "KILL", "SETGID", "SETUID"]
@@ -313,8 +317,9 @@ def networks(dep, rep, image, env):
         for other in agents:
             if other != sb:
                 oagent = other[len("sandbox-"):]
-                checks.append({"name": f"{sb}: cannot reach {other}", "kind": "tcp_blocked",
-                               "host": dep.ip(other, f"tools-{oagent}"), "port": 8600})
+                for p in (SANDBOX_GRPC, SANDBOX_HTTP):
+                    checks.append({"name": f"{sb}: cannot reach {other}:{p}", "kind": "tcp_blocked",
+                                   "host": dep.ip(other, f"tools-{oagent}"), "port": p})
         for r in run_inside(dep, sb, checks, image, "exec"):
             rep.add(r["name"], r["ok"], r["detail"])
 
@@ -327,8 +332,9 @@ def networks(dep, rep, image, env):
     checks.append({"name": "vessel: API not listening on loopback", "kind": "tcp_blocked", "host": "127.0.0.1", "port": port})
     for sb in agents:
         agent = sb[len("sandbox-"):]
-        checks.append({"name": f"vessel: reaches {sb} (control)", "kind": "tcp_open",
-                       "host": dep.ip(sb, f"tools-{agent}"), "port": 8600})
+        for p in (SANDBOX_GRPC, SANDBOX_HTTP):
+            checks.append({"name": f"vessel: reaches {sb}:{p} (control)", "kind": "tcp_open",
+                           "host": dep.ip(sb, f"tools-{agent}"), "port": p})
     eg = dep.ip(egress, "egress")
     model = f"http://{eg}:8080/v1/models"
     etok = dep.token("egress.token")
@@ -362,8 +368,9 @@ def networks(dep, rep, image, env):
                    "host": eg, "port": 8080})
     for sb in agents:
         agent = sb[len("sandbox-"):]
-        checks.append({"name": f"front: {sb} not reachable from the front network", "kind": "tcp_blocked",
-                       "host": dep.ip(sb, f"tools-{agent}"), "port": 8600})
+        for p in (SANDBOX_GRPC, SANDBOX_HTTP):
+            checks.append({"name": f"front: {sb}:{p} not reachable from the front network", "kind": "tcp_blocked",
+                           "host": dep.ip(sb, f"tools-{agent}"), "port": p})
     for r in run_inside(dep, None, checks, image, "net:" + frontnet):
         rep.add(r["name"], r["ok"], r["detail"])
 
@@ -435,7 +442,7 @@ def calls(dep, rep, image):
     master = dep.token("sandbox-master.token")
     for sb in dep.sandboxes():
         agent = sb[len("sandbox-"):]
-        url = f"http://{dep.ip(sb, f'tools-{agent}')}:8600"
+        url = f"http://{dep.ip(sb, f'tools-{agent}')}:{SANDBOX_HTTP}"
         tok = dep.token(f"{sb}.token")
         if not tok and master:
             tok = hmac.new(master.encode(), f"sandbox/{agent}".encode(), hashlib.sha256).hexdigest()
@@ -614,7 +621,7 @@ def process_limits(dep, rep, image):
         tok = dep.token(f"{sb}.token")
         if not tok and master:
             tok = hmac.new(master.encode(), f"sandbox/{agent}".encode(), hashlib.sha256).hexdigest()
-        return f"http://{dep.ip(sb, f'tools-{agent}')}:8600", tok
+        return f"http://{dep.ip(sb, f'tools-{agent}')}:{SANDBOX_HTTP}", tok
 
     tools = {sb: agent_tools(dep, sb[len("sandbox-"):]) or ["bash"] for sb in dep.sandboxes()}
     with_bash = [sb for sb in dep.sandboxes() if "bash" in tools[sb]]

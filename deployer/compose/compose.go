@@ -31,12 +31,14 @@ const (
 	searchPIDs   = 256
 	tmpSize      = "64m"
 
-	sandboxPort  = 8600
-	secretsDir   = "/run/secrets"
-	srvRoot      = "/srv"                        // where the vessel sees the deployment's folders
-	SeccompRel   = "deploy/seccomp/sandbox.json" // relative to the source tree
-	FileName     = "compose.generated.yml"
-	GeneratedDir = ".generated"
+	sandboxPort = 8600 // gRPC, the vessel's
+	// SandboxHTTPPort is the sandbox's HTTP/JSON gateway (probes, operators).
+	SandboxHTTPPort = 8601
+	secretsDir      = "/run/secrets"
+	srvRoot         = "/srv"                        // where the vessel sees the deployment's folders
+	SeccompRel      = "deploy/seccomp/sandbox.json" // relative to the source tree
+	FileName        = "compose.generated.yml"
+	GeneratedDir    = ".generated"
 )
 
 // Service identities: each service runs as its own uid (gid the same
@@ -435,6 +437,7 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 	fp := g.fps[a.ID]
 	s.Command = []string{"--agent", a.ID, "--package", "/agent", "--scratch", "/scratch",
 		"--listen", "0.0.0.0:" + strconv.Itoa(sandboxPort),
+		"--http-listen", "0.0.0.0:" + strconv.Itoa(SandboxHTTPPort),
 		"--scratch-size", strconv.FormatInt(int64(sb.Scratch), 10),
 		"--turn-disk", strconv.FormatInt(int64(sb.TurnDisk), 10),
 		"--user-disk", strconv.FormatInt(int64(sb.UserDisk), 10),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"os"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
 // withApproval sets the first agent's [agents.approval] table.
@@ -383,12 +385,19 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 	if _, err := h2.send(as(h1.keyApp1, "bob"), decide(task, req.ApprovalID, verdict("p2", "approve"))); err == nil {
 		t.Fatal("another user's decision was taken on the other replica")
 	}
-	done, err := h2.send(alice, decide(task, req.ApprovalID, verdict("p2", "approve")))
+	// The forwarded SendMessage answers as the holding replica would have:
+	// with the transcript the caller accepts.
+	res, err := h2.client(h2.agentID).SendMessage(alice, &a2a.SendMessageRequest{Message: decide(task, req.ApprovalID, verdict("p2", "approve")),
+		Config: &a2a.SendMessageConfig{AcceptedOutputModes: []string{"text/markdown", transcript.MediaType}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("after a decision on the other replica: %s", done.Status.State)
+	done, ok := res.(*a2a.Task)
+	if !ok || done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("after a decision on the other replica: %#v", res)
+	}
+	if got := strings.Join(artifactSummary(t, done.Artifacts), " "); !strings.Contains(got, "transcript[") || !strings.Contains(got, "answer[") {
+		t.Fatalf("the forwarded answer lacks the transcript or the answer: %s", got)
 	}
 	if got := h1.sandbox.bashCommands(); !slices.Equal(got, []string{"echo hi"}) {
 		t.Fatalf("the holding replica ran %v", got)
@@ -476,5 +485,46 @@ func TestApprovalDecisionOnlyOnPausedTask(t *testing.T) {
 	}
 	if _, err := h.send(alice, decide(task, "ap1", verdict("c1", "approve"))); err == nil || !strings.Contains(err.Error(), "not waiting for approval") {
 		t.Fatalf("decision on a finished task: %v", err)
+	}
+}
+
+// TestApprovalSubscribeWhilePaused: SubscribeToTask on a paused task, over
+// each binding, gets the task as it stands (the pending request in its
+// status) and the stream ends; another user still sees no task.
+func TestApprovalSubscribeWhilePaused(t *testing.T) {
+	h := newHarnessConfig(t, selfCards, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	for _, b := range bindings {
+		t.Run(string(b), func(t *testing.T) {
+			h.t = t
+			cl := h.cardClient(h.agentID, b)
+			alice := as(h.keyApp1, "alice")
+			task, err := h.send(alice, textMsg("#script:twocalls go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := pending(t, task)
+			var evs []a2a.Event
+			for ev, err := range cl.SubscribeToTask(alice, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+				if err != nil {
+					t.Fatalf("subscribe to a paused task: %v", err)
+				}
+				evs = append(evs, ev)
+			}
+			if len(evs) != 1 {
+				t.Fatalf("%d frames, want the task alone", len(evs))
+			}
+			got, ok := evs[0].(*a2a.Task)
+			if !ok || got.ID != task.ID || pending(t, got).ApprovalID != want.ApprovalID {
+				t.Fatalf("frame %#v", evs[0])
+			}
+			for _, err := range cl.SubscribeToTask(as(h.keyApp1, "bob"), &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+				if !errors.Is(err, a2a.ErrTaskNotFound) {
+					t.Fatalf("bob subscribes: %v", err)
+				}
+			}
+			if _, err := h.send(alice, decide(task, want.ApprovalID, verdict("e1", "deny"), verdict("e2", "deny"))); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

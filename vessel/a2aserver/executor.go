@@ -117,8 +117,6 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			yield(nil, fmt.Errorf("execution without a message"))
 			return
 		}
-		e.met.turnStarted()
-		e.log.Debug("turn started", turnFields(ec)...)
 		if ec.StoredTask == nil {
 			// Only the user's text goes into the task: never the history sent in.
 			first := &a2a.Message{ID: ec.Message.ID, Role: a2a.MessageRoleUser, ContextID: ec.ContextID, TaskID: ec.TaskID}
@@ -128,9 +126,11 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 				first.Parts = a2a.ContentParts{}
 			}
 			if !yield(a2a.NewSubmittedTask(ec, first), nil) {
-				return
+				return // nobody took the task: no turn started
 			}
 		}
+		e.met.turnStarted()
+		e.log.Debug("turn started", turnFields(ec)...)
 		if perr != nil {
 			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(perr.Error()))
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, msg), nil)

@@ -21,7 +21,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -44,8 +46,13 @@ type fakeSandbox struct {
 	confined bool
 	token    string
 
-	mu        sync.Mutex
-	ended     []string
+	mu    sync.Mutex
+	ended []string
+	// failEnds is how many EndTurn calls to come fail as a busy sandbox's
+	// would (Unavailable) before one succeeds.
+	failEnds int
+	// endCalls counts EndTurn calls, failed ones included.
+	endCalls  int
 	cancelled int
 	running   int
 	// turns is what ListTurns reports.
@@ -93,8 +100,13 @@ func (f *fakeSandbox) Status(ctx context.Context, _ *sandboxv1.StatusRequest) (*
 
 func (f *fakeSandbox) EndTurn(ctx context.Context, req *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.endCalls++
+	if f.failEnds > 0 {
+		f.failEnds--
+		return nil, status.Error(codes.Unavailable, "sandbox busy")
+	}
 	f.ended = append(f.ended, req.TurnId)
-	f.mu.Unlock()
 	return &sandboxv1.EndTurnResponse{Existed: true}, nil
 }
 

@@ -39,6 +39,8 @@ type Metrics struct {
 	storeDuration *prometheus.HistogramVec
 	authFailures  *prometheus.CounterVec
 	refused       *prometheus.CounterVec
+	endRetries    *prometheus.CounterVec
+	endFailures   *prometheus.CounterVec
 }
 
 // NewMetrics registers the vessel's series with reg.
@@ -75,9 +77,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Requests refused authentication, by reason (" + strings.Join(authReasons, ", ") + ")."}, []string{"reason"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_admission_refused_total",
 			Help: "Requests refused with 429 by a [limits] entry, by limit (its key)."}, []string{"limit"}),
+		endRetries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_turn_end_retries_total",
+			Help: "Attempts to end a turn's sandbox workspace made again after one failed, by agent."}, []string{"agent"}),
+		endFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_turn_end_failures_total",
+			Help: "Turns whose sandbox workspace could not be ended (left to the sweep), by agent."}, []string{"agent"}),
 	}
 	reg.MustRegister(m.refused, m.turnsStarted, m.turnsFinished, m.turnDuration, m.firstEvent, m.steps, m.tokens, m.toolCalls,
-		m.toolDuration, m.modelDuration, m.modelErrors, m.activeTurns, m.streams, m.storeDuration, m.authFailures)
+		m.toolDuration, m.modelDuration, m.modelErrors, m.activeTurns, m.streams, m.storeDuration, m.authFailures,
+		m.endRetries, m.endFailures)
 	return m
 }
 

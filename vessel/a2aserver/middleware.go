@@ -301,7 +301,17 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 			return ctx, nil, err
 		}
 	}
-	if st.Task == nil || !st.Task.Status.State.Terminal() {
+	if st.Task == nil {
+		return ctx, nil, nil
+	}
+	if _, ok := req.Payload.(*a2a.SubscribeToTaskRequest); ok && interrupted(st.Task.Status.State) {
+		// A paused turn has no live execution to follow: the subscriber
+		// gets the task as it stands (the pending request in its status
+		// message) and the stream ends there, as a live stream ends when
+		// the turn pauses.
+		return ctx, a2a.SendMessageResult(st.Task), nil
+	}
+	if !st.Task.Status.State.Terminal() {
 		return ctx, nil, nil
 	}
 	state := st.Task.Status.State.String()
@@ -313,6 +323,11 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 		return ctx, nil, a2a.NewError(a2a.ErrUnsupportedOperation, "the task already ended ("+state+"); read it with GetTask")
 	}
 	return ctx, nil, nil
+}
+
+// interrupted reports the states in which a task waits for its caller.
+func interrupted(s a2a.TaskState) bool {
+	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
 }
 
 func truncate(s string, n int) string {

@@ -306,7 +306,10 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}
 	var ender tools.TurnEnder
 	if ag.sandbox != nil {
-		ender = ag.sandbox
+		ender = &retryingEnder{inner: ag.sandbox, backoff: EndTurnBackoff,
+			retries:  s.cfg.Metrics.endRetries.WithLabelValues(a.ID),
+			failures: s.cfg.Metrics.endFailures.WithLabelValues(a.ID),
+			log:      s.log.With(zap.String(telemetry.FieldAgent, a.ID))}
 	}
 	met := s.cfg.Metrics.forAgent(a.ID, a.Manifest.Model.Name)
 	ag.exec = &executor{
@@ -336,6 +339,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		WrapHandler(agentID string, h a2asrv.RequestHandler) a2asrv.RequestHandler
 	}); ok {
 		h = w.WrapHandler(a.ID, h)
+	}
+	if c, ok := s.cfg.Store.(store.CallCarrying); ok {
+		c.CarryCalls(a.ID, callCarrier{exec: ag.exec})
 	}
 	// A timed-out pause sends itself its message behind the interceptors,
 	// which would refuse it (it is no caller's decision).

@@ -67,6 +67,9 @@ var ErrDeadline = errors.New("turn deadline passed")
 // stopping.
 var ErrShutdown = errors.New("the vessel is shutting down")
 
+// EndTurnTimeout bounds ending a turn's workspace, retries included.
+const EndTurnTimeout = 15 * time.Second
+
 // MaxParallelCalls bounds how many calls of one step run at once.
 const MaxParallelCalls = 16
 
@@ -250,8 +253,11 @@ func (r *runner) finish(ctx context.Context) {
 func (r *runner) endWorkspace(ctx context.Context) {
 	if r.cfg.Ender != nil && r.in.Turn != nil {
 		// The turn's ctx may be done; ending the workspace must still happen.
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		_ = r.cfg.Ender.EndTurn(ectx, r.in.Turn.ID) // best effort: sandboxd also expires idle turns
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), EndTurnTimeout)
+		// The Ender retries and reports a failure itself (the vessel's
+		// counts and logs it); what it cannot end, the vessel's turn sweep
+		// and sandboxd's idle expiry remove later.
+		_ = r.cfg.Ender.EndTurn(ectx, r.in.Turn.ID)
 		cancel()
 	}
 }

@@ -27,6 +27,22 @@ type Backend interface {
 	Close() error
 }
 
+// CallCarrier carries what a message forwarded to another replica needs of
+// its caller's call (who called, with which tools and added approvals), so
+// that the replica running the message handles it as if it had come there.
+type CallCarrier interface {
+	// Capture encodes the call of ctx, on the replica that received it.
+	Capture(ctx context.Context) ([]byte, error)
+	// Restore rebuilds it into ctx, on the replica that runs the message.
+	Restore(ctx context.Context, call []byte) (context.Context, error)
+}
+
+// CallCarrying is a backend whose replicas forward messages to each other;
+// the server gives it each agent's CallCarrier.
+type CallCarrying interface {
+	CarryCalls(agentID string, c CallCarrier)
+}
+
 // Pinger is a backend that can tell whether it works; /health and
 // readiness use it.
 type Pinger interface {

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/internal/localstack"
+	"github.com/astraldeep/astralvessel-go/deployer/localstack"
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 	"github.com/astraldeep/astralvessel-go/vessel/client/history"
 )

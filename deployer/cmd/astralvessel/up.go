@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/internal/localstack"
+	"github.com/astraldeep/astralvessel-go/deployer/localstack"
 )
 
 func init() {
@@ -107,6 +107,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 		cfg.UpstreamURL = os.Getenv("VESSEL_UPSTREAM_MODEL_URL")
 		cfg.UpstreamKey = os.Getenv("VESSEL_MODEL_KEY")
 	}
+	began := time.Now()
 	st, err := localstack.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
@@ -114,7 +115,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Stop()
 	key, _ := st.AppKey()
-	fmt.Fprintf(stdout, "AstralVessel is up at %s\n", st.URL)
+	fmt.Fprintf(stdout, "AstralVessel is up at %s (ready in %d ms)\n", st.URL, time.Since(began).Milliseconds())
 	fmt.Fprintf(stdout, "  agents:  %s\n", strings.Join(st.Agents, ", "))
 	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
 	fmt.Fprintf(stdout, "  app key: %s (app %s, in %s); send X-Vessel-User: %s\n", key, st.AppID, st.AppKeyFile, st.User)

@@ -188,7 +188,7 @@ func startServer(base, pkg string, abi int) (sandboxv1.RunServiceClient, func(),
 		cancel()
 		return nil, nil, err
 	}
-	go func() { _ = api.Serve(ln) }()
+	go func() { _ = api.Serve(ln, nil) }()
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		api.Close()

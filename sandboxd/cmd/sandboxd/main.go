@@ -63,7 +63,8 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		agent       = fs.String("agent", "", "the agent this sandbox serves (required)")
 		pkg         = fs.String("package", "", "the agent's package directory, read-only (required)")
 		scratch     = fs.String("scratch", "", "directory for turn workspaces, ideally a tmpfs (required)")
-		listen      = fs.String("listen", "0.0.0.0:8600", "address for gRPC and HTTP/JSON")
+		listen      = fs.String("listen", "0.0.0.0:8600", "address of the gRPC API (the vessel's)")
+		httpListen  = fs.String("http-listen", "", "address of the HTTP/JSON gateway to the same API (probes, curl; default off)")
 		fingerprint = fs.String("fingerprint", "", "the profile fingerprint set at deploy time, reported on /status")
 		uidRange    = fs.String("uid-range", "100000:4096", "FIRST:COUNT of the uids turns run as, one each (uid = gid); disjoint from every other sandbox's and service's")
 		callTimeout = fs.Duration("call-timeout", 2*time.Minute, "default wall-clock limit of one call")
@@ -141,11 +142,18 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	}
 	// Listen before the slow part (the workspaces, the confined self-test),
 	// so a busy address is reported at once.
-	ln, err := listenTCP(*listen)
+	ln, err := listenTCP("--listen", *listen)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	var httpLn net.Listener
+	if *httpListen != "" {
+		if httpLn, err = listenTCP("--http-listen", *httpListen); err != nil {
+			return err
+		}
+		defer httpLn.Close()
+	}
 	if err := os.MkdirAll(*scratch, 0o711); err != nil {
 		return fmt.Errorf("--scratch: %w", err)
 	}
@@ -208,9 +216,10 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	}
 	defer ms.Close()
 	zl.Info("confined calls (Landlock, seccomp), listening", zap.Int("landlock_abi", abi), zap.String("addr", ln.Addr().String()),
+		zap.String("http_addr", addrOf(httpLn)),
 		zap.Int64("turn_disk", int64(turnDisk)), zap.Int64("user_disk", int64(userDisk)))
 	errc := make(chan error, 1)
-	go func() { errc <- api.Serve(ln) }()
+	go func() { errc <- api.Serve(ln, httpLn) }()
 	select {
 	case err := <-errc:
 		api.Close()
@@ -222,16 +231,25 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	return api.Shutdown(shutdown)
 }
 
-// listenTCP listens on addr; a busy address gets one plain sentence.
-func listenTCP(addr string) (net.Listener, error) {
+// listenTCP listens on addr, the value of flag; a busy address gets one
+// plain sentence.
+func listenTCP(flag, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("%s is already in use (another process listens there): stop that process or pass --listen with another address", addr)
+		return nil, fmt.Errorf("%s is already in use (another process listens there): stop that process or pass %s with another address", addr, flag)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--listen: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return ln, nil
+}
+
+// addrOf is ln's address, or "off" when there is none.
+func addrOf(ln net.Listener) string {
+	if ln == nil {
+		return "off"
+	}
+	return ln.Addr().String()
 }
 
 // readToken takes the token from VESSEL_SANDBOX_TOKEN_FILE or

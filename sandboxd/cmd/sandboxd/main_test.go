@@ -169,13 +169,13 @@ func TestContainerLayout(t *testing.T) {
 	_ = os.Chmod(bin, 0o755)
 	tokenFile := filepath.Join(base, "token")
 	_ = os.WriteFile(tokenFile, []byte("tok\n"), 0o644)
-	addr := freeAddr(t)
+	addr, httpAddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var logs bytes.Buffer
 	cmd := exec.CommandContext(ctx, setpriv, "--clear-groups", "--nnp",
 		"--inh-caps=-all", "--bounding-set=-all,"+containerCaps, bin, "--agent", "a", "--package", pkg,
-		"--scratch", filepath.Join(base, "scratch"), "--listen", addr, "--fingerprint", "sha256:fp",
+		"--scratch", filepath.Join(base, "scratch"), "--listen", addr, "--http-listen", httpAddr, "--fingerprint", "sha256:fp",
 		"--uid-range", "510000:16", "--turn-disk", "4MiB")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tokenFile}
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -185,7 +185,7 @@ func TestContainerLayout(t *testing.T) {
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	var status map[string]any
 	for i := 0; ; i++ {
-		req, _ := http.NewRequest("GET", "http://"+addr+"/status", nil)
+		req, _ := http.NewRequest("GET", "http://"+httpAddr+"/status", nil)
 		req.Header.Set("Authorization", "Bearer tok")
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
@@ -205,7 +205,7 @@ func TestContainerLayout(t *testing.T) {
 		t.Helper()
 		args, _ := json.Marshal(map[string]string{"command": command})
 		body, _ := json.Marshal(map[string]string{"turn_id": turn, "owner": "o", "tool": "bash", "arguments_json": string(args)})
-		req, _ := http.NewRequest("POST", "http://"+addr+"/run", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", "http://"+httpAddr+"/run", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tok")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -294,12 +294,21 @@ func TestBusyListenAddress(t *testing.T) {
 	defer busy.Close()
 	addr := busy.Addr().String()
 	scratch := filepath.Join(base, "scratch")
-	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", scratch, "--listen", addr, "--uid-range", "510160:16")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
-	out, err := cmd.CombinedOutput()
-	want := "sandboxd: " + addr + " is already in use (another process listens there): stop that process or pass --listen with another address\n"
-	if err == nil || string(out) != want {
-		t.Fatalf("%v\n%q\nwant %q", err, out, want)
+	for _, c := range []struct{ flag, listen, http string }{
+		{"--listen", addr, ""},
+		{"--http-listen", freeAddr(t), addr},
+	} {
+		args := []string{"--agent", "a", "--package", pkg, "--scratch", scratch, "--listen", c.listen, "--uid-range", "510160:16"}
+		if c.http != "" {
+			args = append(args, "--http-listen", c.http)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
+		out, err := cmd.CombinedOutput()
+		want := "sandboxd: " + addr + " is already in use (another process listens there): stop that process or pass " + c.flag + " with another address\n"
+		if err == nil || string(out) != want {
+			t.Fatalf("%v\n%q\nwant %q", err, out, want)
+		}
 	}
 	if _, err := os.Stat(scratch); err == nil {
 		t.Error("the scratch folder was set up before listening")

@@ -55,10 +55,10 @@ func TestTokenRequiredOnEveryMethod(t *testing.T) {
 	for name, header := range map[string]string{"missing": "", "wrong": "Bearer nope", "basic": "Basic " + testToken} {
 		t.Run("http "+name, func(t *testing.T) {
 			for _, req := range []*http.Request{
-				mustReq(t, "GET", "http://"+e.addr+"/status", ""),
-				mustReq(t, "GET", "http://"+e.addr+"/turns", ""),
-				mustReq(t, "POST", "http://"+e.addr+"/end-turn", `{"turn_id":"turn-1"}`),
-				mustReq(t, "POST", "http://"+e.addr+"/run", `{"turn_id":"turn-tok","tool":"bash","arguments_json":"{\"command\":\"true\"}"}`),
+				mustReq(t, "GET", "http://"+e.httpAddr+"/status", ""),
+				mustReq(t, "GET", "http://"+e.httpAddr+"/turns", ""),
+				mustReq(t, "POST", "http://"+e.httpAddr+"/end-turn", `{"turn_id":"turn-1"}`),
+				mustReq(t, "POST", "http://"+e.httpAddr+"/run", `{"turn_id":"turn-tok","tool":"bash","arguments_json":"{\"command\":\"true\"}"}`),
 			} {
 				if header != "" {
 					req.Header.Set("Authorization", header)
@@ -88,7 +88,7 @@ func mustReq(t *testing.T, method, url, body string) *http.Request {
 
 func TestHTTPRunAndStatus(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	req := mustReq(t, "GET", "http://"+e.addr+"/status", "")
+	req := mustReq(t, "GET", "http://"+e.httpAddr+"/status", "")
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -100,7 +100,7 @@ func TestHTTPRunAndStatus(t *testing.T) {
 	if st["confined"] != true || st["fingerprint"] != "sha256:test" || st["agent"] != "test" {
 		t.Fatalf("status: %v", st)
 	}
-	req = mustReq(t, "POST", "http://"+e.addr+"/run", `{"turn_id":"turn-h","owner":"app/alice","tool":"bash","arguments_json":"{\"command\":\"echo hello\"}"}`)
+	req = mustReq(t, "POST", "http://"+e.httpAddr+"/run", `{"turn_id":"turn-h","owner":"app/alice","tool":"bash","arguments_json":"{\"command\":\"echo hello\"}"}`)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
@@ -129,16 +129,18 @@ func TestHTTPRunAndStatus(t *testing.T) {
 	}
 }
 
-// Connections are told apart by their first bytes: a short HTTP/1.0
-// request (shorter than the HTTP/2 preface) is answered, and a client that
-// sends nothing holds up no one else.
-func TestConnectionsRoutedByFirstBytes(t *testing.T) {
+// gRPC and the HTTP/JSON gateway have a port each: the gRPC port answers
+// no HTTP/1 request, the gateway's serves JSON, and a client that sends
+// nothing on either holds up no one else.
+func TestGRPCAndGatewayOnTheirOwnPorts(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	silent, err := net.Dial("tcp", e.addr)
-	if err != nil {
-		t.Fatal(err)
+	for _, addr := range []string{e.addr, e.httpAddr} {
+		silent, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer silent.Close()
 	}
-	defer silent.Close()
 	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -147,27 +149,32 @@ func TestConnectionsRoutedByFirstBytes(t *testing.T) {
 	// Bounds only, so a regression fails instead of hanging.
 	ctx, cancel := context.WithTimeout(authCtx(context.Background(), testToken), 30*time.Second)
 	defer cancel()
-	_, err = sandboxv1.NewRunServiceClient(conn).Status(ctx, &sandboxv1.StatusRequest{})
-	if err != nil {
+	if _, err = sandboxv1.NewRunServiceClient(conn).Status(ctx, &sandboxv1.StatusRequest{}); err != nil {
 		t.Fatalf("gRPC Status on a new connection next to a silent one: %v", err)
 	}
-
-	c, err := net.Dial("tcp", e.addr)
-	if err != nil {
-		t.Fatal(err)
+	get := func(addr string) (*http.Response, error) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.WriteString(c, "GET /status HTTP/1.0\r\nAuthorization: Bearer "+testToken+"\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.WriteString(c, "GET / HTTP/1.0\r\n\r\n"); err != nil {
-		t.Fatal(err)
+	resp, err := get(e.httpAddr)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /status on the gateway's port: %v %v", resp, err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("no answer to a short HTTP/1.0 request: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		t.Fatalf("GET / without a token: %s", resp.Status)
+	if resp, err := get(e.addr); err == nil {
+		t.Fatalf("the gRPC port answered HTTP/1: %s", resp.Status)
 	}
 }
 

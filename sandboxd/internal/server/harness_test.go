@@ -46,15 +46,16 @@ func requireKernel(t testing.TB) int {
 }
 
 type env struct {
-	t       testing.TB
-	base    string
-	pkg     string
-	data    string
-	scratch string
-	addr    string
-	client  sandboxv1.RunServiceClient
-	wm      *workspace.Manager
-	turns   map[string]*workspace.Turn
+	t        testing.TB
+	base     string
+	pkg      string
+	data     string
+	scratch  string
+	addr     string // gRPC
+	httpAddr string // the HTTP/JSON gateway
+	client   sandboxv1.RunServiceClient
+	wm       *workspace.Manager
+	turns    map[string]*workspace.Turn
 }
 
 type envOpts struct {
@@ -158,8 +159,12 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = api.Serve(ln) }()
-	e.addr = ln.Addr().String()
+	hln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = api.Serve(ln, hln) }()
+	e.addr, e.httpAddr = ln.Addr().String(), hln.Addr().String()
 	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

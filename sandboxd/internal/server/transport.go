@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -38,14 +37,14 @@ func authorized(ctx context.Context, token string) error {
 	return status.Error(codes.Unauthenticated, "missing or wrong sandbox token")
 }
 
-// API serves the sandbox API on one port: gRPC, which the vessel speaks,
-// and HTTP/JSON.
+// API serves the sandbox API: gRPC, which the vessel speaks, on one port,
+// and the HTTP/JSON gateway (probes, operators, curl) on another.
 type API struct {
 	grpc *grpc.Server
 	http *http.Server
 
-	mu sync.Mutex
-	ln net.Listener
+	mu  sync.Mutex
+	lns []net.Listener
 }
 
 // NewAPI sets up the gRPC server and the HTTP/JSON gateway. The gateway
@@ -89,7 +88,7 @@ func (s *Server) NewAPI(ctx context.Context) (*API, error) {
 			r.Body = http.MaxBytesReader(w, r.Body, maxRequest)
 			gw.ServeHTTP(w, r)
 		}),
-		ReadHeaderTimeout: sniffTimeout,
+		ReadHeaderTimeout: headerTimeout,
 	}
 	return &API{grpc: gs, http: hs}, nil
 }
@@ -184,67 +183,28 @@ func (s *runStream) Send(m *sandboxv1.RunResponse) error {
 	}
 }
 
-// http2Preface opens every HTTP/2 connection (RFC 9113 §3.4).
-var http2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+// headerTimeout bounds the wait for an HTTP request's header.
+const headerTimeout = 10 * time.Second
 
-// sniffTimeout bounds the wait for a connection's first bytes (and an
-// HTTP request's header).
-const sniffTimeout = 10 * time.Second
-
-// Serve answers on ln until Shutdown or Close. A connection that opens
-// with the HTTP/2 preface is gRPC and goes to the gRPC server's own
-// transport: gRPC served through net/http's HTTP/2 server cost about a
-// fifth of sandboxd's CPU per call in goroutine hand-offs and one socket
-// write per frame. Any other connection is HTTP/1.x: the JSON API. This
-// split by the first bytes is what keeps both on one port (the one the
-// vessel and the local stack's readiness check know) with gRPC on
-// its own transport; a second port for the JSON API would remove it.
-func (a *API) Serve(ln net.Listener) error {
+// Serve answers gRPC on grpcLn and, when httpLn is not nil, the HTTP/JSON
+// gateway on httpLn, until Shutdown or Close. Each protocol has its own
+// port, so gRPC keeps its own transport (gRPC served through net/http's
+// HTTP/2 server costs about a fifth of sandboxd's CPU per call in
+// goroutine hand-offs and one socket write per frame) and no connection is
+// told apart by its first bytes. It returns the first server's error.
+func (a *API) Serve(grpcLn, httpLn net.Listener) error {
 	a.mu.Lock()
-	a.ln = ln
+	a.lns = []net.Listener{grpcLn}
+	if httpLn != nil {
+		a.lns = append(a.lns, httpLn)
+	}
 	a.mu.Unlock()
-	grpcL, httpL := newConnQueue(ln.Addr()), newConnQueue(ln.Addr())
-	defer grpcL.Close()
-	defer httpL.Close()
-	go func() { _ = a.grpc.Serve(grpcL) }()
-	go func() { _ = a.http.Serve(httpL) }()
-	var backoff time.Duration
-	for {
-		c, err := ln.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			return err
-		}
-		if err != nil {
-			// Out of descriptors and the like: wait and retry, as net/http does.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			time.Sleep(backoff)
-			continue
-		}
-		backoff = 0
-		go route(c, grpcL, httpL)
+	errc := make(chan error, 2)
+	go func() { errc <- a.grpc.Serve(grpcLn) }()
+	if httpLn != nil {
+		go func() { errc <- a.http.Serve(httpLn) }()
 	}
-}
-
-// route hands a connection to gRPC or HTTP by its first bytes.
-func route(c net.Conn, grpcL, httpL *connQueue) {
-	_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))
-	buf := make([]byte, len(http2Preface))
-	n := 0
-	for n < len(buf) && bytes.HasPrefix(http2Preface, buf[:n]) {
-		m, err := c.Read(buf[n:])
-		n += m
-		if err != nil && (n == 0 || bytes.HasPrefix(http2Preface, buf[:n])) {
-			c.Close()
-			return
-		}
-	}
-	_ = c.SetReadDeadline(time.Time{})
-	pc := &peekedConn{Conn: c, peeked: buf[:n]}
-	if bytes.Equal(buf[:n], http2Preface) {
-		grpcL.push(pc)
-	} else {
-		httpL.push(pc)
-	}
+	return <-errc
 }
 
 // Shutdown stops accepting, lets HTTP requests and gRPC calls in flight
@@ -275,58 +235,7 @@ func (a *API) Close() {
 func (a *API) closeListener() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.ln != nil {
-		_ = a.ln.Close()
+	for _, ln := range a.lns {
+		_ = ln.Close()
 	}
-}
-
-// connQueue is a net.Listener of the connections route hands it.
-type connQueue struct {
-	addr net.Addr
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-func newConnQueue(addr net.Addr) *connQueue {
-	return &connQueue{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (q *connQueue) push(c net.Conn) {
-	select {
-	case q.ch <- c:
-	case <-q.done:
-		c.Close()
-	}
-}
-
-func (q *connQueue) Accept() (net.Conn, error) {
-	select {
-	case c := <-q.ch:
-		return c, nil
-	case <-q.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (q *connQueue) Close() error {
-	q.once.Do(func() { close(q.done) })
-	return nil
-}
-
-func (q *connQueue) Addr() net.Addr { return q.addr }
-
-// peekedConn gives back the bytes route read before the rest.
-type peekedConn struct {
-	net.Conn
-	peeked []byte
-}
-
-func (c *peekedConn) Read(p []byte) (int, error) {
-	if len(c.peeked) > 0 {
-		n := copy(p, c.peeked)
-		c.peeked = c.peeked[n:]
-		return n, nil
-	}
-	return c.Conn.Read(p)
 }

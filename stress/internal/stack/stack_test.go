@@ -13,53 +13,44 @@ import (
 
 func TestGeneratedDeploymentLoads(t *testing.T) {
 	for _, pg := range []string{"", "postgres://u:p@127.0.0.1:5432/db?sslmode=disable"} {
-		s := &Stack{cfg: Config{Dir: t.TempDir(), ScratchSize: "1GiB", Postgres: pg}}
-		path, master, err := s.writeDeployment("127.0.0.1:9")
+		s := &Stack{cfg: Config{Dir: t.TempDir(), ScratchSize: "1GiB", Postgres: pg, AgentTOML: "[agents.approval]\ntools = [\"bash\"]\n"}}
+		path, err := s.writeDeployment()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if master == "" || s.AppKey == "" {
-			t.Fatal("no master token or app key")
-		}
-		d, err := spec.LoadDeployment(path, func(string) (string, bool) { return "", false })
+		// What the local stack sets.
+		env := map[string]string{"VESSEL_UPSTREAM_MODEL_URL": "https://scripted-model.localhost/v1", appKeyVar: strings.Repeat("ab", 32)}
+		d, err := spec.LoadDeployment(path, func(n string) (string, bool) { v, ok := env[n]; return v, ok })
 		if err != nil {
 			t.Fatalf("the generated deployment does not load: %v", err)
 		}
 		if d.Vessel.TaskStore != pg {
 			t.Fatalf("task_store = %q, want %q", d.Vessel.TaskStore, pg)
 		}
-		if len(d.Agents) != 1 || d.Agents[0].ID != AgentID {
+		if len(d.Agents) != 1 || d.Agents[0].ID != AgentID || d.Agents[0].Approval == nil {
 			t.Fatalf("agents = %+v", d.Agents)
 		}
 		if _, err := spec.Fingerprint(d, AgentID); err != nil {
 			t.Fatalf("fingerprint: %v", err)
-		}
-		b, err := os.ReadFile(filepath.Join(s.cfg.Dir, ".generated", "sandbox-master.token"))
-		if err != nil || string(b) != master {
-			t.Fatalf("master token file = %q, %v", b, err)
 		}
 	}
 }
 
 func TestProcMeasures(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		t.Skipf("cannot start sleep: %v", err)
+		t.Fatalf("cannot start sleep: %v", err)
 	}
-	p := &Proc{Name: "sleep", cmd: cmd, done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	if rss := p.PeakRSS(); rss <= 0 {
+	m := &meter{pid: cmd.Process.Pid}
+	if rss := m.PeakRSS(); rss <= 0 {
 		t.Errorf("PeakRSS = %d, want > 0", rss)
 	}
-	if cpu := p.CPUSeconds(); cpu < 0 {
+	if cpu := m.CPUSeconds(); cpu < 0 {
 		t.Errorf("CPUSeconds = %v", cpu)
 	}
-	p.Kill()
-	if exited, _ := p.Exited(); !exited {
-		t.Fatal("the process is still running after Kill")
-	}
-	if rss := p.PeakRSS(); rss <= 0 {
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if rss := m.PeakRSS(); rss <= 0 {
 		t.Errorf("PeakRSS after exit = %d, want the last value read", rss)
 	}
 }
@@ -91,12 +82,12 @@ func TestScratchTmpfs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root (CI runs this test as root)")
 	}
-	s := &Stack{cfg: Config{ScratchSize: "64MiB"}, Scratch: t.TempDir()}
+	s := &Stack{cfg: Config{ScratchSize: "64MiB"}, root: t.TempDir()}
 	if err := s.mountScratch(); err != nil {
 		t.Fatal(err)
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(s.Scratch, &st); err != nil {
+	if err := syscall.Statfs(s.root, &st); err != nil {
 		t.Fatal(err)
 	}
 	const tmpfsMagic = 0x01021994
@@ -106,14 +97,14 @@ func TestScratchTmpfs(t *testing.T) {
 	if got := int64(st.Blocks) * st.Bsize; got != 64<<20 {
 		t.Errorf("tmpfs size %d, want %d", got, 64<<20)
 	}
-	if !mountedAt(t, s.Scratch) {
+	if !mountedAt(t, s.root) {
 		t.Fatal("no mount listed at the scratch")
 	}
 	s.Stop()
-	if mountedAt(t, s.Scratch) {
+	if mountedAt(t, s.root) {
 		t.Fatal("the scratch tmpfs is still mounted after Stop")
 	}
-	s = &Stack{cfg: Config{ScratchSize: "lots"}, Scratch: t.TempDir()}
+	s = &Stack{cfg: Config{ScratchSize: "lots"}, root: t.TempDir()}
 	if err := s.mountScratch(); err == nil {
 		t.Fatal("a bad scratch size was accepted")
 	}
@@ -138,11 +129,11 @@ func mountedAt(t *testing.T, dir string) bool {
 // an explicit tmpfs request fails instead.
 func TestScratchTmpfsFallback(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "not-there") // mount(2) fails: no such folder
-	s := &Stack{cfg: Config{ScratchSize: "64MiB", ScratchTmpfs: true, ScratchFallback: true}, Scratch: missing}
+	s := &Stack{cfg: Config{ScratchSize: "64MiB", ScratchTmpfs: true, ScratchFallback: true}, root: missing}
 	if err := s.prepareScratch(); err != nil || s.ScratchKind() != "dir" {
 		t.Fatalf("auto: err %v, kind %s; want the folder kept", err, s.ScratchKind())
 	}
-	s = &Stack{cfg: Config{ScratchSize: "64MiB", ScratchTmpfs: true}, Scratch: missing}
+	s = &Stack{cfg: Config{ScratchSize: "64MiB", ScratchTmpfs: true}, root: missing}
 	if err := s.prepareScratch(); err == nil {
 		t.Fatal("an explicit tmpfs that cannot be mounted was not an error")
 	}

@@ -19,7 +19,10 @@ func Register() {
 }
 
 // Interface checks: a *DB is a store.Backend, and offers WrapHandler.
-var _ vstore.Backend = (*DB)(nil)
+var (
+	_ vstore.Backend      = (*DB)(nil)
+	_ vstore.CallCarrying = (*DB)(nil)
+)
 
 // OpenBackend is the store.Opener for PostgreSQL. Besides the usual
 // connection parameters, the URL may carry settings of ours, removed before

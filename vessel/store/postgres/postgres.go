@@ -119,7 +119,8 @@ type DB struct {
 	mu        sync.Mutex
 	stores    map[string]*Store
 	cancelers map[string]func(ctx context.Context, taskID a2a.TaskID, owner string)
-	resumers  map[string]func(ctx context.Context, req *a2a.SendMessageRequest, owner string) error
+	resumers  map[string]resumer
+	carriers  map[string]vstore.CallCarrier
 
 	wake chan struct{}
 
@@ -184,7 +185,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		log:       opts.Logger.With("component", "store/postgres", "replica", opts.ReplicaID),
 		stores:    map[string]*Store{},
 		cancelers: map[string]func(context.Context, a2a.TaskID, string){},
-		resumers:  map[string]func(context.Context, *a2a.SendMessageRequest, string) error{},
+		resumers:  map[string]resumer{},
+		carriers:  map[string]vstore.CallCarrier{},
 		wake:      make(chan struct{}, 1),
 		followed:  map[followKey]time.Time{},
 		followers: map[followKey]map[*follower]struct{}{},

@@ -11,6 +11,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/jackc/pgx/v5"
+
+	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
 // With a2a-go in local mode every replica runs the turns it accepted; only
@@ -40,7 +42,7 @@ import (
 // returns the same handler. Any other handler is wrapped as a whole.
 func (db *DB) WrapHandler(agentID string, h a2asrv.RequestHandler) a2asrv.RequestHandler {
 	if ih, ok := h.(*a2asrv.InterceptedHandler); ok {
-		ih.Handler = db.Replicated(agentID, ih.Handler)
+		ih.Handler = db.replicated(agentID, ih.Handler, ih)
 		return ih
 	}
 	return db.Replicated(agentID, h)
@@ -49,7 +51,14 @@ func (db *DB) WrapHandler(agentID string, h a2asrv.RequestHandler) a2asrv.Reques
 // Replicated wraps the handler that runs an agent's turns on this replica,
 // and registers it to receive cancel requests sent by other replicas.
 func (db *DB) Replicated(agentID string, inner a2asrv.RequestHandler) a2asrv.RequestHandler {
-	h := &replicaHandler{RequestHandler: inner, db: db, store: db.agentStore(agentID)}
+	return db.replicated(agentID, inner, nil)
+}
+
+// replicated is Replicated; outer, when not nil, is the intercepted handler
+// around it, which forwarded messages go through when the agent has a
+// CallCarrier.
+func (db *DB) replicated(agentID string, inner, outer a2asrv.RequestHandler) *replicaHandler {
+	h := &replicaHandler{RequestHandler: inner, outer: outer, db: db, store: db.agentStore(agentID)}
 	db.mu.Lock()
 	db.cancelers[agentID] = h.cancelHere
 	db.resumers[agentID] = h.resumeHere
@@ -57,8 +66,23 @@ func (db *DB) Replicated(agentID string, inner a2asrv.RequestHandler) a2asrv.Req
 	return h
 }
 
+// CarryCalls implements store.CallCarrying: forwarded messages of agentID
+// carry their caller's call with c.
+func (db *DB) CarryCalls(agentID string, c vstore.CallCarrier) {
+	db.mu.Lock()
+	db.carriers[agentID] = c
+	db.mu.Unlock()
+}
+
+func (db *DB) carrier(agentID string) vstore.CallCarrier {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.carriers[agentID]
+}
+
 type replicaHandler struct {
 	a2asrv.RequestHandler
+	outer a2asrv.RequestHandler // the intercepted handler around this one, or nil
 	db    *DB
 	store *Store
 }

@@ -6,12 +6,16 @@ package postgres
 // bound the owner and checked the decision in its interceptor) writes a
 // resume request and wakes the holding replica, which runs the message
 // through its own handler as the task's owner, exactly as if it had come
-// there. The caller's replica then answers from the store: SendMessage
-// with the task once it leaves the paused version (final, or paused
-// again), a stream by following the task's live events.
+// there: with the agent's CallCarrier, the caller's call travels with the
+// message (who called, with which tools and added approvals) and the
+// message goes through the holding replica's interceptors. A SendMessage
+// gets the answer the holding replica's SendMessage gave (transcript and
+// files included), written back into the request's row; a stream follows
+// the task's live events.
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,35 +44,18 @@ func (h *replicaHandler) pausedElsewhere(ctx context.Context, req *a2a.SendMessa
 	return p, p.runsElsewhere(h.db.opts.ReplicaID)
 }
 
-// SendMessage forwards a message on a task paused elsewhere.
+// SendMessage forwards a message on a task paused elsewhere and returns the
+// answer the holding replica gave.
 func (h *replicaHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	p, ok := h.pausedElsewhere(ctx, req)
 	if !ok {
 		return h.RequestHandler.SendMessage(ctx, req)
 	}
-	version, err := h.forward(ctx, req, p.replica)
+	f, err := h.forward(ctx, req, p.replica, true)
 	if err != nil {
 		return nil, err
 	}
-	// Wait for the turn to move on from the paused version and end or
-	// pause again; the caller's ctx bounds the wait as it bounds a local
-	// SendMessage.
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for {
-		st, _, err := h.store.followed(ctx, req.Message.TaskID)
-		if err != nil {
-			return nil, err
-		}
-		if int64(st.Version) > version && endsTurn(st.Task.Status.State) {
-			return st.Task, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-	}
+	return h.awaitResult(ctx, f)
 }
 
 // SendStreamingMessage forwards a message on a task paused elsewhere and
@@ -79,12 +66,12 @@ func (h *replicaHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 		return h.RequestHandler.SendStreamingMessage(ctx, req)
 	}
 	return func(yield func(a2a.Event, error) bool) {
-		version, err := h.forward(ctx, req, p.replica)
+		f, err := h.forward(ctx, req, p.replica, false)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		for ev, err := range h.store.follow(ctx, req.Message.TaskID, version) {
+		for ev, err := range h.store.follow(ctx, f.task, f.version) {
 			if !yield(ev, err) || err != nil {
 				return
 			}
@@ -92,25 +79,47 @@ func (h *replicaHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 	}
 }
 
-// forward writes the resume request, waits until the holding replica has
-// taken it (or refused it), and returns the task's version before the
-// resumed turn's first write.
-func (h *replicaHandler) forward(ctx context.Context, req *a2a.SendMessageRequest, replica string) (int64, error) {
+// forwarding is one message forwarded to the replica holding its task.
+type forwarding struct {
+	id      string // forward_id: this forwarding's row
+	task    a2a.TaskID
+	version int64 // the task's version before the resumed turn's first write
+}
+
+// forward writes the resume request, with the caller's call when the agent
+// has a CallCarrier, and waits until the holding replica has taken it (or
+// refused it). A stream's request is deleted once the holding replica's
+// handler took the message; a SendMessage's stays for its result
+// (awaitResult).
+func (h *replicaHandler) forward(ctx context.Context, req *a2a.SendMessageRequest, replica string, wantResult bool) (forwarding, error) {
 	owner := ownerFrom(ctx)
-	st, _, err := h.store.followed(ctx, req.Message.TaskID)
+	id := req.Message.TaskID
+	st, _, err := h.store.followed(ctx, id)
 	if err != nil {
-		return 0, err
+		return forwarding{}, err
 	}
-	version := int64(st.Version)
+	f := forwarding{id: rand.Text(), task: id, version: int64(st.Version)}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return 0, fmt.Errorf("forward message: %w", err)
+		return forwarding{}, fmt.Errorf("forward message: %w", err)
 	}
-	id := req.Message.TaskID
+	var call []byte
+	if c := h.db.carrier(h.store.agent); c != nil {
+		if call, err = c.Capture(ctx); err != nil {
+			return forwarding{}, fmt.Errorf("forward message: the caller's call: %w", err)
+		}
+	}
 	err = pgx.BeginFunc(ctx, h.db.pool, func(tx pgx.Tx) error {
+		// A row whose answer or error nobody read (its sender went away)
+		// does not block the next decision.
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO vessel_resume_requests (agent_id, task_id, replica_id, owner, request) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (agent_id, task_id) DO NOTHING`, h.store.agent, string(id), replica, owner, body)
+			INSERT INTO vessel_resume_requests (agent_id, task_id, replica_id, owner, request, forward_id, call, want_result)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (agent_id, task_id) DO UPDATE SET replica_id = EXCLUDED.replica_id, owner = EXCLUDED.owner,
+				request = EXCLUDED.request, forward_id = EXCLUDED.forward_id, call = EXCLUDED.call,
+				want_result = EXCLUDED.want_result, taken = false, error = NULL, result = NULL, requested_at = now()
+			WHERE vessel_resume_requests.result IS NOT NULL OR vessel_resume_requests.error IS NOT NULL`,
+			h.store.agent, string(id), replica, owner, body, f.id, call, wantResult)
 		if err != nil {
 			return err
 		}
@@ -121,10 +130,10 @@ func (h *replicaHandler) forward(ctx context.Context, req *a2a.SendMessageReques
 		return err
 	})
 	if errors.Is(err, errResumePending) {
-		return 0, a2a.NewError(a2a.ErrInvalidParams, "another decision on this task is being delivered; read the task with GetTask")
+		return forwarding{}, a2a.NewError(a2a.ErrInvalidParams, "another decision on this task is being delivered; read the task with GetTask")
 	}
 	if err != nil {
-		return 0, fmt.Errorf("postgres task store: forward message on %s: %w", id, err)
+		return forwarding{}, fmt.Errorf("postgres task store: forward message on %s: %w", id, err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, resumeWait)
 	defer cancel()
@@ -133,25 +142,91 @@ func (h *replicaHandler) forward(ctx context.Context, req *a2a.SendMessageReques
 	for {
 		var taken bool
 		var msg *string
-		err := h.db.pool.QueryRow(wctx, `SELECT taken, error FROM vessel_resume_requests WHERE agent_id = $1 AND task_id = $2`,
-			h.store.agent, string(id)).Scan(&taken, &msg)
+		err := h.db.pool.QueryRow(wctx, `SELECT taken, error FROM vessel_resume_requests WHERE agent_id = $1 AND task_id = $2 AND forward_id = $3`,
+			h.store.agent, string(id), f.id).Scan(&taken, &msg)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			return version, nil // taken and run
+			return f, nil // taken and run
 		case err != nil:
-			h.clearResume(id)
-			return 0, fmt.Errorf("postgres task store: forwarded message on %s: %w", id, err)
+			h.clearResume(f)
+			return forwarding{}, fmt.Errorf("postgres task store: forwarded message on %s: %w", id, err)
 		case msg != nil:
-			h.clearResume(id)
-			return 0, a2a.NewError(a2a.ErrInvalidParams, *msg)
+			h.clearResume(f)
+			return forwarding{}, a2a.NewError(a2a.ErrInvalidParams, *msg)
+		case taken && wantResult:
+			return f, nil // awaitResult reads the answer or the error
 		case taken:
 			// Taken: wait (about a second) for the holding replica to say
 			// whether its handler took the message or refused it.
 		}
 		select {
 		case <-wctx.Done():
-			h.clearResume(id)
-			return 0, a2a.NewError(a2a.ErrInternalError, "the replica holding the paused task did not take the message in time; try again")
+			h.clearResume(f)
+			return forwarding{}, a2a.NewError(a2a.ErrInternalError, "the replica holding the paused task did not take the message in time; try again")
+		case <-t.C:
+		}
+	}
+}
+
+// resultGrace is how long the sender of a forwarded SendMessage waits for
+// the holding replica's answer once the store shows the turn ended or
+// paused again; past it (the holding replica died) it answers with the
+// stored task.
+const resultGrace = 5 * time.Second
+
+// awaitResult waits for the holding replica's answer to a forwarded
+// SendMessage: the task as it would have answered it (transcript and files
+// included), or the error its handler returned. The caller's ctx bounds the
+// wait as it bounds a local SendMessage.
+func (h *replicaHandler) awaitResult(ctx context.Context, f forwarding) (a2a.SendMessageResult, error) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	var ended time.Time
+	for {
+		var msg *string
+		var result []byte
+		err := h.db.pool.QueryRow(ctx, `SELECT error, result FROM vessel_resume_requests WHERE agent_id = $1 AND task_id = $2 AND forward_id = $3`,
+			h.store.agent, string(f.task), f.id).Scan(&msg, &result)
+		gone := errors.Is(err, pgx.ErrNoRows)
+		switch {
+		case gone:
+			// A holding replica that writes no answers deleted the row:
+			// answer from the store below.
+		case err != nil && ctx.Err() == nil:
+			h.clearResume(f)
+			return nil, fmt.Errorf("postgres task store: answer of the forwarded message on %s: %w", f.task, err)
+		case err != nil:
+		case msg != nil:
+			h.clearResume(f)
+			return nil, a2a.NewError(a2a.ErrInvalidParams, *msg)
+		case result != nil:
+			h.clearResume(f)
+			var task a2a.Task
+			if err := json.Unmarshal(result, &task); err != nil {
+				return nil, fmt.Errorf("postgres task store: answer of the forwarded message on %s: %w", f.task, err)
+			}
+			return &task, nil
+		}
+		if ctx.Err() == nil {
+			st, _, err := h.store.followed(ctx, f.task)
+			if err != nil {
+				h.clearResume(f)
+				return nil, err
+			}
+			if int64(st.Version) > f.version && endsTurn(st.Task.Status.State) {
+				if ended.IsZero() {
+					ended = time.Now()
+				}
+				if gone || time.Since(ended) > resultGrace {
+					h.clearResume(f)
+					return st.Task, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			h.clearResume(f)
+			return nil, ctx.Err()
 		case <-t.C:
 		}
 	}
@@ -159,20 +234,52 @@ func (h *replicaHandler) forward(ctx context.Context, req *a2a.SendMessageReques
 
 var errResumePending = errors.New("a resume request is pending")
 
-func (h *replicaHandler) clearResume(id a2a.TaskID) {
+// clearResume deletes this forwarding's request.
+func (h *replicaHandler) clearResume(f forwarding) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _ = h.db.pool.Exec(ctx, `DELETE FROM vessel_resume_requests WHERE agent_id = $1 AND task_id = $2`, h.store.agent, string(id))
+	_, _ = h.db.pool.Exec(ctx, `DELETE FROM vessel_resume_requests WHERE agent_id = $1 AND task_id = $2 AND forward_id = $3`,
+		h.store.agent, string(f.task), f.id)
 }
 
-// resumeHere runs a forwarded message as the task's owner. An error the
-// handler returns before the turn goes on (a refused decision) goes back
-// to the sender.
-func (h *replicaHandler) resumeHere(ctx context.Context, req *a2a.SendMessageRequest, owner string) error {
+// resumeRequest is a forwarded message as the holding replica takes it.
+type resumeRequest struct {
+	agent, task, owner, forwardID string
+	body, call                    []byte
+	wantResult                    bool
+	req                           *a2a.SendMessageRequest
+}
+
+// resumer runs a forwarded message on the replica holding its task.
+type resumer func(ctx context.Context, r *resumeRequest) (*a2a.Task, error)
+
+// resumeHere runs a forwarded message. With the caller's call carried, it
+// goes through the intercepted handler as if the caller had sent it here
+// (its tools, added approvals and output modes; the answer SendMessage
+// gives); without, through the inner handler as the task's owner. An error
+// the handler returns before the turn goes on (a refused decision) goes
+// back to the sender.
+func (h *replicaHandler) resumeHere(ctx context.Context, r *resumeRequest) (*a2a.Task, error) {
+	if c := h.db.carrier(h.store.agent); c != nil && h.outer != nil && r.call != nil {
+		cctx, err := c.Restore(ctx, r.call)
+		if err != nil {
+			return nil, fmt.Errorf("the caller's call could not be restored: %w", err)
+		}
+		res, err := h.outer.SendMessage(cctx, r.req)
+		if err != nil {
+			return nil, err
+		}
+		task, _ := res.(*a2a.Task)
+		return task, nil
+	}
 	ctx, cc := a2asrv.NewCallContext(ctx, nil)
-	cc.User = a2asrv.NewAuthenticatedUser(owner, nil)
-	_, err := h.RequestHandler.SendMessage(ctx, req)
-	return err
+	cc.User = a2asrv.NewAuthenticatedUser(r.owner, nil)
+	res, err := h.RequestHandler.SendMessage(ctx, r.req)
+	if err != nil {
+		return nil, err
+	}
+	task, _ := res.(*a2a.Task)
+	return task, nil
 }
 
 // takeRequests claims this replica's cancel and resume requests.
@@ -185,18 +292,14 @@ func (db *DB) takeRequests(ctx context.Context) error {
 func (db *DB) takeResumeRequests(ctx context.Context) error {
 	rows, err := db.pool.Query(ctx, `
 		UPDATE vessel_resume_requests SET taken = true WHERE replica_id = $1 AND NOT taken
-		RETURNING agent_id, task_id, owner, request`, db.opts.ReplicaID)
+		RETURNING agent_id, task_id, owner, request, forward_id, call, want_result`, db.opts.ReplicaID)
 	if err != nil {
 		return fmt.Errorf("postgres task store: take resume requests: %w", err)
 	}
-	type request struct {
-		agent, task, owner string
-		body               []byte
-	}
-	var reqs []request
+	var reqs []*resumeRequest
 	for rows.Next() {
-		var r request
-		if err := rows.Scan(&r.agent, &r.task, &r.owner, &r.body); err != nil {
+		r := &resumeRequest{}
+		if err := rows.Scan(&r.agent, &r.task, &r.owner, &r.body, &r.forwardID, &r.call, &r.wantResult); err != nil {
 			rows.Close()
 			return fmt.Errorf("postgres task store: take resume requests: %w", err)
 		}
@@ -212,9 +315,10 @@ func (db *DB) takeResumeRequests(ctx context.Context) error {
 		db.mu.Unlock()
 		var req a2a.SendMessageRequest
 		if resume == nil || json.Unmarshal(r.body, &req) != nil || req.Message == nil {
-			db.finishResume(r.agent, r.task, "the message could not be delivered to the replica holding the task")
+			db.finishResume(r, nil, errors.New("the message could not be delivered to the replica holding the task"))
 			continue
 		}
+		r.req = &req
 		db.wg.Add(1)
 		go func() {
 			defer db.wg.Done()
@@ -222,19 +326,28 @@ func (db *DB) takeResumeRequests(ctx context.Context) error {
 			// this bounds only the wait for SendMessage to return.
 			rctx, cancel := context.WithTimeout(db.bg, forwardedCancelTimeout*30)
 			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- resume(rctx, &req, r.owner) }()
+			type outcome struct {
+				task *a2a.Task
+				err  error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				t, err := resume(rctx, r)
+				done <- outcome{t, err}
+			}()
+			if r.wantResult {
+				// The sender waits for the answer SendMessage gives here.
+				o := <-done
+				db.finishResume(r, o.task, o.err)
+				return
+			}
 			select {
-			case err := <-done:
-				msg := ""
-				if err != nil {
-					msg = err.Error()
-				}
-				db.finishResume(r.agent, r.task, msg)
+			case o := <-done:
+				db.finishResume(r, nil, o.err)
 			case <-time.After(time.Second):
 				// Still running after a second: the turn went on; the sender
 				// follows it in the store.
-				db.finishResume(r.agent, r.task, "")
+				db.finishResume(r, nil, nil)
 				<-done
 			}
 		}()
@@ -242,18 +355,28 @@ func (db *DB) takeResumeRequests(ctx context.Context) error {
 	return nil
 }
 
-// finishResume deletes a taken request, or records its error for the
-// sender (who deletes it).
-func (db *DB) finishResume(agent, task, msg string) {
+// finishResume answers a taken request: its error for the sender (who
+// deletes the row), the answer of a SendMessage (task), or, for a stream,
+// deletes it.
+func (db *DB) finishResume(r *resumeRequest, task *a2a.Task, failed error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	const where = ` WHERE agent_id = $1 AND task_id = $2 AND forward_id = $3`
 	var err error
-	if msg == "" {
-		_, err = db.pool.Exec(ctx, `DELETE FROM vessel_resume_requests WHERE agent_id = $1 AND task_id = $2`, agent, task)
-	} else {
-		_, err = db.pool.Exec(ctx, `UPDATE vessel_resume_requests SET error = $3 WHERE agent_id = $1 AND task_id = $2`, agent, task, msg)
+	switch {
+	case failed != nil:
+		_, err = db.pool.Exec(ctx, `UPDATE vessel_resume_requests SET error = $4`+where, r.agent, r.task, r.forwardID, failed.Error())
+	case r.wantResult && task != nil:
+		var body []byte
+		if body, err = json.Marshal(task); err == nil {
+			_, err = db.pool.Exec(ctx, `UPDATE vessel_resume_requests SET result = $4`+where, r.agent, r.task, r.forwardID, body)
+		}
+	default:
+		// A stream's request, or an answer that is no task: the sender
+		// answers from the store.
+		_, err = db.pool.Exec(ctx, `DELETE FROM vessel_resume_requests`+where, r.agent, r.task, r.forwardID)
 	}
 	if err != nil {
-		db.log.Warn("could not finish a forwarded message", "task", task, "error", err)
+		db.log.Warn("could not finish a forwarded message", "task", r.task, "error", err)
 	}
 }

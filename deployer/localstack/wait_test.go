@@ -19,16 +19,16 @@ func TestWaitRestartsASandboxAndStopsForTheRest(t *testing.T) {
 	if _, err := os.Stat(sleep); err != nil {
 		sleep = "/usr/bin/sleep"
 	}
-	vessel, err := startProc("vessel", sleep, []string{"1000"}, os.Environ(), dir)
+	vessel, err := startProc(procSpec{name: "vessel", bin: sleep, args: []string{"1000"}, env: os.Environ(), logDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := startProc("sandbox-a", sleep, []string{"0.2"}, os.Environ(), dir)
+	sb, err := startProc(procSpec{name: "sandbox-a", bin: sleep, args: []string{"0.2"}, env: os.Environ(), logDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var notes bytes.Buffer
-	s := &Stack{StateDir: dir, procs: []*proc{vessel, sb}, Notes: &notes}
+	s := &Stack{StateDir: dir, procs: []*Proc{vessel, sb}, Notes: &notes}
 	defer s.Stop()
 	if err := s.writeInfo(); err != nil {
 		t.Fatal(err)
@@ -51,18 +51,18 @@ func TestWaitRestartsASandboxAndStopsForTheRest(t *testing.T) {
 	if got := strings.Count(notes.String(), "starting it again"); got != MaxSandboxRestarts {
 		t.Fatalf("%d restarts noted, want %d:\n%s", got, MaxSandboxRestarts, notes.String())
 	}
-	if vessel.exited() {
+	if exited, _ := vessel.Exited(); exited {
 		t.Fatal("the vessel was stopped by a sandbox restart")
 	}
 	last, err := ReadInfo(dir)
 	if err != nil || len(last.Processes) != 2 || last.Processes[1].Name != "sandbox-a" ||
-		last.Processes[1].PID == first.Processes[1].PID || last.Processes[0].PID != vessel.cmd.Process.Pid ||
+		last.Processes[1].PID == first.Processes[1].PID || last.Processes[0].PID != vessel.Pid() ||
 		last.Processes[1].Log != filepath.Join(dir, "sandbox-a.log") {
 		t.Fatalf("stack.json processes: first %+v, last %+v (%v)", first.Processes, last.Processes, err)
 	}
 	// The vessel is not restarted: its exit stops the stack.
 	vessel.stop(time.Second)
-	s2 := &Stack{StateDir: dir, procs: []*proc{vessel}, Notes: &notes}
+	s2 := &Stack{StateDir: dir, procs: []*Proc{vessel}, Notes: &notes}
 	if err := s2.Wait(context.Background()); err == nil || !strings.Contains(err.Error(), "cannot serve without it") {
 		t.Fatalf("Wait after the vessel exited: %v", err)
 	}

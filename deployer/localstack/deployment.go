@@ -5,12 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
 )
-
-const syscallZero = syscall.Signal(0)
 
 // localApp makes the deployment accept the local app key. When the first
 // [[apps]] entry takes its key_sha256 from an env: reference, it sets that

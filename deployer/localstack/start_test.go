@@ -1,0 +1,102 @@
+package localstack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+)
+
+// binPath finds a system program the tests run as a stand-in service.
+func binPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s not found: %v", name, err)
+	}
+	return p
+}
+
+// Issue 22 (4): the services of one stage start together and are waited on
+// together; one that dies fails the stage with its reason and ends the
+// others' waits at once (not at the ready timeout).
+func TestStartAllStartsTogetherAndReportsADeath(t *testing.T) {
+	dir := t.TempDir()
+	var log bytes.Buffer
+	s := &Stack{StateDir: dir, cfg: Config{Bins: map[string]string{"sleep": binPath(t, "sleep"), "false": binPath(t, "false")}, Log: &log}}
+	defer s.Stop()
+	// A port nobody listens on, for the one that dies.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	// It would wait until its context ends: the other's death must end it.
+	never := func(ctx context.Context, p *Proc) error { return waitTCP(ctx, p, closed) }
+	svcs := []service{
+		{procSpec: procSpec{name: "waits", bin: "sleep", args: []string{"1000"}, env: os.Environ(), logDir: dir}, ready: never, after: "waits is up"},
+		{procSpec: procSpec{name: "dies", bin: "false", env: os.Environ(), logDir: dir}, addr: closed,
+			ready: func(ctx context.Context, p *Proc) error { return waitTCP(ctx, p, closed) }},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound only
+	defer cancel()
+	err = s.startAll(ctx, svcs)
+	if err == nil || !strings.Contains(err.Error(), "dies exited") || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		t.Fatalf("startAll: %v", err)
+	}
+	if len(s.procs) != 2 || s.procs[1].Addr != closed {
+		t.Fatalf("procs %+v", s.procs)
+	}
+	if exited, _ := s.procs[0].Exited(); exited {
+		t.Fatal("the service that was fine stopped")
+	}
+	if strings.Contains(log.String(), "waits is up") {
+		t.Fatal("a failed stage reported its services ready")
+	}
+	// A missing binary is said before anything starts.
+	s2 := &Stack{StateDir: dir, cfg: Config{Bins: map[string]string{}}}
+	if err := s2.startAll(ctx, svcs[:1]); err == nil || !strings.Contains(err.Error(), "no path for binary sleep") {
+		t.Fatalf("missing binary: %v", err)
+	}
+}
+
+// Listen with port 0 takes a free port; later replicas always do, each with
+// its own name and data folder.
+func TestVesselServiceAddresses(t *testing.T) {
+	dir := t.TempDir()
+	pl := &plan{cfg: Config{Listen: "127.0.0.1:0", StateDir: dir, Env: os.LookupEnv}, keys: &keys{}, vesselVars: map[string]string{},
+		d: &spec.Deployment{}, logDir: dir, egressModelAddr: "127.0.0.1:9"}
+	first, err := pl.vesselService(0, nil, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := pl.vesselService(1, nil, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(first.addr, ":0") || first.addr == second.addr || first.name != "vessel" || second.name != "vessel-1" {
+		t.Fatalf("vessels: %s %s, %s %s", first.name, first.addr, second.name, second.addr)
+	}
+	if !slicesHave(second.env, "VESSEL_DATA_DIR="+dir+"/data-1") || !slicesHave(first.env, "VESSEL_DATA_DIR="+dir+"/data") {
+		t.Fatal("the replicas share a data folder")
+	}
+	pl.cfg.DirectModel, pl.upstream, pl.upstreamKey = true, "http://127.0.0.1:7/v1", "k"
+	direct, err := pl.vesselService(0, nil, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slicesHave(direct.env, "VESSEL_MODEL_BASE_URL=http://127.0.0.1:7/v1") || !slicesHave(direct.env, "VESSEL_MODEL_KEY=k") {
+		t.Fatal("DirectModel: the vessel does not call the model itself")
+	}
+}
+
+func slicesHave(env []string, kv string) bool { return slices.Contains(env, kv) }
