@@ -43,6 +43,10 @@ import (
 // MaxBodyBytes is the largest request body accepted.
 const MaxBodyBytes = 16_000_000
 
+// AdmissionShareInterval is how often replicas on PostgreSQL exchange
+// their turn counts for the [limits] caps.
+const AdmissionShareInterval = time.Second
+
 // DefaultDeadline applies when a manifest sets no deadline_seconds.
 const DefaultDeadline = 300 * time.Second
 
@@ -232,6 +236,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = admission.New(cfg.Deployment.Limits, nil)
+	}
+	// A shared backend (PostgreSQL) counts every replica's turns against
+	// the caps.
+	if sh, ok := cfg.Store.(interface {
+		ShareAdmission(snap func() map[string]int, interval time.Duration) func(key string) int
+	}); ok {
+		cfg.Admission.SetPeers(sh.ShareAdmission(cfg.Admission.Snapshot, AdmissionShareInterval))
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: base,
 		log: cfg.Logger, stop: make(chan struct{}), adm: cfg.Admission}

@@ -65,6 +65,10 @@ type Controller struct {
 	retry time.Duration
 	now   func() time.Time
 
+	// peers, when set, gives the turns other replicas run by key
+	// (SetPeers); they count against the turn caps beside this one's.
+	peers atomic.Pointer[func(key string) int]
+
 	mu     sync.Mutex
 	turns  int
 	agents map[string]int
@@ -181,16 +185,20 @@ func (c *Controller) once(f func()) func() {
 func (c *Controller) Turn(w Who) (*Ticket, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	peer := func(string) int { return 0 }
+	if f := c.peers.Load(); f != nil {
+		peer = *f
+	}
 	switch {
-	case c.turns >= c.lim.MaxTurns:
+	case c.turns+peer(KeyTurns) >= c.lim.MaxTurns:
 		return nil, c.refuse(LimitTurns, c.lim.MaxTurns)
-	case c.agents[w.Agent] >= c.lim.MaxTurnsPerAgent:
+	case c.agents[w.Agent]+peer(KeyAgent(w.Agent)) >= c.lim.MaxTurnsPerAgent:
 		return nil, c.refuse(LimitTurnsPerAgent, c.lim.MaxTurnsPerAgent)
-	case c.apps[w.App] >= c.lim.MaxTurnsPerApp:
+	case c.apps[w.App]+peer(KeyApp(w.App)) >= c.lim.MaxTurnsPerApp:
 		return nil, c.refuse(LimitTurnsPerApp, c.lim.MaxTurnsPerApp)
 	}
 	oc := c.owner(w.Owner)
-	if oc.turns >= c.lim.MaxTurnsPerOwner {
+	if oc.turns+peer(KeyOwner(w.Owner)) >= c.lim.MaxTurnsPerOwner {
 		c.dropOwner(w.Owner, oc)
 		return nil, c.refuse(LimitTurnsPerOwner, c.lim.MaxTurnsPerOwner)
 	}
@@ -219,6 +227,49 @@ func (c *Controller) dropTurn(w Who) {
 	oc := c.owners[w.Owner]
 	oc.turns--
 	c.dropOwner(w.Owner, oc)
+}
+
+// Keys of the turn counts replicas share (Snapshot, SetPeers).
+const KeyTurns = "turns"
+
+// KeyAgent, KeyApp and KeyOwner are the shared keys of one agent's, app's
+// and owner's turns.
+func KeyAgent(id string) string    { return "agent:" + id }
+func KeyApp(app string) string     { return "app:" + app }
+func KeyOwner(owner string) string { return "owner:" + owner }
+
+// Snapshot returns the turns this replica runs, by shared key: what it
+// publishes for the others.
+func (c *Controller) Snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, 1+len(c.agents)+len(c.apps)+len(c.owners))
+	if c.turns > 0 {
+		out[KeyTurns] = c.turns
+	}
+	for a, n := range c.agents {
+		out[KeyAgent(a)] = n
+	}
+	for a, n := range c.apps {
+		out[KeyApp(a)] = n
+	}
+	for o, oc := range c.owners {
+		if oc.turns > 0 {
+			out[KeyOwner(o)] = oc.turns
+		}
+	}
+	return out
+}
+
+// SetPeers makes the turns of other replicas count against the caps:
+// f(key) is their total for a shared key. Streams, requests in flight and
+// the request rate stay this replica's own.
+func (c *Controller) SetPeers(f func(key string) int) {
+	if f == nil {
+		c.peers.Store(nil)
+		return
+	}
+	c.peers.Store(&f)
 }
 
 // Counts reports the turns running on the replica and for one owner.
