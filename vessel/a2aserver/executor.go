@@ -68,6 +68,9 @@ type run struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	result *loop.Result // set before done is closed
+	// For the operator's list (Server.Turns).
+	owner, contextID string
+	started          time.Time
 }
 
 type toolsKey struct{}
@@ -175,7 +178,7 @@ type pausedTurn struct {
 func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, pt *pausedTurn,
 	step func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result) {
 	id := string(ec.TaskID)
-	r := &run{done: make(chan struct{})}
+	r := &run{done: make(chan struct{}), owner: ownerOf(ec), contextID: ec.ContextID, started: time.Now()}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	defer cancel(nil)
