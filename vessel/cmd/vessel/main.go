@@ -241,6 +241,9 @@ func run(log *zap.Logger, f *flags) error {
 	}
 	srv.Start(ctx)
 	defer srv.Close()
+	if err := serveOperator(srv, ms, log); err != nil { // wiring.go
+		return err
+	}
 
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("vessel listening", zap.String("addr", ln.Addr().String()), zap.Strings("agents", ids))

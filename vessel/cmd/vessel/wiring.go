@@ -17,6 +17,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
 	"github.com/astraldeep/astralvessel-go/vessel/images"
@@ -124,3 +126,27 @@ var (
 	checkImage  = images.Check           // decode-checks attached images
 	answerParts = primitives.AnswerParts // text + {"_ui_components", "_data": null}
 )
+
+// serveOperator adds the operator API (list and cancel turns) to the
+// metrics listener when VESSEL_OPERATOR_TOKEN or VESSEL_OPERATOR_TOKEN_FILE
+// gives its token (docs/operations.md).
+func serveOperator(srv *a2aserver.Server, ms *telemetry.MetricsServer, log *zap.Logger) error {
+	tok, found, err := spec.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_OPERATOR_TOKEN")
+	if err != nil {
+		return fmt.Errorf("operator API: %w", err)
+	}
+	if !found || strings.TrimSpace(tok) == "" {
+		return nil
+	}
+	if ms == nil {
+		log.Warn("VESSEL_OPERATOR_TOKEN is set but no --metrics-listen: the operator API is not served")
+		return nil
+	}
+	h, err := srv.OperatorHandler(strings.TrimSpace(tok))
+	if err != nil {
+		return err
+	}
+	ms.Handle("/v1/operator/", h)
+	log.Info("operator API on the metrics listener", zap.String("addr", ms.Addr().String()))
+	return nil
+}
