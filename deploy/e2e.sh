@@ -5,6 +5,8 @@
 #   2. copy deploy/ and examples/ to a temporary folder, write a test .env, `astralvessel deploy`
 #   3. start it with the scripted model as the upstream (compose.generated.yml + e2e.override.yml)
 #   4. wait for /health, run the isolation probes and the conformance checks for both agents
+#   4b. traces: the [telemetry] table points every service at an OTLP sink container (otlp-sink,
+#      e2e.tracing.yml); one conformance turn's spans from vessel, sandboxd and egress share a trace id
 #   5. fingerprints for real: edit an agent's vessel.toml without deploying (that agent is refused
 #      with 503/-32004, the other keeps working), deploy + up -d (served again), edit prompt.md
 #      (nothing needed)
@@ -41,7 +43,7 @@ fi
 work="$(mktemp -d /tmp/astralvessel-e2e.XXXXXX)"
 dep="$work/deploy"
 probe="$project-e2e-probe"
-compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml --env-file .env "$@"); }
+compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml -f e2e.tracing.yml --env-file .env "$@"); }
 
 cleanup() {
 	local rc=$?
@@ -67,6 +69,7 @@ if [[ -z ${E2E_SKIP_IMAGES:-} ]]; then
 	"$here/images.sh" --project "$project"
 fi
 (cd "$root/conformance" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/conformance" .)
+(cd "$root/deployer" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/otlp-sink" ./cmd/otlp-sink)
 [[ -x $bin/astralvessel ]] || "$here/images.sh" --project "$project" deployer
 
 # ---------------------------------------------------------------------------------------------
@@ -119,6 +122,22 @@ if [[ $project != astralvessel ]]; then
 	sed -i -E "s/^(project *= *).*/\1\"$project\"/; s/^(front_subnet *= *).*/\1\"172.31.248.0\/24\"/; s/^(front_address *= *).*/\1\"172.31.248.10\"/" "$dep/deployment.toml"
 	grep -q '^project *=' "$dep/deployment.toml" || die "set [vessel] project in deployment.toml to use E2E_PROJECT"
 fi
+# Traces: deploy turns [telemetry] into every service's OTEL_* variables. The sink (a static
+# binary in the scripted model's image under a uid of its own, 61005, on the egress network and each
+# tools network, where the services already are; the confined calls cannot open sockets) writes the
+# spans to its stdout.
+printf '%s\n' "" "[telemetry]" 'otlp_endpoint = "http://otlp-sink:4318"' >>"$dep/deployment.toml"
+cp "$bin/otlp-sink" "$dep/otlp-sink"
+{
+	printf '%s\n' '# Written by e2e.sh: the OTLP sink the services export their spans to.' 'version: "3.8"' 'services:' \
+		'  otlp-sink:' '    image: ${E2E_PROJECT:-astralvessel}-scripted-model:local' \
+		'    entrypoint: ["/otlp/otlp-sink"]' \
+		'    command: ["--grpc-listen", "", "--http-listen", "0.0.0.0:4318", "--out", "-"]' \
+		'    volumes: ["./otlp-sink:/otlp/otlp-sink:ro"]' '    user: "61005:61005"' '    read_only: true' \
+		'    cap_drop: [ALL]' '    security_opt: ["no-new-privileges:true"]' '    mem_limit: 268435456' '    pids_limit: 64' \
+		'    networks:' '      egress: {}'
+	awk '/^\[\[agents\]\]/ { a = 1 } a && /^id *=/ { gsub(/.*= *"|".*/, ""); print "      tools-" $0 ": {}"; a = 0 }' "$dep/deployment.toml"
+} >"$dep/e2e.tracing.yml"
 deploy() { "$bin/astralvessel" deploy "$dep/deployment.toml" --source "$root" --env-file "$dep/.env"; }
 deploy
 
@@ -184,7 +203,7 @@ probe_checks "[{\"name\": \"vessel healthy with every agent ready\", \"kind\": \
 
 # ---------------------------------------------------------------------------------------------
 step "isolation probes"
-"$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" || failed=1
+"$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" --extra scripted-model,otlp-sink || failed=1
 
 step "conformance"
 for a in "${agents[@]}"; do
@@ -196,6 +215,36 @@ for a in "${agents[@]}"; do
 		docker exec "$probe" /e2e/conformance "http://$front_ip:8700" "$app_key" "$a" || failed=1
 	fi
 done
+
+# ---------------------------------------------------------------------------------------------
+step "traces"
+# The conformance turns above called the species tool: at least one trace must hold a turn span
+# and spans of all three services. The services batch their spans (5 s by default).
+trace_ok=""
+for _ in $(seq 1 20); do
+	if docker logs "$(compose ps -q otlp-sink)" 2>/dev/null | python3 -c '
+import json, sys
+traces = {}
+for line in sys.stdin:
+    try:
+        s = json.loads(line)
+    except ValueError:
+        continue
+    t = traces.setdefault(s["trace_id"], {"services": set(), "names": set()})
+    t["services"].add(s["service"])
+    t["names"].add(s["service"] + ": " + s["name"])
+for tid, t in traces.items():
+    if {"vessel", "sandboxd", "egress"} <= t["services"] and "vessel: turn" in t["names"]:
+        print("PASS one turn, one trace across vessel, sandboxd and egress (trace " + tid + ": " + ", ".join(sorted(t["names"])) + ")")
+        sys.exit(0)
+print("waiting: %d traces, none with spans of all three services yet" % len(traces))
+sys.exit(1)'; then
+		trace_ok=1
+		break
+	fi
+	sleep 3
+done
+[[ -n $trace_ok ]] || { echo "FAIL no trace holds one turn's spans from vessel, sandboxd and egress"; failed=1; }
 
 # ---------------------------------------------------------------------------------------------
 step "fingerprints"

@@ -262,8 +262,31 @@ func (g *gen) file() (*composeFile, error) {
 		a := &g.d.Agents[i]
 		f.Networks["tools-"+a.ID] = &network{Name: p + "_tools-" + a.ID, Driver: "bridge", Internal: true}
 		f.Services["sandbox-"+a.ID] = g.sandbox(a)
+		g.tracing(f.Services["sandbox-"+a.ID], "sandboxd", a.ID)
 	}
+	g.tracing(vessel, "vessel", "")
+	g.tracing(f.Services["egress"], "egress", "")
 	return f, nil
+}
+
+// tracing adds the [telemetry] table's OTEL_* variables to s, the
+// service named name (none without the table); a sandbox's resource also
+// names its agent. An endpoint written as env:NAME stays a reference
+// Compose fills in from .env.
+func (g *gen) tracing(s *service, name, agent string) {
+	env := g.d.Telemetry.TracingEnv(name)
+	if env == nil {
+		return
+	}
+	for k, v := range env {
+		s.Environment[k] = escape(v)
+	}
+	if ref, ok := g.d.EnvRefs["telemetry.otlp_endpoint"]; ok {
+		s.Environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "${" + ref + "}"
+	}
+	if agent != "" {
+		s.Environment["OTEL_RESOURCE_ATTRIBUTES"] = "vessel.agent=" + agent
+	}
 }
 
 // hardened returns a service with the settings every container shares,

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -325,6 +326,7 @@ func (pl *plan) egressService() (service, error) {
 	if strings.HasPrefix(pl.upstream, "http://") {
 		vars["VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"] = "1"
 	}
+	maps.Copy(vars, tracingVars(pl.d, "egress", ""))
 	pl.vesselVars["VESSEL_EGRESS_PROXY"] = "http://" + proxyAddr
 	pl.egressModelAddr = modelAddr
 	return service{
@@ -352,9 +354,11 @@ func (pl *plan) sandboxService(i int, a spec.Agent, scratch string) (service, er
 	}
 	args = append(args, "--listen", addr, "--http-listen", httpAddr)
 	token := spec.DeriveToken(pl.keys.master, "sandbox/"+a.ID)
+	sbVars := tracingVars(pl.d, "sandboxd", a.ID)
+	sbVars["VESSEL_SANDBOX_TOKEN"] = token
 	return service{
 		procSpec: procSpec{name: "sandbox-" + a.ID, bin: "sandboxd", args: args,
-			env: minimalEnv(map[string]string{"VESSEL_SANDBOX_TOKEN": token}), cpus: pl.cfg.ServerCPUs, logDir: pl.logDir},
+			env: minimalEnv(sbVars), cpus: pl.cfg.ServerCPUs, logDir: pl.logDir},
 		addr: addr,
 		ready: func(ctx context.Context, p *Proc) error {
 			return waitHTTP(ctx, p, "http://"+httpAddr+"/status", token, nil)
@@ -417,6 +421,7 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 	for k, v := range pl.vesselVars {
 		vars[k] = v
 	}
+	maps.Copy(vars, tracingVars(pl.d, "vessel", ""))
 	if pl.cfg.DirectModel {
 		vars["VESSEL_MODEL_BASE_URL"], vars["VESSEL_MODEL_KEY"] = pl.upstream, pl.upstreamKey
 	} else {
@@ -588,4 +593,30 @@ func freeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// tracingVars is the tracing environment of one process of the stack:
+// the [telemetry] table's OTEL_* variables, then the operator's own OTEL_*
+// variables that are set and not empty (which win, as they would in
+// Compose's environment), and the process's service name in any case;
+// empty when neither turns tracing on. sandboxd gets them explicitly: its
+// environment is otherwise minimal.
+func tracingVars(d *spec.Deployment, service, agent string) map[string]string {
+	vars := d.Telemetry.TracingEnv(service)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" && strings.HasPrefix(k, "OTEL_") {
+			vars[k] = v
+		}
+	}
+	if len(vars) == 0 {
+		return vars
+	}
+	vars["OTEL_SERVICE_NAME"] = service
+	if agent != "" {
+		vars["OTEL_RESOURCE_ATTRIBUTES"] = "vessel.agent=" + agent
+	}
+	return vars
 }

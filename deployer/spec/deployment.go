@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -132,6 +133,7 @@ func (v *validator) run() {
 	} else if !contains(SearchProviders, v.d.Search.Provider) {
 		v.c.add("search.provider", "unknown provider %q; allowed: searxng, duckduckgo", v.d.Search.Provider)
 	}
+	v.telemetry()
 	agents := v.agents()
 	v.apps(agents)
 	v.issuers(agents)
@@ -265,6 +267,7 @@ func (v *validator) agents() map[string]bool {
 		ids[a.ID] = true
 		v.sandbox(f+".sandbox", a)
 		v.services(f+".services", a)
+		v.mcp(f+".mcp", a)
 		if a.Package == "" {
 			c.add(f+".package", "required: the agent folder, relative to this file")
 			continue
@@ -280,6 +283,7 @@ func (v *validator) agents() map[string]bool {
 			continue
 		}
 		a.Manifest = lp.manifest
+		v.mcpNames(f+".mcp", a)
 		v.approval(f+".approval", a)
 		v.web(f+".web", a)
 		for j, t := range lp.manifest.Declared {
@@ -303,7 +307,8 @@ func (v *validator) approval(f string, a *Agent) {
 		return
 	}
 	c := v.c
-	known := AgentToolNames(a.Manifest)
+	known := append(AgentToolNames(a.Manifest), MCPToolNames(a)...)
+	slices.Sort(known)
 	for i, t := range ap.Tools {
 		if !contains(known, t) {
 			c.add(fmt.Sprintf("%s.tools[%d]", f, i), "agent %q has no tool %q; its tools: %s", a.ID, t, strings.Join(known, ", "))
@@ -315,8 +320,10 @@ func (v *validator) approval(f string, a *Agent) {
 		}
 	}
 	for i, s := range ap.Services {
-		if _, ok := a.Services[s]; !ok {
-			c.add(fmt.Sprintf("%s.services[%d]", f, i), "service %q is not granted to agent %q ([agents.services.%s])", s, a.ID, s)
+		_, svc := a.Services[s]
+		_, srv := a.MCP[s]
+		if !svc && !srv {
+			c.add(fmt.Sprintf("%s.services[%d]", f, i), "service %q is not granted to agent %q ([agents.services.%s] or [agents.mcp.%s])", s, a.ID, s, s)
 		}
 	}
 	if ap.TimeoutSecs != 0 && (ap.TimeoutSecs < 1 || ap.TimeoutSecs > MaxApprovalTimeout) {
@@ -449,29 +456,132 @@ func (v *validator) services(f string, a *Agent) {
 			}
 			s.URL = strings.TrimRight(s.URL, "/")
 		}
-		hnames := make([]string, 0, len(s.Headers))
-		for h := range s.Headers {
-			hnames = append(hnames, h)
-		}
-		sort.Strings(hnames)
-		headers := make(map[string]string, len(s.Headers))
-		for _, h := range hnames {
-			val := s.Headers[h]
-			hf := sf + ".headers." + h
-			if !validHeaderName(h) {
-				v.c.add(hf, "invalid header name %q", h)
-			} else if strings.HasPrefix(http.CanonicalHeaderKey(h), "X-Vessel-") {
-				v.c.add(hf, "headers starting X-Vessel- are set by the vessel itself")
-			}
-			v.resolve(hf, &val)
-			if strings.ContainsAny(val, "\r\n") {
-				v.c.add(hf, "header values must not contain line breaks")
-			}
-			headers[h] = val
-		}
-		s.Headers = headers
+		s.Headers = v.headers(sf+".headers", s.Headers)
 		a.Services[n] = s
 	}
+}
+
+// headers checks a grant's headers and resolves their env: references.
+func (v *validator) headers(f string, in map[string]string) map[string]string {
+	headers := make(map[string]string, len(in))
+	for _, h := range slices.Sorted(maps.Keys(in)) {
+		val := in[h]
+		hf := f + "." + h
+		if !validHeaderName(h) {
+			v.c.add(hf, "invalid header name %q", h)
+		} else if strings.HasPrefix(http.CanonicalHeaderKey(h), "X-Vessel-") {
+			v.c.add(hf, "headers starting X-Vessel- are set by the vessel itself")
+		} else if reservedMCPHeader(h) {
+			v.c.add(hf, "header %s is set by the vessel itself", http.CanonicalHeaderKey(h))
+		}
+		v.resolve(hf, &val)
+		if strings.ContainsAny(val, "\r\n") {
+			v.c.add(hf, "header values must not contain line breaks")
+		}
+		headers[h] = val
+	}
+	return headers
+}
+
+// reservedMCPHeader names the headers the vessel's HTTP and MCP clients
+// set themselves (a configured one would confuse the protocol).
+func reservedMCPHeader(h string) bool {
+	switch http.CanonicalHeaderKey(h) {
+	case "Content-Type", "Accept", "Content-Length", "Host", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id":
+		return true
+	}
+	return false
+}
+
+// mcp checks the agent's [agents.mcp.<name>] grants: the endpoint, the
+// headers, the tool allowlist and the scopes of its tools.
+func (v *validator) mcp(f string, a *Agent) {
+	for _, n := range slices.Sorted(maps.Keys(a.MCP)) {
+		m := a.MCP[n]
+		mf := f + "." + n
+		if !idPattern.MatchString(n) {
+			v.c.add(mf, "invalid MCP server name %q; allowed: lowercase letters, digits and - (so <server>__<tool> splits one way)", n)
+		}
+		if _, dup := a.Services[n]; dup {
+			v.c.add(mf, "%q is also a granted service; an approval entry service:%s would name both", n, n)
+		}
+		if m.URL == "" {
+			v.c.add(mf+".url", "required: the server's streamable HTTP endpoint, e.g. http://tools:8080/mcp")
+		} else if v.resolve(mf+".url", &m.URL) {
+			if msg := checkURL(m.URL, false); msg != "" {
+				v.c.add(mf+".url", "%s", msg)
+			} else if u, _ := url.Parse(m.URL); u.Fragment != "" {
+				v.c.add(mf+".url", "%q must not have a fragment", m.URL)
+			}
+		}
+		m.Headers = v.headers(mf+".headers", m.Headers)
+		if len(m.Tools) == 0 {
+			v.c.add(mf+".tools", "required: the names of the server's tools this agent may use (the allowlist)")
+		}
+		seen := map[string]bool{}
+		for i, t := range m.Tools {
+			tf := fmt.Sprintf("%s.tools[%d]", mf, i)
+			full := MCPToolName(n, t)
+			switch {
+			case t == "" || !toolNamePattern.MatchString(full):
+				v.c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", t, full)
+			case seen[t]:
+				v.c.add(tf, "tool %q is listed twice", t)
+			}
+			seen[t] = true
+		}
+		if m.Scope != "" && !contains(Scopes, m.Scope) {
+			v.c.add(mf+".scope", "unknown scope %q; allowed: %s", m.Scope, strings.Join(Scopes, ", "))
+		}
+		for _, t := range slices.Sorted(maps.Keys(m.Scopes)) {
+			sc := m.Scopes[t]
+			switch {
+			case !seen[t]:
+				v.c.add(mf+".scopes."+t, "tool %q is not in tools", t)
+			case !contains(Scopes, sc):
+				v.c.add(mf+".scopes."+t, "unknown scope %q; allowed: %s", sc, strings.Join(Scopes, ", "))
+			}
+		}
+		if m.Scope == "" {
+			for i, t := range m.Tools {
+				if _, ok := m.Scopes[t]; !ok && !slices.Contains(m.Tools[:i], t) {
+					v.c.add(fmt.Sprintf("%s.tools[%d]", mf, i), "tool %q has no scope: set scope (the default) or scopes.%s", t, t)
+				}
+			}
+		}
+		if m.TimeoutSecs != 0 && (m.TimeoutSecs < 1 || m.TimeoutSecs > MaxMCPTimeout) {
+			v.c.add(mf+".timeout_seconds", "%d is out of range; allowed 1 to %d", m.TimeoutSecs, MaxMCPTimeout)
+		}
+		a.MCP[n] = m
+	}
+}
+
+// mcpNames checks, once the package is loaded, that no MCP tool takes the
+// name of one of the agent's own tools.
+func (v *validator) mcpNames(f string, a *Agent) {
+	own := AgentToolNames(a.Manifest)
+	for n, m := range a.MCP {
+		for i, t := range m.Tools {
+			if full := MCPToolName(n, t); contains(own, full) {
+				v.c.add(fmt.Sprintf("%s.%s.tools[%d]", f, n, i), "%q is also the name of one of the agent's own tools", full)
+			}
+		}
+	}
+}
+
+// MaxMCPTimeout is the most [agents.mcp.<name>] timeout_seconds may be.
+const MaxMCPTimeout = 600
+
+// MCPToolNames are the names the model sees for the agent's MCP tools, sorted.
+func MCPToolNames(a *Agent) []string {
+	var out []string
+	for n, m := range a.MCP {
+		for _, t := range m.Tools {
+			out = append(out, MCPToolName(n, t))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func validHeaderName(h string) bool {

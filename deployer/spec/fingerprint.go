@@ -22,11 +22,14 @@ const fingerprintVersion = 1
 // fpDoc is what a fingerprint hashes. It holds no absolute paths and no
 // secrets, so the same inputs give the same fingerprint on every machine.
 type fpDoc struct {
-	Version    int          `json:"version"`
-	Agent      string       `json:"agent"`
-	Sandbox    Sandbox      `json:"sandbox"` // as written: relative paths stay relative
-	Manifest   Manifest     `json:"manifest"`
-	Dockerfile *fpContainer `json:"dockerfile,omitempty"`
+	Version  int      `json:"version"`
+	Agent    string   `json:"agent"`
+	Sandbox  Sandbox  `json:"sandbox"` // as written: relative paths stay relative
+	Manifest Manifest `json:"manifest"`
+	// MCP are the agent's remote MCP grants without header values (they
+	// hold credentials): the URL, the header names, the tools and scopes.
+	MCP        map[string]MCPServer `json:"mcp,omitempty"`
+	Dockerfile *fpContainer         `json:"dockerfile,omitempty"`
 }
 
 type fpContainer struct {
@@ -43,7 +46,8 @@ type fpFile struct {
 
 // Fingerprint returns the profile fingerprint of one agent, "sha256:<hex>":
 // a hash of the agent id, its [agents.sandbox] grants, its manifest and
-// declared tools as loaded (without the model key), and, when it has its own
+// declared tools as loaded (without the model key), its remote MCP grants
+// (without header values), and, when it has its own
 // sandbox image, the Dockerfile and every file that Dockerfile copies from
 // its build context (the Dockerfile's folder). prompt.md and prompt_append
 // files are read every turn and are not part of it.
@@ -67,6 +71,17 @@ func Fingerprint(d *Deployment, agentID string) (string, error) {
 	for i, t := range agent.Manifest.Declared {
 		t.File = "" // an absolute path on this machine
 		doc.Manifest.Declared[i] = t
+	}
+	for n, m := range agent.MCP {
+		if doc.MCP == nil {
+			doc.MCP = map[string]MCPServer{}
+		}
+		h := make(map[string]string, len(m.Headers))
+		for k := range m.Headers {
+			h[k] = ""
+		}
+		m.Headers = h
+		doc.MCP[n] = m
 	}
 	if df := agent.Sandbox.Dockerfile; df != "" {
 		if !filepath.IsAbs(df) {

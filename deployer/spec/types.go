@@ -11,13 +11,15 @@ type Deployment struct {
 	// against its directory.
 	Path string `toml:"-"`
 
-	Vessel  Vessel   `toml:"vessel"`
-	Egress  Egress   `toml:"egress"`
-	Search  Search   `toml:"search"`
-	Limits  Limits   `toml:"limits"`
-	Apps    []App    `toml:"apps"`
-	Issuers []Issuer `toml:"issuers"`
-	Agents  []Agent  `toml:"agents"`
+	Vessel Vessel `toml:"vessel"`
+	Egress Egress `toml:"egress"`
+	Search Search `toml:"search"`
+	Limits Limits `toml:"limits"`
+	// Telemetry is the [telemetry] table (traces); see telemetry.go.
+	Telemetry Telemetry `toml:"telemetry"`
+	Apps      []App     `toml:"apps"`
+	Issuers   []Issuer  `toml:"issuers"`
+	Agents    []Agent   `toml:"agents"`
 
 	// EnvRefs maps each field written as env:NAME (e.g. "apps[0].key_sha256")
 	// to NAME, so deploy can pass the same variables to the vessel.
@@ -89,6 +91,9 @@ type Agent struct {
 	Package  string             `toml:"package"` // the agent folder, relative to the deployment file
 	Sandbox  Sandbox            `toml:"sandbox"`
 	Services map[string]Service `toml:"services"`
+	// MCP are the remote MCP servers granted to the agent, by name
+	// ([agents.mcp.<name>]); the vessel reaches them, never the sandbox.
+	MCP map[string]MCPServer `toml:"mcp"`
 	// Approval says which of the agent's tool calls wait for a decision
 	// before they run (docs/approvals.md); nil means none do.
 	Approval *Approval `toml:"approval"`
@@ -170,6 +175,36 @@ type Mount struct {
 type Service struct {
 	URL     string            `toml:"url"`
 	Headers map[string]string `toml:"headers"` // values may be env: references
+}
+
+// MCPServer is a remote MCP server granted to an agent ([agents.mcp.<name>]).
+// Its tools reach the model as <name>__<tool>; only the tools listed are
+// offered, and each call names one of them.
+type MCPServer struct {
+	URL     string            `toml:"url"`     // streamable HTTP endpoint
+	Headers map[string]string `toml:"headers"` // values may be env: references
+	// Tools are the server's tool names the agent may use (the allowlist).
+	Tools []string `toml:"tools"`
+	// Scope is the default scope of its tools; Scopes sets it per tool.
+	Scope  string            `toml:"scope"`
+	Scopes map[string]string `toml:"scopes"`
+	// TimeoutSecs bounds one call (default 30, at most 600).
+	TimeoutSecs int `toml:"timeout_seconds"`
+}
+
+// MCPToolSeparator joins a server's name and its tool's name in the name
+// the model sees: "github__search_issues".
+const MCPToolSeparator = "__"
+
+// MCPToolName is the name the model sees for tool of server.
+func MCPToolName(server, tool string) string { return server + MCPToolSeparator + tool }
+
+// ToolScope is the scope of one of the server's tools.
+func (m MCPServer) ToolScope(tool string) string {
+	if s, ok := m.Scopes[tool]; ok {
+		return s
+	}
+	return m.Scope
 }
 
 // Manifest is an agent's vessel.toml plus its declared tools.

@@ -127,6 +127,17 @@ func New(c Config) (*Handler, error) {
 func (h *Handler) Upstream() string { return h.base.String() }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/health" || !telemetry.TracingOn() {
+		h.serve(w, r)
+		return
+	}
+	ctx, span := startSpan(r)
+	sw := &statusWriter{ResponseWriter: w}
+	h.serve(sw, r.WithContext(ctx))
+	endSpan(span, sw.code())
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	if r.URL.Path == "/health" {
 		w.Header().Set("Content-Type", "application/json")
@@ -242,6 +253,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	// The caller's credentials never travel on; the model key replaces them.
 	// Nor does the turn's task id, which is for the egress's log only.
 	out.Header.Del(telemetry.TaskIDHeader)
+	telemetry.StripTraceHeaders(out.Header) // the trace is the deployment's own
 	out.Header.Del("Authorization")
 	out.Header.Del("Proxy-Authorization")
 	out.Header.Del("Cookie")

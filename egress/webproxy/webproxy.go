@@ -101,6 +101,11 @@ type decision struct {
 	// what it would have refused in report-only mode.
 	policy      string
 	wouldRefuse string
+	// parent is the request's context with the vessel's trace context
+	// (traceparent) in it, began when the decision started: the decision's
+	// span is made from them when it is logged.
+	parent context.Context
+	began  time.Time
 }
 
 // taskOf is the turn's task id a request names (telemetry.TaskIDHeader),
@@ -180,6 +185,9 @@ func New(o Options) (*Proxy, error) {
 
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// With tracing on, the vessel's traceparent (on the CONNECT, or on a
+	// plain-HTTP request) is the parent of the decision's span.
+	r = r.WithContext(telemetry.ExtractHTTP(r.Context(), r.Header))
 	if p.opt.Clients.Len() > 0 && (r.Method == http.MethodConnect || r.URL.IsAbs()) {
 		c := p.opt.Clients.authenticate(r)
 		if c == nil {
@@ -220,7 +228,7 @@ func nonProxy(w http.ResponseWriter, r *http.Request) {
 
 // decide resolves hostport once and checks every address it got.
 func (p *Proxy) decide(ctx context.Context, method, hostport string, defaultPort uint16) *decision {
-	d := &decision{method: method, rawHost: hostport, status: http.StatusForbidden}
+	d := &decision{method: method, rawHost: hostport, status: http.StatusForbidden, parent: ctx, began: time.Now()}
 	h, port, err := guard.ParseHostPort(hostport, defaultPort)
 	if err != nil {
 		d.reason = "bad-host"
@@ -316,6 +324,8 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	// The task id is for the egress's log; the origin never sees it.
 	task := taskOf(r)
 	r.Header.Del(telemetry.TaskIDHeader)
+	// Nor the trace context: the trace is the deployment's own.
+	telemetry.StripTraceHeaders(r.Header)
 	var defPort uint16
 	switch strings.ToLower(r.URL.Scheme) {
 	case "http":
@@ -323,12 +333,12 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	case "https":
 		defPort = 443
 	default:
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, client: clientName(r)}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, client: clientName(r), parent: r.Context(), began: time.Now()}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	if r.URL.User != nil {
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, client: clientName(r)}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, client: clientName(r), parent: r.Context(), began: time.Now()}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
@@ -452,6 +462,7 @@ func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
 		fields = append(fields, zap.Error(err))
 	}
 	p.log.Info("egress decision", append(fields, extra...)...)
+	decisionSpan(d, verdict, err)
 }
 
 func safeHostLog(d *decision) string {

@@ -276,5 +276,8 @@ func approvalExtra(a *agent, p *auth.Principal, header []string) (approval.Extra
 	for s := range a.spec.Services {
 		services = append(services, s)
 	}
+	for s := range a.spec.MCP { // an MCP server is named like a service
+		services = append(services, s)
+	}
 	return approval.ParseExtra(append(slices.Clone(header), p.Approve...), names, services)
 }

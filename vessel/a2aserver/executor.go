@@ -216,7 +216,8 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	// The model client and the web tools send the task id to the egress.
 	// The deadline counts only the time the turn works, not its pauses.
 	began := time.Now()
-	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(runCtx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
+	tctx, span := startTurnSpan(runCtx, ec, e.agent.ID, pt.worked > 0)
+	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(tctx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
 	defer dcancel()
 	listening := true
 	emit := func(ev loop.Event) bool {
@@ -229,6 +230,7 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 		return listening
 	}
 	res := step(dctx, &cfg, emit)
+	endTurnSpan(span, res)
 	pt.worked += time.Since(began)
 	if res.Status == loop.StatusPaused {
 		e.paused(ec, pt, res)

@@ -170,6 +170,8 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 		ctx = withExtra(ctx, x)
 	}
 	r.Header.Del("Authorization")
+	// An application's traceparent becomes the parent of the turn's span.
+	ctx = telemetry.ExtractHTTP(ctx, r.Header)
 	ok = true
 	return r.WithContext(auth.WithPrincipal(ctx, p)), func() { endMethod(); endRequest() }, true
 }

@@ -24,7 +24,7 @@ type TurnInfo struct {
 	Agent   string    `json:"agent"`
 	Owner   string    `json:"owner"`
 	Started time.Time `json:"started,omitzero"` // when the running stretch started; zero while paused
-	State   string    `json:"state"`           // "working" or "input-required" (paused for approval)
+	State   string    `json:"state"`            // "working" or "input-required" (paused for approval)
 }
 
 // Turns lists the turns running or paused on this replica, by agent in

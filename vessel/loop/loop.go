@@ -388,6 +388,11 @@ func (r *runner) run(ctx context.Context) {
 	msgs = append(msgs, userContent(in.Text, in.Images))
 	r.msgs = msgs
 
+	for _, t := range in.Tools {
+		if p, ok := t.(tools.Preparer); ok {
+			p.Prepare(ctx, in.Turn)
+		}
+	}
 	r.defs = make([]model.ToolDef, 0, len(in.Tools))
 	r.byName = map[string]tools.Tool{}
 	names := make([]any, 0, len(in.Tools))
@@ -433,7 +438,9 @@ func (r *runner) steps(ctx context.Context) {
 			req.Cache = nil // its first message is no longer the cached one
 		}
 		t0 := time.Now()
-		resp, err := cfg.Model.Complete(ctx, req, r)
+		mctx, span := startModelSpan(ctx, cfg.ModelName, r.step)
+		resp, err := cfg.Model.Complete(mctx, req, r)
+		endModelSpan(span, resp, err)
 		md := time.Since(t0)
 		res.ModelTime += md
 		if cfg.Observer != nil {
@@ -716,7 +723,9 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t0 := time.Now()
-			res, err := t.Run(ctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: args})
+			tctx, span := startToolSpan(ctx, c.Function.Name, c.ID)
+			res, err := t.Run(tctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: args})
+			endToolSpan(span, res, err)
 			ch <- done{i: i, res: res, err: err, dur: time.Since(t0)}
 		}()
 	}

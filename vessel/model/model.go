@@ -381,6 +381,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, lim Limits, wd *watch
 	if id := telemetry.TaskIDFrom(ctx); id != "" {
 		hreq.Header.Set(telemetry.TaskIDHeader, id) // logged by the egress, never sent upstream
 	}
+	telemetry.InjectHTTP(ctx, hreq.Header) // the egress continues the trace and removes the headers
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}

@@ -90,6 +90,14 @@ type TurnEnder interface {
 	EndTurn(ctx context.Context, turnID string) error
 }
 
+// Preparer is implemented by tools whose definitions come from elsewhere
+// (an MCP server's tool list); the loop calls Prepare before it reads the
+// turn's definitions. Prepare bounds its own time and never fails the
+// turn: a tool it could not prepare says so in its definition.
+type Preparer interface {
+	Prepare(ctx context.Context, turn *Turn)
+}
+
 // Set is an agent's tools by name.
 type Set struct {
 	byName map[string]Tool

@@ -37,9 +37,17 @@ func main() {
 		os.Exit(2)
 	}
 	logLevel = &level
+	// Off unless the OTEL_* variables ask for it.
+	tr, err := telemetry.StartTracing(context.Background(), "egress", log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "egress: tracing:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, log, nil); err != nil {
+	err = run(ctx, os.Args[1:], os.Getenv, log, nil)
+	tr.Stop(log)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(os.Stderr, usage)
 			return

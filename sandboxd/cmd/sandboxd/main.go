@@ -99,6 +99,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	}
 	zl = zl.With(zap.String(telemetry.FieldAgent, *agent))
 	defer func() { _ = zl.Sync() }()
+	// Off unless the OTEL_* variables ask for it; the confined calls never
+	// see those variables (their environment is built, not inherited).
+	tr, err := telemetry.StartTracing(context.Background(), "sandboxd", zl)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer tr.Stop(zl)
 	logf := zl.Sugar().Infof
 	if os.Getenv("GOMEMLIMIT") == "" && memLimit > 0 {
 		// Output floods make garbage fast: collect before it piles up.

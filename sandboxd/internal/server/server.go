@@ -194,7 +194,9 @@ func (s *Server) ListTurns(context.Context, *sandboxv1.ListTurnsRequest) (*sandb
 // Run runs one tool call and streams its events, ending with Exit.
 func (s *Server) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreamingServer[sandboxv1.RunResponse]) error {
 	start := time.Now()
-	exit, after := s.run(stream.Context(), req, stream.Send)
+	ctx, span := s.startCallSpan(stream.Context(), req)
+	exit, after := s.run(ctx, req, stream.Send)
+	endCallSpan(span, exit)
 	d := time.Since(start)
 	exit.DurationUs = uint64(d.Microseconds())
 	s.observe(stream.Context(), req, exit, d)

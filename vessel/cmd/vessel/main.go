@@ -122,6 +122,13 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return fmt.Errorf("load deployment: %w", err)
 	}
+	// Tracing (off unless the OTEL_* variables ask for it) comes before the
+	// sandbox clients, which carry the trace context when it is on.
+	tr, err := telemetry.StartTracing(context.Background(), "vessel", log)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer tr.Stop(log)
 	// Listen first, so a busy address is reported at once, before the task
 	// store and the sandboxes.
 	addr := *listenAddr

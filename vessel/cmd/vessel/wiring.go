@@ -25,6 +25,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/primitives"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
+	"github.com/astraldeep/astralvessel-go/vessel/tools/mcp"
 	"github.com/astraldeep/astralvessel-go/vessel/tools/service"
 	"github.com/astraldeep/astralvessel-go/vessel/tools/web"
 )
@@ -91,7 +92,9 @@ func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
 	return append(chain, jwt.Authenticator{V: v}), nil
 }
 
-// toolFactories offers service tools, `present`, and webfetch and
+// toolFactories offers service tools, the tools of granted remote MCP
+// servers (reached directly on the vessel's networks, like services),
+// `present`, and webfetch and
 // websearch, which reach the web only through the egress proxy
 // (VESSEL_EGRESS_PROXY) and the deployment's search container.
 func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
@@ -103,6 +106,7 @@ func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
 	}
 	return []tools.Factory{
 		service.Factory(&service.Client{}),
+		mcp.Factory(&mcp.Client{}),
 		primitives.Factory(primitives.NewTool(primitives.Limits{})),
 		web.Factory(wc),
 	}, nil
