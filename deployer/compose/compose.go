@@ -202,10 +202,28 @@ type service struct {
 	SecurityOpt []string              `yaml:"security_opt"`
 	Restart     string                `yaml:"restart"`
 	// StopGracePeriod is how long docker waits after SIGTERM before SIGKILL.
-	StopGracePeriod string   `yaml:"stop_grace_period,omitempty"`
-	MemLimit        int64    `yaml:"mem_limit"`
-	PIDsLimit       int      `yaml:"pids_limit"`
-	DependsOn       []string `yaml:"depends_on,omitempty"`
+	StopGracePeriod string       `yaml:"stop_grace_period,omitempty"`
+	MemLimit        int64        `yaml:"mem_limit"`
+	PIDsLimit       int          `yaml:"pids_limit"`
+	DependsOn       []string     `yaml:"depends_on,omitempty"`
+	Healthcheck     *healthcheck `yaml:"healthcheck,omitempty"`
+}
+
+// healthcheck runs the service's own binary with its health subcommand:
+// the images have no shell or curl (docs/operations.md).
+type healthcheck struct {
+	Test        []string `yaml:"test"`
+	Interval    string   `yaml:"interval"`
+	Timeout     string   `yaml:"timeout"`
+	Retries     int      `yaml:"retries"`
+	StartPeriod string   `yaml:"start_period"`
+}
+
+// healthOf is the healthcheck running binary's `health` subcommand with
+// args.
+func healthOf(binary string, args ...string) *healthcheck {
+	return &healthcheck{Test: append([]string{"CMD", binary, "health"}, args...),
+		Interval: "15s", Timeout: "10s", Retries: 3, StartPeriod: "60s"}
 }
 
 type build struct {
@@ -389,6 +407,8 @@ func (g *gen) vessel() (*service, error) {
 		s.DependsOn = append(s.DependsOn, "search")
 	}
 	sort.Strings(s.DependsOn)
+	s.Healthcheck = healthOf("/usr/local/bin/vessel",
+		"http://"+d.Vessel.FrontAddress+":"+strconv.Itoa(d.Vessel.Port)+"/health")
 	return s, nil
 }
 
@@ -427,6 +447,7 @@ func (g *gen) egress() *service {
 	}
 	s.Networks["egress"] = &netAttach{}
 	s.Networks["outside"] = &netAttach{}
+	s.Healthcheck = healthOf("/usr/local/bin/egress")
 	return s
 }
 
@@ -442,6 +463,9 @@ func (g *gen) search() *service {
 	}
 	s.Networks["egress"] = &netAttach{}
 	s.DependsOn = []string{"egress"}
+	// The offline stand-in's binary; an operator who tags the real SearXNG
+	// image replaces this in an override (docs/deployment.md).
+	s.Healthcheck = healthOf("/usr/local/bin/searxng-stub")
 	return s
 }
 
@@ -485,6 +509,7 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 	s.Tmpfs = append(s.Tmpfs, fmt.Sprintf("/scratch:size=%d,uid=0,gid=0,mode=0711", int64(sb.Scratch)))
 	s.SecurityOpt = append(s.SecurityOpt, "seccomp="+g.o.SeccompProfile)
 	s.Networks["tools-"+a.ID] = &netAttach{}
+	s.Healthcheck = healthOf("/usr/local/bin/sandboxd")
 	return s
 }
 

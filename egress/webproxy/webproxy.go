@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 )
@@ -62,6 +63,9 @@ type Options struct {
 	// policy applies to its requests. Nil serves any caller (no names
 	// policy), as before clients existed.
 	Clients *Clients
+	// Audit receives one OCSF Network Activity event per decision
+	// (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 }
 
 // Header names of the denial contract.
@@ -106,6 +110,7 @@ type decision struct {
 	// span is made from them when it is logged.
 	parent context.Context
 	began  time.Time
+	src    string // the caller's address, for the audit event
 }
 
 // taskOf is the turn's task id a request names (telemetry.TaskIDHeader),
@@ -311,7 +316,7 @@ func (p *Proxy) dial(ctx context.Context, d *decision) (net.Conn, error) {
 
 func (p *Proxy) handleConnect(hostport string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	d := p.decide(ctx.Req.Context(), http.MethodConnect, hostport, 443)
-	d.task = taskOf(ctx.Req)
+	d.task, d.src = taskOf(ctx.Req), ctx.Req.RemoteAddr
 	if !d.allow {
 		p.logDecision(d, nil)
 		ctx.Resp = denial(ctx.Req, d)
@@ -333,17 +338,17 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	case "https":
 		defPort = 443
 	default:
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, client: clientName(r), parent: r.Context(), began: time.Now()}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, client: clientName(r), parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	if r.URL.User != nil {
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, client: clientName(r), parent: r.Context(), began: time.Now()}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, client: clientName(r), parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	d := p.decide(r.Context(), r.Method, r.URL.Host, defPort)
-	d.task = task
+	d.task, d.src = task, r.RemoteAddr
 	if !d.allow {
 		p.logDecision(d, nil)
 		return r, denial(r, d)
@@ -463,6 +468,33 @@ func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
 	}
 	p.log.Info("egress decision", append(fields, extra...)...)
 	decisionSpan(d, verdict, err)
+	p.audit(d, verdict == "allow")
+}
+
+// audit writes the decision's Network Activity event: allowed and opened,
+// allowed by the policy but failed (lookup or connection), or refused.
+func (p *Proxy) audit(d *decision, ok bool) {
+	if p.opt.Audit == nil {
+		return
+	}
+	ip := ""
+	switch {
+	case d.denied.IsValid():
+		ip = d.denied.String()
+	case d.dialedTo != "":
+		if ap, err := netip.ParseAddrPort(d.dialedTo); err == nil {
+			ip = ap.Addr().String()
+		}
+	case len(d.addrs) > 0:
+		ip = d.addrs[0].String()
+	}
+	// A lookup or connection that failed is no refusal of the policy's.
+	failed := !ok && (d.allow || d.reason == "dns-failed" || d.reason == "connect-failed")
+	ev := audit.NetworkActivity(&audit.Decision{Allow: ok || failed, Failed: failed, Reason: d.reason, Method: d.method,
+		Remote: d.src, Host: safeHostLog(d), IP: ip, Port: int(d.port), Task: d.task, Kind: "proxy", Time: time.Now()})
+	if err := p.opt.Audit.Emit(ev); err != nil {
+		p.log.Warn("audit event not written", zap.Error(err))
+	}
 }
 
 func safeHostLog(d *decision) string {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
@@ -470,4 +471,26 @@ func (e *executor) logTurn(ec *a2asrv.ExecutorContext, r *loop.Result) {
 		fields = append(fields, zap.String("error", r.Error))
 	}
 	e.log.Info("turn", fields...)
+	e.recordUsage(ec, r)
+}
+
+// recordUsage appends the turn's usage record; a log that cannot be
+// written is logged, never fails the turn.
+func (e *executor) recordUsage(ec *a2asrv.ExecutorContext, r *loop.Result) {
+	if e.srv.cfg.Usage == nil {
+		return
+	}
+	owner := ownerOf(ec)
+	app, user := usage.SplitOwner(owner)
+	calls := 0
+	for i := range r.Messages {
+		calls += len(r.Messages[i].ToolCalls)
+	}
+	rec := &usage.Record{Time: time.Now().UTC(), Task: string(ec.TaskID), Context: ec.ContextID, Owner: owner, App: app, User: user,
+		Agent: e.agent.ID, Model: e.agent.Manifest.Model.Name, Status: r.Status,
+		TokensIn: int64(r.PromptTokens), TokensOut: int64(r.CompletionTokens), Steps: int64(r.Steps), ToolCalls: int64(calls),
+		Files: int64(len(r.Files)), DurationMS: r.Total.Milliseconds()}
+	if err := e.srv.cfg.Usage.Record(rec); err != nil {
+		e.log.Warn("usage record not written", append(turnFields(ec), zap.Error(err))...)
+	}
 }

@@ -77,6 +77,7 @@ func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 func (s *Server) authFailed(r *http.Request, agentID string, err error) {
 	reason := authReason(err)
 	s.cfg.Metrics.authFailures.WithLabelValues(reason).Inc()
+	noteFrom(r.Context()).setErr(reason, unauthMessage(err))
 	if reason == AuthInvalidToken {
 		return
 	}
@@ -114,6 +115,7 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 // header gone: the key or token must not reach the SDK's ServiceParams),
 // and done, to call when the request ends.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser, starts func(r *http.Request) int) (*http.Request, func(), bool) {
+	refuse = noting(r, refuse)
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
 		s.authFailed(r, a.spec.ID, err)
@@ -121,6 +123,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 		refuse(w, http.StatusUnauthorized, unauthMessage(err))
 		return nil, nil, false
 	}
+	noteFrom(r.Context()).setPrincipal(p)
 	if !p.MayCall(a.spec.ID) {
 		refuse(w, http.StatusForbidden, "you may not call this agent")
 		return nil, nil, false
@@ -245,6 +248,12 @@ func SupportedVersion(v string) bool {
 }
 
 func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
+	ctx, v, err := i.before(ctx, cc, req)
+	auditBefore(ctx, cc, req, err)
+	return ctx, v, err
+}
+
+func (i *interceptor) before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
 	if vs, ok := cc.ServiceParams().Get("A2A-Version"); ok && len(vs) > 0 {
 		for _, v := range vs {
 			if !SupportedVersion(v) {
@@ -342,7 +351,13 @@ func truncate(s string, n int) string {
 // After answers a CancelTask that lost the race with the turn's own end as
 // the protocol says (the canceled task, or "not cancelable") rather than as
 // an internal error: under load a cancel can arrive while the turn finishes.
-func (i *interceptor) After(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
+func (i *interceptor) After(ctx context.Context, cc *a2asrv.CallContext, resp *a2asrv.Response) error {
+	err := i.after(ctx, cc, resp)
+	auditAfter(ctx, resp)
+	return err
+}
+
+func (i *interceptor) after(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
 	if c, ok := ctx.Value(collectKey{}).(*collector); ok && resp.Err == nil {
 		if t, ok := resp.Payload.(*a2a.Task); ok && t != nil {
 			resp.Payload = c.into(t)

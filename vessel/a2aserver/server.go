@@ -24,8 +24,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
@@ -102,6 +104,12 @@ type Config struct {
 	// Metrics receives the vessel's series (NewMetrics); nil keeps them in
 	// a registry nobody reads.
 	Metrics *Metrics
+	// Usage receives one record per finished turn (docs/operations.md);
+	// nil records nothing.
+	Usage *usage.Recorder
+	// Audit receives one OCSF API Activity event per A2A call
+	// (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 	// ReadyInterval is how often sandboxes are polled; default 3s.
 	ReadyInterval time.Duration
 	// UnreadyInterval is how often an agent out of service is checked
@@ -307,7 +315,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		if base == "" {
 			base = s.cfg.ModelBaseURL
 		}
-		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP,
+		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP, Agent: a.ID,
 			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
 			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}
@@ -411,11 +419,11 @@ func (s *Server) routes() {
 		}
 		a.cardV03.serve(w, r)
 	})
-	s.mux.HandleFunc("/agents/{id}/a2a", s.rpc)
-	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.rest)
+	s.mux.HandleFunc("/agents/{id}/a2a", s.audited(s.rpc))
+	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.audited(s.rest))
 	s.mux.HandleFunc("/agents/{id}/manifest", s.manifest)
-	s.mux.HandleFunc("/agents/{id}", s.rpc)
-	s.mux.HandleFunc("/agents/{id}/{$}", s.rpc)
+	s.mux.HandleFunc("/agents/{id}", s.audited(s.rpc))
+	s.mux.HandleFunc("/agents/{id}/{$}", s.audited(s.rpc))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found")
 	})

@@ -204,7 +204,10 @@ type Handler interface {
 type Client struct {
 	BaseURL string // e.g. http://egress:8080/v1
 	APIKey  string
-	HTTP    *http.Client
+	// Agent, when set, is sent as telemetry.AgentHeader: the egress counts
+	// tokens by it and never forwards it.
+	Agent string
+	HTTP  *http.Client
 	// Attempts is how many times a call is tried while nothing has streamed
 	// (default 4); Backoff the first wait, doubled each time (default 250ms).
 	Attempts int
@@ -382,6 +385,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, lim Limits, wd *watch
 		hreq.Header.Set(telemetry.TaskIDHeader, id) // logged by the egress, never sent upstream
 	}
 	telemetry.InjectHTTP(ctx, hreq.Header) // the egress continues the trace and removes the headers
+	if c.Agent != "" {
+		hreq.Header.Set(telemetry.AgentHeader, c.Agent) // likewise
+	}
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
