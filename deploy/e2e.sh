@@ -147,8 +147,10 @@ deploy() { "$bin/astralvessel" deploy "$dep/deployment.toml" --source "$root" --
 deploy
 
 # The metrics wiring docs/operations.md describes, as an override: an internal network only the
-# host's Prometheus reaches, and each listener bound to its service's fixed address on it.
-metrics_net="$(python3 "$here/free-subnet.py" 172.31.247.0/24)" || die "no free subnet for the metrics network"
+# host's Prometheus reaches, and each listener bound to its service's fixed address on it. Its
+# subnet lies outside Docker's default pools (172.17-31.x, 192.168.x), so a network the engine
+# gives a pool to later, ours or another project's, cannot come to overlap it.
+metrics_net="$(python3 "$here/free-subnet.py" 10.254.247.0/24)" || die "no free subnet for the metrics network"
 mp="${metrics_net%.0/24}"
 metrics_agents=()
 for a in $(cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml --env-file .env config --services | sed -n 's/^sandbox-//p' | sort); do

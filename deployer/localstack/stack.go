@@ -41,8 +41,9 @@ type Stack struct {
 
 	cfg          Config
 	procs        []*Proc
-	scratch      string // parent of the agents' scratch folders
-	ownedScratch bool   // scratch was made by Start, so Stop removes it
+	ready        map[string]func(context.Context, *Proc) error // by process name, for Restart
+	scratch      string                                        // parent of the agents' scratch folders
+	ownedScratch bool                                          // scratch was made by Start, so Stop removes it
 }
 
 // plan is what Start works out before it starts anything.
@@ -283,7 +284,35 @@ func (s *Stack) start(sv service) (*Proc, error) {
 	p.PprofAddr = pprof
 	p.Addr = sv.addr
 	s.procs = append(s.procs, p)
+	if s.ready == nil {
+		s.ready = map[string]func(context.Context, *Proc) error{}
+	}
+	s.ready[sv.name] = sv.ready
 	return p, nil
+}
+
+// Restart starts p, which has ended (a test killed it), again as it was
+// started: same address, data and flags. It returns once the new process
+// is ready as at Start.
+func (s *Stack) Restart(ctx context.Context, p *Proc) (*Proc, error) {
+	if done, _ := p.Exited(); !done {
+		return nil, fmt.Errorf("localstack: %s is still running", p.Name)
+	}
+	np, err := p.again()
+	if err != nil {
+		return nil, fmt.Errorf("localstack: starting %s again: %w", p.Name, err)
+	}
+	for i := range s.procs {
+		if s.procs[i] == p {
+			s.procs[i] = np
+		}
+	}
+	if ready := s.ready[p.Name]; ready != nil {
+		if err := ready(ctx, np); err != nil {
+			return np, err
+		}
+	}
+	return np, nil
 }
 
 // modelService is the scripted model.

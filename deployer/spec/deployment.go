@@ -628,6 +628,16 @@ func (v *validator) apps(agents map[string]bool) {
 			}
 		}
 		v.checkAgents(f+".agents", a.Agents, agents)
+		v.checkPushURLs(f+".push_urls", a.PushURLs)
+	}
+}
+
+// checkPushURLs checks webhook grants (ParsePushGrant).
+func (v *validator) checkPushURLs(f string, list []string) {
+	for i, s := range list {
+		if _, err := ParsePushGrant(s); err != nil {
+			v.c.add(fmt.Sprintf("%s[%d]", f, i), "%s", err.Error())
+		}
 	}
 }
 
@@ -649,6 +659,7 @@ func (v *validator) issuers(agents map[string]bool) {
 			v.checkJWKS(f+".jwks_file", is.JWKSFile)
 		}
 		v.checkAgents(f+".agents", is.Agents, agents)
+		v.checkPushURLs(f+".push_urls", is.PushURLs)
 	}
 }
 

@@ -72,6 +72,13 @@ type App struct {
 	// KeySHA256 is the hex SHA-256 digest of the app's key (env: allowed).
 	KeySHA256 string   `toml:"key_sha256"`
 	Agents    []string `toml:"agents"`
+	// PushURLs are where the app's webhooks may point (docs/jobs.md):
+	// scheme, host, port and path prefix, such as
+	// "https://app.internal:8443/hooks/".
+	PushURLs []string `toml:"push_urls"`
+	// PushPublic lets its webhooks point at public addresses, reached
+	// through the egress proxy and its guard.
+	PushPublic bool `toml:"push_public"`
 }
 
 // Issuer is one [[issuers]] entry: a token issuer trusted for some agents.
@@ -83,6 +90,10 @@ type Issuer struct {
 	JWKSFile          string   `toml:"jwks_file"`
 	AuthorizedParties []string `toml:"authorized_parties"`
 	Agents            []string `toml:"agents"`
+	// PushURLs and PushPublic grant webhook destinations to the issuer's
+	// callers, as on [[apps]].
+	PushURLs   []string `toml:"push_urls"`
+	PushPublic bool     `toml:"push_public"`
 }
 
 // Agent is one [[agents]] entry together with its loaded package.

@@ -113,7 +113,9 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		id := string(ec.TaskID)
 		var userText string
-		in, perr := turn.Parse(ec.Message, ec.ContextID, e.imageOpt)
+		opt := e.imageOpt
+		opt.Aside = turn.AsideFrom(ctx) // the history, when the front handler lifted it
+		in, perr := turn.Parse(ec.Message, ec.ContextID, opt)
 		if perr == nil {
 			userText = in.Text
 		}
@@ -154,8 +156,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		p, _ := auth.PrincipalFrom(ctx)
 		tt := &tools.Turn{ID: id, ContextID: ec.ContextID, Agent: e.agent.ID, Owner: ownerOf(ec), Principal: p}
 		pt := &pausedTurn{policy: e.policy.With(extraFrom(ctx)), owner: ownerOf(ec)}
+		input := &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}
+		in.History = nil // the loop holds the history from here on, and drops what it no longer needs
 		e.drive(ctx, ec, yield, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
-			return loop.Run(dctx, cfg, &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}, emit)
+			return loop.Run(dctx, cfg, input, emit)
 		})
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/turn"
@@ -140,6 +141,9 @@ type Config struct {
 	// /v1/agents card_url instead of the deployment's public_url (the local
 	// stack serves on an address of its own).
 	PublicURL string
+	// Outbox, when set with a store that keeps push configs, turns push
+	// notifications on (docs/jobs.md).
+	Outbox *outbox.Outbox
 }
 
 // Server is the vessel's HTTP handler.
@@ -280,7 +284,11 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		return nil, fmt.Errorf("agent %s: fingerprint: %w", a.ID, err)
 	}
 	ag.fp = fp
-	if ag.card, err = s.signedCardDoc(BuildCard(a, s.base), started); err != nil {
+	pushes, _ := s.cfg.Store.(store.PushBackend)
+	pushOn := s.cfg.Outbox != nil && pushes != nil
+	card := BuildCard(a, s.base)
+	card.Capabilities.PushNotifications = pushOn
+	if ag.card, err = s.signedCardDoc(card, started); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
 	var list []tools.Tool
@@ -342,16 +350,22 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		policy:   approval.FromSpec(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
-	h := a2asrv.NewHandler(ag.exec,
+	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithLogger(telemetry.Slog(s.log.With(zap.String(telemetry.FieldAgent, a.ID), zap.String("component", "a2a")))),
 		a2asrv.WithTaskStore(ts),
 		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes)}),
-		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}),
+		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true, PushNotifications: pushOn}),
 		a2asrv.WithExecutionPanicHandler(func(r any) error {
 			s.log.Error("executor panic", zap.String("agent", a.ID), zap.Any("panic", r))
 			return fmt.Errorf("internal error")
 		}),
-	)
+	}
+	if pushOn {
+		opts = append(opts, a2asrv.WithPushNotifications(
+			&checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment},
+			s.cfg.Outbox.Sender(a.ID)))
+	}
+	h := a2asrv.NewHandler(ag.exec, opts...)
 	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to
 	// the replica running the task.
 	if w, ok := s.cfg.Store.(interface {
@@ -372,7 +386,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
-	v03, err := a2acompat.CardV03JSON(context.Background(), BuildCard(a, s.base), s.base+"/agents/"+a.ID)
+	card03 := BuildCard(a, s.base)
+	card03.Capabilities.PushNotifications = pushOn
+	v03, err := a2acompat.CardV03JSON(context.Background(), card03, s.base+"/agents/"+a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}

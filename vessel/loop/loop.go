@@ -154,7 +154,7 @@ const (
 type Input struct {
 	Turn    *tools.Turn
 	Text    string
-	History []transcript.Message
+	History []transcript.Message // Run takes it over and sets it to nil
 	Images  []Image
 	Tools   []tools.Tool // already narrowed to what the caller may use
 }
@@ -385,6 +385,7 @@ func (r *runner) run(ctx context.Context) {
 	msgs := make([]transcript.Message, 0, len(in.History)+8)
 	msgs = append(msgs, transcript.Message{Role: "system", Content: transcript.Text(prompt)})
 	msgs = append(msgs, in.History...)
+	in.History = nil // msgs holds it now: one list of the history per turn, not two
 	msgs = append(msgs, userContent(in.Text, in.Images))
 	r.msgs = msgs
 

@@ -258,6 +258,11 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
+	ob, stopOutbox, err := openOutbox(ctx, backend, d, cardKeys, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopOutbox()
 	srv, err := a2aserver.New(a2aserver.Config{
 		Deployment:    d,
 		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
@@ -278,6 +283,7 @@ func run(log *zap.Logger, f *flags) error {
 		Audit:         auditW,
 		PublicURL:     *publicURL,
 		CardKeys:      cardKeys,
+		Outbox:        ob,
 	})
 	if err != nil {
 		return err
