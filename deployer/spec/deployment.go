@@ -130,6 +130,7 @@ func (v *validator) resolve(field string, s *string) bool {
 func (v *validator) run() {
 	v.vessel()
 	v.egress()
+	v.limits()
 	if v.d.Search.Provider == "" {
 		v.d.Search.Provider = DefaultProvider
 	} else if !contains(SearchProviders, v.d.Search.Provider) {
@@ -302,6 +303,7 @@ func (v *validator) agents() map[string]bool {
 		a.Manifest = lp.manifest
 		v.mcpNames(f+".mcp", a)
 		v.approval(f+".approval", a)
+		v.web(f+".web", a)
 		for j, t := range lp.manifest.Declared {
 			if t.Service == "" {
 				continue

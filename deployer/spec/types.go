@@ -14,6 +14,7 @@ type Deployment struct {
 	Vessel Vessel `toml:"vessel"`
 	Egress Egress `toml:"egress"`
 	Search Search `toml:"search"`
+	Limits Limits `toml:"limits"`
 	// Telemetry is the [telemetry] table (traces); see telemetry.go.
 	Telemetry Telemetry `toml:"telemetry"`
 	Apps      []App     `toml:"apps"`
@@ -113,6 +114,9 @@ type Agent struct {
 	// Approval says which of the agent's tool calls wait for a decision
 	// before they run (docs/approvals.md); nil means none do.
 	Approval *Approval `toml:"approval"`
+	// Web is the agent's domain policy at the egress ([agents.web]); nil
+	// means no names policy (the egress's address checks still apply).
+	Web *Web `toml:"web"`
 
 	// PackageDir is Package resolved to an absolute path.
 	PackageDir string `toml:"-"`

@@ -51,10 +51,10 @@ type tenanted interface{ GetTenant() string }
 // metadata stand for the HTTP headers (authorization, x-vessel-user,
 // x-vessel-scopes, x-vessel-approve, a2a-version). The returned context
 // carries the agent for grpcRouter and no authorization metadata.
-func (s *Server) grpcAdmit(ctx context.Context, m any) (context.Context, error) {
+func (s *Server) grpcAdmit(ctx context.Context, fullMethod string, m any) (context.Context, func(), error) {
 	t, ok := m.(tenanted)
 	if !ok {
-		return nil, status.Error(codes.InvalidArgument, "not an A2A request")
+		return nil, nil, status.Error(codes.InvalidArgument, "not an A2A request")
 	}
 	id := t.GetTenant()
 	n := noteFrom(ctx)
@@ -67,15 +67,15 @@ func (s *Server) grpcAdmit(ctx context.Context, m any) (context.Context, error) 
 	if a == nil {
 		if id == "" {
 			n.setErr(http.StatusText(http.StatusBadRequest), "no tenant")
-			return nil, status.Error(codes.InvalidArgument, "name the agent in the request's tenant field (the tenant of the card's GRPC interface)")
+			return nil, nil, status.Error(codes.InvalidArgument, "name the agent in the request's tenant field (the tenant of the card's GRPC interface)")
 		}
 		n.setErr(http.StatusText(http.StatusNotFound), "unknown agent")
-		return nil, grpcStatus(&refusal{http.StatusNotFound, "unknown agent " + truncate(id, 64)})
+		return nil, nil, grpcStatus(&refusal{status: http.StatusNotFound, msg: "unknown agent " + truncate(id, 64)})
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/agents/"+id+"/grpc", http.NoBody)
 	if err != nil {
-		return nil, status.Error(codes.Internal, "could not read the call")
+		return nil, nil, status.Error(codes.Internal, "could not read the call")
 	}
 	for k, vs := range md {
 		if strings.HasPrefix(k, ":") {
@@ -86,15 +86,16 @@ func (s *Server) grpcAdmit(ctx context.Context, m any) (context.Context, error) 
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		r.RemoteAddr = p.Addr.String()
 	}
-	actx, no := s.admitCall(r, a, nil)
+	method := fullMethod[strings.LastIndex(fullMethod, "/")+1:]
+	actx, done, no := s.admitCall(r, a, nil, func() int { return methodStarts(method) })
 	if no != nil {
 		n.setErr(http.StatusText(no.status), no.msg)
-		return nil, grpcStatus(no)
+		return nil, nil, grpcStatus(no)
 	}
 	md = md.Copy()
 	delete(md, "authorization")
 	actx = metadata.NewIncomingContext(actx, md)
-	return context.WithValue(actx, grpcAgentKey{}, a), nil
+	return context.WithValue(actx, grpcAgentKey{}, a), done, nil
 }
 
 // grpcStatus is a vessel refusal as a gRPC status with an ErrorInfo
@@ -128,17 +129,20 @@ func grpcStatus(no *refusal) error {
 func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	ctx, done := s.grpcAudit(ctx, info.FullMethod)
 	defer func() { done(err) }()
-	ctx, err = s.grpcAdmit(ctx, req)
+	ctx, release, err := s.grpcAdmit(ctx, info.FullMethod, req)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	return handler(ctx, req)
 }
 
 func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx, done := s.grpcAudit(ss.Context(), info.FullMethod)
 	defer func() { done(err) }()
-	return handler(srv, &admittedStream{ServerStream: ss, s: s, base: ctx})
+	as := &admittedStream{ServerStream: ss, s: s, base: ctx, method: info.FullMethod}
+	defer as.release()
+	return handler(srv, as)
 }
 
 // grpcAudit gives a gRPC call an audit note, as audited does for the HTTP
@@ -194,9 +198,18 @@ func httpStatusOf(c codes.Code) int {
 // are server streams: one request, read before the method runs).
 type admittedStream struct {
 	grpc.ServerStream
-	s    *Server
-	base context.Context // the stream's context with its audit note
-	ctx  context.Context // once admitted
+	s      *Server
+	base   context.Context // the stream's context with its audit note
+	method string          // the call's full method name
+	ctx    context.Context // once admitted
+	done   func()          // ends the admission, once admitted
+}
+
+// release ends the stream's admission, if it was admitted.
+func (w *admittedStream) release() {
+	if w.done != nil {
+		w.done()
+	}
 }
 
 func (w *admittedStream) RecvMsg(m any) error {
@@ -206,11 +219,11 @@ func (w *admittedStream) RecvMsg(m any) error {
 	if w.ctx != nil {
 		return status.Error(codes.InvalidArgument, "one request per call")
 	}
-	ctx, err := w.s.grpcAdmit(w.base, m)
+	ctx, done, err := w.s.grpcAdmit(w.base, w.method, m)
 	if err != nil {
 		return err
 	}
-	w.ctx = ctx
+	w.ctx, w.done = ctx, done
 	return nil
 }
 

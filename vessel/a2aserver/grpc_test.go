@@ -276,3 +276,49 @@ func TestGRPCApproval(t *testing.T) {
 		t.Fatalf("bash commands %q, want the approved one", got)
 	}
 }
+
+// TestGRPCTurnCap: gRPC calls count against the same [limits] caps as the
+// HTTP bindings: over the owner's turn cap a send (unary or streaming) is
+// RESOURCE_EXHAUSTED with the reason TOO_MANY_REQUESTS, a GetTask is still
+// served, and a gRPC call gives its place back when it ends.
+func TestGRPCTurnCap(t *testing.T) {
+	h := newHarness(t, limitsOf(spec.Limits{MaxTurnsPerOwner: 1}))
+	cl := h.grpcClient()
+	alice := md("authorization", "Bearer "+h.keyApp1, "x-vessel-user", "alice")
+	a := post(h.httpc, h.url+"/agents/"+h.agentID, sleepSend(1), appHdr(h.keyApp1, "alice"))
+	if a.status != 200 {
+		t.Fatalf("first send: %d %s", a.status, a.body)
+	}
+	id := taskIDOf(t, a.body)
+	req := grpcSend("field-guide", "#script:sleeptool")
+	req.Configuration = &a2apb.SendMessageConfiguration{ReturnImmediately: true}
+	_, err := cl.SendMessage(alice, req)
+	checkGRPCStatus(t, "unary send over the cap", err, codes.ResourceExhausted, "TOO_MANY_REQUESTS", a2aserver.ErrorDomain)
+	st, err := cl.SendStreamingMessage(alice, grpcSend("field-guide", "hi"))
+	if err == nil {
+		_, err = st.Recv()
+	}
+	checkGRPCStatus(t, "streaming send over the cap", err, codes.ResourceExhausted, "TOO_MANY_REQUESTS", a2aserver.ErrorDomain)
+	if _, err := cl.GetTask(alice, &a2apb.GetTaskRequest{Tenant: "field-guide", Id: id}); err != nil {
+		t.Fatalf("GetTask at the cap: %v", err)
+	}
+	h.cancelTask(t, h.keyApp1, "alice", id)
+	waitFor(t, "the place back", func() bool { n, _, _, _ := h.srv.Admission().Counts(""); return n == 0 })
+	// Admitted now; a finished gRPC turn, unary and streamed, leaves nothing held.
+	if _, err := cl.SendMessage(alice, grpcSend("field-guide", "hello")); err != nil {
+		t.Fatalf("unary send after the cancel: %v", err)
+	}
+	st, err = cl.SendStreamingMessage(alice, grpcSend("field-guide", "hello again"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := st.Recv(); err != nil {
+			break
+		}
+	}
+	waitFor(t, "every place back", func() bool {
+		n, on, os, or := h.srv.Admission().Counts("app1/alice")
+		return n == 0 && on == 0 && os == 0 && or == 0
+	})
+}

@@ -295,6 +295,9 @@ func run(log *zap.Logger, f *flags) error {
 	}
 	srv.Start(ctx)
 	defer srv.Close()
+	if err := serveOperator(srv, ms, log); err != nil { // wiring.go
+		return err
+	}
 
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	var gs *grpc.Server
