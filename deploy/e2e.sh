@@ -7,6 +7,8 @@
 #   4. wait for /health, run the isolation probes and the conformance checks for both agents;
 #      a real Prometheus (Debian's package) scrapes every service's metrics listener on an internal
 #      metrics network (e2e.metrics.yml, written here) and the main series must have moved
+#   4a. every healthcheck healthy; usage records and the three audit streams (e2e.records.yml),
+#      joined by a task id
 #   4b. traces: the [telemetry] table points every service at an OTLP sink container (otlp-sink,
 #      e2e.tracing.yml); one conformance turn's spans from vessel, sandboxd and egress share a trace id
 #   5. fingerprints for real: edit an agent's vessel.toml without deploying (that agent is refused
@@ -46,7 +48,7 @@ fi
 work="$(mktemp -d /tmp/astralvessel-e2e.XXXXXX)"
 dep="$work/deploy"
 probe="$project-e2e-probe"
-compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml -f e2e.tracing.yml -f e2e.metrics.yml --env-file .env "$@"); }
+compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml -f e2e.tracing.yml -f e2e.metrics.yml -f e2e.records.yml --env-file .env "$@"); }
 prom_pid=""
 
 cleanup() {
@@ -62,7 +64,8 @@ cleanup() {
 	fi
 	[[ -n $prom_pid ]] && kill "$prom_pid" 2>/dev/null || true
 	docker rm -f "$probe" >/dev/null 2>&1 || true
-	[[ -f $dep/compose.generated.yml && -f $dep/e2e.metrics.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
+	[[ -f $dep/compose.generated.yml && -f $dep/e2e.records.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
+	docker volume rm "$records_egress" >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -187,6 +190,27 @@ services:
 	done
 } >"$dep/e2e.metrics.yml"
 
+# Usage and audit records (docs/operations.md, docs/audit.md), as an operator turns them on: the
+# vessel writes both into its data volume; each sandboxd (root in its container) and the egress
+# append their audit stream to a volume at /records. The egress's volume is made here, writable for
+# its uid, and removed at the end; the others are the project's own.
+records_egress="${project}_e2e_records_egress"
+docker volume rm "$records_egress" >/dev/null 2>&1 || true
+docker volume create "$records_egress" >/dev/null
+docker run --rm -v "$records_egress:/r" --entrypoint /bin/chmod "$project-sandboxd:local" 1777 /r
+{
+	printf '%s\n' '# Written by e2e.sh: the usage log and the three audit streams.' 'version: "3.8"' 'services:'
+	printf '  vessel:\n    environment: { VESSEL_USAGE_LOG: /data/usage.jsonl, VESSEL_AUDIT_LOG: /data/audit.jsonl }\n'
+	printf '  egress:\n    environment: { VESSEL_EGRESS_AUDIT_LOG: /records/audit.jsonl }\n    volumes: ["records-egress:/records"]\n'
+	for a in "${metrics_agents[@]}"; do
+		printf '  sandbox-%s:\n    environment: { VESSEL_SANDBOX_AUDIT_LOG: /records/audit.jsonl }\n    volumes: ["records-%s:/records"]\n' "$a" "$a"
+	done
+	printf 'volumes:\n  records-egress: { external: true, name: "%s" }\n' "$records_egress"
+	for a in "${metrics_agents[@]}"; do
+		printf '  records-%s: {}\n' "$a"
+	done
+} >"$dep/e2e.records.yml"
+
 # ---------------------------------------------------------------------------------------------
 step "up (${compose_cmd[*]})"
 # Docker refuses a front subnet that overlaps another network's pool ("Pool overlaps"): another
@@ -295,6 +319,29 @@ step "wait for health"
 probe_checks "[{\"name\": \"vessel healthy with every agent ready\", \"kind\": \"wait_health\", \"wait_s\": 150,
   \"url\": \"http://$front_ip:8700/health\", \"expect\": $(health_json "${all_true[@]}")}]"
 
+step "healthchecks"
+# Every service the generated file gives a healthcheck (each binary's own health subcommand) must
+# report healthy, not only start.
+python3 - "$project" <<'PY' || failed=1
+import json, subprocess, sys, time
+project = sys.argv[1]
+ids = subprocess.run(["docker", "ps", "-q", "--filter", "label=com.docker.compose.project=" + project],
+                     check=True, capture_output=True, text=True).stdout.split()
+deadline = time.time() + 90
+while True:
+    info = json.loads(subprocess.run(["docker", "inspect", *ids], check=True, capture_output=True, text=True).stdout)
+    checked = {c["Config"]["Labels"].get("com.docker.compose.service"): (c["State"].get("Health") or {}).get("Status")
+               for c in info if (c["Config"].get("Healthcheck") or {}).get("Test")}
+    bad = {k: v for k, v in checked.items() if v != "healthy"}
+    if checked and not bad:
+        print("PASS every healthcheck reports healthy: " + ", ".join(sorted(checked)))
+        break
+    if time.time() > deadline:
+        print("FAIL healthchecks not healthy: %s (of %s)" % (bad, sorted(checked)))
+        sys.exit(1)
+    time.sleep(2)
+PY
+
 # ---------------------------------------------------------------------------------------------
 step "isolation probes"
 "$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" --extra scripted-model,otlp-sink || failed=1
@@ -331,6 +378,59 @@ prom_expect "sandboxd calls" 'sum(sandboxd_calls_total)' 30 || failed=1
 prom_expect "egress model requests" 'sum(egress_model_requests_total{source="forwarded"})' 30 || failed=1
 prom_expect "egress model tokens by agent" 'sum(egress_model_tokens_total{agent!~"unknown|invalid|other"})' 30 || failed=1
 prom_expect "egress decisions" 'sum(egress_proxy_decisions_total{decision="deny"})' 30 || failed=1
+
+step "usage and audit"
+# The conformance turns left one usage record per finished turn, and audit events in all three
+# services' streams: a task id (metadata.correlation_uid) joins API Activity (vessel), Process
+# Activity (sandboxd) and Network Activity (egress) of one tool-calling turn.
+records="$work/records"
+python3 - "$records" "$project" "${metrics_agents[@]}" <<'PY' || failed=1
+import glob, json, os, subprocess, sys, time
+root, project, agents = sys.argv[1], sys.argv[2], sys.argv[3:]
+def container(service):
+    return subprocess.run(["docker", "ps", "-q", "--filter", "label=com.docker.compose.project=" + project,
+                           "--filter", "label=com.docker.compose.service=" + service], check=True, capture_output=True, text=True).stdout.split()[0]
+def fetch():
+    # docker cp reads the files out of the volumes, into root/<service>/.
+    for svc, path in [("vessel", "/data/usage.jsonl"), ("vessel", "/data/audit.jsonl"), ("egress", "/records/audit.jsonl")] + \
+            [("sandbox-" + a, "/records/audit.jsonl") for a in agents]:
+        os.makedirs(os.path.join(root, svc), exist_ok=True)
+        subprocess.run(["docker", "cp", container(svc) + ":" + path, os.path.join(root, svc)], capture_output=True)
+def lines(path):
+    out = []
+    for f in glob.glob(path):
+        with open(f) as fh:
+            for line in fh:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass  # a line still being written when the file was copied
+    return out
+deadline = time.time() + 30
+while True:
+    fetch()
+    usage = lines(os.path.join(root, "vessel", "usage.jsonl*"))
+    by_class = {}
+    for svc, cls in (("vessel", 6003), ("sandbox-*", 1007), ("egress", 4001)):
+        evs = lines(os.path.join(root, svc, "audit.jsonl*"))
+        for e in evs:
+            for k in ("class_uid", "category_uid", "activity_id", "type_uid", "time", "severity_id", "metadata"):
+                if k not in e:
+                    print("FAIL audit event of %s lacks %s: %s" % (svc, k, json.dumps(e)[:200]))
+                    sys.exit(1)
+        by_class[cls] = {e["metadata"].get("correlation_uid") for e in evs if e["class_uid"] == cls} - {None, ""}
+    joined = by_class[6003] & by_class[1007] & by_class[4001]
+    ok_turns = [u for u in usage if u.get("status") == "ok" and u.get("task")]
+    if ok_turns and joined:
+        print("PASS %d usage records (%d ok); one task id in all three audit streams (%s; API %d, process %d, network %d tasks)"
+              % (len(usage), len(ok_turns), sorted(joined)[0], len(by_class[6003]), len(by_class[1007]), len(by_class[4001])))
+        break
+    if time.time() > deadline:
+        print("FAIL usage records %d (ok %d); audit tasks: API %d, process %d, network %d, in all three %d"
+              % (len(usage), len(ok_turns), len(by_class[6003]), len(by_class[1007]), len(by_class[4001]), len(joined)))
+        sys.exit(1)
+    time.sleep(2)
+PY
 
 # ---------------------------------------------------------------------------------------------
 step "traces"
