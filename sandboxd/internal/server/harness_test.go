@@ -71,6 +71,9 @@ type envOpts struct {
 	// series.
 	logger   *zap.Logger
 	registry *prometheus.Registry
+	// serveIdle, serveInput and serveOutput bound served processes.
+	serveIdle               time.Duration
+	serveInput, serveOutput int64
 }
 
 // nextRange hands every test sandbox a uid range of its own: sandboxd
@@ -144,6 +147,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		PackageDir: e.pkg, Mounts: []string{e.data}, Manifest: o.manifest, Token: testToken, Filter: filter,
 		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,
 		OutputBudget: o.outputBudget,
+		ServeIdle:    o.serveIdle, ServeInput: o.serveInput, ServeOutput: o.serveOutput,
 		Logf:         t.Logf,
 	})
 	if err != nil {
