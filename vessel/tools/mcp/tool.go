@@ -109,12 +109,11 @@ func (t *Tool) Run(ctx context.Context, turn *tools.Turn, call tools.Call) (res 
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.srv.timeout())
 	defer cancel()
-	st := &session{max: t.srv.client.maxResponse()}
-	cs, err := t.srv.connect(cctx, turn, t.name, st)
+	cs, st, release, err := t.srv.open(cctx, turn, t.name)
 	if err != nil {
 		return t.sessionFailed(ctx, cctx, err, st)
 	}
-	defer func() { go cs.Close() }() // bounded by the SDK (5 s)
+	defer release()
 	r, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.name, Arguments: json.RawMessage(body)})
 	if err != nil {
 		return t.sessionFailed(ctx, cctx, err, st)
