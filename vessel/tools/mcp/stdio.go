@@ -168,6 +168,19 @@ func (ss *stdioServer) forget(turnID string, ts *turnSession) {
 	ss.mu.Unlock()
 }
 
+// drop closes the turn's session if it is still the one st belongs to.
+func (ss *stdioServer) drop(turnID string, st *session) {
+	ss.mu.Lock()
+	ts := ss.turns[turnID]
+	if ts == nil || ts.st != st {
+		ss.mu.Unlock()
+		return
+	}
+	delete(ss.turns, turnID)
+	ss.mu.Unlock()
+	go ts.close()
+}
+
 // endTurn closes the turn's session; the sandbox kills the process and
 // everything it started when it ends the turn.
 func (ss *stdioServer) endTurn(turnID string) {

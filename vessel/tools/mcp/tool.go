@@ -116,6 +116,11 @@ func (t *Tool) Run(ctx context.Context, turn *tools.Turn, call tools.Call) (res 
 	defer release()
 	r, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.name, Arguments: json.RawMessage(body)})
 	if err != nil {
+		if t.srv.stdio != nil && cctx.Err() == nil {
+			// A turn's session that broke is not used again: the turn's
+			// next call starts the server afresh.
+			t.srv.stdio.drop(turn.ID, st)
+		}
 		return t.sessionFailed(ctx, cctx, err, st)
 	}
 	return t.result(r), nil
