@@ -148,7 +148,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,
 		OutputBudget: o.outputBudget,
 		ServeIdle:    o.serveIdle, ServeInput: o.serveInput, ServeOutput: o.serveOutput,
-		Logf:         t.Logf,
+		Logf: t.Logf,
 	})
 	if err != nil {
 		t.Fatal(err)

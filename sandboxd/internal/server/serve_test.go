@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,36 +27,51 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// examples is the repository's examples folder.
+func examples() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "examples")
+}
+
 // probeMCP builds examples/notes-mcp/testdata/probe-mcp, a real MCP server
 // (the Go SDK) whose tools make the attempts probe.py makes, once per run.
-var probeMCP = sync.OnceValues(func() (string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	mod := filepath.Join(filepath.Dir(file), "..", "..", "..", "examples", "notes-mcp")
-	dir, err := os.MkdirTemp("", "probe-mcp-")
+var probeMCP = sync.OnceValues(func() (string, error) { return buildExample("./testdata/probe-mcp") })
+
+// notesMCP builds the example server examples/notes-mcp.
+var notesMCP = sync.OnceValues(func() (string, error) { return buildExample(".") })
+
+func buildExample(pkg string) (string, error) {
+	dir, err := os.MkdirTemp("", "example-mcp-")
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "probe-mcp")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/probe-mcp")
-	cmd.Dir = mod
+	out := filepath.Join(dir, "server")
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = filepath.Join(examples(), "notes-mcp")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building probe-mcp: %v\n%s", err, b)
+		return "", fmt.Errorf("building %s: %v\n%s", pkg, err, b)
 	}
 	return out, nil
-})
+}
 
 // newServeEnv is a sandbox whose package declares the probe server as "probe".
 func newServeEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
-	bin, err := probeMCP()
-	if err != nil {
-		t.Fatal(err)
-	}
 	o.manifest = &spec.Manifest{
 		Tools: spec.Builtins{Enabled: []string{"bash"}},
 		MCP: []spec.Tool{{Name: "probe", MCP: &spec.StdioMCP{Command: []string{"{package}/bin/probe-mcp"},
 			Env: map[string]string{"PROBE_MODE": "test"}, Tools: []string{"*"}, Scope: "tools:files"}}},
+	}
+	return newEnvWithBin(t, o, probeMCP, "probe-mcp")
+}
+
+// newEnvWithBin is a sandbox with a built example server at bin/<name> of its package.
+func newEnvWithBin(t *testing.T, o envOpts, build func() (string, error), name string) *env {
+	t.Helper()
+	bin, err := build()
+	if err != nil {
+		t.Fatal(err)
 	}
 	e := newEnv(t, o)
 	b, err := os.ReadFile(bin)
@@ -65,8 +81,43 @@ func newServeEnv(t *testing.T, o envOpts) *env {
 	if err := mkdirAll(filepath.Join(e.pkg, "bin")); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(e.pkg, "bin", "probe-mcp"), b, 0o755)
+	write(t, filepath.Join(e.pkg, "bin", name), b, 0o755)
 	return e
+}
+
+// The notebook example as sandboxd loads it: its tools/notes.toml runs the
+// example server, which writes its notes in the turn's workspace as the
+// turn's user.
+func TestServeNotebookExample(t *testing.T) {
+	m, err := spec.LoadPackage(filepath.Join(examples(), "notebook"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWithBin(t, envOpts{manifest: m}, notesMCP, "notes-mcp")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := e.serve(ctx, "turn-notes", "notes", 0)
+	s.initialize()
+	if out := s.tool("add_note", map[string]any{"title": "survey", "text": "starts 12 May"}); out != "saved survey" {
+		t.Fatalf("add_note: %s", out)
+	}
+	if out := s.tool("read_note", map[string]any{"title": "survey"}); out != "starts 12 May" {
+		t.Errorf("read_note: %s", out)
+	}
+	p := filepath.Join(e.workspace("turn-notes"), "notes", "survey.md")
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatalf("the note is not in the workspace: %v", err)
+	}
+	if turn := e.turn("turn-notes"); turn.UID >= 0 && int(st.Sys().(*syscall.Stat_t).Uid) != turn.UID {
+		t.Errorf("the note belongs to uid %d, not the turn's %d", st.Sys().(*syscall.Stat_t).Uid, turn.UID)
+	}
+	if _, err := e.client.EndTurn(authCtx(ctx, testToken), mkEnd("turn-notes")); err != nil {
+		t.Fatal(err)
+	}
+	if ex := s.waitExit(); ex.GetStopped() != "cancelled" {
+		t.Errorf("exit at the turn's end: %+v", ex)
+	}
 }
 
 // served is one Serve stream spoken to as newline-delimited JSON-RPC.
