@@ -149,7 +149,7 @@ func (f *serveSandbox) snapshot() (served, ended []string) {
 	return append([]string(nil), f.served...), append([]string(nil), f.ended...)
 }
 
-func newServeSandbox(t *testing.T) (*serveSandbox, *tools.Sandbox) {
+func newServeSandbox(t testing.TB) (*serveSandbox, *tools.Sandbox) {
 	t.Helper()
 	bins, err := exampleBins()
 	if err != nil {
@@ -178,7 +178,7 @@ func stdioAgent(server string, toolNames ...string) *spec.Agent {
 		Scopes: map[string]string{"add_note": "tools:write"}, TimeoutSecs: 2}}}}}
 }
 
-func stdioTools(t *testing.T, sb *tools.Sandbox, a *spec.Agent, c *Client) map[string]*Tool {
+func stdioTools(t testing.TB, sb *tools.Sandbox, a *spec.Agent, c *Client) map[string]*Tool {
 	t.Helper()
 	list, err := StdioTools(sb, a, c)
 	if err != nil {
@@ -285,4 +285,26 @@ func TestStdioHostile(t *testing.T) {
 		t.Errorf("undeclared server: %+v %v", res, err)
 	}
 	_ = sb.EndTurn(ctx, "task-h")
+}
+
+// BenchmarkStdioCall is one call of a stdio server's tool in a turn whose
+// session is open: tools/call over the Serve stream to a real server
+// process (the example notes server, unconfined here) and back.
+func BenchmarkStdioCall(b *testing.B) {
+	_, sb := newServeSandbox(b)
+	tl := stdioTools(b, sb, stdioAgent("notes", "list_notes"), nil)["notes__list_notes"]
+	ctx := context.Background()
+	tr := &tools.Turn{ID: "bench", Owner: "web/alice"}
+	call := tools.Call{Arguments: `{}`}
+	if res, err := tl.Run(ctx, tr, call); err != nil || res.IsError {
+		b.Fatalf("%+v %v", res, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := tl.Run(ctx, tr, call)
+		if err != nil || res.IsError {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+	_ = sb.EndTurn(ctx, "bench")
 }
