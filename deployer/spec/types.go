@@ -267,7 +267,7 @@ type Manifest struct {
 	Declared []Tool `toml:"-"`
 	// MCP are the stdio MCP servers from tools/*.toml with an [mcp]
 	// table, sorted by name.
-	MCP []Tool `toml:"-"`
+	MCP []Tool `toml:"-" json:"MCP,omitempty"`
 }
 
 // Model is the [model] table of vessel.toml.
@@ -313,7 +313,7 @@ type Tool struct {
 	// MCP makes the file declare a stdio MCP server run in the sandbox
 	// instead of one tool; Name is then the server's name. Such files are
 	// in Manifest.MCP, not Declared.
-	MCP *StdioMCP `toml:"mcp"`
+	MCP *StdioMCP `toml:"mcp" json:"MCP,omitempty"`
 
 	// File is the tool file's path, for error messages.
 	File string `toml:"-"`
