@@ -10,7 +10,7 @@ STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 
 .PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules \
-        run images e2e bench-sandbox bench-turn bench-egress up-time load clean fuzz-short
+        run images e2e bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
 
 all: build
 
@@ -137,7 +137,12 @@ up-time: build
 ## load: the spec's load scenario, 50 users × 3 turns (seconds once built; figures in docs/performance.md)
 # Servers on CPU 0, load tool and model on CPU 1, as the spec's scenario says (unpinned on one CPU).
 LOAD_PIN := $(shell [ "$$(nproc)" -ge 2 ] && echo --server-cpus 0 --client-cpus 1)
-load: build
+## load-push: 10,000 push deliveries through the outbox (River on SQLite) to a
+## loopback receiver, signed, in order per task (docs/performance.md).
+load-push:
+	cd vessel && go test ./push/outbox -run '^$$' -bench BenchmarkPushDeliveries -benchtime 10000x -count 1
+
+load: build load-push
 	cd stress && go run . --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20 $(LOAD_PIN) --bin $(BIN) --out $(CURDIR)/.cache/load
 
 clean:

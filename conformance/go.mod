@@ -23,3 +23,6 @@ require (
 )
 
 replace github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
+
+// a2a-go v2.4.0 with one patch (pooled gob copies): third_party/a2a-go/PATCHES.md
+replace github.com/a2aproject/a2a-go/v2 => ../third_party/a2a-go

@@ -133,7 +133,7 @@ func productBins(t *testing.T) string {
 	root := repoRoot(t)
 	bin := filepath.Join(t.TempDir(), "bin")
 	build := exec.Command("go", "build", "-o", bin+"/", "./deployer/cmd/astralvessel", "./vessel/cmd/vessel",
-		"./vessel/cmd/scripted-model", "./sandboxd/cmd/sandboxd", "./egress/cmd/egress")
+		"./vessel/cmd/scripted-model", "./sandboxd/cmd/sandboxd", "./egress/cmd/egress", "./deployer/cmd/otlp-sink")
 	build.Dir = root
 	build.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
 	if out, err := build.CombinedOutput(); err != nil {

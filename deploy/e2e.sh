@@ -4,7 +4,11 @@
 #   1. build every image (deploy/images.sh) and the conformance binary
 #   2. copy deploy/ and examples/ to a temporary folder, write a test .env, `astralvessel deploy`
 #   3. start it with the scripted model as the upstream (compose.generated.yml + e2e.override.yml)
-#   4. wait for /health, run the isolation probes and the conformance checks for both agents
+#   4. wait for /health, run the isolation probes and the conformance checks for both agents;
+#      a real Prometheus (Debian's package) scrapes every service's metrics listener on an internal
+#      metrics network (e2e.metrics.yml, written here) and the main series must have moved
+#   4b. traces: the [telemetry] table points every service at an OTLP sink container (otlp-sink,
+#      e2e.tracing.yml); one conformance turn's spans from vessel, sandboxd and egress share a trace id
 #   5. fingerprints for real: edit an agent's vessel.toml without deploying (that agent is refused
 #      with 503/-32004, the other keeps working), deploy + up -d (served again), edit prompt.md
 #      (nothing needed)
@@ -25,6 +29,7 @@ step() { printf '\n== e2e [%ds] %s\n' "$((SECONDS - start))" "$*"; }
 die() { printf 'e2e: %s\n' "$*" >&2; exit 1; }
 
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
+command -v prometheus >/dev/null || die "prometheus is not installed (deploy/setup.sh installs Debian's package)"
 if [[ -n ${COMPOSE:-} ]]; then
 	read -r -a compose_cmd <<<"$COMPOSE"
 elif docker compose version >/dev/null 2>&1; then
@@ -41,7 +46,8 @@ fi
 work="$(mktemp -d /tmp/astralvessel-e2e.XXXXXX)"
 dep="$work/deploy"
 probe="$project-e2e-probe"
-compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml --env-file .env "$@"); }
+compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml -f e2e.tracing.yml -f e2e.metrics.yml --env-file .env "$@"); }
+prom_pid=""
 
 cleanup() {
 	local rc=$?
@@ -54,8 +60,9 @@ cleanup() {
 		echo "e2e: E2E_KEEP set; left running in $dep (project $project)"
 		return
 	fi
+	[[ -n $prom_pid ]] && kill "$prom_pid" 2>/dev/null || true
 	docker rm -f "$probe" >/dev/null 2>&1 || true
-	[[ -f $dep/compose.generated.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
+	[[ -f $dep/compose.generated.yml && -f $dep/e2e.metrics.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -67,6 +74,7 @@ if [[ -z ${E2E_SKIP_IMAGES:-} ]]; then
 	"$here/images.sh" --project "$project"
 fi
 (cd "$root/conformance" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/conformance" .)
+(cd "$root/deployer" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/otlp-sink" ./cmd/otlp-sink)
 [[ -x $bin/astralvessel ]] || "$here/images.sh" --project "$project" deployer
 
 # ---------------------------------------------------------------------------------------------
@@ -119,8 +127,65 @@ if [[ $project != astralvessel ]]; then
 	sed -i -E "s/^(project *= *).*/\1\"$project\"/; s/^(front_subnet *= *).*/\1\"172.31.248.0\/24\"/; s/^(front_address *= *).*/\1\"172.31.248.10\"/" "$dep/deployment.toml"
 	grep -q '^project *=' "$dep/deployment.toml" || die "set [vessel] project in deployment.toml to use E2E_PROJECT"
 fi
+# Traces: deploy turns [telemetry] into every service's OTEL_* variables. The sink (a static
+# binary in the scripted model's image under a uid of its own, 61005, on the egress network and each
+# tools network, where the services already are; the confined calls cannot open sockets) writes the
+# spans to its stdout.
+printf '%s\n' "" "[telemetry]" 'otlp_endpoint = "http://otlp-sink:4318"' >>"$dep/deployment.toml"
+cp "$bin/otlp-sink" "$dep/otlp-sink"
+{
+	printf '%s\n' '# Written by e2e.sh: the OTLP sink the services export their spans to.' 'version: "3.8"' 'services:' \
+		'  otlp-sink:' '    image: ${E2E_PROJECT:-astralvessel}-scripted-model:local' \
+		'    entrypoint: ["/otlp/otlp-sink"]' \
+		'    command: ["--grpc-listen", "", "--http-listen", "0.0.0.0:4318", "--out", "-"]' \
+		'    volumes: ["./otlp-sink:/otlp/otlp-sink:ro"]' '    user: "61005:61005"' '    read_only: true' \
+		'    cap_drop: [ALL]' '    security_opt: ["no-new-privileges:true"]' '    mem_limit: 268435456' '    pids_limit: 64' \
+		'    networks:' '      egress: {}'
+	awk '/^\[\[agents\]\]/ { a = 1 } a && /^id *=/ { gsub(/.*= *"|".*/, ""); print "      tools-" $0 ": {}"; a = 0 }' "$dep/deployment.toml"
+} >"$dep/e2e.tracing.yml"
 deploy() { "$bin/astralvessel" deploy "$dep/deployment.toml" --source "$root" --env-file "$dep/.env"; }
 deploy
+
+# The metrics wiring docs/operations.md describes, as an override: an internal network only the
+# host's Prometheus reaches, and each listener bound to its service's fixed address on it. Its
+# subnet lies outside Docker's default pools (172.17-31.x, 192.168.x), so a network the engine
+# gives a pool to later, ours or another project's, cannot come to overlap it.
+metrics_net="$(python3 "$here/free-subnet.py" 10.254.247.0/24)" || die "no free subnet for the metrics network"
+mp="${metrics_net%.0/24}"
+metrics_agents=()
+for a in $(cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml --env-file .env config --services | sed -n 's/^sandbox-//p' | sort); do
+	metrics_agents+=("$a")
+done
+prom_targets=("vessel=$mp.2:9700" "egress=$mp.3:9701")
+{
+	printf 'version: "3.8"
+networks:
+  metrics:
+    name: %s_metrics
+    driver: bridge
+    internal: true
+' "$project"
+	printf '    ipam: { config: [{ subnet: "%s" }] }
+services:
+' "$metrics_net"
+	printf '  vessel:
+    environment: { VESSEL_METRICS_LISTEN: "%s.2:9700" }
+    networks: { metrics: { ipv4_address: %s.2 } }
+' "$mp" "$mp"
+	printf '  egress:
+    environment: { VESSEL_EGRESS_METRICS_LISTEN: "%s.3:9701" }
+    networks: { metrics: { ipv4_address: %s.3 } }
+' "$mp" "$mp"
+	i=10
+	for a in "${metrics_agents[@]}"; do
+		printf '  sandbox-%s:
+    environment: { VESSEL_SANDBOX_METRICS_LISTEN: "%s.%d:9702" }
+    networks: { metrics: { ipv4_address: %s.%d } }
+' "$a" "$mp" "$i" "$mp" "$i"
+		prom_targets+=("sandboxd=$mp.$i:9702")
+		i=$((i + 1))
+	done
+} >"$dep/e2e.metrics.yml"
 
 # ---------------------------------------------------------------------------------------------
 step "up (${compose_cmd[*]})"
@@ -178,13 +243,61 @@ health_json() { # health_json agent=bool ...: the expected /health agents map
 all_true=()
 for a in "${agents[@]}"; do all_true+=("$a=true"); done
 
+step "prometheus"
+prom_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+{
+	printf 'global: { scrape_interval: 2s, scrape_timeout: 2s }
+scrape_configs:
+'
+	for job in vessel egress sandboxd; do
+		printf '  - job_name: %s
+    static_configs: [{ targets: [' "$job"
+		sep=""
+		for t in "${prom_targets[@]}"; do
+			[[ ${t%%=*} == "$job" ]] || continue
+			printf '%s"%s"' "$sep" "${t#*=}"
+			sep=", "
+		done
+		printf '] }]
+'
+	done
+} >"$work/prometheus.yml"
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus-data" \
+	--web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
+prom_pid=$!
+echo "prometheus (pid $prom_pid) on 127.0.0.1:$prom_port scraping ${prom_targets[*]}"
+# prom_expect NAME EXPR WAIT_S: PASS once the query's value is above 0 (Prometheus's HTTP API).
+prom_expect() {
+	python3 - "$prom_port" "$1" "$2" "$3" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+port, name, expr, wait = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+deadline, last = time.time() + wait, "no answer"
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+while True:
+    try:
+        url = "http://127.0.0.1:%s/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": expr}))
+        r = json.load(opener.open(url, timeout=5))
+        res = r["data"]["result"]
+        last = res[0]["value"][1] if res else "no series"
+        if res and float(last) > 0:
+            print("PASS %s (%s = %s)" % (name, expr, last))
+            sys.exit(0)
+    except Exception as e:
+        last = repr(e)
+    if time.time() > deadline:
+        print("FAIL %s (%s: %s)" % (name, expr, last))
+        sys.exit(1)
+    time.sleep(1)
+PY
+}
+
 step "wait for health"
 probe_checks "[{\"name\": \"vessel healthy with every agent ready\", \"kind\": \"wait_health\", \"wait_s\": 150,
   \"url\": \"http://$front_ip:8700/health\", \"expect\": $(health_json "${all_true[@]}")}]"
 
 # ---------------------------------------------------------------------------------------------
 step "isolation probes"
-"$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" || failed=1
+"$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" --extra scripted-model,otlp-sink || failed=1
 
 step "conformance"
 for a in "${agents[@]}"; do
@@ -196,6 +309,58 @@ for a in "${agents[@]}"; do
 		docker exec "$probe" /e2e/conformance "http://$front_ip:8700" "$app_key" "$a" || failed=1
 	fi
 done
+
+step "metrics (Prometheus)"
+# One egress decision the e2e makes itself: a CONNECT to a private literal address, which the
+# egress refuses without dialling anything.
+egress_ip="$(docker inspect -f "{{with index .NetworkSettings.Networks \"${project}_egress\"}}{{.IPAddress}}{{end}}" "$(compose ps -q egress)")"
+python3 - "$egress_ip" <<'PY' || failed=1
+import socket, sys
+s = socket.create_connection((sys.argv[1], 3128), timeout=10)
+s.sendall(b"CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: 10.0.0.1:443\r\n\r\n")
+line = s.makefile("rb").readline().decode()
+print(("PASS" if " 403 " in line else "FAIL") + " egress refuses a CONNECT to a private address (" + line.strip() + ")")
+sys.exit(0 if " 403 " in line else 1)
+PY
+n_targets=${#prom_targets[@]}
+prom_expect "every metrics listener scraped" "count(up == 1) >= $n_targets" 60 || failed=1
+prom_expect "vessel turns finished" 'sum(vessel_turns_finished_total{status="ok"})' 30 || failed=1
+prom_expect "vessel model tokens" 'sum(vessel_model_tokens_total)' 30 || failed=1
+prom_expect "vessel tool calls" 'sum(vessel_tool_calls_total)' 30 || failed=1
+prom_expect "sandboxd calls" 'sum(sandboxd_calls_total)' 30 || failed=1
+prom_expect "egress model requests" 'sum(egress_model_requests_total{source="forwarded"})' 30 || failed=1
+prom_expect "egress model tokens by agent" 'sum(egress_model_tokens_total{agent!~"unknown|invalid|other"})' 30 || failed=1
+prom_expect "egress decisions" 'sum(egress_proxy_decisions_total{decision="deny"})' 30 || failed=1
+
+# ---------------------------------------------------------------------------------------------
+step "traces"
+# The conformance turns above called the species tool: at least one trace must hold a turn span
+# and spans of all three services. The services batch their spans (5 s by default).
+trace_ok=""
+for _ in $(seq 1 20); do
+	if docker logs "$(compose ps -q otlp-sink)" 2>/dev/null | python3 -c '
+import json, sys
+traces = {}
+for line in sys.stdin:
+    try:
+        s = json.loads(line)
+    except ValueError:
+        continue
+    t = traces.setdefault(s["trace_id"], {"services": set(), "names": set()})
+    t["services"].add(s["service"])
+    t["names"].add(s["service"] + ": " + s["name"])
+for tid, t in traces.items():
+    if {"vessel", "sandboxd", "egress"} <= t["services"] and "vessel: turn" in t["names"]:
+        print("PASS one turn, one trace across vessel, sandboxd and egress (trace " + tid + ": " + ", ".join(sorted(t["names"])) + ")")
+        sys.exit(0)
+print("waiting: %d traces, none with spans of all three services yet" % len(traces))
+sys.exit(1)'; then
+		trace_ok=1
+		break
+	fi
+	sleep 3
+done
+[[ -n $trace_ok ]] || { echo "FAIL no trace holds one turn's spans from vessel, sandboxd and egress"; failed=1; }
 
 # ---------------------------------------------------------------------------------------------
 step "fingerprints"

@@ -22,8 +22,8 @@ require (
 	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/mod v0.35.0 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
 
@@ -31,3 +31,6 @@ replace (
 	github.com/astraldeep/astralvessel-go/deployer => ../deployer
 	github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
 )
+
+// a2a-go v2.4.0 with one patch (pooled gob copies): third_party/a2a-go/PATCHES.md
+replace github.com/a2aproject/a2a-go/v2 => ../third_party/a2a-go

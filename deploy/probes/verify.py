@@ -256,14 +256,17 @@ def capabilities(dep, rep, image):
 
 def expected_networks(dep, svc):
     agents = [s[len("sandbox-"):] for s in dep.sandboxes()]
+    # An operator's internal metrics network (docs/operations.md; make e2e adds one) joins the
+    # services whose listeners it scrapes; it must be internal, which networks() checks.
+    metrics = {"metrics"} if "metrics" in dep.network_internal else set()
     if svc == "vessel":
-        return {"front", "egress"} | {f"tools-{a}" for a in agents}
+        return {"front", "egress"} | {f"tools-{a}" for a in agents} | metrics
     if svc == "egress":
-        return {"egress", "outside"}
+        return {"egress", "outside"} | metrics
     if svc == "search":
         return {"egress"}
     if svc.startswith("sandbox-"):
-        return {f"tools-{svc[len('sandbox-'):]}"}
+        return {f"tools-{svc[len('sandbox-'):]}"} | metrics
     return None
 
 

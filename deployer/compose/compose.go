@@ -202,10 +202,28 @@ type service struct {
 	SecurityOpt []string              `yaml:"security_opt"`
 	Restart     string                `yaml:"restart"`
 	// StopGracePeriod is how long docker waits after SIGTERM before SIGKILL.
-	StopGracePeriod string   `yaml:"stop_grace_period,omitempty"`
-	MemLimit        int64    `yaml:"mem_limit"`
-	PIDsLimit       int      `yaml:"pids_limit"`
-	DependsOn       []string `yaml:"depends_on,omitempty"`
+	StopGracePeriod string       `yaml:"stop_grace_period,omitempty"`
+	MemLimit        int64        `yaml:"mem_limit"`
+	PIDsLimit       int          `yaml:"pids_limit"`
+	DependsOn       []string     `yaml:"depends_on,omitempty"`
+	Healthcheck     *healthcheck `yaml:"healthcheck,omitempty"`
+}
+
+// healthcheck runs the service's own binary with its health subcommand:
+// the images have no shell or curl (docs/operations.md).
+type healthcheck struct {
+	Test        []string `yaml:"test"`
+	Interval    string   `yaml:"interval"`
+	Timeout     string   `yaml:"timeout"`
+	Retries     int      `yaml:"retries"`
+	StartPeriod string   `yaml:"start_period"`
+}
+
+// healthOf is the healthcheck running binary's `health` subcommand with
+// args.
+func healthOf(binary string, args ...string) *healthcheck {
+	return &healthcheck{Test: append([]string{"CMD", binary, "health"}, args...),
+		Interval: "15s", Timeout: "10s", Retries: 3, StartPeriod: "60s"}
 }
 
 type build struct {
@@ -262,8 +280,31 @@ func (g *gen) file() (*composeFile, error) {
 		a := &g.d.Agents[i]
 		f.Networks["tools-"+a.ID] = &network{Name: p + "_tools-" + a.ID, Driver: "bridge", Internal: true}
 		f.Services["sandbox-"+a.ID] = g.sandbox(a)
+		g.tracing(f.Services["sandbox-"+a.ID], "sandboxd", a.ID)
 	}
+	g.tracing(vessel, "vessel", "")
+	g.tracing(f.Services["egress"], "egress", "")
 	return f, nil
+}
+
+// tracing adds the [telemetry] table's OTEL_* variables to s, the
+// service named name (none without the table); a sandbox's resource also
+// names its agent. An endpoint written as env:NAME stays a reference
+// Compose fills in from .env.
+func (g *gen) tracing(s *service, name, agent string) {
+	env := g.d.Telemetry.TracingEnv(name)
+	if env == nil {
+		return
+	}
+	for k, v := range env {
+		s.Environment[k] = escape(v)
+	}
+	if ref, ok := g.d.EnvRefs["telemetry.otlp_endpoint"]; ok {
+		s.Environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "${" + ref + "}"
+	}
+	if agent != "" {
+		s.Environment["OTEL_RESOURCE_ATTRIBUTES"] = "vessel.agent=" + agent
+	}
 }
 
 // hardened returns a service with the settings every container shares,
@@ -366,6 +407,8 @@ func (g *gen) vessel() (*service, error) {
 		s.DependsOn = append(s.DependsOn, "search")
 	}
 	sort.Strings(s.DependsOn)
+	s.Healthcheck = healthOf("/usr/local/bin/vessel",
+		"http://"+d.Vessel.FrontAddress+":"+strconv.Itoa(d.Vessel.Port)+"/health")
 	return s, nil
 }
 
@@ -404,6 +447,7 @@ func (g *gen) egress() *service {
 	}
 	s.Networks["egress"] = &netAttach{}
 	s.Networks["outside"] = &netAttach{}
+	s.Healthcheck = healthOf("/usr/local/bin/egress")
 	return s
 }
 
@@ -419,6 +463,9 @@ func (g *gen) search() *service {
 	}
 	s.Networks["egress"] = &netAttach{}
 	s.DependsOn = []string{"egress"}
+	// The offline stand-in's binary; an operator who tags the real SearXNG
+	// image replaces this in an override (docs/deployment.md).
+	s.Healthcheck = healthOf("/usr/local/bin/searxng-stub")
 	return s
 }
 
@@ -462,6 +509,7 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 	s.Tmpfs = append(s.Tmpfs, fmt.Sprintf("/scratch:size=%d,uid=0,gid=0,mode=0711", int64(sb.Scratch)))
 	s.SecurityOpt = append(s.SecurityOpt, "seccomp="+g.o.SeccompProfile)
 	s.Networks["tools-"+a.ID] = &netAttach{}
+	s.Healthcheck = healthOf("/usr/local/bin/sandboxd")
 	return s
 }
 

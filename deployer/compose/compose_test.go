@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -250,6 +251,46 @@ func TestStopGracePeriodFollowsShutdownGrace(t *testing.T) {
 		}
 		if got := f.Services["egress"].StopGracePeriod; got != "" {
 			t.Errorf("egress stop_grace_period %q", got)
+		}
+	}
+}
+
+// TestEveryServiceHasAHealthcheck: every service of the generated file,
+// for both test deployments, has a healthcheck that runs its own image's
+// binary with the health subcommand (the images have no shell or curl),
+// and the vessel's asks its own front address and port.
+func TestEveryServiceHasAHealthcheck(t *testing.T) {
+	binaries := map[string]string{"vessel": "/usr/local/bin/vessel", "egress": "/usr/local/bin/egress", "search": "/usr/local/bin/searxng-stub"}
+	for _, name := range []string{"basic", "custom"} {
+		d := load(t, name)
+		g, err := newGen(d, Options{OutDir: t.TempDir(), SourceDir: "testdata"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := g.file()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for svc, s := range f.Services {
+			h := s.Healthcheck
+			if h == nil {
+				t.Errorf("%s: service %s has no healthcheck", name, svc)
+				continue
+			}
+			want := binaries[svc]
+			if strings.HasPrefix(svc, "sandbox-") {
+				want = "/usr/local/bin/sandboxd"
+			}
+			if len(h.Test) < 3 || h.Test[0] != "CMD" || h.Test[1] != want || h.Test[2] != "health" {
+				t.Errorf("%s: %s healthcheck %v, want CMD %s health", name, svc, h.Test, want)
+			}
+			if h.Interval == "" || h.Timeout == "" || h.Retries < 1 || h.StartPeriod == "" {
+				t.Errorf("%s: %s healthcheck timing %+v", name, svc, h)
+			}
+		}
+		v := f.Services["vessel"].Healthcheck.Test
+		if want := "http://" + d.Vessel.FrontAddress + ":" + strconv.Itoa(d.Vessel.Port) + "/health"; len(v) != 4 || v[3] != want {
+			t.Errorf("%s: vessel healthcheck %v, want %s", name, v, want)
 		}
 	}
 }

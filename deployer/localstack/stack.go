@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -40,8 +41,9 @@ type Stack struct {
 
 	cfg          Config
 	procs        []*Proc
-	scratch      string // parent of the agents' scratch folders
-	ownedScratch bool   // scratch was made by Start, so Stop removes it
+	ready        map[string]func(context.Context, *Proc) error // by process name, for Restart
+	scratch      string                                        // parent of the agents' scratch folders
+	ownedScratch bool                                          // scratch was made by Start, so Stop removes it
 }
 
 // plan is what Start works out before it starts anything.
@@ -282,7 +284,35 @@ func (s *Stack) start(sv service) (*Proc, error) {
 	p.PprofAddr = pprof
 	p.Addr = sv.addr
 	s.procs = append(s.procs, p)
+	if s.ready == nil {
+		s.ready = map[string]func(context.Context, *Proc) error{}
+	}
+	s.ready[sv.name] = sv.ready
 	return p, nil
+}
+
+// Restart starts p, which has ended (a test killed it), again as it was
+// started: same address, data and flags. It returns once the new process
+// is ready as at Start.
+func (s *Stack) Restart(ctx context.Context, p *Proc) (*Proc, error) {
+	if done, _ := p.Exited(); !done {
+		return nil, fmt.Errorf("localstack: %s is still running", p.Name)
+	}
+	np, err := p.again()
+	if err != nil {
+		return nil, fmt.Errorf("localstack: starting %s again: %w", p.Name, err)
+	}
+	for i := range s.procs {
+		if s.procs[i] == p {
+			s.procs[i] = np
+		}
+	}
+	if ready := s.ready[p.Name]; ready != nil {
+		if err := ready(ctx, np); err != nil {
+			return np, err
+		}
+	}
+	return np, nil
 }
 
 // modelService is the scripted model.
@@ -325,6 +355,7 @@ func (pl *plan) egressService() (service, error) {
 	if strings.HasPrefix(pl.upstream, "http://") {
 		vars["VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"] = "1"
 	}
+	maps.Copy(vars, tracingVars(pl.d, "egress", ""))
 	pl.vesselVars["VESSEL_EGRESS_PROXY"] = "http://" + proxyAddr
 	pl.egressModelAddr = modelAddr
 	return service{
@@ -352,9 +383,11 @@ func (pl *plan) sandboxService(i int, a spec.Agent, scratch string) (service, er
 	}
 	args = append(args, "--listen", addr, "--http-listen", httpAddr)
 	token := spec.DeriveToken(pl.keys.master, "sandbox/"+a.ID)
+	sbVars := tracingVars(pl.d, "sandboxd", a.ID)
+	sbVars["VESSEL_SANDBOX_TOKEN"] = token
 	return service{
 		procSpec: procSpec{name: "sandbox-" + a.ID, bin: "sandboxd", args: args,
-			env: minimalEnv(map[string]string{"VESSEL_SANDBOX_TOKEN": token}), cpus: pl.cfg.ServerCPUs, logDir: pl.logDir},
+			env: minimalEnv(sbVars), cpus: pl.cfg.ServerCPUs, logDir: pl.logDir},
 		addr: addr,
 		ready: func(ctx context.Context, p *Proc) error {
 			return waitHTTP(ctx, p, "http://"+httpAddr+"/status", token, nil)
@@ -417,6 +450,7 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 	for k, v := range pl.vesselVars {
 		vars[k] = v
 	}
+	maps.Copy(vars, tracingVars(pl.d, "vessel", ""))
 	if pl.cfg.DirectModel {
 		vars["VESSEL_MODEL_BASE_URL"], vars["VESSEL_MODEL_KEY"] = pl.upstream, pl.upstreamKey
 	} else {
@@ -588,4 +622,30 @@ func freeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// tracingVars is the tracing environment of one process of the stack:
+// the [telemetry] table's OTEL_* variables, then the operator's own OTEL_*
+// variables that are set and not empty (which win, as they would in
+// Compose's environment), and the process's service name in any case;
+// empty when neither turns tracing on. sandboxd gets them explicitly: its
+// environment is otherwise minimal.
+func tracingVars(d *spec.Deployment, service, agent string) map[string]string {
+	vars := d.Telemetry.TracingEnv(service)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" && strings.HasPrefix(k, "OTEL_") {
+			vars[k] = v
+		}
+	}
+	if len(vars) == 0 {
+		return vars
+	}
+	vars["OTEL_SERVICE_NAME"] = service
+	if agent != "" {
+		vars["OTEL_RESOURCE_ATTRIBUTES"] = "vessel.agent=" + agent
+	}
+	return vars
 }

@@ -132,6 +132,7 @@ func (v *validator) run() {
 	} else if !contains(SearchProviders, v.d.Search.Provider) {
 		v.c.add("search.provider", "unknown provider %q; allowed: searxng, duckduckgo", v.d.Search.Provider)
 	}
+	v.telemetry()
 	agents := v.agents()
 	v.apps(agents)
 	v.issuers(agents)
@@ -645,6 +646,16 @@ func (v *validator) apps(agents map[string]bool) {
 			}
 		}
 		v.checkAgents(f+".agents", a.Agents, agents)
+		v.checkPushURLs(f+".push_urls", a.PushURLs)
+	}
+}
+
+// checkPushURLs checks webhook grants (ParsePushGrant).
+func (v *validator) checkPushURLs(f string, list []string) {
+	for i, s := range list {
+		if _, err := ParsePushGrant(s); err != nil {
+			v.c.add(fmt.Sprintf("%s[%d]", f, i), "%s", err.Error())
+		}
 	}
 }
 
@@ -666,6 +677,7 @@ func (v *validator) issuers(agents map[string]bool) {
 			v.checkJWKS(f+".jwks_file", is.JWKSFile)
 		}
 		v.checkAgents(f+".agents", is.Agents, agents)
+		v.checkPushURLs(f+".push_urls", is.PushURLs)
 	}
 }
 

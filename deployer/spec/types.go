@@ -13,12 +13,14 @@ type Deployment struct {
 	// against its directory.
 	Path string `toml:"-"`
 
-	Vessel  Vessel   `toml:"vessel"`
-	Egress  Egress   `toml:"egress"`
-	Search  Search   `toml:"search"`
-	Apps    []App    `toml:"apps"`
-	Issuers []Issuer `toml:"issuers"`
-	Agents  []Agent  `toml:"agents"`
+	Vessel Vessel `toml:"vessel"`
+	Egress Egress `toml:"egress"`
+	Search Search `toml:"search"`
+	// Telemetry is the [telemetry] table (traces); see telemetry.go.
+	Telemetry Telemetry `toml:"telemetry"`
+	Apps      []App     `toml:"apps"`
+	Issuers   []Issuer  `toml:"issuers"`
+	Agents    []Agent   `toml:"agents"`
 
 	// EnvRefs maps each field written as env:NAME (e.g. "apps[0].key_sha256")
 	// to NAME, so deploy can pass the same variables to the vessel.
@@ -71,6 +73,13 @@ type App struct {
 	// KeySHA256 is the hex SHA-256 digest of the app's key (env: allowed).
 	KeySHA256 string   `toml:"key_sha256"`
 	Agents    []string `toml:"agents"`
+	// PushURLs are where the app's webhooks may point (docs/jobs.md):
+	// scheme, host, port and path prefix, such as
+	// "https://app.internal:8443/hooks/".
+	PushURLs []string `toml:"push_urls"`
+	// PushPublic lets its webhooks point at public addresses, reached
+	// through the egress proxy and its guard.
+	PushPublic bool `toml:"push_public"`
 }
 
 // Issuer is one [[issuers]] entry: a token issuer trusted for some agents.
@@ -82,6 +91,10 @@ type Issuer struct {
 	JWKSFile          string   `toml:"jwks_file"`
 	AuthorizedParties []string `toml:"authorized_parties"`
 	Agents            []string `toml:"agents"`
+	// PushURLs and PushPublic grant webhook destinations to the issuer's
+	// callers, as on [[apps]].
+	PushURLs   []string `toml:"push_urls"`
+	PushPublic bool     `toml:"push_public"`
 }
 
 // Agent is one [[agents]] entry together with its loaded package.

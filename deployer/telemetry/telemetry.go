@@ -28,6 +28,11 @@ import (
 // never sends it upstream.
 const TaskIDHeader = "X-Vessel-Task-Id"
 
+// AgentHeader is the HTTP header naming the agent on the vessel's model
+// calls, so the egress can count tokens by agent. Like TaskIDHeader it is
+// for the egress only and never sent upstream.
+const AgentHeader = "X-Vessel-Agent"
+
 // TaskIDMetadata is the gRPC metadata key carrying a turn's task id from
 // the vessel to sandboxd.
 const TaskIDMetadata = "x-vessel-task-id"

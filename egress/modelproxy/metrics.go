@@ -12,6 +12,7 @@ import (
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	tokens   *prometheus.CounterVec
 }
 
 // NewMetrics registers the passthrough's series with reg.
@@ -22,8 +23,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "egress_model_upstream_duration_seconds",
 			Help:    "Time of a forwarded model request, from its arrival to the end of the upstream's answer, by answer class.",
 			Buckets: telemetry.DurationBuckets}, []string{"class"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "egress_model_tokens_total",
+			Help: "Tokens the upstream reported on forwarded model answers, by the agent the vessel named (X-Vessel-Agent; unknown, invalid or other past the bound) and direction (in: prompt, out: completion)."}, []string{"agent", "direction"}),
 	}
-	reg.MustRegister(m.requests, m.duration)
+	reg.MustRegister(m.requests, m.duration, m.tokens)
 	return m
 }
 

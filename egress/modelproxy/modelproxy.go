@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
@@ -55,6 +56,9 @@ type Config struct {
 	// Metrics receives the series (NewMetrics); nil keeps them in a
 	// registry nobody reads.
 	Metrics *Metrics
+	// Audit receives one OCSF Network Activity event per request: sent
+	// upstream, or refused (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 }
 
 // Handler is the passthrough http.Handler.
@@ -65,6 +69,8 @@ type Handler struct {
 	rp        *httputil.ReverseProxy
 	log       *zap.Logger
 	met       *Metrics
+	agents    agentLabels
+	audit     *audit.Writer
 }
 
 // New validates the configuration and builds the handler.
@@ -99,7 +105,7 @@ func New(c Config) (*Handler, error) {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics}
+	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
 	tr := c.Transport
 	if tr == nil {
 		tr = &http.Transport{
@@ -127,6 +133,17 @@ func New(c Config) (*Handler, error) {
 func (h *Handler) Upstream() string { return h.base.String() }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/health" || !telemetry.TracingOn() {
+		h.serve(w, r)
+		return
+	}
+	ctx, span := startSpan(r)
+	sw := &statusWriter{ResponseWriter: w}
+	h.serve(sw, r.WithContext(ctx))
+	endSpan(span, sw.code())
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	if r.URL.Path == "/health" {
 		w.Header().Set("Content-Type", "application/json")
@@ -159,6 +176,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 	}
+	r = r.WithContext(withAgent(r.Context(), h.agents.label(r.Header.Get(telemetry.AgentHeader))))
 	sw := &statusWriter{ResponseWriter: w}
 	h.rp.ServeHTTP(sw, r)
 	class := statusClass(sw.code())
@@ -242,6 +260,8 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	// The caller's credentials never travel on; the model key replaces them.
 	// Nor does the turn's task id, which is for the egress's log only.
 	out.Header.Del(telemetry.TaskIDHeader)
+	telemetry.StripTraceHeaders(out.Header) // the trace is the deployment's own
+	out.Header.Del(telemetry.AgentHeader)
 	out.Header.Del("Authorization")
 	out.Header.Del("Proxy-Authorization")
 	out.Header.Del("Cookie")
@@ -258,8 +278,16 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 
 // scrubResponse removes the key from error answers: some providers echo
 // the key they were given in a 401. Successful (streamed) answers pass
-// untouched.
+// untouched, read on the way for the tokens they report
+// (egress_model_tokens_total).
 func (h *Handler) scrubResponse(resp *http.Response) error {
+	if resp.StatusCode == http.StatusOK && resp.Body != nil {
+		agent := agentFrom(resp.Request.Context())
+		resp.Body = newUsageReader(resp.Body, resp.Header.Get("Content-Type"), func(in, out int64) {
+			h.met.tokens.WithLabelValues(agent, "in").Add(float64(in))
+			h.met.tokens.WithLabelValues(agent, "out").Add(float64(out))
+		})
+	}
 	if h.key == "" {
 		return nil
 	}
@@ -325,10 +353,32 @@ func (h *Handler) logReq(r *http.Request, status int, start time.Time, note stri
 	if id := r.Header.Get(telemetry.TaskIDHeader); id != "" {
 		fields = append(fields, zap.String(telemetry.FieldTask, telemetry.CleanTaskID(id)))
 	}
+	if a := r.Header.Get(telemetry.AgentHeader); a != "" {
+		fields = append(fields, zap.String(telemetry.FieldAgent, telemetry.CleanTaskID(a)))
+	}
 	if note != "" {
 		fields = append(fields, zap.String("note", note))
 	}
 	h.log.Info("model request", fields...)
+	if h.audit != nil {
+		port, _ := strconv.Atoi(h.base.Port())
+		if port == 0 {
+			port = 443
+			if h.base.Scheme == "http" {
+				port = 80
+			}
+		}
+		reason := "forwarded"
+		if note != "" {
+			reason = note
+		}
+		ev := audit.NetworkActivity(&audit.Decision{Allow: note == "", Failed: status == http.StatusBadGateway, Reason: reason,
+			Method: r.Method, Remote: r.RemoteAddr, Host: h.base.Hostname(), Port: port,
+			Task: telemetry.CleanTaskID(r.Header.Get(telemetry.TaskIDHeader)), Kind: "model", Time: time.Now()})
+		if err := h.audit.Emit(ev); err != nil {
+			h.log.Warn("audit event not written", zap.Error(err))
+		}
+	}
 }
 
 // writeError answers in the OpenAI error shape so model clients show it.

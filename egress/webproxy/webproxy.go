@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 )
@@ -57,6 +58,9 @@ type Options struct {
 	// Metrics receives the series (NewMetrics); nil keeps them in a
 	// registry nobody reads.
 	Metrics *Metrics
+	// Audit receives one OCSF Network Activity event per decision
+	// (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 }
 
 // Header names of the denial contract.
@@ -91,6 +95,12 @@ type decision struct {
 	connDur  time.Duration
 	dialedTo string
 	task     string // the turn's task id the vessel sent, for the log
+	// parent is the request's context with the vessel's trace context
+	// (traceparent) in it, began when the decision started: the decision's
+	// span is made from them when it is logged.
+	parent context.Context
+	began  time.Time
+	src    string // the caller's address, for the audit event
 }
 
 // taskOf is the turn's task id a request names (telemetry.TaskIDHeader),
@@ -170,6 +180,9 @@ func New(o Options) (*Proxy, error) {
 
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// With tracing on, the vessel's traceparent (on the CONNECT, or on a
+	// plain-HTTP request) is the parent of the decision's span.
+	r = r.WithContext(telemetry.ExtractHTTP(r.Context(), r.Header))
 	if r.Method == http.MethodConnect {
 		if hj, ok := w.(http.Hijacker); ok {
 			w = hijackWriter{ResponseWriter: w, hj: hj}
@@ -192,7 +205,7 @@ func nonProxy(w http.ResponseWriter, r *http.Request) {
 
 // decide resolves hostport once and checks every address it got.
 func (p *Proxy) decide(ctx context.Context, method, hostport string, defaultPort uint16) *decision {
-	d := &decision{method: method, rawHost: hostport, status: http.StatusForbidden}
+	d := &decision{method: method, rawHost: hostport, status: http.StatusForbidden, parent: ctx, began: time.Now()}
 	h, port, err := guard.ParseHostPort(hostport, defaultPort)
 	if err != nil {
 		d.reason = "bad-host"
@@ -268,7 +281,7 @@ func (p *Proxy) dial(ctx context.Context, d *decision) (net.Conn, error) {
 
 func (p *Proxy) handleConnect(hostport string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	d := p.decide(ctx.Req.Context(), http.MethodConnect, hostport, 443)
-	d.task = taskOf(ctx.Req)
+	d.task, d.src = taskOf(ctx.Req), ctx.Req.RemoteAddr
 	if !d.allow {
 		p.logDecision(d, nil)
 		ctx.Resp = denial(ctx.Req, d)
@@ -281,6 +294,8 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	// The task id is for the egress's log; the origin never sees it.
 	task := taskOf(r)
 	r.Header.Del(telemetry.TaskIDHeader)
+	// Nor the trace context: the trace is the deployment's own.
+	telemetry.StripTraceHeaders(r.Header)
 	var defPort uint16
 	switch strings.ToLower(r.URL.Scheme) {
 	case "http":
@@ -288,17 +303,17 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	case "https":
 		defPort = 443
 	default:
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	if r.URL.User != nil {
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	d := p.decide(r.Context(), r.Method, r.URL.Host, defPort)
-	d.task = task
+	d.task, d.src = task, r.RemoteAddr
 	if !d.allow {
 		p.logDecision(d, nil)
 		return r, denial(r, d)
@@ -403,6 +418,34 @@ func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
 		fields = append(fields, zap.Error(err))
 	}
 	p.log.Info("egress decision", append(fields, extra...)...)
+	decisionSpan(d, verdict, err)
+	p.audit(d, verdict == "allow")
+}
+
+// audit writes the decision's Network Activity event: allowed and opened,
+// allowed by the policy but failed (lookup or connection), or refused.
+func (p *Proxy) audit(d *decision, ok bool) {
+	if p.opt.Audit == nil {
+		return
+	}
+	ip := ""
+	switch {
+	case d.denied.IsValid():
+		ip = d.denied.String()
+	case d.dialedTo != "":
+		if ap, err := netip.ParseAddrPort(d.dialedTo); err == nil {
+			ip = ap.Addr().String()
+		}
+	case len(d.addrs) > 0:
+		ip = d.addrs[0].String()
+	}
+	// A lookup or connection that failed is no refusal of the policy's.
+	failed := !ok && (d.allow || d.reason == "dns-failed" || d.reason == "connect-failed")
+	ev := audit.NetworkActivity(&audit.Decision{Allow: ok || failed, Failed: failed, Reason: d.reason, Method: d.method,
+		Remote: d.src, Host: safeHostLog(d), IP: ip, Port: int(d.port), Task: d.task, Kind: "proxy", Time: time.Now()})
+	if err := p.opt.Audit.Emit(ev); err != nil {
+		p.log.Warn("audit event not written", zap.Error(err))
+	}
 }
 
 func safeHostLog(d *decision) string {

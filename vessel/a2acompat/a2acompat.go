@@ -31,6 +31,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/astraldeep/astralvessel-go/vessel/turn"
 )
 
 // v03Methods are the JSON-RPC method names of A2A 0.3.
@@ -73,6 +75,13 @@ func NewReadBody(b []byte) *ReadBody { return &ReadBody{Reader: bytes.NewReader(
 // Close implements io.Closer.
 func (*ReadBody) Close() error { return nil }
 
+// release drops the body's bytes once Handler no longer reads them; the
+// body then reads as empty.
+func (rb *ReadBody) release() {
+	rb.b = nil
+	rb.Reader.Reset(nil)
+}
+
 // Handler routes each request to v1 or v0 by its method. Before either sees
 // it, the body passes ParseEnvelope (a strict JSON-RPC 2.0 check; an error
 // is answered here as JSON-RPC with HTTP 200), a notification is answered
@@ -89,7 +98,8 @@ func Handler(v1, v0 http.Handler) http.Handler {
 			return
 		}
 		var body []byte
-		if rb, ok := r.Body.(*ReadBody); ok {
+		rb, owned := r.Body.(*ReadBody)
+		if owned {
 			body = rb.b // read whole already (the vessel's body limit): no second copy
 		} else if r.Body != nil {
 			var err error
@@ -117,6 +127,13 @@ func Handler(v1, v0 http.Handler) http.Handler {
 				params = fixed
 			}
 		}
+		ctx := r.Context()
+		if liftMethods[env.Method] {
+			if rest, aside, ok := liftTranscript(params); ok {
+				params = rest
+				ctx = turn.WithAside(ctx, aside)
+			}
+		}
 		ph, err := newIDPlaceholder()
 		if err != nil {
 			WriteError(w, &EnvelopeError{Code: -32603, Message: "internal error", ID: env.ID})
@@ -127,7 +144,14 @@ func Handler(v1, v0 http.Handler) http.Handler {
 			WriteError(w, &EnvelopeError{Code: CodeInvalidParams, Message: "invalid params: params could not be read", ID: env.ID})
 			return
 		}
-		r2 := r.Clone(r.Context())
+		// From here on only canon is read: the body (a turn's whole history)
+		// is let go rather than held for as long as the turn streams.
+		id := bytes.Clone(env.ID)
+		params, env.Params, env.ID = nil, nil, nil
+		if owned {
+			rb.release()
+		}
+		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(canon))
 		r2.ContentLength = int64(len(canon))
 		r2.Header.Set("Content-Length", fmt.Sprint(len(canon)))
@@ -136,7 +160,7 @@ func Handler(v1, v0 http.Handler) http.Handler {
 				r2.Header.Add(VersionParam, v)
 			}
 		}
-		out := newIDWriter(w, []byte(`"`+ph+`"`), env.ID)
+		out := newIDWriter(w, []byte(`"`+ph+`"`), id)
 		defer out.finish()
 		if IsV03Method(env.Method) {
 			// The method already says which protocol this is; an

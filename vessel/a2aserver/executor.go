@@ -17,6 +17,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
@@ -105,7 +106,9 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		id := string(ec.TaskID)
 		var userText string
-		in, perr := turn.Parse(ec.Message, ec.ContextID, e.imageOpt)
+		opt := e.imageOpt
+		opt.Aside = turn.AsideFrom(ctx) // the history, when the front handler lifted it
+		in, perr := turn.Parse(ec.Message, ec.ContextID, opt)
 		if perr == nil {
 			userText = in.Text
 		}
@@ -146,8 +149,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		p, _ := auth.PrincipalFrom(ctx)
 		tt := &tools.Turn{ID: id, ContextID: ec.ContextID, Agent: e.agent.ID, Owner: ownerOf(ec), Principal: p}
 		pt := &pausedTurn{policy: e.policy.With(extraFrom(ctx)), owner: ownerOf(ec)}
+		input := &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}
+		in.History = nil // the loop holds the history from here on, and drops what it no longer needs
 		e.drive(ctx, ec, yield, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
-			return loop.Run(dctx, cfg, &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}, emit)
+			return loop.Run(dctx, cfg, input, emit)
 		})
 	}
 }
@@ -209,7 +214,8 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	// The model client and the web tools send the task id to the egress.
 	// The deadline counts only the time the turn works, not its pauses.
 	began := time.Now()
-	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(runCtx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
+	tctx, span := startTurnSpan(runCtx, ec, e.agent.ID, pt.worked > 0)
+	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(tctx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
 	defer dcancel()
 	listening := true
 	emit := func(ev loop.Event) bool {
@@ -222,6 +228,7 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 		return listening
 	}
 	res := step(dctx, &cfg, emit)
+	endTurnSpan(span, res)
 	pt.worked += time.Since(began)
 	if res.Status == loop.StatusPaused {
 		e.paused(ec, pt, res)
@@ -461,4 +468,26 @@ func (e *executor) logTurn(ec *a2asrv.ExecutorContext, r *loop.Result) {
 		fields = append(fields, zap.String("error", r.Error))
 	}
 	e.log.Info("turn", fields...)
+	e.recordUsage(ec, r)
+}
+
+// recordUsage appends the turn's usage record; a log that cannot be
+// written is logged, never fails the turn.
+func (e *executor) recordUsage(ec *a2asrv.ExecutorContext, r *loop.Result) {
+	if e.srv.cfg.Usage == nil {
+		return
+	}
+	owner := ownerOf(ec)
+	app, user := usage.SplitOwner(owner)
+	calls := 0
+	for i := range r.Messages {
+		calls += len(r.Messages[i].ToolCalls)
+	}
+	rec := &usage.Record{Time: time.Now().UTC(), Task: string(ec.TaskID), Context: ec.ContextID, Owner: owner, App: app, User: user,
+		Agent: e.agent.ID, Model: e.agent.Manifest.Model.Name, Status: r.Status,
+		TokensIn: int64(r.PromptTokens), TokensOut: int64(r.CompletionTokens), Steps: int64(r.Steps), ToolCalls: int64(calls),
+		Files: int64(len(r.Files)), DurationMS: r.Total.Milliseconds()}
+	if err := e.srv.cfg.Usage.Record(rec); err != nil {
+		e.log.Warn("usage record not written", append(turnFields(ec), zap.Error(err))...)
+	}
 }

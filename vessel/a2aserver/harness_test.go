@@ -61,6 +61,8 @@ type fakeSandbox struct {
 	tasks []string
 	// commands are the bash commands run, in order.
 	commands []string
+	// traceparents are the traceparent metadata of the Run calls.
+	traceparents []string
 }
 
 func (f *fakeSandbox) bashCommands() []string {
@@ -118,6 +120,7 @@ func (f *fakeSandbox) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreaming
 	if md, ok := metadata.FromIncomingContext(stream.Context()); ok {
 		f.mu.Lock()
 		f.tasks = append(f.tasks, md.Get(telemetry.TaskIDMetadata)...)
+		f.traceparents = append(f.traceparents, md.Get("traceparent")...)
 		f.mu.Unlock()
 	}
 	switch req.Tool {

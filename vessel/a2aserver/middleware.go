@@ -74,6 +74,7 @@ func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 func (s *Server) authFailed(r *http.Request, agentID string, err error) {
 	reason := authReason(err)
 	s.cfg.Metrics.authFailures.WithLabelValues(reason).Inc()
+	noteFrom(r.Context()).setErr(reason, unauthMessage(err))
 	if reason == AuthInvalidToken {
 		return
 	}
@@ -107,6 +108,7 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 // Authorization header gone (the key or token must not reach the SDK's
 // ServiceParams).
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
+	refuse = noting(r, refuse)
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
 		s.authFailed(r, a.spec.ID, err)
@@ -114,6 +116,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 		refuse(w, http.StatusUnauthorized, unauthMessage(err))
 		return nil, false
 	}
+	noteFrom(r.Context()).setPrincipal(p)
 	if !p.MayCall(a.spec.ID) {
 		refuse(w, http.StatusForbidden, "you may not call this agent")
 		return nil, false
@@ -142,7 +145,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse 
 		r = r.WithContext(withExtra(r.Context(), x))
 	}
 	r.Header.Del("Authorization")
-	return r.WithContext(auth.WithPrincipal(r.Context(), p)), true
+	// An application's traceparent becomes the parent of the turn's span.
+	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
+	return r.WithContext(auth.WithPrincipal(ctx, p)), true
 }
 
 // limitBody reads the request body whole, within the body timeout, and
@@ -214,6 +219,12 @@ func SupportedVersion(v string) bool {
 }
 
 func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
+	ctx, v, err := i.before(ctx, cc, req)
+	auditBefore(ctx, cc, req, err)
+	return ctx, v, err
+}
+
+func (i *interceptor) before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
 	if vs, ok := cc.ServiceParams().Get("A2A-Version"); ok && len(vs) > 0 {
 		for _, v := range vs {
 			if !SupportedVersion(v) {
@@ -311,7 +322,13 @@ func truncate(s string, n int) string {
 // After answers a CancelTask that lost the race with the turn's own end as
 // the protocol says (the canceled task, or "not cancelable") rather than as
 // an internal error: under load a cancel can arrive while the turn finishes.
-func (i *interceptor) After(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
+func (i *interceptor) After(ctx context.Context, cc *a2asrv.CallContext, resp *a2asrv.Response) error {
+	err := i.after(ctx, cc, resp)
+	auditAfter(ctx, resp)
+	return err
+}
+
+func (i *interceptor) after(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
 	if c, ok := ctx.Value(collectKey{}).(*collector); ok && resp.Err == nil {
 		if t, ok := resp.Payload.(*a2a.Task); ok && t != nil {
 			resp.Payload = c.into(t)

@@ -24,14 +24,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/turn"
@@ -97,6 +100,12 @@ type Config struct {
 	// Metrics receives the vessel's series (NewMetrics); nil keeps them in
 	// a registry nobody reads.
 	Metrics *Metrics
+	// Usage receives one record per finished turn (docs/operations.md);
+	// nil records nothing.
+	Usage *usage.Recorder
+	// Audit receives one OCSF API Activity event per A2A call
+	// (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 	// ReadyInterval is how often sandboxes are polled; default 3s.
 	ReadyInterval time.Duration
 	// UnreadyInterval is how often an agent out of service is checked
@@ -124,6 +133,9 @@ type Config struct {
 	// /v1/agents card_url instead of the deployment's public_url (the local
 	// stack serves on an address of its own).
 	PublicURL string
+	// Outbox, when set with a store that keeps push configs, turns push
+	// notifications on (docs/jobs.md).
+	Outbox *outbox.Outbox
 }
 
 // Server is the vessel's HTTP handler.
@@ -253,7 +265,11 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		return nil, fmt.Errorf("agent %s: fingerprint: %w", a.ID, err)
 	}
 	ag.fp = fp
-	if ag.card, err = s.signedCardDoc(BuildCard(a, s.base), started); err != nil {
+	pushes, _ := s.cfg.Store.(store.PushBackend)
+	pushOn := s.cfg.Outbox != nil && pushes != nil
+	card := BuildCard(a, s.base)
+	card.Capabilities.PushNotifications = pushOn
+	if ag.card, err = s.signedCardDoc(card, started); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
 	var list []tools.Tool
@@ -288,7 +304,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		if base == "" {
 			base = s.cfg.ModelBaseURL
 		}
-		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP,
+		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP, Agent: a.ID,
 			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
 			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}
@@ -315,16 +331,22 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		policy:   approval.FromSpec(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
-	h := a2asrv.NewHandler(ag.exec,
+	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithLogger(telemetry.Slog(s.log.With(zap.String(telemetry.FieldAgent, a.ID), zap.String("component", "a2a")))),
 		a2asrv.WithTaskStore(ts),
 		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes)}),
-		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}),
+		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true, PushNotifications: pushOn}),
 		a2asrv.WithExecutionPanicHandler(func(r any) error {
 			s.log.Error("executor panic", zap.String("agent", a.ID), zap.Any("panic", r))
 			return fmt.Errorf("internal error")
 		}),
-	)
+	}
+	if pushOn {
+		opts = append(opts, a2asrv.WithPushNotifications(
+			&checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment},
+			s.cfg.Outbox.Sender(a.ID)))
+	}
+	h := a2asrv.NewHandler(ag.exec, opts...)
 	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to
 	// the replica running the task.
 	if w, ok := s.cfg.Store.(interface {
@@ -345,7 +367,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
-	v03, err := a2acompat.CardV03JSON(context.Background(), BuildCard(a, s.base), s.base+"/agents/"+a.ID)
+	card03 := BuildCard(a, s.base)
+	card03.Capabilities.PushNotifications = pushOn
+	v03, err := a2acompat.CardV03JSON(context.Background(), card03, s.base+"/agents/"+a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
@@ -392,11 +416,11 @@ func (s *Server) routes() {
 		}
 		a.cardV03.serve(w, r)
 	})
-	s.mux.HandleFunc("/agents/{id}/a2a", s.rpc)
-	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.rest)
+	s.mux.HandleFunc("/agents/{id}/a2a", s.audited(s.rpc))
+	s.mux.HandleFunc("/agents/{id}"+RESTPath+"/", s.audited(s.rest))
 	s.mux.HandleFunc("/agents/{id}/manifest", s.manifest)
-	s.mux.HandleFunc("/agents/{id}", s.rpc)
-	s.mux.HandleFunc("/agents/{id}/{$}", s.rpc)
+	s.mux.HandleFunc("/agents/{id}", s.audited(s.rpc))
+	s.mux.HandleFunc("/agents/{id}/{$}", s.audited(s.rpc))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found")
 	})

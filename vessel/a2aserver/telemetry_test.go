@@ -4,12 +4,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/astraldeep/astralvessel-go/deployer/metricdoc"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
@@ -188,5 +191,19 @@ func TestActiveStreamsWhileStreaming(t *testing.T) {
 	}
 	if out := scrape(t, reg); !strings.Contains(out, `vessel_active_streams{agent="field-guide"} 0`) {
 		t.Errorf("the stream is still counted after its end")
+	}
+}
+
+// TestEveryMetricDocumented: docs/operations.md lists exactly the vessel_
+// series NewMetrics registers.
+func TestEveryMetricDocumented(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec metricdoc.Recorder
+	a2aserver.NewMetrics(&rec)
+	for _, m := range metricdoc.Mismatches(rec.Names, metricdoc.Documented(md), "vessel_") {
+		t.Error(m)
 	}
 }

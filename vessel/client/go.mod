@@ -23,3 +23,6 @@ require (
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 )
+
+// a2a-go v2.4.0 with one patch (pooled gob copies): third_party/a2a-go/PATCHES.md
+replace github.com/a2aproject/a2a-go/v2 => ../../third_party/a2a-go

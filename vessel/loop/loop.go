@@ -154,7 +154,7 @@ const (
 type Input struct {
 	Turn    *tools.Turn
 	Text    string
-	History []transcript.Message
+	History []transcript.Message // Run takes it over and sets it to nil
 	Images  []Image
 	Tools   []tools.Tool // already narrowed to what the caller may use
 }
@@ -385,6 +385,7 @@ func (r *runner) run(ctx context.Context) {
 	msgs := make([]transcript.Message, 0, len(in.History)+8)
 	msgs = append(msgs, transcript.Message{Role: "system", Content: transcript.Text(prompt)})
 	msgs = append(msgs, in.History...)
+	in.History = nil // msgs holds it now: one list of the history per turn, not two
 	msgs = append(msgs, userContent(in.Text, in.Images))
 	r.msgs = msgs
 
@@ -438,7 +439,9 @@ func (r *runner) steps(ctx context.Context) {
 			req.Cache = nil // its first message is no longer the cached one
 		}
 		t0 := time.Now()
-		resp, err := cfg.Model.Complete(ctx, req, r)
+		mctx, span := startModelSpan(ctx, cfg.ModelName, r.step)
+		resp, err := cfg.Model.Complete(mctx, req, r)
+		endModelSpan(span, resp, err)
 		md := time.Since(t0)
 		res.ModelTime += md
 		if cfg.Observer != nil {
@@ -721,7 +724,9 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tools.Tool, cal
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t0 := time.Now()
-			res, err := t.Run(ctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: args})
+			tctx, span := startToolSpan(ctx, c.Function.Name, c.ID)
+			res, err := t.Run(tctx, r.in.Turn, tools.Call{ID: c.ID, Name: c.Function.Name, Arguments: args})
+			endToolSpan(span, res, err)
 			ch <- done{i: i, res: res, err: err, dur: time.Since(t0)}
 		}()
 	}

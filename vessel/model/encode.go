@@ -1,34 +1,49 @@
 package model
 
 import (
-	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
-// marshalMessage encodes m exactly as json.Marshal(m) does. A turn encodes
-// its whole history (1,000 messages in the load scenario) once, so the
-// common case (plain strings, compact content) is written directly;
-// anything else goes through json.Marshal.
-func marshalMessage(m *transcript.Message) ([]byte, error) {
-	if b, ok := appendMessage(nil, m); ok {
-		return b, nil
+// estimate is the size of m's encoding when appendMessage writes it (a
+// turn's history is encoded into one buffer sized by it).
+func estimate(m *transcript.Message) int {
+	n := len(`{"role":""}`) + len(m.Role)
+	if len(m.Content) > 0 {
+		n += len(`,"content":`) + len(m.Content)
 	}
-	return json.Marshal(m)
+	if m.Name != "" {
+		n += len(`,"name":""`) + len(m.Name)
+	}
+	if len(m.ToolCalls) > 0 {
+		n += len(`,"tool_calls":[]`)
+	}
+	for _, tc := range m.ToolCalls {
+		n += len(`{"id":"","type":"","function":{"name":"","arguments":""}},`) + len(tc.ID) + len(tc.Type) + len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	if m.ToolCallID != "" {
+		n += len(`,"tool_call_id":""`) + len(m.ToolCallID)
+	}
+	return n
 }
 
+// appendMessage appends m's encoding, exactly as json.Marshal(m) writes
+// it, to b when it can write it directly; otherwise it returns b unchanged
+// and false (the caller uses json.Marshal). A turn encodes its whole
+// history (1,000 messages in the load scenario) once, so the common case
+// (plain strings, compact content) is written directly.
 func appendMessage(b []byte, m *transcript.Message) ([]byte, bool) {
 	if b == nil {
-		b = make([]byte, 0, 64+len(m.Role)+len(m.Content)+len(m.Name)+len(m.ToolCallID))
+		b = make([]byte, 0, estimate(m))
 	}
 	ok := plainString(m.Role) && plainString(m.Name) && plainString(m.ToolCallID)
 	for _, tc := range m.ToolCalls {
 		ok = ok && plainString(tc.ID) && plainString(tc.Type) && plainString(tc.Function.Name) && plainString(tc.Function.Arguments)
 	}
 	if !ok || len(m.Content) > 0 && !compactContent(m.Content) {
-		return nil, false
+		return b, false
 	}
 	b = append(b, `{"role":"`...)
 	b = append(b, m.Role...)

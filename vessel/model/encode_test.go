@@ -34,6 +34,9 @@ func FuzzMarshalMessage(f *testing.F) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("got  %s\nwant %s", got, want)
 		}
+		if len(got) > estimate(&m) {
+			t.Fatalf("estimate %d for %d bytes: %s", estimate(&m), len(got), got)
+		}
 	})
 }
 

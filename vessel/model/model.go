@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,7 @@ type Request struct {
 	Tools    []ToolDef
 	// Cache, when set, keeps each message's encoding between the calls of a
 	// turn, whose message lists only grow: a long history is encoded once.
+	// The messages' Content then points into the cache (see MessageCache).
 	Cache *MessageCache
 	// Limits bound what this call may stream; over one, the stream is
 	// closed at once and Complete returns a *LimitError.
@@ -138,11 +140,86 @@ func (e *LimitError) Error() string {
 // Is makes errors.Is(err, ErrOutputLimit) true.
 func (e *LimitError) Is(target error) bool { return target == ErrOutputLimit }
 
-// MessageCache holds encoded messages by position.
-type MessageCache struct{ enc [][]byte }
+// MessageCache holds a turn's messages encoded, one after another in one
+// buffer: the model request is written from it without another copy of
+// the history, and a message is encoded once per turn. The content of a
+// message written directly is then read from that buffer too: fill points
+// the message's Content at its bytes there, so a long history is held
+// once (encoded), not twice (parsed and encoded).
+type MessageCache struct {
+	enc     []byte   // the messages' encodings, comma-separated
+	ends    []int    // where each message's encoding ends in enc
+	content [][2]int // where each message's Content lies in enc; {0, 0} when it does not
+}
+
+// fill encodes the messages of msgs the cache does not hold yet; msgs must
+// begin with the messages it holds (a turn's messages only grow).
+func (c *MessageCache) fill(msgs []transcript.Message) error {
+	if len(c.ends) >= len(msgs) {
+		return nil
+	}
+	est := 0
+	for i := len(c.ends); i < len(msgs); i++ {
+		est += estimate(&msgs[i]) + 1
+	}
+	before := c.enc
+	c.enc = slices.Grow(c.enc, est)
+	if cap(before) > 0 && &before[:1][0] != &c.enc[:1][0] {
+		// The buffer moved: the contents pointing into it follow, so the
+		// old one is not kept alive.
+		for i, sp := range c.content {
+			if sp[1] > sp[0] {
+				msgs[i].Content = c.enc[sp[0]:sp[1]:sp[1]]
+			}
+		}
+	}
+	for i := len(c.ends); i < len(msgs); i++ {
+		if i > 0 {
+			c.enc = append(c.enc, ',')
+		}
+		start := len(c.enc)
+		var ok bool
+		if c.enc, ok = appendMessage(c.enc, &msgs[i]); !ok {
+			b, err := json.Marshal(&msgs[i])
+			if err != nil {
+				return err
+			}
+			c.enc = append(c.enc, b...)
+		}
+		sp := [2]int{}
+		if n := len(msgs[i].Content); ok && n > 0 {
+			at := start + len(`{"role":"","content":`) + len(msgs[i].Role)
+			if at+n <= len(c.enc) && bytes.Equal(c.enc[at:at+n], msgs[i].Content) {
+				sp = [2]int{at, at + n}
+				msgs[i].Content = c.enc[at : at+n : at+n]
+			}
+		}
+		c.content = append(c.content, sp)
+		c.ends = append(c.ends, len(c.enc))
+	}
+	return nil
+}
+
+// requestBody is a model request's body in pieces: the head, the cached
+// messages (shared with the cache, not copied) and the tail.
+type requestBody struct {
+	parts [][]byte
+	n     int64
+}
+
+func (b *requestBody) reader() io.Reader {
+	rs := make([]io.Reader, len(b.parts))
+	for i, p := range b.parts {
+		rs[i] = bytes.NewReader(p)
+	}
+	return io.MultiReader(rs...)
+}
+
+// bytes joins the pieces.
+func (b *requestBody) bytes() []byte { return bytes.Join(b.parts, nil) }
 
 // encodeRequest writes the request body, reusing cached message encodings.
-func encodeRequest(req *Request) ([]byte, error) {
+func encodeRequest(req *Request) (*requestBody, error) {
 	head, err := json.Marshal(wireRequest{Model: req.Model, Tools: req.Tools, Stream: true,
 		StreamOptions: &streamOptions{IncludeUsage: true}})
 	if err != nil {
@@ -152,30 +229,20 @@ func encodeRequest(req *Request) ([]byte, error) {
 	if c == nil {
 		c = &MessageCache{}
 	}
-	size := len(head) + 16
-	for i := range req.Messages {
-		if i >= len(c.enc) {
-			b, err := marshalMessage(&req.Messages[i])
-			if err != nil {
-				return nil, err
-			}
-			c.enc = append(c.enc, b)
-		}
-		size += len(c.enc[i]) + 1
+	if err := c.fill(req.Messages); err != nil {
+		return nil, err
+	}
+	msgs := []byte(nil)
+	if len(req.Messages) > 0 {
+		msgs = c.enc[:c.ends[len(req.Messages)-1]]
 	}
 	// head ends with "}"; the messages go in as its last member.
-	var buf bytes.Buffer
-	buf.Grow(size)
-	buf.Write(head[:len(head)-1])
-	buf.WriteString(`,"messages":[`)
-	for i := range req.Messages {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(c.enc[i])
+	head = append(head[:len(head)-1], `,"messages":[`...)
+	b := &requestBody{parts: [][]byte{head, msgs, []byte("]}")}}
+	for _, p := range b.parts {
+		b.n += int64(len(p))
 	}
-	buf.WriteString("]}")
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // Usage is the token count of one call.
@@ -204,7 +271,10 @@ type Handler interface {
 type Client struct {
 	BaseURL string // e.g. http://egress:8080/v1
 	APIKey  string
-	HTTP    *http.Client
+	// Agent, when set, is sent as telemetry.AgentHeader: the egress counts
+	// tokens by it and never forwards it.
+	Agent string
+	HTTP  *http.Client
 	// Attempts is how many times a call is tried while nothing has streamed
 	// (default 4); Backoff the first wait, doubled each time (default 250ms).
 	Attempts int
@@ -347,7 +417,7 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-func (c *Client) once(ctx context.Context, body []byte, lim Limits, h Handler) (*Response, bool, error) {
+func (c *Client) once(ctx context.Context, body *requestBody, lim Limits, h Handler) (*Response, bool, error) {
 	first, idle := c.FirstByteTimeout, c.IdleTimeout
 	if first <= 0 {
 		first = DefaultFirstByteTimeout
@@ -370,16 +440,22 @@ func (c *Client) once(ctx context.Context, body []byte, lim Limits, h Handler) (
 	return resp, started, err
 }
 
-func (c *Client) attempt(ctx context.Context, body []byte, lim Limits, wd *watchdog, h Handler) (*Response, bool, error) {
+func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd *watchdog, h Handler) (*Response, bool, error) {
 	url := strings.TrimSuffix(c.BaseURL, "/") + "/chat/completions"
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
 	if err != nil {
 		return nil, false, &Error{Message: "bad model URL", Err: err}
 	}
+	hreq.ContentLength = body.n
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	if id := telemetry.TaskIDFrom(ctx); id != "" {
 		hreq.Header.Set(telemetry.TaskIDHeader, id) // logged by the egress, never sent upstream
+	}
+	telemetry.InjectHTTP(ctx, hreq.Header) // the egress continues the trace and removes the headers
+	if c.Agent != "" {
+		hreq.Header.Set(telemetry.AgentHeader, c.Agent) // likewise
 	}
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)

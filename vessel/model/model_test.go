@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,9 +139,25 @@ func TestEncodeRequestCache(t *testing.T) {
 	c := &MessageCache{}
 	msgs := []transcript.Message{{Role: "system", Content: transcript.Text("p")}, {Role: "user", Content: transcript.Text("q \"x\"")}}
 	check := func(msgs []transcript.Message) {
-		b, err := encodeRequest(&Request{Model: "m", Messages: msgs, Tools: []ToolDef{{Type: "function", Function: FunctionDef{Name: "t"}}}, Cache: c})
+		body, err := encodeRequest(&Request{Model: "m", Messages: msgs, Tools: []ToolDef{{Type: "function", Function: FunctionDef{Name: "t"}}}, Cache: c})
 		if err != nil {
 			t.Fatal(err)
+		}
+		b := body.bytes()
+		if r, _ := io.ReadAll(body.reader()); !bytes.Equal(r, b) || int64(len(b)) != body.n {
+			t.Fatalf("reader %q, pieces %q, length %d", r, b, body.n)
+		}
+		// Written straight from the messages, the request is what
+		// encoding/json makes of them.
+		want, _ := json.Marshal(struct {
+			Model         string               `json:"model"`
+			Tools         []ToolDef            `json:"tools"`
+			Stream        bool                 `json:"stream"`
+			StreamOptions *streamOptions       `json:"stream_options"`
+			Messages      []transcript.Message `json:"messages"`
+		}{"m", []ToolDef{{Type: "function", Function: FunctionDef{Name: "t"}}}, true, &streamOptions{IncludeUsage: true}, msgs})
+		if !bytes.Equal(b, want) {
+			t.Fatalf("request\n%s\nwant\n%s", b, want)
 		}
 		var got struct {
 			Model    string               `json:"model"`
@@ -164,7 +181,32 @@ func TestEncodeRequestCache(t *testing.T) {
 	msgs = append(msgs, transcript.Message{Role: "assistant", ToolCalls: []transcript.ToolCall{{ID: "a", Type: "function", Function: transcript.FunctionCall{Name: "t", Arguments: "{}"}}}},
 		transcript.Message{Role: "tool", ToolCallID: "a", Content: transcript.Text("r")})
 	check(msgs)
-	if len(c.enc) != 4 {
-		t.Fatalf("cache holds %d", len(c.enc))
+	// A message encoding/json must write (HTML characters are escaped)
+	// goes in between the directly written ones.
+	msgs = append(msgs, transcript.Message{Role: "user", Name: "a<b", Content: json.RawMessage(`[ {"type":"text","text":"x"} ]`)},
+		transcript.Message{Role: "user", Content: transcript.Text("after")})
+	check(msgs)
+	// Contents written directly are read from the cache's buffer, which
+	// moved as it grew; the one encoding/json wrote keeps its own bytes.
+	for i, m := range msgs {
+		if len(m.Content) == 0 {
+			continue
+		}
+		if inCache, want := c.holds(m.Content), i != 4; inCache != want {
+			t.Errorf("message %d: content in the cache %v", i, inCache)
+		}
 	}
+	if len(c.ends) != 6 {
+		t.Fatalf("cache holds %d", len(c.ends))
+	}
+}
+
+// holds reports whether b lies in the cache's buffer.
+func (c *MessageCache) holds(b []byte) bool {
+	for i := range c.enc[:cap(c.enc)] {
+		if &c.enc[:cap(c.enc)][i] == &b[0] {
+			return true
+		}
+	}
+	return false
 }

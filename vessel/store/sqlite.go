@@ -27,6 +27,7 @@ const RestartReason = "the vessel stopped before this turn's end was stored"
 
 type sqliteBackend struct {
 	db     *sql.DB
+	path   string
 	opt    Options
 	mu     sync.Mutex
 	stores map[string]*sqliteStore
@@ -81,7 +82,11 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	b := &sqliteBackend{db: db, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{})}
+	b := &sqliteBackend{db: db, path: path, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{})}
+	if _, err := db.ExecContext(ctx, sqlitePushTable); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create push config table: %w", err)
+	}
 	for _, id := range opt.Agents {
 		if _, err := b.open(ctx, id); err != nil {
 			db.Close()
@@ -161,6 +166,12 @@ func (b *sqliteBackend) Cleanup(ctx context.Context) error {
 	for _, s := range stores {
 		if _, err := b.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE updated_at < ?`, cut); err != nil {
 			return fmt.Errorf("delete expired tasks of %s: %w", s.agent, err)
+		}
+		// Push configs go with their task (a config saved for a task not
+		// yet stored is kept until the task is older than the TTL).
+		if _, err := b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND created_at < ?
+			AND task_id NOT IN (SELECT id FROM `+s.table+`)`, s.agent, cut); err != nil {
+			return fmt.Errorf("delete push configs of expired tasks of %s: %w", s.agent, err)
 		}
 	}
 	return nil

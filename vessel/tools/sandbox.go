@@ -78,9 +78,11 @@ func DialSandbox(rawURL, token string) (*Sandbox, error) {
 	// for seconds after its sandbox was back.
 	backoffCfg := backoff.DefaultConfig
 	backoffCfg.MaxDelay = time.Second
-	conn, err := grpc.NewClient(u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(32<<20)),
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoffCfg, MinConnectTimeout: 5 * time.Second}))
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(32 << 20)),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoffCfg, MinConnectTimeout: 5 * time.Second})},
+		telemetry.GRPCClientOptions()...) // the trace goes on inside sandboxd (traceparent metadata)
+	conn, err := grpc.NewClient(u.Host, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", rawURL, err)
 	}

@@ -54,6 +54,9 @@ type Options struct {
 	// CheckImage, when set, looks inside an image (format, dimensions); the
 	// identity helper's vessel/images provides it.
 	CheckImage func(mediaType string, data []byte) error
+	// Aside, when set, holds the content of the transcript part at
+	// Aside.Part, lifted out of the request body (see Aside).
+	Aside *Aside
 }
 
 // ValidContextID reports whether id is 1 to 128 of letters, digits and . _ : -.
@@ -89,10 +92,7 @@ func Parse(msg *a2a.Message, contextID string, opt Options) (*Input, error) {
 		if p == nil {
 			return nil, reject("part %d is empty", i)
 		}
-		mt := strings.ToLower(strings.TrimSpace(p.MediaType))
-		if k := strings.IndexByte(mt, ';'); k >= 0 {
-			mt = strings.TrimSpace(mt[:k])
-		}
+		mt := MediaType(p.MediaType)
 		switch c := p.Content.(type) {
 		case a2a.Text:
 			if mt == transcript.MediaType {
@@ -105,6 +105,9 @@ func Parse(msg *a2a.Message, contextID string, opt Options) (*Input, error) {
 		case a2a.Raw:
 			switch {
 			case mt == transcript.MediaType:
+				if opt.Aside != nil && i == opt.Aside.Part && len(c) == 0 {
+					c = opt.Aside.take()
+				}
 				if err := in.readHistory(c, &sawHistory); err != nil {
 					return nil, err
 				}
@@ -161,6 +164,16 @@ func Parse(msg *a2a.Message, contextID string, opt Options) (*Input, error) {
 	}
 	in.Text = text
 	return in, nil
+}
+
+// MediaType is a part's media type as Parse compares it: lower case,
+// without parameters or surrounding space.
+func MediaType(s string) string {
+	mt := strings.ToLower(strings.TrimSpace(s))
+	if k := strings.IndexByte(mt, ';'); k >= 0 {
+		mt = strings.TrimSpace(mt[:k])
+	}
+	return mt
 }
 
 func (in *Input) readHistory(b []byte, saw *bool) error {

@@ -13,6 +13,7 @@ import (
 	"log"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -34,6 +35,10 @@ type response struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "health" {
+		// The Compose healthcheck: the image has no shell or curl.
+		os.Exit(health())
+	}
 	listen := flag.String("listen", "0.0.0.0:8080", "address to serve on")
 	flag.Parse()
 	mux := http.NewServeMux()
@@ -80,4 +85,20 @@ func search(w http.ResponseWriter, r *http.Request) {
 	resp.NumberOfResults = len(resp.Results)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// health asks this container's own /healthz: 0 when it answers 200.
+func health() int {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	resp, err := c.Get("http://127.0.0.1:8080/healthz")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "searxng-stub: unhealthy:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "searxng-stub: unhealthy: status", resp.StatusCode)
+		return 1
+	}
+	return 0
 }

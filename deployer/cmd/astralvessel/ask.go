@@ -27,7 +27,7 @@ import (
 func init() {
 	register(&command{
 		name:    "ask",
-		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest] [--approve LIST] [--state DIR] [--files DIR] QUESTION...",
+		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest] [--approve LIST] [--background [--webhook URL --webhook-token T]] [--state DIR] [--files DIR] QUESTION...",
 		summary: "ask an agent of the local stack (or --url) and stream the answer",
 		run:     runAsk,
 	})
@@ -57,9 +57,16 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	file := fs.String("file", "", "read the question from this file (- for stdin)")
 	bindingName := fs.String("binding", "jsonrpc", "A2A binding to ask over: jsonrpc or rest (HTTP+JSON)")
 	approve := fs.String("approve", "", "ask to approve more calls before they run: tool names, scopes, service:NAME or all, comma-separated (X-Vessel-Approve)")
+	background := fs.Bool("background", false, "start the turn in the background and print its task id (follow it with astralvessel task ID)")
+	webhookURL := fs.String("webhook", "", "with --background: a webhook URL the vessel pushes the task's status changes to (within the app's push_urls)")
+	webhookToken := fs.String("webhook-token", "", "with --webhook: the token the vessel sends with each push")
 	pos, code, ok := parseFlags(fs, args, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if (*webhookURL != "" || *webhookToken != "") && !*background {
+		fmt.Fprintln(stderr, "astralvessel ask: --webhook and --webhook-token need --background")
+		return 2
 	}
 	question, err := readQuestion(pos, *file)
 	if err != nil {
@@ -113,6 +120,20 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "conversation %s (new; the next ask continues it, --new starts another)\n", convID)
 	} else {
 		fmt.Fprintf(stderr, "conversation %s (continued, %d messages before; --new starts another)\n", convID, len(past))
+	}
+	if *background {
+		var hook *client.Webhook
+		if *webhookURL != "" {
+			hook = &client.Webhook{URL: *webhookURL, Token: *webhookToken}
+		}
+		res, err := c.Submit(context.Background(), client.TurnRequest{Text: question, History: past, ContextID: convID}, hook)
+		if err != nil {
+			fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, res.TaskID)
+		fmt.Fprintf(stderr, "started in the background (%s); astralvessel task %s shows its state and answer\n", res.State, res.TaskID)
+		return 0
 	}
 	fdir := *filesDir
 	if fdir == "" {

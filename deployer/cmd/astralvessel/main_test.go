@@ -140,6 +140,7 @@ func TestUsage(t *testing.T) {
 		"deploy":   "usage: astralvessel deploy FILE",
 		"up":       "usage: astralvessel up [FILE]",
 		"ask":      "usage: astralvessel ask ",
+		"usage":    "usage: astralvessel usage ",
 	} {
 		code, out, errOut := run(cmd, "--help")
 		if code != 0 || errOut != "" || !strings.HasPrefix(out, want) || !strings.Contains(out, "flags:\n  -") {

@@ -20,6 +20,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
@@ -31,15 +34,27 @@ import (
 var logLevel *zap.AtomicLevel
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "health" {
+		// The Compose healthcheck: the image has no shell or curl.
+		os.Exit(healthcheck.Main("egress", healthcheck.Check{URL: "http://127.0.0.1:8080/health"}, os.Args[2:], os.Stderr))
+	}
 	log, level, err := telemetry.NewLogger(os.Getenv("VESSEL_EGRESS_LOG_LEVEL"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "egress: VESSEL_EGRESS_LOG_LEVEL:", err)
 		os.Exit(2)
 	}
 	logLevel = &level
+	// Off unless the OTEL_* variables ask for it.
+	tr, err := telemetry.StartTracing(context.Background(), "egress", log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "egress: tracing:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, log, nil); err != nil {
+	err = run(ctx, os.Args[1:], os.Getenv, log, nil)
+	tr.Stop(log)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(os.Stderr, usage)
 			return
@@ -59,6 +74,7 @@ func main() {
 
 const usage = `usage: egress [--model-listen ADDR (default :8080)] [--proxy-listen ADDR (default :3128)]
               [--metrics-listen ADDR (default off)] [--log-level LEVEL (default info)]
+              [--audit-log FILE (default off)]
 
 environment:
   VESSEL_UPSTREAM_MODEL_URL          the model's OpenAI-compatible base URL (required)
@@ -70,12 +86,16 @@ environment:
   VESSEL_EGRESS_ALLOW_PORTS          extra ports, for allow-listed destinations only
   VESSEL_EGRESS_METRICS_LISTEN       address of the Prometheus /metrics listener (--metrics-listen wins)
   VESSEL_EGRESS_LOG_LEVEL            debug, info, warn or error (--log-level wins)
+  VESSEL_EGRESS_AUDIT_LOG            file of the OCSF audit events (--audit-log wins)
+  VESSEL_RECORD_LOG_MAX_MB           rotate the audit file at this size (default 100)
+  VESSEL_RECORD_LOG_BACKUPS          rotated audit files to keep (default 10)
 `
 
 // config is everything the environment and flags say.
 type config struct {
 	modelListen, proxyListen string
 	metricsListen, logLevel  string
+	auditLog                 string
 	upstream, key, token     string
 	allowHTTP                bool
 	policy                   guard.Config
@@ -88,6 +108,7 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 	fs.StringVar(&c.modelListen, "model-listen", ":8080", "address of the model passthrough")
 	fs.StringVar(&c.proxyListen, "proxy-listen", ":3128", "address of the guarded web proxy")
 	fs.StringVar(&c.metricsListen, "metrics-listen", strings.TrimSpace(getenv("VESSEL_EGRESS_METRICS_LISTEN")), "address of the Prometheus /metrics listener (default off)")
+	fs.StringVar(&c.auditLog, "audit-log", strings.TrimSpace(getenv("VESSEL_EGRESS_AUDIT_LOG")), "append one OCSF Network Activity event per decision to this file (default off)")
 	fs.StringVar(&c.logLevel, "log-level", strings.TrimSpace(getenv("VESSEL_EGRESS_LOG_LEVEL")), "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("flags: %w", err)
@@ -146,9 +167,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 		logLevel.SetLevel(l)
 	}
 	reg := telemetry.NewRegistry()
+	var aw *audit.Writer
+	if c.auditLog != "" {
+		rlo, err := rotlog.OptionsFromEnv(getenv)
+		if err != nil {
+			return err
+		}
+		if aw, err = audit.Open(c.auditLog, "egress", audit.BuildVersion(), rlo); err != nil {
+			return fmt.Errorf("--audit-log: %w", err)
+		}
+		defer aw.Close()
+	}
 	mh, err := modelproxy.New(modelproxy.Config{
 		Upstream: c.upstream, Key: c.key, Token: c.token, AllowHTTP: c.allowHTTP,
-		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg),
+		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg), Audit: aw,
 	})
 	if err != nil {
 		return fmt.Errorf("egress model passthrough: %w", err)
@@ -192,7 +224,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	} else {
 		log.Info("egress policy: public addresses on ports 80 and 443 only")
 	}
-	wp, err := webproxy.New(webproxy.Options{Policy: pol, Logger: log.Named("proxy"), Metrics: webproxy.NewMetrics(reg)})
+	wp, err := webproxy.New(webproxy.Options{Policy: pol, Logger: log.Named("proxy"), Metrics: webproxy.NewMetrics(reg), Audit: aw})
 	if err != nil {
 		return fmt.Errorf("egress web proxy: %w", err)
 	}

@@ -20,6 +20,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
@@ -32,6 +34,9 @@ import (
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "health" {
+		os.Exit(health(os.Args[2:], os.Stderr)) // the Compose healthcheck (health.go)
+	}
 	if err := run(os.Args[1:], confine.HostKernel(), confine.BuildFilter); err != nil {
 		fmt.Fprintf(os.Stderr, "sandboxd: %v\n", err)
 		os.Exit(1)
@@ -73,6 +78,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		callProcs   = fs.Int("call-procs", 128, "stop a call whose process group holds more processes (checked twice a second; 0: off)")
 		logLevel    = fs.String("log-level", os.Getenv("VESSEL_SANDBOX_LOG_LEVEL"), "log level: debug, info, warn or error (env VESSEL_SANDBOX_LOG_LEVEL; default info)")
 		metricsAddr = fs.String("metrics-listen", os.Getenv("VESSEL_SANDBOX_METRICS_LISTEN"), "address of the Prometheus /metrics listener (env VESSEL_SANDBOX_METRICS_LISTEN; default off)")
+		auditLog    = fs.String("audit-log", os.Getenv("VESSEL_SANDBOX_AUDIT_LOG"), "append one OCSF Process Activity event per call to this file (env VESSEL_SANDBOX_AUDIT_LOG; default off); never where calls can read")
 		mounts      multiFlag
 		turnDisk    sizeFlag
 		userDisk    sizeFlag
@@ -99,6 +105,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	}
 	zl = zl.With(zap.String(telemetry.FieldAgent, *agent))
 	defer func() { _ = zl.Sync() }()
+	// Off unless the OTEL_* variables ask for it; the confined calls never
+	// see those variables (their environment is built, not inherited).
+	tr, err := telemetry.StartTracing(context.Background(), "sandboxd", zl)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer tr.Stop(zl)
 	logf := zl.Sugar().Infof
 	if os.Getenv("GOMEMLIMIT") == "" && memLimit > 0 {
 		// Output floods make garbage fast: collect before it piles up.
@@ -177,11 +190,22 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		return err
 	}
 	reg := telemetry.NewRegistry()
+	var auditW *audit.Writer
+	if *auditLog != "" {
+		rlo, err := rotlog.OptionsFromEnv(os.Getenv)
+		if err != nil {
+			return err
+		}
+		if auditW, err = audit.Open(*auditLog, "sandboxd", version, rlo); err != nil {
+			return fmt.Errorf("--audit-log: %w", err)
+		}
+		defer auditW.Close()
+	}
 	srv, err := server.New(server.Config{
 		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi,
 		PackageDir: pkgDir, Mounts: mountDirs, Manifest: manifest, Token: token, Filter: filter,
 		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory),
-		OutputBudget: int64(outBudget), Logf: logf, Logger: zl, Metrics: server.NewMetrics(reg, wm),
+		OutputBudget: int64(outBudget), Logf: logf, Logger: zl, Metrics: server.NewMetrics(reg, wm), Audit: auditW,
 	})
 	if err != nil {
 		return err
@@ -191,6 +215,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 			if tree, bad := srv.ReadableByCalls(real); bad {
 				return fmt.Errorf("refusing to start: the token file %s lies in %s, which tool calls can read; "+
 					"keep it elsewhere (Compose mounts it under /run/secrets)", real, tree)
+			}
+		}
+	}
+	if *auditLog != "" {
+		if real, err := filepath.EvalSymlinks(filepath.Dir(*auditLog)); err == nil {
+			if tree, bad := srv.ReadableByCalls(real); bad {
+				return fmt.Errorf("refusing to start: the audit log %s lies in %s, which tool calls can read; keep it elsewhere", *auditLog, tree)
 			}
 		}
 	}

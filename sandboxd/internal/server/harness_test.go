@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
@@ -71,6 +72,8 @@ type envOpts struct {
 	// series.
 	logger   *zap.Logger
 	registry *prometheus.Registry
+	// audit, when set, receives the Process Activity events.
+	audit *audit.Writer
 	// serveIdle, serveInput and serveOutput bound served processes.
 	serveIdle               time.Duration
 	serveInput, serveOutput int64
@@ -142,7 +145,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		met = server.NewMetrics(o.registry, wm)
 	}
 	srv, err := server.New(server.Config{
-		Logger: o.logger, Metrics: met,
+		Logger: o.logger, Metrics: met, Audit: o.audit,
 		Agent: "test", Fingerprint: "sha256:test", Version: "test", LandlockABI: abi,
 		PackageDir: e.pkg, Mounts: []string{e.data}, Manifest: o.manifest, Token: testToken, Filter: filter,
 		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
@@ -71,6 +72,9 @@ type Config struct {
 	// Metrics receives the series (NewMetrics); nil keeps them in a
 	// registry nobody reads.
 	Metrics *Metrics
+	// Audit receives one OCSF Process Activity event per call
+	// (docs/audit.md); nil writes none.
+	Audit *audit.Writer
 }
 
 // Server implements sandboxv1.RunServiceServer.
@@ -200,10 +204,14 @@ func (s *Server) ListTurns(context.Context, *sandboxv1.ListTurnsRequest) (*sandb
 // Run runs one tool call and streams its events, ending with Exit.
 func (s *Server) Run(req *sandboxv1.RunRequest, stream grpc.ServerStreamingServer[sandboxv1.RunResponse]) error {
 	start := time.Now()
-	exit, after := s.run(stream.Context(), req, stream.Send)
+	pi := &procInfo{}
+	ctx, span := s.startCallSpan(context.WithValue(stream.Context(), procKey{}, pi), req)
+	exit, after := s.run(ctx, req, stream.Send)
+	endCallSpan(span, exit)
 	d := time.Since(start)
 	exit.DurationUs = uint64(d.Microseconds())
 	s.observe(stream.Context(), req, exit, d)
+	s.audit(stream.Context(), req, exit, pi, start, start.Add(d))
 	err := stream.Send(&sandboxv1.RunResponse{Event: &sandboxv1.RunResponse_Exit{Exit: exit}})
 	if after != nil {
 		// Clean-up the vessel need not wait for (removing the call's
@@ -463,6 +471,9 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 	}
 	s.met.spawn.Observe(time.Since(spawnStart).Seconds())
 	turn.SetPgid(call, proc.Pgid())
+	if pi, ok := ctx.Value(procKey{}).(*procInfo); ok {
+		pi.pid, pi.uid = proc.Pgid(), turn.UID
+	}
 	k.started(proc)
 	// A cancelled stream (the vessel gave up) ends the call too.
 	stopWatch := context.AfterFunc(ctx, func() { proc.Kill("cancelled") })

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
@@ -49,6 +50,14 @@ func NewMetrics(reg prometheus.Registerer, wm *workspace.Manager) *Metrics {
 				var n int64
 				for _, t := range wm.List() {
 					n += t.Usage
+				}
+				return float64(n)
+			}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sandboxd_workspace_inodes",
+				Help: "Distinct inodes the turns' workspaces hold now, as the last quota check counted them."}, func() float64 {
+				var n int64
+				for _, t := range wm.List() {
+					n += t.Inodes
 				}
 				return float64(n)
 			}),
@@ -124,4 +133,35 @@ func taskID(ctx context.Context) string {
 		return telemetry.CleanTaskID(v[0])
 	}
 	return ""
+}
+
+// procInfo is what the confined start tells the call's audit event: the
+// process's pid (its process group) and the uid it ran as.
+type procInfo struct {
+	pid, uid int
+}
+
+type procKey struct{}
+
+// audit writes the call's Process Activity event.
+func (s *Server) audit(ctx context.Context, req *sandboxv1.RunRequest, exit *sandboxv1.Exit, pi *procInfo, start, end time.Time) {
+	if s.cfg.Audit == nil {
+		return
+	}
+	c := &audit.ProcessCall{Tool: s.toolLabel(req.GetTool()), CallID: truncate(req.GetCallId(), 128), Turn: truncate(req.GetTurnId(), 128),
+		Task: taskID(ctx), Owner: truncate(req.GetOwner(), 300), Agent: s.cfg.Agent, Pid: pi.pid, Start: start, End: end,
+		Exit: exitClass(exit), Code: exit.GetCode(), Stopped: exit.GetStopped(), Error: exit.GetError()}
+	if pi.uid > 0 {
+		c.UID = uint32(pi.uid)
+	}
+	if err := s.cfg.Audit.Emit(audit.ProcessActivity(c)); err != nil {
+		s.log.Warn("audit event not written", zap.Error(err))
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

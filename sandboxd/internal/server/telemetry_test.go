@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,7 +16,12 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/metricdoc"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
 )
 
 // TestCallLinesCarryTaskIDAndSeriesMove: sandboxd logs the task id the
@@ -62,6 +69,7 @@ func TestCallLinesCarryTaskIDAndSeriesMove(t *testing.T) {
 		`sandboxd_spawn_duration_seconds_count 2`,
 		`sandboxd_active_turns 1`,
 		`sandboxd_workspace_bytes `,
+		`sandboxd_workspace_inodes `,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %s", want)
@@ -71,5 +79,74 @@ func TestCallLinesCarryTaskIDAndSeriesMove(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("a series carries %q", secret)
 		}
+	}
+}
+
+// TestAuditProcessActivity: each call writes one OCSF Process Activity
+// event to a real file, joinable to the turn by the task id the vessel
+// sent: a confined shell call with its pid and the turn's uid, a failing
+// exit, a call stopped at its timeout, and a refused unknown tool.
+func TestAuditProcessActivity(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(path, "sandboxd", "test", rotlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOpts{audit: w})
+	ctx := metadata.AppendToOutgoingContext(context.Background(), telemetry.TaskIDMetadata, "task-a1")
+	for _, c := range []call{
+		{turn: "turn-a1", owner: "app/ann", tool: "bash", args: `{"command":"echo hi"}`},
+		{turn: "turn-a1", owner: "app/ann", tool: "bash", args: `{"command":"exit 3"}`},
+		{turn: "turn-a1", owner: "app/ann", tool: "bash", args: `{"command":"sleep 5"}`, timeoutMs: 200},
+		{turn: "turn-a1", owner: "app/ann", tool: "no-such-tool", args: `{}`},
+	} {
+		if _, err := e.run(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = w.Close()
+	evs, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 4 {
+		t.Fatalf("%d events, want 4", len(evs))
+	}
+	for _, ev := range evs {
+		if ev.ClassUID != audit.ClassProcessActivity || ev.CategoryUID != audit.CategorySystem || ev.TypeUID != 100701 ||
+			ev.Metadata.CorrelationUID != "task-a1" || ev.Actor.User.Name != "app/ann" || ev.Unmapped["turn"] != "turn-a1" {
+			t.Errorf("event %+v", ev)
+		}
+	}
+	ok, nonzero, stopped, unknown := evs[0], evs[1], evs[2], evs[3]
+	if ok.StatusID != audit.StatusSuccess || ok.Process.Name != "bash" || ok.Process.Pid <= 0 || *ok.ExitCode != 0 {
+		t.Errorf("ok call: %+v %+v", ok, ok.Process)
+	}
+	if *nonzero.ExitCode != 3 || nonzero.StatusCode != "nonzero" {
+		t.Errorf("exit 3: %+v", nonzero)
+	}
+	if stopped.StatusID != audit.StatusFailure || stopped.StatusDetail != "stopped: timeout" {
+		t.Errorf("timeout: %+v", stopped)
+	}
+	if unknown.StatusID != audit.StatusFailure || unknown.Process.Name != "unknown" || unknown.Process.Pid != 0 || unknown.StatusDetail == "" {
+		t.Errorf("unknown tool: %+v %+v", unknown, unknown.Process)
+	}
+}
+
+// TestEveryMetricDocumented: docs/operations.md lists exactly the
+// sandboxd_ series NewMetrics registers.
+func TestEveryMetricDocumented(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wm, err := workspace.New(workspace.Config{Scratch: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec metricdoc.Recorder
+	server.NewMetrics(&rec, wm)
+	for _, m := range metricdoc.Mismatches(rec.Names, metricdoc.Documented(md), "sandboxd_") {
+		t.Error(m)
 	}
 }

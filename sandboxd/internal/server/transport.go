@@ -20,6 +20,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
 // maxRequest bounds a request message (arguments of one tool call).
@@ -64,8 +66,9 @@ func (s *Server) NewAPI(ctx context.Context) (*API, error) {
 		}
 		return h(srv, ss)
 	}
-	gs := grpc.NewServer(grpc.UnaryInterceptor(unary), grpc.StreamInterceptor(streamAuth),
-		grpc.MaxRecvMsgSize(maxRequest))
+	// With tracing on, each call continues the vessel's trace (otelgrpc).
+	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.UnaryInterceptor(unary), grpc.StreamInterceptor(streamAuth),
+		grpc.MaxRecvMsgSize(maxRequest)}, telemetry.GRPCServerOptions()...)...)
 	sandboxv1.RegisterRunServiceServer(gs, s)
 
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{

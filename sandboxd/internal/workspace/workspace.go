@@ -101,7 +101,10 @@ type Turn struct {
 	calls    map[*Call]struct{}
 	lastUsed time.Time
 	usage    int64
-	seq      int
+	// inodes is how many distinct inodes the last check found (files the
+	// walk reached and open files already deleted).
+	inodes int64
+	seq    int
 	// outFiles counts the outbox files kept so far in this turn.
 	outFiles outputfiles.Tally
 	gone     bool
@@ -310,6 +313,9 @@ type TurnInfo struct {
 	Running   int
 	Idle      time.Duration
 	Usage     int64
+	// Inodes is the distinct inodes the last check counted; a walk that
+	// stopped early at a limit counts only those it reached.
+	Inodes int64
 }
 
 // List reports every live turn, so a vessel that restarted can end the
@@ -325,7 +331,7 @@ func (m *Manager) List() []TurnInfo {
 	out := make([]TurnInfo, 0, len(turns))
 	for _, t := range turns {
 		t.mu.Lock()
-		out = append(out, TurnInfo{ID: t.ID, Owner: t.Owner, Running: len(t.calls), Idle: now.Sub(t.lastUsed), Usage: t.usage})
+		out = append(out, TurnInfo{ID: t.ID, Owner: t.Owner, Running: len(t.calls), Idle: now.Sub(t.lastUsed), Usage: t.usage, Inodes: t.inodes})
 		t.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -533,6 +539,7 @@ func (m *Manager) Check(logf func(string, ...any)) {
 		u := walked[t].total + open[t]
 		t.mu.Lock()
 		t.usage = u
+		t.inodes = int64(len(seen[t]))
 		gone := t.gone
 		t.mu.Unlock()
 		if gone {

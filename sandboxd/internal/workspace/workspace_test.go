@@ -38,8 +38,13 @@ func TestUsageCountsEntries(t *testing.T) {
 		return st.Blocks * 512
 	}
 	want := blocks("a") + blocks("d") + blocks("d/b") + 4*PerEntry
-	if got := dirUsage(dir, 0).total; got != want {
-		t.Fatalf("usage %d, want %d", got, want)
+	u := dirUsage(dir, 0)
+	if u.total != want {
+		t.Fatalf("usage %d, want %d", u.total, want)
+	}
+	// Three inodes: a (also named d/hard), d, d/b.
+	if len(u.seen) != 3 {
+		t.Fatalf("%d inodes counted, want 3", len(u.seen))
 	}
 }
 
@@ -133,5 +138,35 @@ func TestUIDsAreHeldPerTurn(t *testing.T) {
 	b, err := m.Acquire("b", "u")
 	if err != nil || b.UID != 520000 {
 		t.Fatalf("the uid did not come back: %d, %v", b.UID, err)
+	}
+}
+
+// TestListReportsInodes: each check counts the inodes a turn's workspace
+// holds, and List reports them (sandboxd_workspace_inodes).
+func TestListReportsInodes(t *testing.T) {
+	m, err := New(Config{Scratch: t.TempDir(), TurnLimit: 1 << 30, UserLimit: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.Acquire("a", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Check(t.Logf)
+	before := m.List()[0].Inodes
+	if err := os.Mkdir(filepath.Join(a.Dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"x", "y", "d/z"} {
+		if err := os.WriteFile(filepath.Join(a.Dir, n), []byte("1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(a.Dir, "x"), filepath.Join(a.Dir, "d", "x2")); err != nil {
+		t.Fatal(err)
+	}
+	m.Check(t.Logf)
+	if got := m.List()[0].Inodes - before; got != 4 {
+		t.Fatalf("%d new inodes counted, want 4 (d, x, y, d/z; d/x2 is x)", got)
 	}
 }

@@ -68,6 +68,8 @@ type Config struct {
 	// AgentTOML is appended to the agent's [[agents]] entry, e.g. an
 	// [agents.approval] table.
 	AgentTOML string
+	// AppTOML is appended to the app's [[apps]] entry, e.g. push_urls.
+	AppTOML string
 }
 
 // Stack is a running load stack.
@@ -210,14 +212,14 @@ upstream_url = "env:VESSEL_UPSTREAM_MODEL_URL"
 id = "load"
 key_sha256 = "env:%s"
 agents = ["%s"]
-
+%s
 [[agents]]
 id = "%s"
 package = "agents/%s"
 
 [agents.sandbox]
 scratch = "%s"
-%s`, store, appKeyVar, AgentID, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML)
+%s`, store, appKeyVar, AgentID, s.cfg.AppTOML, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML)
 
 	manifest := `name = "load"
 description = "Load-test agent: runs one shell command per turn and streams an answer."
@@ -301,6 +303,16 @@ func (p *meter) CPUSeconds() float64 {
 	const ticks = 100 // USER_HZ on Linux
 	p.cpu = sum / ticks
 	return p.cpu
+}
+
+// RestartVessel starts vessel i again after it ended (same address, data
+// and deployment) and waits until it is ready.
+func (s *Stack) RestartVessel(ctx context.Context, i int) error {
+	np, err := s.ls.Restart(ctx, s.Vessels[i].Proc)
+	if np != nil {
+		s.Vessels[i] = newProc(np)
+	}
+	return err
 }
 
 // LogTail returns the last n lines of the process's log, for error reports.

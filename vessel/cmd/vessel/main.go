@@ -21,8 +21,12 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -47,6 +51,7 @@ type flags struct {
 	deployment, listen, publicURL string
 	sandboxes                     sandboxFlags
 	logLevel, metricsListen       string
+	usageLog, auditLog            string
 }
 
 func parseFlags() *flags {
@@ -58,11 +63,20 @@ func parseFlags() *flags {
 	flag.StringVar(&f.logLevel, "log-level", envOr("VESSEL_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env VESSEL_LOG_LEVEL)")
 	flag.StringVar(&f.metricsListen, "metrics-listen", envOr("VESSEL_METRICS_LISTEN", ""),
 		"address of the Prometheus /metrics listener, e.g. 127.0.0.1:9700 (env VESSEL_METRICS_LISTEN; default off)")
+	flag.StringVar(&f.usageLog, "usage-log", envOr("VESSEL_USAGE_LOG", ""),
+		"append one JSON usage record per finished turn to this file (env VESSEL_USAGE_LOG; default off)")
+	flag.StringVar(&f.auditLog, "audit-log", envOr("VESSEL_AUDIT_LOG", ""),
+		"append the OCSF audit stream (one API Activity event per A2A call) to this file (env VESSEL_AUDIT_LOG; default off)")
 	flag.Parse()
 	return f
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "health" {
+		// The Compose healthcheck: the image has no shell or curl.
+		os.Exit(healthcheck.Main("vessel", healthcheck.Check{URL: "http://127.0.0.1:8700/health", WantOK: true},
+			os.Args[2:], os.Stderr))
+	}
 	f := parseFlags()
 	log, _, err := telemetry.NewLogger(f.logLevel)
 	if err != nil {
@@ -122,6 +136,13 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return fmt.Errorf("load deployment: %w", err)
 	}
+	// Tracing (off unless the OTEL_* variables ask for it) comes before the
+	// sandbox clients, which carry the trace context when it is on.
+	tr, err := telemetry.StartTracing(context.Background(), "vessel", log)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer tr.Stop(log)
 	// Listen first, so a busy address is reported at once, before the task
 	// store and the sandboxes.
 	addr := *listenAddr
@@ -214,10 +235,35 @@ func run(log *zap.Logger, f *flags) error {
 		return fmt.Errorf("--metrics-listen: %w", err)
 	}
 	defer ms.Close()
+	rlo, err := rotlog.OptionsFromEnv(func(k string) string { return envOr(k, "") })
+	if err != nil {
+		return err
+	}
+	var usageRec *usage.Recorder
+	if f.usageLog != "" {
+		if usageRec, err = usage.Open(f.usageLog, rlo); err != nil {
+			return fmt.Errorf("--usage-log: %w", err)
+		}
+		defer usageRec.Close()
+		log.Info("usage records", zap.String("path", f.usageLog))
+	}
+	var auditW *audit.Writer
+	if f.auditLog != "" {
+		if auditW, err = audit.Open(f.auditLog, "vessel", audit.BuildVersion(), rlo); err != nil {
+			return fmt.Errorf("--audit-log: %w", err)
+		}
+		defer auditW.Close()
+		log.Info("audit events", zap.String("path", f.auditLog))
+	}
 	checks, err := healthChecks(backend)
 	if err != nil {
 		return err
 	}
+	ob, stopOutbox, err := openOutbox(ctx, backend, d, cardKeys, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopOutbox()
 	srv, err := a2aserver.New(a2aserver.Config{
 		Deployment:    d,
 		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
@@ -234,8 +280,11 @@ func run(log *zap.Logger, f *flags) error {
 		ModelBaseURL:  envOr("VESSEL_MODEL_BASE_URL", "http://egress:8080/v1"),
 		Logger:        log,
 		Metrics:       metrics,
+		Usage:         usageRec,
+		Audit:         auditW,
 		PublicURL:     *publicURL,
 		CardKeys:      cardKeys,
+		Outbox:        ob,
 	})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -126,6 +127,15 @@ func (s *Scanner) Array(elem func() bool) bool {
 func (s *Scanner) rawString() ([]byte, bool) {
 	start := s.I + 1
 	for j := start; j < len(s.B); j++ {
+		// Eight bytes at a time while none of them ends the string, starts
+		// an escape or is a control character (a history's strings are
+		// long and mostly plain).
+		for j+8 <= len(s.B) && plain8(binary.LittleEndian.Uint64(s.B[j:])) {
+			j += 8
+		}
+		if j >= len(s.B) {
+			break
+		}
 		c := s.B[j]
 		switch {
 		case c == '"':
@@ -156,6 +166,21 @@ func (s *Scanner) rawString() ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain8 reports whether none of w's eight bytes is '"', '\\' or below
+// 0x20: the classic zero-byte and less-than tests on a whole word.
+func plain8(w uint64) bool {
+	q, bs := w^('"'*ones), w^('\\'*ones)
+	special := (q - ones) &^ q
+	special |= (bs - ones) &^ bs
+	special |= (w - 0x20*ones) &^ w
+	return special&highs == 0
 }
 
 func isHex(c byte) bool {

@@ -31,3 +31,43 @@ func TestFieldsFirst(t *testing.T) {
 		t.Fatal("an unseen key was refused after others")
 	}
 }
+
+// TestPlain8 checks the word test against the byte test: every byte value
+// in every position of otherwise plain words, and random words.
+func TestPlain8(t *testing.T) {
+	ref := func(w uint64) bool {
+		for i := 0; i < 8; i++ {
+			c := byte(w >> (8 * i))
+			if c == '"' || c == '\\' || c < 0x20 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, 0x21, 0x5d, 0x5b} {
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				var w uint64
+				for i := 0; i < 8; i++ {
+					b := fill
+					if i == pos {
+						b = byte(c)
+					}
+					w |= uint64(b) << (8 * i)
+				}
+				if plain8(w) != ref(w) {
+					t.Fatalf("word %#016x: plain8 %v", w, plain8(w))
+				}
+			}
+		}
+	}
+	x := uint64(0x9E3779B97F4A7C15)
+	for range 1_000_000 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		if plain8(x) != ref(x) {
+			t.Fatalf("word %#016x: plain8 %v", x, plain8(x))
+		}
+	}
+}

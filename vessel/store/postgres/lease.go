@@ -114,6 +114,10 @@ func (db *DB) DeleteExpired(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("postgres task store: delete expired tasks: %w", err)
 	}
+	if _, err := db.pool.Exec(ctx, `DELETE FROM vessel_push_configs p WHERE created_at < now() - make_interval(secs => $1)
+		AND NOT EXISTS (SELECT 1 FROM vessel_tasks t WHERE t.agent_id = p.agent_id AND t.id = p.task_id)`, db.opts.TTL.Seconds()); err != nil {
+		return tag.RowsAffected(), fmt.Errorf("postgres task store: delete push configs of expired tasks: %w", err)
+	}
 	if _, err := db.pool.Exec(ctx, `DELETE FROM vessel_replicas WHERE heartbeat_at < now() - interval '1 day'`); err != nil {
 		return tag.RowsAffected(), fmt.Errorf("postgres task store: delete old leases: %w", err)
 	}

@@ -26,7 +26,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -189,7 +192,13 @@ func (t *Tool) Run(ctx context.Context, turn *tools.Turn, call tools.Call) (*too
 	}
 	noRedirect := *hc
 	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := noRedirect.Do(req)
+	// The call's span (the tool, the service's host, the status; never the
+	// arguments or headers); the service may continue the turn's trace.
+	sctx, span := telemetry.StartClientSpan(cctx, "github.com/astraldeep/astralvessel-go/vessel/tools/service", "service POST "+t.decl.Name,
+		telemetry.AttrTool.String(t.decl.Name), attribute.String("server.address", req.URL.Hostname()))
+	telemetry.InjectHTTP(sctx, req.Header)
+	resp, err := noRedirect.Do(req.WithContext(sctx))
+	telemetry.EndHTTPSpan(span, resp, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("service tool %s: %w", t.decl.Name, ctx.Err())

@@ -20,6 +20,8 @@ import (
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/net/html/charset"
 
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -123,11 +125,15 @@ func New(cfg Config) (*Client, error) {
 		ResponseHeaderTimeout: cfg.Timeout,
 		// The egress logs the turn's task id with its decision (and does not
 		// pass it on).
+		// The trace context goes on the CONNECT too, never on the request
+		// inside the tunnel, which the egress cannot see and the origin would.
 		GetProxyConnectHeader: func(ctx context.Context, _ *url.URL, _ string) (http.Header, error) {
+			h := http.Header{}
 			if id := telemetry.TaskIDFrom(ctx); id != "" {
-				return http.Header{telemetry.TaskIDHeader: {id}}, nil
+				h.Set(telemetry.TaskIDHeader, id)
 			}
-			return nil, nil
+			telemetry.InjectHTTP(ctx, h)
+			return h, nil
 		},
 		OnProxyConnectResponse: func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {
 			if resp.StatusCode == http.StatusOK {
@@ -239,7 +245,9 @@ func (c *Client) Fetch(ctx context.Context, rawURL string) (*FetchResult, error)
 	}
 }
 
-func (c *Client) get(ctx context.Context, u *url.URL) (*http.Response, error) {
+func (c *Client) get(ctx context.Context, u *url.URL) (resp *http.Response, err error) {
+	ctx, span := startSpan(ctx, "webfetch GET", u)
+	defer func() { telemetry.EndHTTPSpan(span, resp, err) }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("webfetch: %w", err)
@@ -249,7 +257,10 @@ func (c *Client) get(ctx context.Context, u *url.URL) (*http.Response, error) {
 	if id := telemetry.TaskIDFrom(ctx); id != "" && u.Scheme == "http" {
 		req.Header.Set(telemetry.TaskIDHeader, id) // to the egress, which removes it before the origin
 	}
-	resp, err := c.viaPx.Do(req)
+	if u.Scheme == "http" {
+		telemetry.InjectHTTP(ctx, req.Header) // the egress removes it too
+	}
+	resp, err = c.viaPx.Do(req)
 	if err != nil {
 		var re *RefusedError
 		if errors.As(err, &re) {
@@ -400,4 +411,12 @@ func truncate(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// startSpan is the client span of one request to u (nil while tracing is
+// off). Only the scheme and host are attributes: a path or query may hold
+// what the user asked for.
+func startSpan(ctx context.Context, name string, u *url.URL) (context.Context, trace.Span) {
+	return telemetry.StartClientSpan(ctx, "github.com/astraldeep/astralvessel-go/vessel/tools/web", name,
+		attribute.String("url.scheme", u.Scheme), attribute.String("server.address", u.Hostname()))
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
 // SearchResult is one hit.
@@ -118,7 +120,9 @@ func (c *Client) searchSearXNG(ctx context.Context, query string) (*SearchResult
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", userAgent)
+	_, span := startSpan(ctx, "websearch", u)
 	resp, err := c.direct.Do(req)
+	telemetry.EndHTTPSpan(span, resp, err)
 	if err != nil {
 		if ctx.Err() != nil || isTimeout(err) {
 			return nil, fail("the search engine did not answer within %s", c.cfg.Timeout)

@@ -25,6 +25,7 @@ type fakeProxy struct {
 	mu     sync.Mutex
 	seen   []string
 	tasks  []string          // the X-Vessel-Task-Id of each request
+	traces []string          // the traceparent of each request
 	routes map[string]string // host -> origin host:port on loopback
 	deny   map[string]string // host -> reason
 	srv    *httptest.Server
@@ -51,6 +52,7 @@ func (p *fakeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.seen = append(p.seen, r.Method+" "+r.URL.String()+r.Host)
 	p.tasks = append(p.tasks, r.Header.Get("X-Vessel-Task-Id"))
+	p.traces = append(p.traces, r.Header.Get("traceparent"))
 	reason, denied := p.deny[host]
 	origin, routed := p.routes[host]
 	p.mu.Unlock()

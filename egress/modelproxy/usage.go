@@ -1,0 +1,182 @@
+package modelproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"regexp"
+	"sync"
+)
+
+// maxUsageLine bounds one SSE line kept to look for a usage report; a
+// longer line (a big content chunk) is passed through and not parsed.
+const maxUsageLine = 64 << 10
+
+// maxUsageBody bounds a whole JSON answer (a server that ignored
+// stream:true) kept to read its usage.
+const maxUsageBody = 1 << 20
+
+// MaxAgentLabels bounds the distinct agent label values the token series
+// takes; past it an agent counts as "other".
+const MaxAgentLabels = 64
+
+// agentPattern is the deployment's agent id syntax (deployer/spec).
+var agentPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// agentLabels hands out bounded agent label values.
+type agentLabels struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// label is the label for the agent a caller named: "unknown" when none,
+// "invalid" when not an agent id, "other" once MaxAgentLabels are taken.
+func (a *agentLabels) label(agent string) string {
+	switch {
+	case agent == "":
+		return "unknown"
+	case !agentPattern.MatchString(agent):
+		return "invalid"
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	if !a.seen[agent] {
+		if len(a.seen) >= MaxAgentLabels {
+			return "other"
+		}
+		a.seen[agent] = true
+	}
+	return agent
+}
+
+type agentKey struct{}
+
+func withAgent(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, agentKey{}, label)
+}
+
+func agentFrom(ctx context.Context) string {
+	if s, ok := ctx.Value(agentKey{}).(string); ok {
+		return s
+	}
+	return "unknown"
+}
+
+// wireUsage is the usage member of an OpenAI-compatible answer or chunk.
+type wireUsage struct {
+	Usage *struct {
+		Prompt     int64 `json:"prompt_tokens"`
+		Completion int64 `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// usageReader passes the upstream's answer through unchanged and reads the
+// token usage the model reports on the way: in a stream, the last `data:`
+// line with a usage member (providers that repeat a running total in
+// every chunk end with the whole); in a plain JSON answer, its usage. On
+// Close it hands what it found to done, once; an answer that reported no
+// usage hands nothing.
+type usageReader struct {
+	rc   io.ReadCloser
+	sse  bool
+	buf  []byte
+	over bool // the current line (or body) passed its bound: not parsed
+	in   int64
+	out  int64
+	seen bool
+	once sync.Once
+	done func(in, out int64)
+}
+
+func newUsageReader(rc io.ReadCloser, contentType string, done func(in, out int64)) *usageReader {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return &usageReader{rc: rc, sse: mt == "text/event-stream", done: done}
+}
+
+func (u *usageReader) Read(p []byte) (int, error) {
+	n, err := u.rc.Read(p)
+	if n > 0 {
+		u.scan(p[:n])
+	}
+	if err == io.EOF {
+		u.finish()
+	}
+	return n, err
+}
+
+func (u *usageReader) scan(b []byte) {
+	if !u.sse {
+		if !u.over && len(u.buf)+len(b) <= maxUsageBody {
+			u.buf = append(u.buf, b...)
+		} else {
+			u.over, u.buf = true, nil
+		}
+		return
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		if !u.over {
+			if len(u.buf)+len(part) > maxUsageLine {
+				u.over, u.buf = true, u.buf[:0]
+			} else {
+				u.buf = append(u.buf, part...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		u.line()
+		b = b[i+1:]
+	}
+}
+
+// line parses the SSE line held in buf and starts the next.
+func (u *usageReader) line() {
+	if !u.over {
+		l := bytes.TrimRight(u.buf, "\r")
+		if data, ok := bytes.CutPrefix(l, []byte("data:")); ok && bytes.Contains(data, []byte(`"usage"`)) {
+			u.parse(bytes.TrimSpace(data))
+		}
+	}
+	u.over, u.buf = false, u.buf[:0]
+}
+
+func (u *usageReader) parse(b []byte) {
+	var w wireUsage
+	if json.Unmarshal(b, &w) != nil || w.Usage == nil || w.Usage.Prompt < 0 || w.Usage.Completion < 0 {
+		return
+	}
+	u.in, u.out, u.seen = w.Usage.Prompt, w.Usage.Completion, true
+}
+
+// finish parses what is left and reports, once.
+func (u *usageReader) finish() {
+	u.once.Do(func() {
+		switch {
+		case u.sse && len(u.buf) > 0:
+			u.line()
+		case !u.sse && !u.over:
+			u.parse(u.buf)
+		}
+		u.buf = nil
+		if u.seen {
+			u.done(u.in, u.out)
+		}
+	})
+}
+
+// Close reports the usage seen so far (a stream the caller cut short
+// still counts what the model reported before) and closes the body.
+func (u *usageReader) Close() error {
+	u.finish()
+	return u.rc.Close()
+}

@@ -1,0 +1,107 @@
+package a2aserver_test
+
+import (
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+)
+
+// TestAuditAPIActivity: each A2A call writes one OCSF API Activity event
+// to a real file: a streamed turn (Create, its task as correlation_uid and
+// resource, the caller as actor), a GetTask on it (Read), a refused key and
+// a missing one (Failure, unauthenticated actor, the reason), another
+// owner's task (Failure, TASK_NOT_FOUND).
+func TestAuditAPIActivity(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(path, "vessel", "test", rotlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.Audit = w })
+	evs, err := h.stream(as(h.keyApp1, "alice"), h.agentID, &a2a.SendMessageRequest{Message: textMsg("Which birds hunt fish? #script:tool")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := evs[0].(*a2a.Task)
+	if _, err := h.client(h.agentID).GetTask(as(h.keyApp1, "alice"), &a2a.GetTaskRequest{ID: task.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client(h.agentID).GetTask(as(h.keyApp1, "mallory"), &a2a.GetTaskRequest{ID: task.ID}); err == nil {
+		t.Fatal("another owner read the task")
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`
+	if code, _, _ := h.rawPost("/agents/"+h.agentID, body, map[string]string{"Authorization": "Bearer wrong-key"}); code != http.StatusUnauthorized {
+		t.Fatalf("wrong key: %d", code)
+	}
+	h.rawPost("/agents/"+h.agentID, body, nil)
+
+	// An event is written when its handler returns, which may be just
+	// after the client has its answer: wait (bounded) for all five.
+	var got []*audit.Event
+	for i := 0; ; i++ {
+		if got, err = audit.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) >= 5 || i == 100 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(got) != 5 {
+		t.Fatalf("%d events, want 5", len(got))
+	}
+	for _, e := range got {
+		if e.ClassUID != audit.ClassAPIActivity || e.CategoryUID != audit.CategoryApplication {
+			t.Errorf("class %d category %d", e.ClassUID, e.CategoryUID)
+		}
+		if len(e.Resources) == 0 || e.Resources[0].Type != "agent" || e.Resources[0].UID != h.agentID {
+			t.Errorf("resources %v", e.Resources)
+		}
+	}
+	var send, read, other, wrong, missing *audit.Event
+	for _, e := range got {
+		switch {
+		case e.API.Operation == "SendStreamingMessage":
+			send = e
+		case e.API.Operation == "GetTask" && e.Actor.User.Name == "app1/alice":
+			read = e
+		case e.API.Operation == "GetTask":
+			other = e
+		case e.API.Response.Error == a2aserver.AuthUnknown:
+			wrong = e
+		default:
+			missing = e
+		}
+	}
+	if send == nil || read == nil || other == nil || wrong == nil || missing == nil {
+		t.Fatalf("events: %+v", got)
+	}
+	if send.API.Operation != "SendStreamingMessage" || send.ActivityID != audit.APICreate || send.StatusID != audit.StatusSuccess ||
+		send.Metadata.CorrelationUID != string(task.ID) || send.Actor.User.Name != "app1/alice" || send.Actor.AppName != "app1" ||
+		send.SrcEndpoint.IP == "" || send.TypeUID != 600301 {
+		t.Errorf("the turn's event: %+v %+v %+v", send, send.API, send.Actor)
+	}
+	if read.API.Operation != "GetTask" || read.ActivityID != audit.APIRead || read.Metadata.CorrelationUID != string(task.ID) || read.StatusID != audit.StatusSuccess {
+		t.Errorf("GetTask: %+v %+v", read, read.API)
+	}
+	if other.StatusID != audit.StatusFailure || other.API.Response.Error != "TASK_NOT_FOUND" || other.Actor.User.Name != "app1/mallory" {
+		t.Errorf("another owner's GetTask: %+v %+v", other, other.API.Response)
+	}
+	for _, c := range []struct {
+		e      *audit.Event
+		reason string
+	}{{wrong, a2aserver.AuthUnknown}, {missing, a2aserver.AuthMissing}} {
+		if c.e.StatusID != audit.StatusFailure || c.e.SeverityID != audit.SeverityMedium || c.e.API.Response.Code != 401 ||
+			c.e.API.Response.Error != c.reason || c.e.Actor.User.Name != "unauthenticated" || c.e.API.Operation != "unknown" {
+			t.Errorf("refused %s: %+v %+v", c.reason, c.e, c.e.API.Response)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package a2aserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+)
+
+// MaxPushTokenBytes is the longest push config token (and credentials).
+const MaxPushTokenBytes = 512
+
+// PushPolicy is where the webhooks of a task owner ("<app>/<user>" or
+// "<issuer>|<subject>") may point: the push_urls and push_public of its
+// [[apps]] or [[issuers]] entry.
+func PushPolicy(d *spec.Deployment, owner string) (dest.Policy, error) {
+	i := strings.IndexAny(owner, "/|")
+	if i <= 0 {
+		return dest.Policy{}, fmt.Errorf("%w: owner %q names no app or issuer", dest.ErrRefused, owner)
+	}
+	id := owner[:i]
+	if owner[i] == '/' {
+		for _, a := range d.Apps {
+			if a.ID == id {
+				return dest.NewPolicy(a.PushURLs, a.PushPublic)
+			}
+		}
+	} else {
+		for _, is := range d.Issuers {
+			if is.ID == id {
+				return dest.NewPolicy(is.PushURLs, is.PushPublic)
+			}
+		}
+	}
+	return dest.Policy{}, fmt.Errorf("%w: %q is no longer in the deployment", dest.ErrRefused, id)
+}
+
+// checkedPushConfigs refuses configs outside the caller's grant or limits
+// before they are stored.
+type checkedPushConfigs struct {
+	store.PushConfigStore
+	deployment *spec.Deployment
+}
+
+func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a2a.PushConfig) (*a2a.PushConfig, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("no push notification config: %w", a2a.ErrInvalidParams)
+	}
+	if len(cfg.Token) > MaxPushTokenBytes {
+		return nil, fmt.Errorf("push notification token is %d bytes, longer than %d: %w", len(cfg.Token), MaxPushTokenBytes, a2a.ErrInvalidParams)
+	}
+	if cfg.Auth != nil && (len(cfg.Auth.Credentials) > MaxPushTokenBytes || len(cfg.Auth.Scheme) > 64) {
+		return nil, fmt.Errorf("push notification credentials longer than %d bytes: %w", MaxPushTokenBytes, a2a.ErrInvalidParams)
+	}
+	if len(cfg.URL) > spec.MaxPushURLBytes {
+		return nil, fmt.Errorf("push notification URL is %d bytes, longer than %d: %w", len(cfg.URL), spec.MaxPushURLBytes, a2a.ErrInvalidParams)
+	}
+	owner, err := store.Owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := PushPolicy(c.deployment, owner)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, a2a.ErrInvalidParams)
+	}
+	if _, err := pol.Check(cfg.URL); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, a2a.ErrInvalidParams)
+	}
+	return c.PushConfigStore.Save(ctx, taskID, cfg)
+}

@@ -1,0 +1,141 @@
+package dest
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// Every special-purpose class is refused, as a literal in the URL and as
+// the address dialled; nothing is ever dialled here.
+func TestSpecialPurposeRefused(t *testing.T) {
+	special := []string{
+		"0.0.0.0", "0.1.2.3", "169.254.169.254", "169.254.0.1", "192.0.0.8", "192.0.2.1", "192.88.99.1",
+		"198.18.0.1", "198.19.255.255", "198.51.100.7", "203.0.113.9", "224.0.0.1", "239.255.255.250",
+		"240.0.0.1", "255.255.255.255", "::", "64:ff9b::a9fe:a9fe", "100::1", "2001::1", "2001:db8::1",
+		"2002:a9fe:a9fe::1", "fe80::1", "fec0::1", "ff02::1", "::ffff:169.254.169.254", "::ffff:0.0.0.0",
+	}
+	pol := Policy{Public: true}
+	for _, s := range special {
+		a := netip.MustParseAddr(s)
+		if c := Classify(a); c != Special {
+			t.Errorf("%s classified %s, want special-purpose", s, c)
+		}
+		host := s
+		if strings.Contains(s, ":") {
+			host = "[" + s + "]"
+		}
+		if _, err := pol.Check("https://" + host + "/hook"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "special-purpose") {
+			t.Errorf("URL with %s: %v", s, err)
+		}
+		ap := netip.AddrPortFrom(a, 443).String()
+		if err := Control("tcp", ap, nil); !errors.Is(err, ErrRefused) {
+			t.Errorf("dial %s allowed", ap)
+		}
+		if err := PublicControl("tcp", ap, nil); !errors.Is(err, ErrRefused) {
+			t.Errorf("public dial %s allowed", ap)
+		}
+	}
+}
+
+// Loopback, private, shared and unique-local addresses only through a
+// grant; public ones through push_public.
+func TestInternalOnlyThroughAGrant(t *testing.T) {
+	internal := []string{"127.0.0.1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "100.64.0.1", "::1", "fd00::1", "::ffff:10.0.0.1"}
+	for _, s := range internal {
+		a := netip.MustParseAddr(s)
+		if c := Classify(a); c != Internal {
+			t.Errorf("%s classified %s, want internal", s, c)
+		}
+		host := s
+		if strings.Contains(s, ":") {
+			host = "[" + s + "]"
+		}
+		open := Policy{Public: true}
+		if _, err := open.Check("http://" + host + ":8080/hooks/x"); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s reached without a grant: %v", s, err)
+		}
+		granted, err := NewPolicy([]string{"http://" + host + ":8080/hooks/"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := granted.Check("http://" + host + ":8080/hooks/x"); err != nil || r != Direct {
+			t.Errorf("granted %s: %v %v", s, r, err)
+		}
+		if err := Control("tcp", netip.AddrPortFrom(a, 8080).String(), nil); err != nil {
+			t.Errorf("granted dial to %s refused: %v", s, err)
+		}
+		if err := PublicControl("tcp", netip.AddrPortFrom(a, 8080).String(), nil); err == nil {
+			t.Errorf("public dial to %s allowed", s)
+		}
+	}
+	for _, s := range []string{"8.8.8.8", "2606:4700::1"} {
+		if c := Classify(netip.MustParseAddr(s)); c != Public {
+			t.Errorf("%s classified %s", s, c)
+		}
+	}
+	if r, err := (Policy{Public: true}).Check("https://hooks.example.com/x"); err != nil || r != ViaEgress {
+		t.Fatalf("public name with push_public: %v %v", r, err)
+	}
+	if _, err := (Policy{}).Check("https://hooks.example.com/x"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("public name without push_public: %v", err)
+	}
+}
+
+// A grant matches scheme, host, port and path prefix exactly.
+func TestGrantMatching(t *testing.T) {
+	pol, err := NewPolicy([]string{"https://app.internal:8443/hooks/", "http://app.internal/exact"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for url, ok := range map[string]bool{
+		"https://app.internal:8443/hooks/a":       true,
+		"https://APP.internal:8443/hooks/a?x=1":   true,
+		"https://app.internal:8443/hooks":         false,
+		"https://app.internal:8443/hooksx":        false,
+		"https://app.internal/hooks/a":            false,
+		"http://app.internal:8443/hooks/a":        false,
+		"https://app.internal.evil:8443/hooks/a":  false,
+		"https://app.internal:8443/hooks/../x":    false,
+		"http://app.internal/exact":               true,
+		"http://app.internal:80/exact/sub":        true,
+		"http://app.internal/exactly":             false,
+		"https://user@app.internal:8443/hooks/a":  false,
+		"https://app.internal:8443/hooks/a#frag":  false,
+		"https://app.internal:99999/hooks/a":      false,
+		"https://app.internal%2f:8443/hooks/a":    false,
+		"https://[::1%25eth0]:8443/hooks/a":       false,
+		"javascript:alert(1)":                     false,
+		"https://app.internal:8443/hooks/%2e%2e/": false,
+		"https://app.internal:8443/hooks/a%2fb":   false,
+		"https://app.internal:8443/hooks/a\\\\b":  false,
+	} {
+		_, err := pol.Check(url)
+		if (err == nil) != ok {
+			t.Errorf("%q: %v, want allowed=%v", url, err, ok)
+		}
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"https://app.internal:8443/hooks/a", "http://[::1]:1/x", "http://169.254.169.254/", "%", "http://[", "https://a/b/../c"} {
+		f.Add(s)
+	}
+	pol, err := NewPolicy([]string{"https://app.internal:8443/hooks/", "http://[::1]:1/"}, true)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := pol.Check(s)
+		if err != nil {
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("%q: error without ErrRefused: %v", s, err)
+			}
+			return
+		}
+		if r != Direct && r != ViaEgress {
+			t.Fatalf("%q: route %d", s, r)
+		}
+	})
+}

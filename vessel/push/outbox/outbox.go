@@ -1,0 +1,260 @@
+// Package outbox delivers push notifications at least once. Each status
+// change a config wants becomes a River job in the task store (SQLite or
+// PostgreSQL), inserted while the turn runs; workers POST it to the
+// webhook with exponential backoff and jitter, a per-attempt timeout and a
+// maximum age, in order per task and config. Jobs survive a restart, and
+// across replicas River hands each job to one worker at a time. A job that
+// runs out of time or attempts stays in River's table as cancelled or
+// discarded: the dead letters (Dead).
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
+)
+
+// Kind is the River job kind of a delivery.
+const Kind = "vessel_push_delivery"
+
+// Queue is the River queue deliveries run on.
+const Queue = "vessel_push"
+
+// Defaults.
+const (
+	DefaultTimeout     = 15 * time.Second
+	MinTimeout         = 10 * time.Second
+	MaxTimeout         = 30 * time.Second
+	DefaultMaxAge      = 24 * time.Hour
+	DefaultMaxAttempts = 100
+	DefaultWorkers     = 16
+	DefaultBackoffBase = time.Second
+	DefaultBackoffCap  = 10 * time.Minute
+)
+
+// Args is one delivery: the StreamResponse JSON of an event for one
+// config of one task.
+type Args struct {
+	Agent  string `json:"agent"`
+	Task   string `json:"task"`
+	Config string `json:"config"`
+	// Key orders deliveries: one key per agent, task and config.
+	Key string `json:"key"`
+	// DeliveryID is sent as DeliveryIDHeader on every attempt.
+	DeliveryID string `json:"delivery_id"`
+	// State is the task state the event reports.
+	State string          `json:"state"`
+	Body  json.RawMessage `json:"body"`
+}
+
+// Kind implements river.JobArgs.
+func (Args) Kind() string { return Kind }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (Args) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue} }
+
+// Config configures an Outbox.
+type Config struct {
+	// Configs gives an agent's push config store (the delivery reads the
+	// config again: a deleted config is not delivered to).
+	Configs func(agent string) store.PushConfigStore
+	// Policy gives where the owner's webhooks may point now (the grant
+	// is checked again on delivery).
+	Policy func(owner string) (dest.Policy, error)
+	// Deliver sends one attempt (Deliverer.Deliver).
+	Deliver func(ctx context.Context, route dest.Route, cfg *a2a.PushConfig, a Args, attempt int) error
+	// Timeout bounds each attempt; clamped to 10–30 s.
+	Timeout time.Duration
+	// MaxAge is how long a delivery is tried; default 24 h.
+	MaxAge      time.Duration
+	MaxAttempts int
+	Workers     int
+	// BackoffBase and BackoffCap shape the retry delays: base·2^(n-1),
+	// at most the cap, with ±25% jitter.
+	BackoffBase, BackoffCap time.Duration
+	// OrderSnooze is how long a delivery waits for an earlier one of its
+	// key; default 1 s.
+	OrderSnooze time.Duration
+	// RescueAfter is when a job left running by a replica that died is
+	// run again; default twice the timeout plus a minute.
+	RescueAfter time.Duration
+	// PollInterval is how often River polls for jobs (SQLite has no
+	// notifications); default 1 s.
+	PollInterval time.Duration
+	Log          *zap.Logger
+	// Observe is told of each attempt's outcome ("delivered", "retry",
+	// "dead", "dropped"); nil ignores them.
+	Observe func(outcome string)
+}
+
+func (c *Config) defaults() {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	c.Timeout = min(max(c.Timeout, MinTimeout), MaxTimeout)
+	if c.MaxAge <= 0 {
+		c.MaxAge = DefaultMaxAge
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.Workers <= 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.BackoffBase <= 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffCap <= 0 {
+		c.BackoffCap = DefaultBackoffCap
+	}
+	if c.OrderSnooze <= 0 {
+		c.OrderSnooze = time.Second
+	}
+	if c.RescueAfter <= 0 {
+		c.RescueAfter = 2*c.Timeout + time.Minute
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = time.Second
+	}
+	if c.Log == nil {
+		c.Log = zap.NewNop()
+	}
+	if c.Observe == nil {
+		c.Observe = func(string) {}
+	}
+}
+
+// Backoff is the delay before retry number attempt (1 = the first retry):
+// exponential from base up to limit, with ±25% jitter.
+func Backoff(attempt int, base, limit time.Duration) time.Duration {
+	d := base
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	j := time.Duration(rand.Int64N(int64(d)/2+1)) - d/4
+	return max(d+j, time.Millisecond)
+}
+
+type retryPolicy struct{ base, limit time.Duration }
+
+func (p retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	return time.Now().Add(Backoff(job.Attempt, p.base, p.limit))
+}
+
+// Dead is a delivery that was given up.
+type Dead struct {
+	JobID      int64
+	Agent      string
+	Task       string
+	Config     string
+	DeliveryID string
+	State      string
+	Attempts   int
+	Created    time.Time
+	Finalized  time.Time
+	LastError  string
+}
+
+// Outbox is the running delivery queue.
+type Outbox struct {
+	cfg    Config
+	insert func(ctx context.Context, a Args) error
+	start  func(ctx context.Context) error
+	stop   func(ctx context.Context) error
+	list   func(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
+}
+
+// ErrGone means the config or its grant is gone: the delivery is dropped.
+var ErrGone = errors.New("push config gone")
+
+// Start begins delivering.
+func (o *Outbox) Start(ctx context.Context) error {
+	if err := o.start(ctx); err != nil {
+		return fmt.Errorf("push outbox: start: %w", err)
+	}
+	return nil
+}
+
+// Stop stops delivering, letting attempts in flight end (bounded by ctx).
+func (o *Outbox) Stop(ctx context.Context) error {
+	if err := o.stop(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("push outbox: stop: %w", err)
+	}
+	return nil
+}
+
+// Enqueue stores a delivery of an event's StreamResponse JSON.
+func (o *Outbox) Enqueue(ctx context.Context, agent string, cfg *a2a.PushConfig, state a2a.TaskState, body []byte) (string, error) {
+	a := Args{Agent: agent, Task: string(cfg.TaskID), Config: cfg.ID, Key: orderKey(agent, string(cfg.TaskID), cfg.ID),
+		DeliveryID: uuid.NewString(), State: string(state), Body: body}
+	if err := o.insert(ctx, a); err != nil {
+		return "", fmt.Errorf("push outbox: enqueue: %w", err)
+	}
+	return a.DeliveryID, nil
+}
+
+// Pending counts deliveries not yet done (waiting, retrying or running).
+func (o *Outbox) Pending(ctx context.Context) (int, error) {
+	n := 0
+	p := river.NewJobListParams().Kinds(Kind).States(rivertype.JobStateAvailable, rivertype.JobStatePending,
+		rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled).First(10000)
+	for {
+		res, err := o.list(ctx, p)
+		if err != nil {
+			return 0, fmt.Errorf("push outbox: list: %w", err)
+		}
+		n += len(res.Jobs)
+		if len(res.Jobs) == 0 || res.LastCursor == nil {
+			return n, nil
+		}
+		p = p.After(res.LastCursor)
+	}
+}
+
+// Dead lists deliveries given up (cancelled: too old, or refused for good;
+// discarded: out of attempts), newest first, at most limit.
+func (o *Outbox) Dead(ctx context.Context, limit int) ([]Dead, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	res, err := o.list(ctx, river.NewJobListParams().Kinds(Kind).
+		States(rivertype.JobStateCancelled, rivertype.JobStateDiscarded).
+		OrderBy(river.JobListOrderByFinalizedAt, river.SortOrderDesc).First(limit))
+	if err != nil {
+		return nil, fmt.Errorf("push outbox: list dead letters: %w", err)
+	}
+	out := make([]Dead, 0, len(res.Jobs))
+	for _, j := range res.Jobs {
+		var a Args
+		_ = json.Unmarshal(j.EncodedArgs, &a)
+		d := Dead{JobID: j.ID, Agent: a.Agent, Task: a.Task, Config: a.Config, DeliveryID: a.DeliveryID, State: a.State,
+			Attempts: j.Attempt, Created: j.CreatedAt}
+		if j.FinalizedAt != nil {
+			d.Finalized = *j.FinalizedAt
+		}
+		if n := len(j.Errors); n > 0 {
+			d.LastError = j.Errors[n-1].Error
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// orderKey names an agent, task and config unambiguously (length
+// prefixed; PostgreSQL's jsonb holds no NUL to separate them with).
+func orderKey(agent, task, config string) string {
+	return fmt.Sprintf("%d:%s%d:%s%s", len(agent), agent, len(task), task, config)
+}

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+	"github.com/google/uuid"
+)
+
+// MaxPushConfigsPerTask is how many push configs one task may have.
+const MaxPushConfigsPerTask = 10
+
+// ErrTooManyPushConfigs is returned by Save beyond MaxPushConfigsPerTask.
+var ErrTooManyPushConfigs = fmt.Errorf("a task may have at most %d push notification configs: %w", MaxPushConfigsPerTask, a2a.ErrInvalidParams)
+
+// PushConfigStore keeps an agent's push configs (push.ConfigStore), bound
+// to the caller as tasks are: a call with an owner sees only its own
+// configs. Lookup serves the delivery, which runs on no caller's behalf.
+type PushConfigStore interface {
+	push.ConfigStore
+	// Lookup returns a config and its owner; push.ErrPushConfigNotFound
+	// when it is gone.
+	Lookup(ctx context.Context, taskID a2a.TaskID, configID string) (*a2a.PushConfig, string, error)
+}
+
+// PushBackend is a backend that keeps push configs (both do).
+type PushBackend interface {
+	PushConfigs(agentID string) PushConfigStore
+}
+
+// DB gives the SQLite backend's database (the push outbox lives in it).
+type DB interface {
+	SQLDB() *sql.DB
+	Path() string
+}
+
+// ownerOrAny is the caller's owner, "" when the call has none (delivery).
+func ownerOrAny(ctx context.Context) string {
+	o, _ := Owner(ctx)
+	return o
+}
+
+// PushConfigs implements PushBackend.
+func (b *sqliteBackend) PushConfigs(agentID string) PushConfigStore {
+	return &sqlitePush{b: b, agent: agentID}
+}
+
+// SQLDB implements DB.
+func (b *sqliteBackend) SQLDB() *sql.DB { return b.db }
+
+// Path implements DB.
+func (b *sqliteBackend) Path() string { return b.path }
+
+type sqlitePush struct {
+	b     *sqliteBackend
+	agent string
+}
+
+const sqlitePushTable = `CREATE TABLE IF NOT EXISTS vessel_push_configs (
+	agent_id TEXT NOT NULL, task_id TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL,
+	config BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (agent_id, task_id, id))`
+
+// EncodePushConfig is the stored form of a config (task id and id are in
+// their own columns too).
+func EncodePushConfig(c *a2a.PushConfig) ([]byte, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode push config: %w", err)
+	}
+	return b, nil
+}
+
+// DecodePushConfig reads EncodePushConfig's form.
+func DecodePushConfig(raw []byte) (*a2a.PushConfig, error) {
+	var c a2a.PushConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("decode push config: %w", err)
+	}
+	return &c, nil
+}
+
+// PreparePushConfig copies c for storing under taskID, giving it an id
+// when it has none.
+func PreparePushConfig(taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, error) {
+	if c == nil {
+		return nil, fmt.Errorf("no push config: %w", a2a.ErrInvalidParams)
+	}
+	if taskID == "" {
+		return nil, fmt.Errorf("push config without a task id: %w", a2a.ErrInvalidParams)
+	}
+	cp := *c
+	cp.TaskID = taskID
+	if cp.ID == "" {
+		cp.ID = uuid.NewString()
+	}
+	if len(cp.ID) > 256 {
+		return nil, fmt.Errorf("push config id is %d bytes, longer than 256: %w", len(cp.ID), a2a.ErrInvalidParams)
+	}
+	return &cp, nil
+}
+
+func (s *sqlitePush) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, error) {
+	owner, err := Owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := PreparePushConfig(taskID, c)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := EncodePushConfig(cp)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := s.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("save push config: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var n int
+	var other string
+	err = tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(CASE WHEN owner<>? THEN owner END),'') FROM vessel_push_configs
+		WHERE agent_id=? AND task_id=? AND id<>?`, owner, s.agent, string(taskID), cp.ID).Scan(&n, &other)
+	if err != nil {
+		return nil, fmt.Errorf("count push configs: %w", err)
+	}
+	if other != "" {
+		return nil, a2a.ErrTaskNotFound
+	}
+	if n >= MaxPushConfigsPerTask {
+		return nil, ErrTooManyPushConfigs
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO vessel_push_configs (agent_id, task_id, id, owner, config, created_at) VALUES (?,?,?,?,?,?)
+		ON CONFLICT(agent_id, task_id, id) DO UPDATE SET config=excluded.config WHERE owner=excluded.owner`,
+		s.agent, string(taskID), cp.ID, owner, raw, s.b.opt.Now().UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("save push config: %w", err)
+	}
+	if k, _ := res.RowsAffected(); k != 1 {
+		return nil, a2a.ErrTaskNotFound
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("save push config: %w", err)
+	}
+	return cp, nil
+}
+
+func (s *sqlitePush) Get(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, error) {
+	c, owner, err := s.Lookup(ctx, taskID, id)
+	if err != nil {
+		return nil, err
+	}
+	if o := ownerOrAny(ctx); o != "" && o != owner {
+		return nil, push.ErrPushConfigNotFound
+	}
+	return c, nil
+}
+
+func (s *sqlitePush) Lookup(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, string, error) {
+	var raw []byte
+	var owner string
+	err := s.b.db.QueryRowContext(ctx, `SELECT config, owner FROM vessel_push_configs WHERE agent_id=? AND task_id=? AND id=?`,
+		s.agent, string(taskID), id).Scan(&raw, &owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", push.ErrPushConfigNotFound
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read push config: %w", err)
+	}
+	c, err := DecodePushConfig(raw)
+	return c, owner, err
+}
+
+func (s *sqlitePush) List(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
+	owner := ownerOrAny(ctx)
+	rows, err := s.b.db.QueryContext(ctx, `SELECT config FROM vessel_push_configs WHERE agent_id=? AND task_id=? AND (?='' OR owner=?)
+		ORDER BY created_at, id`, s.agent, string(taskID), owner, owner)
+	if err != nil {
+		return nil, fmt.Errorf("list push configs: %w", err)
+	}
+	defer rows.Close()
+	out := []*a2a.PushConfig{}
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("read push config: %w", err)
+		}
+		c, err := DecodePushConfig(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list push configs: %w", err)
+	}
+	return out, nil
+}
+
+// Delete is idempotent: a config that is not there is deleted already.
+func (s *sqlitePush) Delete(ctx context.Context, taskID a2a.TaskID, id string) error {
+	owner, err := Owner(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND task_id=? AND id=? AND owner=?`,
+		s.agent, string(taskID), id, owner); err != nil {
+		return fmt.Errorf("delete push config: %w", err)
+	}
+	return nil
+}
+
+func (s *sqlitePush) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
+	if _, err := s.b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND task_id=?`, s.agent, string(taskID)); err != nil {
+		return fmt.Errorf("delete push configs: %w", err)
+	}
+	return nil
+}
