@@ -58,10 +58,16 @@ func (s *Server) Serve(stream grpc.BidiStreamingServer[sandboxv1.ServeRequest, s
 		return status.Error(codes.InvalidArgument, "the first message of Serve must be start")
 	}
 	begun := time.Now()
-	exit := s.serve(stream.Context(), st, stream)
+	// Logged, traced and audited as a call of the tool "mcp:<server>".
+	req := &sandboxv1.RunRequest{TurnId: st.GetTurnId(), Owner: st.GetOwner(), Tool: servePrefix + st.GetServer()}
+	pi := &procInfo{}
+	ctx, span := s.startCallSpan(context.WithValue(stream.Context(), procKey{}, pi), req)
+	exit := s.serve(ctx, st, stream)
+	endCallSpan(span, exit)
 	d := time.Since(begun)
 	exit.DurationUs = uint64(d.Microseconds())
-	s.observe(stream.Context(), &sandboxv1.RunRequest{TurnId: st.GetTurnId(), Tool: servePrefix + st.GetServer()}, exit, d)
+	s.observe(stream.Context(), req, exit, d)
+	s.audit(stream.Context(), req, exit, pi, begun, begun.Add(d))
 	return stream.Send(&sandboxv1.ServeResponse{Event: &sandboxv1.ServeResponse_Exit{Exit: exit}})
 }
 
@@ -134,6 +140,9 @@ func (s *Server) serve(ctx context.Context, st *sandboxv1.ServeStart, stream ser
 		return toolErr("could not start the MCP server: " + err.Error())
 	}
 	turn.SetPgid(call, proc.Pgid())
+	if pi, ok := ctx.Value(procKey{}).(*procInfo); ok {
+		pi.pid, pi.uid = proc.Pgid(), turn.UID
+	}
 	k.started(proc)
 	stopWatch := context.AfterFunc(ctx, func() { proc.Kill("cancelled") })
 	defer stopWatch()

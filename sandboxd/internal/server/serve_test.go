@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"google.golang.org/grpc"
@@ -419,4 +421,33 @@ func TestServeHostile(t *testing.T) {
 			t.Errorf("without the token: %v", err)
 		}
 	})
+}
+
+// A served server is audited like a call: one Process Activity event when
+// it ends, as the tool "mcp:<server>", with its pid and the turn's uid.
+func TestServeAudited(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(path, "sandboxd", "test", rotlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newServeEnv(t, envOpts{audit: w})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := e.serve(ctx, "turn-audit", "probe", 0)
+	s.initialize()
+	_ = s.stream.Send(&sandboxv1.ServeRequest{Event: &sandboxv1.ServeRequest_CloseStdin{CloseStdin: true}})
+	s.waitExit()
+	_ = w.Close()
+	evs, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 {
+		t.Fatalf("%d events, want 1", len(evs))
+	}
+	ev := evs[0]
+	if ev.Process.Name != "mcp:probe" || ev.Process.Pid <= 0 || ev.Actor.User.Name != "app/alice" || ev.Unmapped["turn"] != "turn-audit" || ev.StatusID != audit.StatusSuccess {
+		t.Errorf("event %+v %+v", ev, ev.Process)
+	}
 }
