@@ -62,7 +62,7 @@ func startUp(t *testing.T, bin string, env []string, args ...string) *localUp {
 	t.Helper()
 	state := t.TempDir()
 	up := exec.Command(filepath.Join(bin, "astralvessel"),
-		append([]string{"up", "--bin", bin, "--state", state, "--listen", freeAddr(t)}, args...)...)
+		append([]string{"up", "--bin", bin, "--state", state, "--listen", freeAddr(t), "--grpc-listen", freeAddr(t)}, args...)...)
 	up.Env = env
 	logPath := filepath.Join(state, "up.log")
 	logf, err := os.Create(logPath)

@@ -34,6 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 0, "bound of each check (default 60s)")
 	only := fs.String("only", "", "run only checks whose name matches this regular expression")
 	publicURL := fs.String("public-url", "", "base URL the cards should advertise (default URL)")
+	grpcAddress := fs.String("grpc-address", "", "host:port to reach the gRPC binding at (default the card's GRPC interface)")
 	var pos []string
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
@@ -46,11 +47,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		pos, rest = append(pos, rest[0]), rest[1:]
 	}
 	if len(pos) != 3 {
-		fmt.Fprintln(stderr, "usage: conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout D] [--only REGEXP] [--public-url URL]")
+		fmt.Fprintln(stderr, "usage: conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout D] [--only REGEXP] [--public-url URL] [--grpc-address HOST:PORT]")
 		return 2
 	}
 	cfg := suite.Config{URL: pos[0], Key: pos[1], Agent: pos[2], User: *user, OtherUser: *otherUser,
-		OtherAgent: *otherAgent, SlowText: *slow, Timeout: *timeout, PublicURL: *publicURL}
+		OtherAgent: *otherAgent, SlowText: *slow, Timeout: *timeout, PublicURL: *publicURL, GRPCAddress: *grpcAddress}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

@@ -33,8 +33,8 @@ var reasonCodes = map[string]int{
 }
 
 // errorStatus is the HTTP status an A2A error (by JSON-RPC code) must have
-// on the current binding: always 200 on JSON-RPC; A2A 1.0's mapping on
-// HTTP+JSON.
+// on the current binding: always 200 on JSON-RPC (and on gRPC, where
+// grpcCall checks the status code instead); A2A 1.0's mapping on HTTP+JSON.
 func (e *env) errorStatus(code int) int {
 	if !e.rest() {
 		return http.StatusOK
@@ -268,7 +268,8 @@ func readFrames(ctx context.Context, body io.Reader, each func(frame) bool, deco
 
 // checkBindings reads the card's interfaces beyond the first (JSON-RPC):
 // each must be A2A 1.0 at an http(s) URL; an HTTP+JSON one must live under
-// the agent's JSON-RPC URL, and the per-binding checks then run over it
+// the agent's JSON-RPC URL; a GRPC one at host:port with the agent id as
+// tenant (checkGRPCInterface); the per-binding checks then run over each
 // again. A binding the suite does not speak is reported as skipped.
 func checkBindings(e *env, r *reporter, ifaces []any) {
 	if len(ifaces) < 2 {
@@ -283,6 +284,14 @@ func checkBindings(e *env, r *reporter, ifaces []any) {
 		b, u := getStr(iface, "protocolBinding"), getStr(iface, "url")
 		if v := getStr(iface, "protocolVersion"); v != "1.0" {
 			errs = append(errs, fmt.Sprintf("%s protocolVersion %q, want 1.0", b, v))
+		}
+		if b == bindingGRPC {
+			if err := checkGRPCInterface(e, iface); err != nil {
+				errs = append(errs, err.Error())
+			} else {
+				found = append(found, b+" at "+u+" (tenant "+e.grpcTenant+")")
+			}
+			continue
 		}
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			errs = append(errs, fmt.Sprintf("%s url %q is not http(s)", b, u))

@@ -3,6 +3,11 @@ package suite
 import (
 	"net/http"
 	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestRestRequest(t *testing.T) {
@@ -48,5 +53,56 @@ func TestRestStatusError(t *testing.T) {
 	}
 	if (&env{}).errorStatus(-32001) != 200 {
 		t.Error("JSON-RPC errors are not HTTP 200")
+	}
+}
+
+// TestGRPCRequest: the checks' JSON params become the A2A 1.0 request
+// messages, with the tenant set; unknown methods and fields are refused.
+func TestGRPCRequest(t *testing.T) {
+	m, err := grpcRequest("SendMessage", obj{"message": obj{"messageId": "m1", "role": "ROLE_USER", "contextId": "c",
+		"parts": []any{obj{"text": "hi"}, obj{"raw": "aGk=", "mediaType": "application/x"}}},
+		"configuration": obj{"acceptedOutputModes": []any{"text/markdown"}}}, "birds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := m.(*a2apb.SendMessageRequest)
+	if req.GetTenant() != "birds" || req.GetMessage().GetRole() != a2apb.Role_ROLE_USER || req.GetMessage().GetParts()[0].GetText() != "hi" ||
+		string(req.GetMessage().GetParts()[1].GetRaw()) != "hi" || req.GetConfiguration().GetAcceptedOutputModes()[0] != "text/markdown" {
+		t.Fatalf("%v", req)
+	}
+	m, err = grpcRequest("ListTasks", obj{"status": "TASK_STATE_WORKING", "pageSize": 100, "contextId": "c"}, "birds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := m.(*a2apb.ListTasksRequest); l.GetStatus() != a2apb.TaskState_TASK_STATE_WORKING || l.GetPageSize() != 100 || l.GetTenant() != "birds" {
+		t.Fatalf("%v", l)
+	}
+	if _, err := grpcRequest("tasks/resubscribe", obj{}, "birds"); err == nil {
+		t.Error("a 0.3 method mapped to gRPC")
+	}
+	if _, err := grpcRequest("GetTask", obj{"id": "t", "bogus": 1}, "birds"); err == nil {
+		t.Error("an unknown field accepted")
+	}
+}
+
+// TestGRPCStatusError: a status reads as the JSON-RPC-like error of its
+// reason; a code that does not go with the reason, or no ErrorInfo, fails.
+func TestGRPCStatusError(t *testing.T) {
+	withInfo := func(c codes.Code, reason string) error {
+		st, _ := status.New(c, "m").WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: "a2a-protocol.org"})
+		return st.Err()
+	}
+	eo, err := grpcStatusError(withInfo(codes.NotFound, "TASK_NOT_FOUND"))
+	if err != nil || eo["code"] != float64(-32001) || eo["reason"] != "TASK_NOT_FOUND" {
+		t.Fatalf("%v %v", eo, err)
+	}
+	if _, err := grpcStatusError(withInfo(codes.Internal, "TASK_NOT_FOUND")); err == nil {
+		t.Error("a wrong code accepted")
+	}
+	if _, err := grpcStatusError(status.Error(codes.NotFound, "x")); err == nil {
+		t.Error("a status without ErrorInfo accepted")
+	}
+	if (&env{binding: bindingGRPC}).errorStatus(-32001) != 200 {
+		t.Error("gRPC errors are not reported as 200")
 	}
 }

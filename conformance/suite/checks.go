@@ -29,6 +29,7 @@ var checks = []namedCheck{
 	{"auth", checkAuth, false},
 	{"limit", checkLimit, false},
 	{"auth", checkRESTRefusals, false},
+	{"auth", checkGRPCRefusals, false},
 	{"jsonrpc", checkJSONRPC, false},
 	{"jsonrpc", checkEnvelope, false},
 	{"stream", checkStream, true},
@@ -379,7 +380,7 @@ func checkStream(ctx context.Context, e *env, r *reporter) {
 		r.fail("stream: turn completes", "%v", err)
 		return
 	}
-	if ct := t.http.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+	if ct := t.http.header.Get("Content-Type"); !e.grpcMode() && !strings.HasPrefix(ct, "text/event-stream") {
 		r.fail("stream: turn completes", "Content-Type %q", ct)
 		return
 	}
@@ -786,7 +787,7 @@ func checkTasks(ctx context.Context, e *env, r *reporter) {
 		r.check("tasks: cancel a finished task", err, "-32002 not cancelable")
 
 		methods := []string{"SubscribeToTask", "tasks/resubscribe"}
-		if e.rest() {
+		if e.rest() || e.grpcMode() {
 			methods = methods[:1] // the 0.3 name is JSON-RPC only
 		}
 		for _, method := range methods {

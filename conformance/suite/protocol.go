@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -216,12 +217,16 @@ func checkCardAddress(ctx context.Context, e *env, r *reporter) {
 			r.fail(c.name, "HTTP %d: %s", res.status, snippet(res.body))
 			continue
 		}
-		var got, under []string // JSON-RPC addresses; other bindings' addresses
+		var got, under, hosts []string // JSON-RPC addresses; other bindings' addresses; gRPC host:port
 		if c.field != "" {
 			got = append(got, getStr(card, c.field))
 		}
 		for _, i := range getList(card, "supportedInterfaces") {
 			if im, ok := i.(map[string]any); ok {
+				if getStr(im, "protocolBinding") == bindingGRPC {
+					hosts = append(hosts, getStr(im, "url"))
+					continue
+				}
 				if b := getStr(im, "protocolBinding"); b != "" && b != bindingJSONRPC {
 					under = append(under, getStr(im, "url"))
 					continue
@@ -239,6 +244,13 @@ func checkCardAddress(ctx context.Context, e *env, r *reporter) {
 			// Another binding lives under the agent's address (HTTP+JSON: <address>/v1).
 			if pu, err := url.Parse(u); err != nil || !sameEndpoint(pu.Scheme+"://"+pu.Host+path.Dir(pu.Path), want) && !sameEndpoint(u, want) {
 				errs = append(errs, fmt.Sprintf("advertises %q, want an address under %q", u, want))
+			}
+		}
+		wu, _ := url.Parse(want)
+		for _, hp := range hosts {
+			// gRPC has a port of its own on the same host.
+			if h, _, err := net.SplitHostPort(hp); err != nil || wu == nil || !strings.EqualFold(h, wu.Hostname()) {
+				errs = append(errs, fmt.Sprintf("advertises gRPC at %q, want host %q", hp, wu.Hostname()))
 			}
 		}
 		if len(got) == 0 {

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 )
 
@@ -42,6 +44,9 @@ type Config struct {
 	// HTTPClient is used for every request (default: no timeout, bounded by
 	// contexts).
 	HTTPClient *http.Client
+	// GRPCAddress, when set, replaces the address of the card's GRPC
+	// interface (host:port), for a server reached through another address.
+	GRPCAddress string
 }
 
 // DefaultSlowText selects the scripted model's long-running rule.
@@ -99,6 +104,10 @@ type env struct {
 	binding    string
 	restSuffix string
 	bindings   []string
+	// grpcAddr and grpcTenant are the card's GRPC interface; grpcConn its
+	// connection, once dialled.
+	grpcAddr, grpcTenant string
+	grpcConn             *grpc.ClientConn
 	// from the streaming turn, for later checks
 	done       *turn
 	transcript []client.Message
@@ -197,6 +206,11 @@ func Run(ctx context.Context, cfg Config, out func(Result)) []Result {
 			}
 		}
 	}
+	defer func() {
+		if e.grpcConn != nil {
+			_ = e.grpcConn.Close()
+		}
+	}()
 	runChecks(checks, "")
 	var again []namedCheck
 	for _, c := range checks {

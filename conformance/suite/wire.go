@@ -117,6 +117,9 @@ func (e *env) rpc(ctx context.Context, agent, method string, params any, a auth,
 	if e.rest() {
 		return e.restCall(ctx, agent, method, params, a, hdr)
 	}
+	if e.grpcMode() {
+		return e.grpcCall(ctx, agent, method, params, a, hdr)
+	}
 	b, err := json.Marshal(obj{"jsonrpc": "2.0", "id": e.nextID(), "method": method, "params": params})
 	if err != nil {
 		return 0, nil, err
@@ -151,6 +154,9 @@ type frame struct {
 func (e *env) stream(ctx context.Context, agent, method string, params any, a auth, each func(frame) bool) (*httpResult, []frame, error) {
 	if e.rest() {
 		return e.restStream(ctx, agent, method, params, a, each)
+	}
+	if e.grpcMode() {
+		return e.grpcStream(ctx, agent, method, params, a, each)
 	}
 	b, err := json.Marshal(obj{"jsonrpc": "2.0", "id": e.nextID(), "method": method, "params": params})
 	if err != nil {

@@ -346,7 +346,8 @@ func (g *gen) vessel() (*service, error) {
 	s := g.hardened(g.image("vessel"), VesselUID, vesselMemory, vesselPIDs)
 	depInside := g.inVessel(d.Path)
 	s.Command = []string{"--deployment", depInside,
-		"--listen", d.Vessel.FrontAddress + ":" + strconv.Itoa(d.Vessel.Port)}
+		"--listen", d.Vessel.FrontAddress + ":" + strconv.Itoa(d.Vessel.Port),
+		"--grpc-listen", d.Vessel.FrontAddress + ":" + strconv.Itoa(d.Vessel.GRPCPort)}
 	master, masterPath := g.secret("sandbox-master.token")
 	// The vessel's own copy of the egress token, so each file has one
 	// owner: the vessel's uid here, the egress's for egress.token.

@@ -3,8 +3,10 @@ package localstack
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -25,6 +27,10 @@ type Config struct {
 	// Listen is the first vessel's address; default 127.0.0.1:8700, and
 	// port 0 takes a free loopback port.
 	Listen string
+	// GRPCListen is the first vessel's gRPC binding address; default
+	// Listen's host with Listen's port + 1 (127.0.0.1:8701), a free
+	// loopback port when Listen's port is 0. Later replicas take free ports.
+	GRPCListen string
 	// UpstreamURL and UpstreamKey name a real OpenAI-compatible model. When
 	// either is empty the scripted model is started instead.
 	UpstreamURL string
@@ -69,6 +75,13 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8700"
 	}
+	if _, port, _ := net.SplitHostPort(c.Listen); c.GRPCListen == "" && port != "0" {
+		g, err := DefaultGRPCListen(c.Listen)
+		if err != nil {
+			return c, err
+		}
+		c.GRPCListen = g
+	}
 	if c.Replicas < 1 {
 		c.Replicas = 1
 	}
@@ -82,6 +95,16 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// DefaultGRPCListen is the gRPC address beside listen: its host, its port + 1.
+func DefaultGRPCListen(listen string) (string, error) {
+	host, port, err := net.SplitHostPort(listen)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 1 || n >= 65535 {
+		return "", fmt.Errorf("localstack: listen address %q: want host:port with a port below 65535", listen)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1)), nil
 }
 
 // scripted reports whether the scripted model serves.

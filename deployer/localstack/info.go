@@ -14,16 +14,20 @@ import (
 type Info struct {
 	URL string `json:"url"`
 	// URLs are every vessel's, URL first (several with Config.Replicas).
-	URLs       []string  `json:"urls"`
-	Agents     []string  `json:"agents"`
-	AppID      string    `json:"app_id"`
-	AppKeyFile string    `json:"app_key_file"`
-	User       string    `json:"user"`
-	PID        int       `json:"pid"`
-	Started    time.Time `json:"started"`
-	Model      string    `json:"model"` // "scripted" or the upstream URL
-	Logs       string    `json:"logs"`
-	Deployment string    `json:"deployment"`
+	URLs []string `json:"urls"`
+	// GRPCAddress is the first vessel's gRPC binding (host:port; a request
+	// names its agent in its tenant field), GRPCAddresses every vessel's.
+	GRPCAddress   string    `json:"grpc_address,omitempty"`
+	GRPCAddresses []string  `json:"grpc_addresses,omitempty"`
+	Agents        []string  `json:"agents"`
+	AppID         string    `json:"app_id"`
+	AppKeyFile    string    `json:"app_key_file"`
+	User          string    `json:"user"`
+	PID           int       `json:"pid"`
+	Started       time.Time `json:"started"`
+	Model         string    `json:"model"` // "scripted" or the upstream URL
+	Logs          string    `json:"logs"`
+	Deployment    string    `json:"deployment"`
 	// Processes are the stack's processes, each with its pid and log.
 	Processes []Process `json:"processes"`
 }

@@ -178,9 +178,39 @@ func TestReadInfoMissing(t *testing.T) {
 // TestVesselAdvertisesListenAddress (issue 14, defect 2): the vessel is told
 // to advertise the stack's own address in its cards.
 func TestVesselAdvertisesListenAddress(t *testing.T) {
-	args := vesselArgs("/d.toml", "127.0.0.1:18700", []string{"--sandbox-url", "a=http://127.0.0.1:1"})
-	want := "--deployment /d.toml --listen 127.0.0.1:18700 --public-url http://127.0.0.1:18700 --sandbox-url a=http://127.0.0.1:1"
+	args := vesselArgs("/d.toml", "127.0.0.1:18700", "127.0.0.1:18701", []string{"--sandbox-url", "a=http://127.0.0.1:1"})
+	want := "--deployment /d.toml --listen 127.0.0.1:18700 --grpc-listen 127.0.0.1:18701 --public-url http://127.0.0.1:18700 --sandbox-url a=http://127.0.0.1:1"
 	if got := strings.Join(args, " "); got != want {
 		t.Fatalf("vessel args:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// DefaultGRPCListen: the gRPC binding sits beside the vessel's address.
+func TestDefaultGRPCListen(t *testing.T) {
+	for in, want := range map[string]string{"127.0.0.1:18700": "127.0.0.1:18701", "127.0.0.1:8700": "127.0.0.1:8701", "[::1]:9000": "[::1]:9001"} {
+		if got, err := DefaultGRPCListen(in); err != nil || got != want {
+			t.Errorf("%s: %q %v, want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1", "127.0.0.1:65535", "127.0.0.1:x"} {
+		if _, err := DefaultGRPCListen(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// withDefaults puts the gRPC binding beside Listen, leaves it to a free
+// port when Listen's is 0, and keeps one that is given.
+func TestGRPCListenDefault(t *testing.T) {
+	for _, c := range []struct{ listen, grpc, want string }{
+		{"", "", "127.0.0.1:8701"},
+		{"127.0.0.1:18700", "", "127.0.0.1:18701"},
+		{"127.0.0.1:0", "", ""},
+		{"127.0.0.1:18700", "127.0.0.1:9999", "127.0.0.1:9999"},
+	} {
+		got, err := Config{Listen: c.listen, GRPCListen: c.grpc}.withDefaults()
+		if err != nil || got.GRPCListen != c.want {
+			t.Errorf("listen %q grpc %q: %q %v, want %q", c.listen, c.grpc, got.GRPCListen, err, c.want)
+		}
 	}
 }

@@ -91,11 +91,11 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	urls, err := s.startVessels(readyCtx, pl, sandboxes)
+	urls, grpcs, err := s.startVessels(readyCtx, pl, sandboxes)
 	if err != nil {
 		return nil, err
 	}
-	s.Info = pl.info(urls)
+	s.Info = pl.info(urls, grpcs)
 	if err := s.writeInfo(); err != nil {
 		return nil, err
 	}
@@ -163,8 +163,10 @@ func (s *Stack) Scratch(agent string) string { return filepath.Join(s.scratch, a
 // service is one process to start and how to know it is ready.
 type service struct {
 	procSpec
-	addr  string
-	ready func(context.Context, *Proc) error
+	addr string
+	// grpcAddr is a vessel's gRPC binding address.
+	grpcAddr string
+	ready    func(context.Context, *Proc) error
 	// after is said on the progress log once it is ready.
 	after string
 }
@@ -201,27 +203,28 @@ func (s *Stack) startBackends(ctx context.Context, pl *plan) ([]string, error) {
 }
 
 // startVessels starts the vessels and waits until each reports every
-// agent ready; it returns their URLs.
-func (s *Stack) startVessels(ctx context.Context, pl *plan, sandboxArgs []string) ([]string, error) {
+// agent ready; it returns their URLs and gRPC addresses.
+func (s *Stack) startVessels(ctx context.Context, pl *plan, sandboxArgs []string) ([]string, []string, error) {
 	agents := pl.agentIDs()
 	var svcs []service
-	var urls []string
+	var urls, grpcs []string
 	for i := range pl.cfg.Replicas {
 		v, err := pl.vesselService(i, sandboxArgs, agents)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		svcs = append(svcs, v)
 		urls = append(urls, "http://"+v.addr)
+		grpcs = append(grpcs, v.grpcAddr)
 	}
 	if err := s.startAll(ctx, svcs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The vessel drains running turns on SIGTERM (as Compose's stop_grace_period allows).
 	for _, p := range s.Vessels() {
 		p.grace = time.Duration(pl.d.Vessel.StopGraceSecs()) * time.Second
 	}
-	return urls, nil
+	return urls, grpcs, nil
 }
 
 // startAll starts every service, then waits for all of them at once.
@@ -436,6 +439,13 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 			return service{}, err
 		}
 	}
+	grpcAddr := pl.cfg.GRPCListen
+	if i > 0 || grpcAddr == "" {
+		var err error
+		if grpcAddr, err = freeAddr(); err != nil {
+			return service{}, err
+		}
+	}
 	if i > 0 {
 		name, data = fmt.Sprintf("vessel-%d", i), filepath.Join(pl.cfg.StateDir, fmt.Sprintf("data-%d", i))
 		if err := os.MkdirAll(data, 0o700); err != nil {
@@ -460,9 +470,9 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 		"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE")
 	url := "http://" + addr
 	return service{
-		procSpec: procSpec{name: name, bin: "vessel", args: vesselArgs(pl.vesselDep, addr, sandboxArgs), env: env,
+		procSpec: procSpec{name: name, bin: "vessel", args: vesselArgs(pl.vesselDep, addr, grpcAddr, sandboxArgs), env: env,
 			cpus: pl.cfg.ServerCPUs, logDir: pl.logDir},
-		addr: addr,
+		addr: addr, grpcAddr: grpcAddr,
 		ready: func(ctx context.Context, p *Proc) error {
 			return waitHTTP(ctx, p, url+"/health", "", func(b []byte) error { return healthReady(b, agents) })
 		},
@@ -474,9 +484,11 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 func egressModelURL(pl *plan) string { return "http://" + pl.egressModelAddr + "/v1" }
 
 // vesselArgs are the vessel's flags. Its cards must advertise where this
-// stack serves, not the deployment's front address, hence --public-url.
-func vesselArgs(deployment, listen string, sandboxArgs []string) []string {
-	return append([]string{"--deployment", deployment, "--listen", listen, "--public-url", "http://" + listen}, sandboxArgs...)
+// stack serves, not the deployment's front address, hence --public-url
+// (the vessel gives the gRPC interface that URL's host and grpcListen's port).
+func vesselArgs(deployment, listen, grpcListen string, sandboxArgs []string) []string {
+	return append([]string{"--deployment", deployment, "--listen", listen, "--grpc-listen", grpcListen,
+		"--public-url", "http://" + listen}, sandboxArgs...)
 }
 
 func (pl *plan) agentIDs() []string {
@@ -487,13 +499,13 @@ func (pl *plan) agentIDs() []string {
 	return ids
 }
 
-// info is the stack.json of a stack serving on urls.
-func (pl *plan) info(urls []string) Info {
+// info is the stack.json of a stack serving on urls (gRPC on grpcs).
+func (pl *plan) info(urls, grpcs []string) Info {
 	model := "scripted"
 	if !pl.cfg.scripted() {
 		model = pl.cfg.UpstreamURL
 	}
-	return Info{URL: urls[0], URLs: urls, Agents: pl.agentIDs(), AppID: pl.appID,
+	return Info{URL: urls[0], URLs: urls, GRPCAddress: grpcs[0], GRPCAddresses: grpcs, Agents: pl.agentIDs(), AppID: pl.appID,
 		AppKeyFile: filepath.Join(pl.cfg.StateDir, "app.key"), User: LocalUser, PID: os.Getpid(),
 		Started: time.Now().UTC(), Model: model, Logs: pl.logDir, Deployment: pl.cfg.DeploymentFile}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +25,7 @@ const (
 	DefaultFrontSubnet  = "172.31.247.0/24"
 	DefaultFrontAddress = "172.31.247.10"
 	DefaultPort         = 8700
+	DefaultGRPCPort     = 8701
 	DefaultTaskTTLHours = 24
 	DefaultProvider     = "searxng"
 	DefaultScratch      = ByteSize(256 << 20)
@@ -127,6 +130,7 @@ func (v *validator) resolve(field string, s *string) bool {
 func (v *validator) run() {
 	v.vessel()
 	v.egress()
+	v.limits()
 	if v.d.Search.Provider == "" {
 		v.d.Search.Provider = DefaultProvider
 	} else if !contains(SearchProviders, v.d.Search.Provider) {
@@ -181,6 +185,21 @@ func (v *validator) vessel() {
 		c.add("vessel.public_url", "%s", msg)
 	} else {
 		ves.PublicURL = strings.TrimRight(ves.PublicURL, "/")
+	}
+	if !c.set("vessel.grpc_port") {
+		ves.GRPCPort = DefaultGRPCPort
+	} else if ves.GRPCPort < 1 || ves.GRPCPort > 65535 {
+		c.add("vessel.grpc_port", "%d is out of range; allowed 1 to 65535", ves.GRPCPort)
+	}
+	if ves.GRPCPort == ves.Port {
+		c.add("vessel.grpc_port", "%d is also vessel.port; the gRPC binding needs a port of its own", ves.GRPCPort)
+	}
+	if ves.GRPCPublicAddress == "" {
+		if u, err := url.Parse(ves.PublicURL); err == nil && u.Hostname() != "" {
+			ves.GRPCPublicAddress = net.JoinHostPort(u.Hostname(), strconv.Itoa(ves.GRPCPort))
+		}
+	} else if host, port, err := net.SplitHostPort(ves.GRPCPublicAddress); err != nil || host == "" || !validPort(port) {
+		c.add("vessel.grpc_public_address", "%q: want host:port, for example vessel.example.org:%d", ves.GRPCPublicAddress, DefaultGRPCPort)
 	}
 	if !c.set("vessel.task_ttl_hours") {
 		ves.TaskTTLHours = DefaultTaskTTLHours
@@ -284,6 +303,7 @@ func (v *validator) agents() map[string]bool {
 		a.Manifest = lp.manifest
 		v.mcpNames(f+".mcp", a)
 		v.approval(f+".approval", a)
+		v.web(f+".web", a)
 		for j, t := range lp.manifest.Declared {
 			if t.Service == "" {
 				continue
@@ -818,4 +838,10 @@ func (d *Deployment) ResolvePath(p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(filepath.Dir(d.Path), p)
+}
+
+// validPort reports whether p is a decimal port number 1 to 65535.
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == p
 }

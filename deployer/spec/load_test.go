@@ -16,6 +16,9 @@ func TestLoadFixture(t *testing.T) {
 		d.Vessel.RequestBodyTimeoutSecs != 60 || d.Vessel.ShutdownGraceSecs != 20 || d.Vessel.StopGraceSecs() != 40 {
 		t.Errorf("vessel defaults: %+v search %+v", d.Vessel, d.Search)
 	}
+	if d.Vessel.GRPCPort != 8701 || d.Vessel.GRPCPublicAddress != "172.31.247.10:8701" {
+		t.Errorf("gRPC defaults: port %d, public address %q", d.Vessel.GRPCPort, d.Vessel.GRPCPublicAddress)
+	}
 	if d.Egress.UpstreamURL != "https://models.example.test/v1" {
 		t.Errorf("upstream not resolved: %q", d.Egress.UpstreamURL)
 	}
@@ -68,6 +71,12 @@ func TestLoadErrors(t *testing.T) {
 			"deployment.toml:4: vessel.request_body_timeout_seconds: 3601 is out of range; allowed 1 to 3600"},
 		{"shutdown grace out of range", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\nshutdown_grace_seconds = -1", 1)}, nil,
 			"deployment.toml:4: vessel.shutdown_grace_seconds: -1 is out of range; allowed 0 to 3600"},
+		{"grpc port clash", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\ngrpc_port = 8700", 1)}, nil,
+			"deployment.toml:4: vessel.grpc_port: 8700 is also vessel.port"},
+		{"grpc port out of range", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\ngrpc_port = 0", 1)}, nil,
+			"deployment.toml:4: vessel.grpc_port: 0 is out of range"},
+		{"grpc public address", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "test"`+"\ngrpc_public_address = \"http://vessel:8701\"", 1)}, nil,
+			"deployment.toml:4: vessel.grpc_public_address: \"http://vessel:8701\": want host:port"},
 		{"type mismatch", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `port = "x"`, 1)}, nil,
 			"deployment.toml:3: vessel.port:"},
 		{"bad size", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "lots"`, 1)}, nil,

@@ -16,6 +16,7 @@ type Deployment struct {
 	Vessel Vessel `toml:"vessel"`
 	Egress Egress `toml:"egress"`
 	Search Search `toml:"search"`
+	Limits Limits `toml:"limits"`
 	// Telemetry is the [telemetry] table (traces); see telemetry.go.
 	Telemetry Telemetry `toml:"telemetry"`
 	Apps      []App     `toml:"apps"`
@@ -37,7 +38,13 @@ type Vessel struct {
 	FrontAddress string `toml:"front_address"` // the vessel's fixed address on front
 	PublicURL    string `toml:"public_url"`    // base of card interface URLs
 	Port         int    `toml:"port"`          // listen port, default 8700
-	TaskTTLHours int    `toml:"task_ttl_hours"`
+	// GRPCPort is the gRPC binding's listen port (default 8701), beside
+	// port on the same address.
+	GRPCPort int `toml:"grpc_port"`
+	// GRPCPublicAddress is the host:port the cards' GRPC interface gives;
+	// default the host of public_url with grpc_port.
+	GRPCPublicAddress string `toml:"grpc_public_address"`
+	TaskTTLHours      int    `toml:"task_ttl_hours"`
 	// TaskStore is "sqlite:///path/tasks.sqlite" (default /data/tasks.sqlite) or "postgres://...".
 	TaskStore string `toml:"task_store"`
 	// RequestBodyTimeoutSecs bounds how long an authenticated caller may
@@ -109,6 +116,9 @@ type Agent struct {
 	// Approval says which of the agent's tool calls wait for a decision
 	// before they run (docs/approvals.md); nil means none do.
 	Approval *Approval `toml:"approval"`
+	// Web is the agent's domain policy at the egress ([agents.web]); nil
+	// means no names policy (the egress's address checks still apply).
+	Web *Web `toml:"web"`
 
 	// PackageDir is Package resolved to an absolute path.
 	PackageDir string `toml:"-"`

@@ -120,7 +120,12 @@ func Handler(reg *prometheus.Registry) http.Handler {
 type MetricsServer struct {
 	ln  net.Listener
 	srv *http.Server
+	mux *http.ServeMux
 }
+
+// Handle serves h at pattern on the metrics listener beside /metrics (the
+// vessel's operator API); it may be called while serving.
+func (m *MetricsServer) Handle(pattern string, h http.Handler) { m.mux.Handle(pattern, h) }
 
 // ServeMetrics listens on addr and serves reg at /metrics until Close. An
 // empty addr serves nothing and returns nil, nil: metrics are off unless the
@@ -135,7 +140,7 @@ func ServeMetrics(addr string, reg *prometheus.Registry, log *zap.Logger) (*Metr
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", Handler(reg))
-	m := &MetricsServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}}
+	m := &MetricsServer{ln: ln, mux: mux, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}}
 	go func() {
 		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("metrics listener stopped", zap.Error(err))

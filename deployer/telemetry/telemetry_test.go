@@ -82,4 +82,14 @@ func TestServeMetrics(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/other: %d, want 404", resp.StatusCode)
 	}
+	// A handler added while serving (the vessel's operator API).
+	m.Handle("/other", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	resp, err = http.Get("http://" + m.Addr().String() + "/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTeapot {
+		t.Errorf("/other after Handle: %d", resp.StatusCode)
+	}
 }

@@ -58,6 +58,11 @@ type Options struct {
 	// Metrics receives the series (NewMetrics); nil keeps them in a
 	// registry nobody reads.
 	Metrics *Metrics
+	// Clients, when set, are the only callers served: a request without
+	// a client's Proxy-Authorization gets 407, and each client's domain
+	// policy applies to its requests. Nil serves any caller (no names
+	// policy), as before clients existed.
+	Clients *Clients
 	// Audit receives one OCSF Network Activity event per decision
 	// (docs/audit.md); nil writes none.
 	Audit *audit.Writer
@@ -95,6 +100,11 @@ type decision struct {
 	connDur  time.Duration
 	dialedTo string
 	task     string // the turn's task id the vessel sent, for the log
+	client   string // the authenticated client's name
+	// policy is the domain policy's words when it refused; wouldRefuse
+	// what it would have refused in report-only mode.
+	policy      string
+	wouldRefuse string
 	// parent is the request's context with the vessel's trace context
 	// (traceparent) in it, began when the decision started: the decision's
 	// span is made from them when it is logged.
@@ -183,6 +193,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// With tracing on, the vessel's traceparent (on the CONNECT, or on a
 	// plain-HTTP request) is the parent of the decision's span.
 	r = r.WithContext(telemetry.ExtractHTTP(r.Context(), r.Header))
+	if p.opt.Clients.Len() > 0 && (r.Method == http.MethodConnect || r.URL.IsAbs()) {
+		c := p.opt.Clients.authenticate(r)
+		if c == nil {
+			d := &decision{method: r.Method, rawHost: r.Host, status: http.StatusProxyAuthRequired, reason: ReasonUnauthenticated}
+			if r.Method != http.MethodConnect {
+				d.rawHost = r.URL.Host
+			}
+			p.logDecision(d, nil)
+			w.Header().Set("Proxy-Authenticate", `Basic realm="astralvessel-egress"`)
+			w.Header().Set(HeaderDenied, ReasonUnauthenticated)
+			w.Header().Set("Connection", "close")
+			http.Error(w, "egress: proxy authentication required", http.StatusProxyAuthRequired)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, c))
+	}
+	// The credentials are the egress's; no origin sees them.
+	r.Header.Del("Proxy-Authorization")
 	if r.Method == http.MethodConnect {
 		if hj, ok := w.(http.Hijacker); ok {
 			w = hijackWriter{ResponseWriter: w, hj: hj}
@@ -212,6 +240,13 @@ func (p *Proxy) decide(ctx context.Context, method, hostport string, defaultPort
 		return d
 	}
 	d.host, d.port = h, port
+	if c := clientFrom(ctx); c != nil {
+		d.client = c.Name
+		if why := c.checkName(d); why != "" {
+			d.reason, d.policy = ReasonNamePolicy, why // refuse before any DNS traffic
+			return d
+		}
+	}
 	if port != 80 && port != 443 && !p.opt.Policy.MayUsePort(port) {
 		d.reason = guard.ReasonPort // refuse before any DNS traffic
 		return d
@@ -303,12 +338,12 @@ func (p *Proxy) handleHTTP(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Reques
 	case "https":
 		defPort = 443
 	default:
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "scheme", task: task, client: clientName(r), parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
 	if r.URL.User != nil {
-		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
+		d := &decision{method: r.Method, rawHost: r.URL.Host, status: http.StatusForbidden, reason: "userinfo", task: task, client: clientName(r), parent: r.Context(), began: time.Now(), src: r.RemoteAddr}
 		p.logDecision(d, nil)
 		return r, denial(r, d)
 	}
@@ -356,7 +391,9 @@ func denial(r *http.Request, d *decision) *http.Response {
 		status = http.StatusForbidden
 	}
 	var body string
-	if status == http.StatusForbidden {
+	if status == http.StatusForbidden && d.policy != "" {
+		body = fmt.Sprintf("egress refused %s: %s (%s)\n", safeHost(d), d.reason, d.policy)
+	} else if status == http.StatusForbidden {
 		body = fmt.Sprintf("egress refused %s: %s\n", safeHost(d), d.reason)
 	} else {
 		body = fmt.Sprintf("egress could not reach %s: %s\n", safeHost(d), d.reason)
@@ -365,6 +402,9 @@ func denial(r *http.Request, d *decision) *http.Response {
 	resp.Status = fmt.Sprintf("%d %s", status, http.StatusText(status))
 	if status == http.StatusForbidden {
 		resp.Header.Set(HeaderDenied, d.reason)
+		if d.policy != "" {
+			resp.Header.Set(HeaderPolicy, d.policy)
+		}
 	} else {
 		resp.Header.Set(HeaderError, d.reason)
 	}
@@ -413,6 +453,15 @@ func (p *Proxy) logDecision(d *decision, err error, extra ...zap.Field) {
 	}
 	if d.task != "" {
 		fields = append(fields, zap.String(telemetry.FieldTask, d.task))
+	}
+	if p.opt.Clients.Len() > 0 {
+		fields = append(fields, zap.String("client", d.client))
+	}
+	if d.policy != "" {
+		fields = append(fields, zap.String("policy", d.policy))
+	}
+	if d.wouldRefuse != "" {
+		fields = append(fields, zap.Bool("report_only", true), zap.String("would_refuse", d.wouldRefuse))
 	}
 	if err != nil {
 		fields = append(fields, zap.Error(err))

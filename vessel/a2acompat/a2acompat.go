@@ -67,6 +67,21 @@ const VersionParam = "A2A-Version"
 type ReadBody struct {
 	*bytes.Reader
 	b []byte
+	// env and envErr are ParseEnvelope's answer, once asked (Envelope).
+	env    *Envelope
+	envErr *EnvelopeError
+	parsed bool
+}
+
+// Envelope returns ParseEnvelope of the body, parsed on the first call
+// only: the vessel's admission reads the method before Handler runs, and
+// the body is checked once.
+func (rb *ReadBody) Envelope() (*Envelope, *EnvelopeError) {
+	if !rb.parsed {
+		rb.env, rb.envErr = ParseEnvelope(rb.b)
+		rb.parsed = true
+	}
+	return rb.env, rb.envErr
 }
 
 // NewReadBody wraps a body read whole.
@@ -79,6 +94,7 @@ func (*ReadBody) Close() error { return nil }
 // body then reads as empty.
 func (rb *ReadBody) release() {
 	rb.b = nil
+	rb.env, rb.envErr, rb.parsed = nil, nil, false
 	rb.Reader.Reset(nil)
 }
 
@@ -97,20 +113,21 @@ func Handler(v1, v0 http.Handler) http.Handler {
 			MethodNotAllowed(w)
 			return
 		}
-		var body []byte
-		rb, owned := r.Body.(*ReadBody)
-		if owned {
-			body = rb.b // read whole already (the vessel's body limit): no second copy
-		} else if r.Body != nil {
-			var err error
-			body, err = io.ReadAll(r.Body)
-			_ = r.Body.Close()
-			if err != nil {
-				WriteError(w, &EnvelopeError{Code: CodeParseError, Message: "parse error: could not read the request body"})
-				return
+		rb, owned := r.Body.(*ReadBody) // read whole already (the vessel's body limit): no second copy
+		if !owned {
+			var body []byte
+			if r.Body != nil {
+				var err error
+				body, err = io.ReadAll(r.Body)
+				_ = r.Body.Close()
+				if err != nil {
+					WriteError(w, &EnvelopeError{Code: CodeParseError, Message: "parse error: could not read the request body"})
+					return
+				}
 			}
+			rb = NewReadBody(body)
 		}
-		env, eerr := ParseEnvelope(body)
+		env, eerr := rb.Envelope()
 		if eerr != nil {
 			WriteError(w, eerr)
 			return

@@ -26,6 +26,9 @@ type auditNote struct {
 	err, code  string
 	// continued: a SendMessage that named an existing task.
 	continued bool
+	// agent is the agent a gRPC call named (its tenant); the HTTP
+	// bindings' is in the path.
+	agent string
 }
 
 type auditKey struct{}
@@ -158,22 +161,29 @@ func (s *Server) audited(h http.HandlerFunc) http.HandlerFunc {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		n.mu.Lock()
-		c := &audit.APICall{Operation: n.op, Start: start, End: time.Now(), Owner: n.owner, App: n.app, Remote: r.RemoteAddr,
-			HTTPMethod: r.Method, Path: r.URL.Path, UserAgent: truncate(r.UserAgent(), 200), Agent: r.PathValue("id"), Task: n.task,
-			HTTPStatus: status, Error: n.err, ErrorCode: n.code}
-		continued := n.continued
-		n.mu.Unlock()
-		if c.Operation == "" {
-			c.Operation = "unknown"
-		}
-		c.ActivityID = apiActivity(c.Operation, continued)
-		if status >= 400 && c.Error == "" {
-			c.Error, c.ErrorCode = http.StatusText(status), http.StatusText(status)
-		}
-		if err := s.cfg.Audit.Emit(audit.APIActivity(c)); err != nil {
-			s.log.Warn("audit event not written", zap.Error(err))
-		}
+		s.emitAPICall(n, &audit.APICall{Start: start, Remote: r.RemoteAddr, HTTPMethod: r.Method, Path: r.URL.Path,
+			UserAgent: truncate(r.UserAgent(), 200), Agent: r.PathValue("id"), HTTPStatus: status})
+	}
+}
+
+// emitAPICall completes c from the call's note and writes its event.
+func (s *Server) emitAPICall(n *auditNote, c *audit.APICall) {
+	n.mu.Lock()
+	c.End, c.Operation, c.Owner, c.App, c.Task, c.Error, c.ErrorCode = time.Now(), n.op, n.owner, n.app, n.task, n.err, n.code
+	if c.Agent == "" {
+		c.Agent = n.agent
+	}
+	continued := n.continued
+	n.mu.Unlock()
+	if c.Operation == "" {
+		c.Operation = "unknown"
+	}
+	c.ActivityID = apiActivity(c.Operation, continued)
+	if c.HTTPStatus >= 400 && c.Error == "" {
+		c.Error, c.ErrorCode = http.StatusText(c.HTTPStatus), http.StatusText(c.HTTPStatus)
+	}
+	if err := s.cfg.Audit.Emit(audit.APIActivity(c)); err != nil {
+		s.log.Warn("audit event not written", zap.Error(err))
 	}
 }
 

@@ -105,3 +105,73 @@ func TestAuditAPIActivity(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditGRPC: gRPC calls write the same API Activity events: a
+// streamed turn (Create, its task, the caller, the agent from the tenant),
+// another owner's GetTask (Failure, TASK_NOT_FOUND), a wrong key (401,
+// the reason).
+func TestAuditGRPC(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(path, "vessel", "test", rotlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { selfCards(c); c.Audit = w })
+	cl := h.cardClient(h.agentID, a2a.TransportProtocolGRPC)
+	var task *a2a.Task
+	for ev, err := range cl.SendStreamingMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg("Which birds hunt fish? #script:tool")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk, ok := ev.(*a2a.Task); ok && task == nil {
+			task = tk
+		}
+	}
+	if _, err := cl.GetTask(as(h.keyApp1, "mallory"), &a2a.GetTaskRequest{ID: task.ID}); err == nil {
+		t.Fatal("another owner read the task")
+	}
+	if _, err := cl.GetTask(as("wrong-key", "alice"), &a2a.GetTaskRequest{ID: task.ID}); err == nil {
+		t.Fatal("a wrong key was served")
+	}
+	var got []*audit.Event
+	for i := 0; ; i++ {
+		if got, err = audit.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) >= 3 || i == 100 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d events, want 3", len(got))
+	}
+	var send, other, wrong *audit.Event
+	for _, e := range got {
+		if len(e.Resources) == 0 || e.Resources[0].UID != h.agentID {
+			t.Errorf("resources %v", e.Resources)
+		}
+		switch {
+		case e.API.Operation == "SendStreamingMessage":
+			send = e
+		case e.API.Operation == "GetTask":
+			other = e
+		default:
+			wrong = e
+		}
+	}
+	if send == nil || other == nil || wrong == nil {
+		t.Fatalf("events: %+v", got)
+	}
+	if send.ActivityID != audit.APICreate || send.StatusID != audit.StatusSuccess || send.Metadata.CorrelationUID != string(task.ID) ||
+		send.Actor.User.Name != "app1/alice" || send.SrcEndpoint.IP == "" || send.HTTPRequest.URL.Path != "/lf.a2a.v1.A2AService/SendStreamingMessage" {
+		t.Errorf("the turn's event: %+v %+v %+v", send, send.API, send.HTTPRequest)
+	}
+	if other.StatusID != audit.StatusFailure || other.API.Response.Error != "TASK_NOT_FOUND" || other.API.Response.Code != 404 {
+		t.Errorf("another owner's GetTask: %+v", other.API.Response)
+	}
+	if wrong.StatusID != audit.StatusFailure || wrong.API.Response.Code != 401 || wrong.API.Response.Error != a2aserver.AuthUnknown {
+		t.Errorf("wrong key: %+v", wrong.API.Response)
+	}
+}

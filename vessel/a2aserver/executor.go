@@ -69,6 +69,9 @@ type run struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	result *loop.Result // set before done is closed
+	// For the operator's list (Server.Turns).
+	owner, contextID string
+	started          time.Time
 }
 
 type toolsKey struct{}
@@ -100,6 +103,10 @@ func statusEvent(ec *a2asrv.ExecutorContext, state a2a.TaskState, ev loop.Event)
 // message on a task waiting for approval resumes it (resume).
 func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		// The turn holds its admitted place until it ends or pauses, also
+		// after its request returned (returnImmediately).
+		held := ticketFrom(ctx).Claim()
+		defer held.Release()
 		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
 			e.resume(ctx, ec, yield)
 			return
@@ -176,7 +183,7 @@ type pausedTurn struct {
 func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, pt *pausedTurn,
 	step func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result) {
 	id := string(ec.TaskID)
-	r := &run{done: make(chan struct{})}
+	r := &run{done: make(chan struct{}), owner: ownerOf(ec), contextID: ec.ContextID, started: time.Now()}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	defer cancel(nil)

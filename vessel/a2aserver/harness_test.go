@@ -264,6 +264,9 @@ type harness struct {
 	brokenID string
 	sbURL    string
 	logs     *observer.ObservedLogs
+	// grpcAddr is the gRPC listener (GRPCServer), on every harness; the
+	// cards declare it with selfCards.
+	grpcAddr string
 }
 
 type harnessOpt func(d *spec.Deployment)
@@ -390,13 +393,22 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 		t.Fatal(err)
 	}
 	h.url = "http://" + ln.Addr().String()
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.grpcAddr = gln.Addr().String()
 	if cfg.PublicURL == selfURL {
 		cfg.PublicURL = h.url
+		cfg.GRPCAddress = h.grpcAddr
 	}
 	h.srv, err = a2aserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	gs := h.srv.GRPCServer()
+	go func() { _ = gs.Serve(gln) }()
+	t.Cleanup(gs.Stop)
 	h.srv.Start(context.Background())
 	t.Cleanup(h.srv.Close)
 	hs := httptest.NewUnstartedServer(h.srv)

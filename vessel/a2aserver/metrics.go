@@ -38,8 +38,10 @@ type Metrics struct {
 	streams       *prometheus.GaugeVec
 	storeDuration *prometheus.HistogramVec
 	authFailures  *prometheus.CounterVec
+	refused       *prometheus.CounterVec
 	endRetries    *prometheus.CounterVec
 	endFailures   *prometheus.CounterVec
+	pushOutcomes  *prometheus.CounterVec
 }
 
 // NewMetrics registers the vessel's series with reg.
@@ -74,16 +76,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			[]string{"op", "outcome"}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_auth_failures_total",
 			Help: "Requests refused authentication, by reason (" + strings.Join(authReasons, ", ") + ")."}, []string{"reason"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_admission_refused_total",
+			Help: "Requests refused with 429 by a [limits] entry, by limit (its key)."}, []string{"limit"}),
 		endRetries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_turn_end_retries_total",
 			Help: "Attempts to end a turn's sandbox workspace made again after one failed, by agent."}, []string{"agent"}),
 		endFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_turn_end_failures_total",
 			Help: "Turns whose sandbox workspace could not be ended (left to the sweep), by agent."}, []string{"agent"}),
+		pushOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_push_deliveries_total",
+			Help: "Push notification delivery attempts by outcome (delivered, retry, dead, dropped)."}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.turnsStarted, m.turnsFinished, m.turnDuration, m.firstEvent, m.steps, m.tokens, m.toolCalls,
+	reg.MustRegister(m.refused, m.turnsStarted, m.turnsFinished, m.turnDuration, m.firstEvent, m.steps, m.tokens, m.toolCalls,
 		m.toolDuration, m.modelDuration, m.modelErrors, m.activeTurns, m.streams, m.storeDuration, m.authFailures,
-		m.endRetries, m.endFailures)
+		m.endRetries, m.endFailures, m.pushOutcomes)
 	return m
 }
+
+// PushDelivery counts one push notification delivery attempt by its
+// outcome (the outbox's Observe).
+func (m *Metrics) PushDelivery(outcome string) { m.pushOutcomes.WithLabelValues(outcome).Inc() }
 
 // Auth failure reasons, the label values of vessel_auth_failures_total.
 const (

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,11 +49,12 @@ func unauthMessage(err error) string {
 }
 
 // refuser answers one of the vessel's own refusals (status 400, 401, 403,
-// 404, 408, 413 or 503) in a binding's error shape.
+// 404, 408, 413, 429 or 503) in a binding's error shape.
 type refuser func(w http.ResponseWriter, status int, msg string)
 
-// rpcRefusal is the JSON-RPC shape: a JSON-RPC error for 401, 403 and 503
-// (codes CodeUnauthenticated, CodeForbidden, CodeUnavailable), a plain
+// rpcRefusal is the JSON-RPC shape: a JSON-RPC error for 401, 403, 429 and
+// 503 (codes CodeUnauthenticated, CodeForbidden, CodeTooManyRequests,
+// CodeUnavailable), a plain
 // {"error": ...} for the body refusals, which come before any JSON-RPC is read.
 func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 	switch status {
@@ -62,6 +64,8 @@ func rpcRefusal(w http.ResponseWriter, status int, msg string) {
 		writeRPCError(w, status, CodeForbidden, msg)
 	case http.StatusServiceUnavailable:
 		writeRPCError(w, status, CodeUnavailable, msg)
+	case http.StatusTooManyRequests:
+		writeRPCError(w, status, CodeTooManyRequests, msg)
 	default:
 		writeJSONError(w, status, msg)
 	}
@@ -94,73 +98,128 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request) {
 		a2acompat.MethodNotAllowed(w)
 		return
 	}
-	r, ok := s.admit(w, r, a, rpcRefusal)
+	r, done, ok := s.admit(w, r, a, rpcRefusal, rpcStarts)
 	if !ok {
 		return
 	}
+	defer done()
 	a.rpc.ServeHTTP(w, r)
 }
 
-// admit runs the checks every binding shares, in this order: the caller is
-// authenticated, may call the agent, the agent is ready, the body is within
-// the limit and arrived in time, and the caller's tools are narrowed. It
-// returns the request to hand to the SDK: the principal in its context, the
-// Authorization header gone (the key or token must not reach the SDK's
-// ServiceParams).
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser) (*http.Request, bool) {
-	refuse = noting(r, refuse)
+// refusal is one of the vessel's own refusals of a call, before the SDK
+// sees it: an HTTP status (400, 401, 403, 408, 413, 429 or 503), the words
+// for the caller and, for 429, the seconds to wait. Each binding answers it
+// in its own shape (rpcRefusal, restRefusal, grpcStatus).
+type refusal struct {
+	status     int
+	msg        string
+	retryAfter int
+}
+
+// admitCall runs the checks every binding shares, in this order: the caller
+// is authenticated, may call the agent, is within its app's request rate
+// and its requests in flight (AdmitRequest), the agent is ready, body (the
+// binding's own check of the request's size and arrival, nil when the
+// transport did it) passes, what the call starts (starts: a turn, a
+// stream) is within the caps (admitStarts), and the caller's tools are
+// narrowed and approvals widened. It returns the context for the SDK (the
+// principal, the turn's admission, the caller's tools and approval extras
+// in it) and done, to call when the call ends. r carries the caller's
+// headers (on gRPC, its metadata).
+func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal, starts func() int) (context.Context, func(), *refusal) {
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
 		s.authFailed(r, a.spec.ID, err)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
-		refuse(w, http.StatusUnauthorized, unauthMessage(err))
-		return nil, false
+		return nil, nil, &refusal{status: http.StatusUnauthorized, msg: unauthMessage(err)}
 	}
 	noteFrom(r.Context()).setPrincipal(p)
 	if !p.MayCall(a.spec.ID) {
-		refuse(w, http.StatusForbidden, "you may not call this agent")
-		return nil, false
+		return nil, nil, &refusal{status: http.StatusForbidden, msg: "you may not call this agent"}
 	}
+	endRequest, err := s.AdmitRequest(p, a.spec.ID)
+	if err != nil {
+		return nil, nil, tooMany(err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			endRequest()
+		}
+	}()
 	if !a.ready.Load() {
 		why, _ := a.why.Load().(string)
-		w.Header().Set("Retry-After", "5")
-		refuse(w, http.StatusServiceUnavailable, "the agent is not available: "+why)
-		return nil, false
+		return nil, nil, &refusal{status: http.StatusServiceUnavailable, msg: "the agent is not available: " + why}
 	}
-	if !s.limitBody(w, r, refuse) {
-		return nil, false
+	if body != nil {
+		if no := body(); no != nil {
+			return nil, nil, no
+		}
 	}
+	// A caller's traceparent (header or gRPC metadata) becomes the parent
+	// of the turn's span.
+	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
+	ctx, endMethod, err := s.admitStarts(ctx, p, a.spec.ID, starts())
+	if err != nil {
+		return nil, nil, tooMany(err)
+	}
+	defer func() {
+		if !ok {
+			endMethod()
+		}
+	}()
 	if s.cfg.NarrowTools != nil || p.Scopes != nil {
 		list, err := s.narrow(r, p, a)
 		if err != nil {
-			refuse(w, http.StatusForbidden, err.Error())
-			return nil, false
+			return nil, nil, &refusal{status: http.StatusForbidden, msg: err.Error()}
 		}
-		r = r.WithContext(withTools(r.Context(), list))
+		ctx = withTools(ctx, list)
 	}
 	if x, err := approvalExtra(a, p, r.Header.Values(approval.Header)); err != nil {
-		refuse(w, http.StatusBadRequest, err.Error())
-		return nil, false
+		return nil, nil, &refusal{status: http.StatusBadRequest, msg: err.Error()}
 	} else if !x.Empty() {
-		r = r.WithContext(withExtra(r.Context(), x))
+		ctx = withExtra(ctx, x)
+	}
+	ok = true
+	return auth.WithPrincipal(ctx, p), func() { endMethod(); endRequest() }, nil
+}
+
+// admit is admitCall for the HTTP bindings (JSON-RPC and HTTP+JSON): the
+// body is read whole within the limit and the body timeout, what the
+// request starts is read from it (starts), a refusal is answered with
+// refuse and its HTTP headers. It returns the request to hand to the SDK,
+// the Authorization header gone (the key or token must not reach the
+// SDK's ServiceParams), and done, to call when the request ends.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *agent, refuse refuser, starts func(r *http.Request) int) (*http.Request, func(), bool) {
+	refuse = noting(r, refuse)
+	ctx, done, no := s.admitCall(r, a, func() *refusal { return s.limitBody(w, r) }, func() int { return starts(r) })
+	if no != nil {
+		switch no.status {
+		case http.StatusUnauthorized:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="astralvessel"`)
+		case http.StatusServiceUnavailable:
+			w.Header().Set("Retry-After", "5")
+		case http.StatusTooManyRequests:
+			w.Header().Set("Retry-After", strconv.Itoa(no.retryAfter))
+		case http.StatusRequestEntityTooLarge, http.StatusRequestTimeout:
+			w.Header().Set("Connection", "close")
+		}
+		refuse(w, no.status, no.msg)
+		return nil, nil, false
 	}
 	r.Header.Del("Authorization")
-	// An application's traceparent becomes the parent of the turn's span.
-	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
-	return r.WithContext(auth.WithPrincipal(ctx, p)), true
+	return r.WithContext(ctx), done, true
 }
 
 // limitBody reads the request body whole, within the body timeout, and
-// answers 413 for bodies over the limit without reading them whole: a
+// refuses (413) bodies over the limit without reading them whole: a
 // declared length is checked first, any body is read at most one byte past
 // the limit. A caller that has not sent its body when the timeout passes
 // gets 408. The read deadline is lifted once the body is in, so a
 // streaming response is not cut by it.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuser) bool {
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) *refusal {
 	max := s.cfg.MaxBody
 	if r.ContentLength > max {
-		tooLarge(w, refuse)
-		return false
+		return tooLarge()
 	}
 	rc := http.NewResponseController(w)
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
@@ -175,26 +234,21 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, refuse refuse
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		w.Header().Set("Connection", "close")
-		refuse(w, http.StatusRequestTimeout, "the request body did not arrive in time")
-		return false
+		return &refusal{status: http.StatusRequestTimeout, msg: "the request body did not arrive in time"}
 	}
 	if err != nil {
-		refuse(w, http.StatusBadRequest, "could not read the request body")
-		return false
+		return &refusal{status: http.StatusBadRequest, msg: "could not read the request body"}
 	}
 	if int64(buf.Len()) > max {
-		tooLarge(w, refuse)
-		return false
+		return tooLarge()
 	}
 	r.Body = a2acompat.NewReadBody(buf.Bytes())
 	r.ContentLength = int64(buf.Len())
-	return true
+	return nil
 }
 
-func tooLarge(w http.ResponseWriter, refuse refuser) {
-	w.Header().Set("Connection", "close")
-	refuse(w, http.StatusRequestEntityTooLarge, "request too large")
+func tooLarge() *refusal {
+	return &refusal{status: http.StatusRequestEntityTooLarge, msg: "request too large"}
 }
 
 // interceptor runs inside the SDK: it checks A2A-Version, binds the caller

@@ -39,6 +39,8 @@ func statusOf(status int) (code, reason, domain string) {
 		return "RESOURCE_EXHAUSTED", "REQUEST_TOO_LARGE", ErrorDomain
 	case http.StatusServiceUnavailable:
 		return "UNAVAILABLE", "AGENT_UNAVAILABLE", ErrorDomain
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED", "TOO_MANY_REQUESTS", ErrorDomain
 	case http.StatusBadRequest:
 		return "INVALID_ARGUMENT", "REQUEST_BODY_UNREADABLE", ErrorDomain
 	default:
@@ -66,11 +68,14 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 		restRefusal(w, http.StatusNotFound, "unknown agent")
 		return
 	}
-	r, ok := s.admit(w, r, a, restRefusal)
+	prefix := "/agents/" + id + RESTPath
+	r, done, ok := s.admit(w, r, a, restRefusal, func(r *http.Request) int {
+		return restStarts(r.Method, strings.TrimPrefix(r.URL.Path, prefix))
+	})
 	if !ok {
 		return
 	}
-	prefix := "/agents/" + id + RESTPath
+	defer done()
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = strings.TrimPrefix(r.URL.Path, prefix)
 	if r.URL.RawPath != "" {

@@ -17,12 +17,15 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
 
 // bindings are the protocol bindings every agent card declares.
-var bindings = []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON}
+var bindings = []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC}
 
 // cardClient resolves agent's card over HTTP and builds an a2a-go client
 // that can speak only binding, from the card's supportedInterfaces.
@@ -38,6 +41,8 @@ func (h *harness) cardClient(agent string, binding a2a.TransportProtocol) *a2acl
 		opts = append(opts, a2aclient.WithJSONRPCTransport(h.httpc))
 	case a2a.TransportProtocolHTTPJSON:
 		opts = append(opts, a2aclient.WithRESTTransport(h.httpc))
+	case a2a.TransportProtocolGRPC:
+		opts = append(opts, a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
 	default:
 		h.t.Fatalf("no client for binding %s", binding)
 	}
@@ -65,7 +70,8 @@ func frameShape(ev a2a.Event) string {
 }
 
 // TestCardDeclaresBindings: the card lists JSON-RPC first, then HTTP+JSON
-// under the agent's URL.
+// under the agent's URL, then gRPC at the vessel's gRPC address with the
+// agent id as tenant.
 func TestCardDeclaresBindings(t *testing.T) {
 	h := newHarnessConfig(t, selfCards)
 	card, err := agentcard.NewResolver(h.httpc).Resolve(context.Background(), h.url+"/agents/field-guide")
@@ -76,7 +82,11 @@ func TestCardDeclaresBindings(t *testing.T) {
 	for _, i := range card.SupportedInterfaces {
 		got = append(got, string(i.ProtocolBinding)+" "+i.URL+" "+string(i.ProtocolVersion))
 	}
-	want := []string{"JSONRPC " + h.url + "/agents/field-guide 1.0", "HTTP+JSON " + h.url + "/agents/field-guide" + a2aserver.RESTPath + " 1.0"}
+	want := []string{"JSONRPC " + h.url + "/agents/field-guide 1.0", "HTTP+JSON " + h.url + "/agents/field-guide" + a2aserver.RESTPath + " 1.0",
+		"GRPC " + h.grpcAddr + " 1.0"}
+	if g := card.SupportedInterfaces[len(card.SupportedInterfaces)-1]; g.Tenant != "field-guide" {
+		t.Errorf("GRPC interface tenant %q, want the agent id", g.Tenant)
+	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("interfaces %q, want %q", got, want)
 	}
@@ -169,8 +179,10 @@ func TestEveryBindingFromCard(t *testing.T) {
 			}
 		})
 	}
-	if len(shapes) == 2 && !slices.Equal(shapes[0], shapes[1]) {
-		t.Fatalf("frames differ:\nJSON-RPC  %q\nHTTP+JSON %q", shapes[0], shapes[1])
+	for i := 1; i < len(shapes); i++ {
+		if !slices.Equal(shapes[0], shapes[i]) {
+			t.Fatalf("frames differ:\n%s %q\n%s %q", bindings[0], shapes[0], bindings[i], shapes[i])
+		}
 	}
 }
 

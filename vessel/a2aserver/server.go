@@ -1,8 +1,8 @@
 // Package a2aserver serves every agent of a deployment over A2A 1.0
-// (JSON-RPC and HTTP+JSON, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
+// (JSON-RPC, HTTP+JSON and gRPC, a2a-go v2.4.0) plus the vessel's HTTP endpoints: /health,
 // /v1/agents, the agent cards and manifests. HTTP middleware in front of
-// the SDK (admit, shared by both bindings) answers 401, 403, 503, 408 and
-// 413 itself, in each binding's error shape.
+// the SDK (admit, shared by both bindings) answers 401, 403, 429, 503, 408
+// and 413 itself, in each binding's error shape.
 package a2aserver
 
 import (
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/deployer/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
+	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
@@ -44,6 +46,10 @@ import (
 
 // MaxBodyBytes is the largest request body accepted.
 const MaxBodyBytes = 16_000_000
+
+// AdmissionShareInterval is how often replicas on PostgreSQL exchange
+// their turn counts for the [limits] caps.
+const AdmissionShareInterval = time.Second
 
 // DefaultDeadline applies when a manifest sets no deadline_seconds.
 const DefaultDeadline = 300 * time.Second
@@ -129,10 +135,17 @@ type Config struct {
 	// CardKeys, when set, sign every agent card (A2A 1.0 §8) and their
 	// public halves are served at cardsig.JWKSPath.
 	CardKeys *cardsig.Keys
+	// Admission decides what callers may start (vessel/admission); nil
+	// builds one from the deployment's [limits].
+	Admission *admission.Controller
 	// PublicURL, when set, is the base of the cards' interface URLs and of
 	// /v1/agents card_url instead of the deployment's public_url (the local
 	// stack serves on an address of its own).
 	PublicURL string
+	// GRPCAddress, when set, is the host:port of the vessel's gRPC listener
+	// (GRPCServer) as callers reach it; each 1.0 card then declares a GRPC
+	// interface there, with the agent id as its tenant.
+	GRPCAddress string
 	// Outbox, when set with a store that keeps push configs, turns push
 	// notifications on (docs/jobs.md).
 	Outbox *outbox.Outbox
@@ -151,6 +164,7 @@ type Server struct {
 	once    sync.Once
 	health  healthState
 	started time.Time // for the JWKS Last-Modified
+	adm     *admission.Controller
 	// draining is set by Drain: no agent is ready again.
 	draining atomic.Bool
 }
@@ -161,6 +175,7 @@ type agent struct {
 	cardV03 *cardDoc     // the 0.3-compatible card older AstralDeep builds read
 	rpc     http.Handler // JSON-RPC (with 0.3 callers)
 	rest    http.Handler // HTTP+JSON, paths without the agent prefix
+	grpc    *a2agrpc.Handler
 	sandbox AgentSandbox
 	exec    *executor
 	fp      string // fingerprint at start
@@ -237,8 +252,18 @@ func New(cfg Config) (*Server, error) {
 		}
 		base = strings.TrimSuffix(cfg.PublicURL, "/")
 	}
+	if cfg.Admission == nil {
+		cfg.Admission = admission.New(cfg.Deployment.Limits, nil)
+	}
+	// A shared backend (PostgreSQL) counts every replica's turns against
+	// the caps.
+	if sh, ok := cfg.Store.(interface {
+		ShareAdmission(snap func() map[string]int, interval time.Duration) func(key string) int
+	}); ok {
+		cfg.Admission.SetPeers(sh.ShareAdmission(cfg.Admission.Snapshot, AdmissionShareInterval))
+	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), agents: map[string]*agent{}, base: base,
-		log: cfg.Logger, stop: make(chan struct{})}
+		log: cfg.Logger, stop: make(chan struct{}), adm: cfg.Admission}
 	started := cfg.Now()
 	s.started = started
 	for i := range cfg.Deployment.Agents {
@@ -269,6 +294,9 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	pushOn := s.cfg.Outbox != nil && pushes != nil
 	card := BuildCard(a, s.base)
 	card.Capabilities.PushNotifications = pushOn
+	if s.cfg.GRPCAddress != "" {
+		card.SupportedInterfaces = append(card.SupportedInterfaces, grpcInterface(s.cfg.GRPCAddress, a.ID))
+	}
 	if ag.card, err = s.signedCardDoc(card, started); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
@@ -367,6 +395,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	// A2A 1.0, plus 0.3 method names and snake_case fields for older callers.
 	ag.rpc = a2acompat.NewHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	ag.grpc = a2agrpc.NewHandler(h)
 	card03 := BuildCard(a, s.base)
 	card03.Capabilities.PushNotifications = pushOn
 	v03, err := a2acompat.CardV03JSON(context.Background(), card03, s.base+"/agents/"+a.ID)

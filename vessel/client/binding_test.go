@@ -12,7 +12,7 @@ import (
 
 func newBindingClient(t *testing.T, fv *fakeVessel, agent string, b Binding) *Client {
 	t.Helper()
-	c, err := New(fv.srv.URL, agent, Options{AppKey: testKey, User: "alice", Binding: b})
+	c, err := New(fv.srv.URL, agent, Options{AppKey: testKey, User: "alice", Binding: b, GRPCAddress: fv.grpcAddr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,28 +21,36 @@ func newBindingClient(t *testing.T, fv *fakeVessel, agent string, b Binding) *Cl
 
 func TestParseBinding(t *testing.T) {
 	for in, want := range map[string]Binding{"": BindingJSONRPC, "jsonrpc": BindingJSONRPC, "JSONRPC": BindingJSONRPC,
-		"rest": BindingHTTPJSON, "HTTP+JSON": BindingHTTPJSON} {
+		"rest": BindingHTTPJSON, "HTTP+JSON": BindingHTTPJSON, "grpc": BindingGRPC, "GRPC": BindingGRPC} {
 		if got, err := ParseBinding(in); err != nil || got != want {
 			t.Errorf("%q: %q %v", in, got, err)
 		}
 	}
-	if _, err := ParseBinding("grpc"); err == nil {
-		t.Error("grpc accepted")
+	if _, err := ParseBinding("soap"); err == nil {
+		t.Error("soap accepted")
+	}
+	if _, err := New("http://x", "a", Options{Token: "t", Binding: BindingGRPC}); err == nil || !strings.Contains(err.Error(), "GRPCAddress") {
+		t.Errorf("gRPC without an address: %v", err)
 	}
 	if _, err := New("http://x", "a", Options{Token: "t", Binding: "soap"}); err == nil {
 		t.Error("an unknown binding accepted")
 	}
 }
 
-// TestRESTBindingMatchesJSONRPC: over HTTP+JSON a turn gives the same
-// events as over JSON-RPC; Send, Get, Cancel work; A2A errors stay A2A
-// errors (task not found), and the vessel's refusals are *HTTPError.
+// TestRESTBindingMatchesJSONRPC: over HTTP+JSON and gRPC a turn gives the
+// same events as over JSON-RPC; Send, Get, Cancel work; A2A errors stay A2A
+// errors (task not found), and the vessel's refusals are *HTTPError (on
+// gRPC, read from the status and its ErrorInfo).
 func TestRESTBindingMatchesJSONRPC(t *testing.T) {
 	fv := newFakeVessel(t)
 	var all [][]string
-	for _, b := range []Binding{BindingJSONRPC, BindingHTTPJSON} {
+	for _, b := range []Binding{BindingJSONRPC, BindingHTTPJSON, BindingGRPC} {
 		c := newBindingClient(t, fv, "birds", b)
-		if want := fv.srv.URL + "/agents/birds" + map[Binding]string{BindingHTTPJSON: RESTPath}[b]; c.Endpoint() != want {
+		want := fv.srv.URL + "/agents/birds" + map[Binding]string{BindingHTTPJSON: RESTPath}[b]
+		if b == BindingGRPC {
+			want = fv.grpcAddr
+		}
+		if c.Endpoint() != want {
 			t.Errorf("%s endpoint %s", b, c.Endpoint())
 		}
 		s := c.Turn(t.Context(), TurnRequest{Text: "Which birds hunt fish?", History: []Message{UserMessage("hi")}})
@@ -68,7 +76,7 @@ func TestRESTBindingMatchesJSONRPC(t *testing.T) {
 			t.Errorf("%s cancel a finished task: %v", b, err)
 		}
 		var he *HTTPError
-		bad, err := New(fv.srv.URL, "birds", Options{AppKey: "wrong", User: "alice", Binding: b})
+		bad, err := New(fv.srv.URL, "birds", Options{AppKey: "wrong", User: "alice", Binding: b, GRPCAddress: fv.grpcAddr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,10 +87,10 @@ func TestRESTBindingMatchesJSONRPC(t *testing.T) {
 			t.Errorf("%s ungranted: %v", b, err)
 		}
 		_, err = newBindingClient(t, fv, "down", b).Get(t.Context(), "x")
-		if !errors.Is(err, ErrUnavailable) || !errors.As(err, &he) || he.RetryAfter != "5" {
+		if !errors.Is(err, ErrUnavailable) || !errors.As(err, &he) || (b != BindingGRPC && he.RetryAfter != "5") {
 			t.Errorf("%s not ready: %v", b, err)
 		}
-		if b == BindingHTTPJSON && (he.Reason != "AGENT_UNAVAILABLE" || he.Domain != "astralvessel" || he.Code != 0) {
+		if b != BindingJSONRPC && (he.Reason != "AGENT_UNAVAILABLE" || he.Domain != "astralvessel" || he.Code != 0) {
 			t.Errorf("REST not ready: %+v", he)
 		}
 		_, err = newBindingClient(t, fv, "birds", b).Ask(t.Context(), TurnRequest{Text: strings.Repeat("x", 5000)})
@@ -90,7 +98,9 @@ func TestRESTBindingMatchesJSONRPC(t *testing.T) {
 			t.Errorf("%s too large: %v", b, err)
 		}
 	}
-	if !slices.Equal(all[0], all[1]) {
-		t.Fatalf("events differ:\nJSON-RPC  %v\nHTTP+JSON %v", all[0], all[1])
+	for i := 1; i < len(all); i++ {
+		if !slices.Equal(all[0], all[i]) {
+			t.Fatalf("events differ:\nJSON-RPC %v\nbinding %d %v", all[0], i, all[i])
+		}
 	}
 }

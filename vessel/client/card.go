@@ -59,3 +59,19 @@ func (c *Client) fetch(ctx context.Context, u string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// GRPCAddress reads the agent's card (unverified) and returns the URL of
+// its GRPC interface (host:port), the Options.GRPCAddress of a client on
+// the gRPC binding. A card without one is an error.
+func (c *Client) GRPCAddress(ctx context.Context) (string, error) {
+	card, err := c.Card(ctx, false)
+	if err != nil {
+		return "", err
+	}
+	for _, i := range card.SupportedInterfaces {
+		if i != nil && i.ProtocolBinding == BindingGRPC && i.URL != "" {
+			return i.URL, nil
+		}
+	}
+	return "", fmt.Errorf("client: the card of %s declares no GRPC interface", c.agentID)
+}

@@ -16,6 +16,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // Options say how the client authenticates and which HTTP client it uses.
@@ -40,8 +43,16 @@ type Options struct {
 	// client without a timeout.
 	HTTPClient *http.Client
 	// Binding is the A2A protocol binding to call the agent over:
-	// BindingJSONRPC (the default when empty) or BindingHTTPJSON.
+	// BindingJSONRPC (the default when empty), BindingHTTPJSON or
+	// BindingGRPC.
 	Binding Binding
+	// GRPCAddress is the vessel's gRPC binding, host:port (the URL of the
+	// card's GRPC interface); required with BindingGRPC, unused otherwise.
+	GRPCAddress string
+	// GRPCDialOptions are added to the gRPC connection's options; without
+	// transport credentials among them the connection is plaintext, as
+	// the vessel serves it.
+	GRPCDialOptions []grpc.DialOption
 }
 
 // Binding names an A2A protocol binding the vessel serves.
@@ -51,18 +62,22 @@ type Binding = a2a.TransportProtocol
 const (
 	BindingJSONRPC  Binding = a2a.TransportProtocolJSONRPC
 	BindingHTTPJSON Binding = a2a.TransportProtocolHTTPJSON
+	BindingGRPC     Binding = a2a.TransportProtocolGRPC
 )
 
 // ParseBinding reads a binding name as a user types it: "jsonrpc" or
-// "JSONRPC"; "rest", "http+json" or "HTTP+JSON". Empty is JSON-RPC.
+// "JSONRPC"; "rest", "http+json" or "HTTP+JSON"; "grpc" or "GRPC". Empty
+// is JSON-RPC.
 func ParseBinding(s string) (Binding, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "jsonrpc", "json-rpc":
 		return BindingJSONRPC, nil
 	case "rest", "http+json", "httpjson":
 		return BindingHTTPJSON, nil
+	case "grpc":
+		return BindingGRPC, nil
 	}
-	return "", fmt.Errorf("client: unknown binding %q: use jsonrpc or rest", s)
+	return "", fmt.Errorf("client: unknown binding %q: use jsonrpc, rest or grpc", s)
 }
 
 // RESTPath is where the vessel serves an agent's HTTP+JSON binding, under
@@ -114,10 +129,24 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 		rt = http.DefaultTransport
 	}
 	hc.Transport = &statusTransport{base: rt, rest: binding == BindingHTTPJSON}
-	if binding == BindingHTTPJSON {
+	iface := a2a.NewAgentInterface(endpoint, binding)
+	switch binding {
+	case BindingHTTPJSON:
 		endpoint += RESTPath
+		iface.URL = endpoint
 		transport = a2aclient.WithRESTTransport(hc)
-	} else {
+	case BindingGRPC:
+		if opts.GRPCAddress == "" {
+			return nil, errors.New("client: the gRPC binding needs Options.GRPCAddress (the URL of the card's GRPC interface)")
+		}
+		// One listener serves every agent: the tenant names this one.
+		endpoint = opts.GRPCAddress
+		iface.URL, iface.Tenant = endpoint, agentID
+		dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithChainUnaryInterceptor(grpcUnaryRefusals), grpc.WithChainStreamInterceptor(grpcStreamRefusals)},
+			opts.GRPCDialOptions...)
+		transport = a2agrpc.WithGRPCTransport(dial...)
+	default:
 		transport = a2aclient.WithJSONRPCTransport(hc)
 	}
 
@@ -139,7 +168,7 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 
 	c := &Client{base: base, hc: hc, endpoint: endpoint, agentID: agentID, headers: h}
 	ac, err := a2aclient.NewFromEndpoints(context.Background(),
-		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, binding)},
+		[]*a2a.AgentInterface{iface},
 		a2aclient.WithDefaultsDisabled(), transport,
 		a2aclient.WithCallInterceptors(headerInterceptor{h: h}),
 	)

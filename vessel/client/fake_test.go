@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,7 +12,13 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // fakeExecutor emits the vessel's frame order: task, working status updates
@@ -123,10 +130,13 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // fakeVessel serves agent "birds" with the executor behind the vessel's
 // HTTP checks (auth 401, ungranted 403, not ready 503, size 413).
 type fakeVessel struct {
-	srv  *httptest.Server
-	exec *fakeExecutor
-	mu   sync.Mutex
-	hdrs []http.Header
+	srv *httptest.Server
+	// grpcAddr serves the same agents over gRPC (tenant = agent), with
+	// the same refusals as gRPC statuses and a 4000-byte message limit.
+	grpcAddr string
+	exec     *fakeExecutor
+	mu       sync.Mutex
+	hdrs     []http.Header
 }
 
 const testKey = "good-key"
@@ -186,5 +196,64 @@ func newFakeVessel(t *testing.T) *fakeVessel {
 		}
 	}))
 	t.Cleanup(fv.srv.Close)
+	fv.grpcAddr = startFakeGRPC(t, h)
 	return fv
+}
+
+// startFakeGRPC serves h over gRPC behind the vessel's refusals.
+func startFakeGRPC(t *testing.T, h a2asrv.RequestHandler) string {
+	t.Helper()
+	refuse := func(code codes.Code, reason, domain, msg string) error {
+		st, _ := status.New(code, msg).WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: domain})
+		return st.Err()
+	}
+	admit := func(ctx context.Context, req any) error {
+		md, _ := metadata.FromIncomingContext(ctx)
+		if strings.Join(md.Get("authorization"), "") != "Bearer "+testKey || len(md.Get("x-vessel-user")) == 0 {
+			return refuse(codes.Unauthenticated, "UNAUTHENTICATED", a2a.ProtocolDomain, "missing or invalid key")
+		}
+		tenant := ""
+		if t, ok := req.(interface{ GetTenant() string }); ok {
+			tenant = t.GetTenant()
+		}
+		switch tenant {
+		case "birds":
+			return nil
+		case "secret":
+			return refuse(codes.PermissionDenied, "UNAUTHORIZED", a2a.ProtocolDomain, "agent not granted")
+		case "down":
+			return refuse(codes.Unavailable, "AGENT_UNAVAILABLE", ErrorDomain, "sandbox not ready")
+		}
+		return refuse(codes.NotFound, "AGENT_NOT_FOUND", ErrorDomain, "unknown agent")
+	}
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(4000),
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+			if err := admit(ctx, req); err != nil {
+				return nil, err
+			}
+			return next(ctx, req)
+		}),
+		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+			return next(srv, &admitStream{ServerStream: ss, admit: admit})
+		}))
+	a2agrpc.NewHandler(h).RegisterWith(gs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	return ln.Addr().String()
+}
+
+type admitStream struct {
+	grpc.ServerStream
+	admit func(context.Context, any) error
+}
+
+func (s *admitStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	return s.admit(s.Context(), m)
 }

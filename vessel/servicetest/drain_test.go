@@ -18,7 +18,9 @@ import (
 // normally; every other stream still gets its final turn.finished, status
 // shutdown, and its task is stored failed; the process exits 0.
 func TestSIGTERMDrains(t *testing.T) {
-	s := startStackWith(t, stackConfig{vessel: "shutdown_grace_seconds = 4"})
+	// 21 streams from one user: above the default per-owner caps ([limits]).
+	s := startStackWith(t, stackConfig{vessel: "shutdown_grace_seconds = 4",
+		deployment: "[limits]\nmax_turns_per_owner = 32\nmax_streams_per_owner = 32\n"})
 	cl := s.client()
 	texts := []string{"#script:brief"} // about 2 s
 	for range 20 {

@@ -249,7 +249,8 @@ package = "../agents/guide"
 
 	vAddr := freePort(t)
 	s := &stack{t: t, dir: dir, vesselBin: filepath.Join(bin, "vessel"), vesselURL: "http://" + vAddr, logs: logs,
-		vesselArg: []string{"--deployment", filepath.Join(dir, "deploy/deployment.toml"), "--listen", vAddr, "--sandbox-url", "guide=http://" + sbAddr},
+		vesselArg: []string{"--deployment", filepath.Join(dir, "deploy/deployment.toml"), "--listen", vAddr,
+			"--grpc-listen", freePort(t), "--sandbox-url", "guide=http://" + sbAddr},
 		vesselEnv: append(os.Environ(), "VESSEL_SANDBOX_MASTER_TOKEN_FILE="+filepath.Join(dir, "secrets/master.token"),
 			"VESSEL_MODEL_KEY=egress-token", "VESSEL_MODEL_BASE_URL="+model.URL+"/v1", "VESSEL_DATA_DIR="+filepath.Join(dir, "data"))}
 	s.vesselEnv = append(s.vesselEnv, cfg.env...)

@@ -27,7 +27,7 @@ import (
 func init() {
 	register(&command{
 		name:    "ask",
-		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest] [--approve LIST] [--background [--webhook URL --webhook-token T]] [--state DIR] [--files DIR] QUESTION...",
+		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest|grpc] [--approve LIST] [--background [--webhook URL --webhook-token T]] [--state DIR] [--files DIR] QUESTION...",
 		summary: "ask an agent of the local stack (or --url) and stream the answer",
 		run:     runAsk,
 	})
@@ -55,7 +55,7 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	conv := fs.String("conversation", "", "conversation id to use (default: the agent's current one)")
 	filesDir := fs.String("files", "", "folder for files the agent returns (default: STATE/files)")
 	file := fs.String("file", "", "read the question from this file (- for stdin)")
-	bindingName := fs.String("binding", "jsonrpc", "A2A binding to ask over: jsonrpc or rest (HTTP+JSON)")
+	bindingName := fs.String("binding", "jsonrpc", "A2A binding to ask over: jsonrpc, rest (HTTP+JSON) or grpc (at the card's GRPC interface)")
 	approve := fs.String("approve", "", "ask to approve more calls before they run: tool names, scopes, service:NAME or all, comma-separated (X-Vessel-Approve)")
 	background := fs.Bool("background", false, "start the turn in the background and print its task id (follow it with astralvessel task ID)")
 	webhookURL := fs.String("webhook", "", "with --background: a webhook URL the vessel pushes the task's status changes to (within the app's push_urls)")
@@ -96,7 +96,15 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	if *approve != "" {
 		approveList = []string{*approve}
 	}
-	c, err := client.New(t.url, t.agent, client.Options{AppKey: t.key, User: t.user, Binding: binding, Approve: approveList})
+	opts := client.Options{AppKey: t.key, User: t.user, Binding: binding, Approve: approveList}
+	if binding == client.BindingGRPC {
+		// The gRPC address is the card's: the vessel listens for gRPC on a port of its own.
+		if opts.GRPCAddress, err = cardGRPCAddress(t); err != nil {
+			fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
+			return 1
+		}
+	}
+	c, err := client.New(t.url, t.agent, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel ask: %v\n", err)
 		return 1
@@ -547,4 +555,15 @@ func saveFile(dir, taskID string, f client.File) (string, error) {
 		return "", err
 	}
 	return p, nil
+}
+
+// cardGRPCAddress reads the agent's card for its GRPC interface.
+func cardGRPCAddress(t askTarget) (string, error) {
+	c, err := client.New(t.url, t.agent, client.Options{AppKey: t.key, User: t.user})
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.GRPCAddress(ctx)
 }

@@ -18,8 +18,13 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/astraldeep/astralvessel-go/vessel/client"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // fakeAgent answers every turn with reasoning, a text delta, a transcript
@@ -31,8 +36,9 @@ type fakeAgent struct {
 	// slow: stream text until cancelled; started gets the first delta.
 	slow    bool
 	started chan struct{}
-	// restCalls counts requests that reached the HTTP+JSON binding.
-	restCalls int
+	// restCalls counts requests that reached the HTTP+JSON binding,
+	// grpcCalls those that reached the gRPC binding.
+	restCalls, grpcCalls int
 	// approval: the first message pauses for approval of one bash call;
 	// decisions are the approval.decision parts received.
 	approval  bool
@@ -138,7 +144,14 @@ func fakeStack(t *testing.T, agent *fakeAgent) (*httptest.Server, string) {
 	t.Helper()
 	h := a2asrv.NewHandler(agent)
 	rpc, rest := a2asrv.NewJSONRPCHandler(h), a2asrv.NewRESTHandler(h)
+	grpcAddr := fakeGRPC(t, agent, h)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/agents/birds/.well-known/agent-card.json" {
+			g := a2a.NewAgentInterface(grpcAddr, a2a.TransportProtocolGRPC)
+			g.Tenant = "birds"
+			_ = json.NewEncoder(w).Encode(&a2a.AgentCard{Name: "Birds", SupportedInterfaces: []*a2a.AgentInterface{g}})
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("X-Vessel-User") != "local" {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -218,6 +231,75 @@ func TestAskKeepsTheConversation(t *testing.T) {
 	// First turn no history, second the first turn's two messages, --new none.
 	if got := agent.history; len(got) != 4 || got[0] != 0 || got[1] != 2 || got[2] != 0 || got[3] != 0 {
 		t.Errorf("history sent: %v", got)
+	}
+}
+
+// fakeGRPC serves h over gRPC for tenant birds, with the stack's key.
+func fakeGRPC(t *testing.T, agent *fakeAgent, h a2asrv.RequestHandler) string {
+	t.Helper()
+	check := func(ctx context.Context, req any) error {
+		md, _ := metadata.FromIncomingContext(ctx)
+		if strings.Join(md.Get("authorization"), "") != "Bearer k" || strings.Join(md.Get("x-vessel-user"), "") != "local" {
+			return grpcstatus.Error(codes.Unauthenticated, "bad key")
+		}
+		if r, ok := req.(interface{ GetTenant() string }); !ok || r.GetTenant() != "birds" {
+			return grpcstatus.Error(codes.NotFound, "unknown agent")
+		}
+		agent.mu.Lock()
+		agent.grpcCalls++
+		agent.mu.Unlock()
+		return nil
+	}
+	gs := grpc.NewServer(
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+			if err := check(ctx, req); err != nil {
+				return nil, err
+			}
+			return next(ctx, req)
+		}),
+		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+			return next(srv, &checkedStream{ServerStream: ss, check: check})
+		}))
+	a2agrpc.NewHandler(h).RegisterWith(gs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	return ln.Addr().String()
+}
+
+type checkedStream struct {
+	grpc.ServerStream
+	check func(context.Context, any) error
+}
+
+func (s *checkedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	return s.check(s.Context(), m)
+}
+
+// TestAskBindingGRPC: --binding grpc reads the gRPC address from the
+// agent's card and asks there, naming the agent as tenant.
+func TestAskBindingGRPC(t *testing.T) {
+	agent := &fakeAgent{}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"ask", "--state", state, "--binding", "grpc", "Which", "birds", "fish?"}, &out, &errb); code != 0 {
+		t.Fatalf("ask --binding grpc: code %d, stderr %s", code, errb.String())
+	}
+	if out.String() != "Ospreys.\n" {
+		t.Errorf("stdout %q", out.String())
+	}
+	agent.mu.Lock()
+	n := agent.grpcCalls
+	agent.mu.Unlock()
+	if n == 0 {
+		t.Error("no call reached the gRPC binding")
 	}
 }
 

@@ -4,6 +4,8 @@
 //	astralvessel deploy FILE [--out DIR] [--source DIR]
 //	astralvessel up [FILE]
 //	astralvessel ask "question"
+//	astralvessel turns [--vessel URL]
+//	astralvessel cancel [--vessel URL] TASK
 //	astralvessel --version
 //
 // Each subcommand lives in its own file and registers itself in init.

@@ -33,6 +33,7 @@ const defaultDeployment = "deploy/deployment.toml"
 func runUp(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("up", stderr)
 	listen := fs.String("listen", "127.0.0.1:8700", "the vessel's address")
+	grpcListen := fs.String("grpc-listen", "", "the vessel's gRPC binding address (default --listen's host, its port + 1)")
 	state := fs.String("state", localstack.DefaultStateDir(), "state folder: keys, logs, task store, stack.json")
 	bin := fs.String("bin", os.Getenv("VESSEL_BIN_DIR"), "folder with prebuilt vessel, sandboxd, egress, scripted-model (default $VESSEL_BIN_DIR, else build them from the source tree)")
 	noBuild := fs.Bool("no-build", false, "use the binaries already in the source tree's .cache/bin (or PATH)")
@@ -53,6 +54,20 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	if err := checkListen(*listen); err != nil {
 		fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
 		return 1
+	}
+	if _, port, _ := net.SplitHostPort(*listen); *grpcListen == "" && port != "0" {
+		g, err := localstack.DefaultGRPCListen(*listen)
+		if err != nil {
+			fmt.Fprintf(stderr, "astralvessel up: %v\n", err)
+			return 2
+		}
+		*grpcListen = g
+	}
+	if *grpcListen != "" {
+		if err := checkListen(*grpcListen); err != nil {
+			fmt.Fprintf(stderr, "astralvessel up: --grpc-listen: %v\n", err)
+			return 1
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -99,6 +114,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 		Bins:           bins,
 		StateDir:       *state,
 		Listen:         *listen,
+		GRPCListen:     *grpcListen,
 		Script:         *script,
 		ReadyTimeout:   *timeout,
 		Log:            stderr,
@@ -116,6 +132,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	defer st.Stop()
 	key, _ := st.AppKey()
 	fmt.Fprintf(stdout, "AstralVessel is up at %s (ready in %d ms)\n", st.URL, time.Since(began).Milliseconds())
+	fmt.Fprintf(stdout, "  gRPC:    %s (the request's tenant names the agent)\n", st.Info.GRPCAddress)
 	fmt.Fprintf(stdout, "  agents:  %s\n", strings.Join(st.Agents, ", "))
 	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
 	fmt.Fprintf(stdout, "  app key: %s (app %s, in %s); send X-Vessel-User: %s\n", key, st.AppID, st.AppKeyFile, st.User)

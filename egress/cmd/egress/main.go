@@ -84,6 +84,7 @@ environment:
   VESSEL_EGRESS_ALLOW_CIDRS          extra CIDRs the web proxy may reach (comma-separated)
   VESSEL_EGRESS_ALLOW_HOSTS          extra host names (or *.domain) the web proxy may reach
   VESSEL_EGRESS_ALLOW_PORTS          extra ports, for allow-listed destinations only
+  VESSEL_EGRESS_WEB_CLIENTS_FILE     JSON list of the web proxy's clients and their domain policies; set, every client must authenticate
   VESSEL_EGRESS_METRICS_LISTEN       address of the Prometheus /metrics listener (--metrics-listen wins)
   VESSEL_EGRESS_LOG_LEVEL            debug, info, warn or error (--log-level wins)
   VESSEL_EGRESS_AUDIT_LOG            file of the OCSF audit events (--audit-log wins)
@@ -99,6 +100,7 @@ type config struct {
 	upstream, key, token     string
 	allowHTTP                bool
 	policy                   guard.Config
+	clients                  *webproxy.Clients
 }
 
 func loadConfig(args []string, getenv func(string) string) (*config, error) {
@@ -146,6 +148,15 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 	ports, err := guard.ParsePortList(getenv("VESSEL_EGRESS_ALLOW_PORTS"))
 	if err != nil {
 		return nil, fmt.Errorf("VESSEL_EGRESS_ALLOW_PORTS: %w", err)
+	}
+	if path := strings.TrimSpace(getenv("VESSEL_EGRESS_WEB_CLIENTS_FILE")); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("VESSEL_EGRESS_WEB_CLIENTS_FILE: %w", err)
+		}
+		if c.clients, err = webproxy.LoadClients(b, c.token); err != nil {
+			return nil, fmt.Errorf("VESSEL_EGRESS_WEB_CLIENTS_FILE %s: %w", path, err)
+		}
 	}
 	c.policy = guard.Config{
 		AllowCIDRs: cidrs,
@@ -224,7 +235,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	} else {
 		log.Info("egress policy: public addresses on ports 80 and 443 only")
 	}
-	wp, err := webproxy.New(webproxy.Options{Policy: pol, Logger: log.Named("proxy"), Metrics: webproxy.NewMetrics(reg), Audit: aw})
+	if c.clients.Len() > 0 {
+		log.Info("egress web proxy: clients must authenticate", zap.Int("clients", c.clients.Len()))
+	} else {
+		log.Warn("egress web proxy: no VESSEL_EGRESS_WEB_CLIENTS_FILE; any caller on its network is served, with no names policy")
+	}
+	wp, err := webproxy.New(webproxy.Options{Policy: pol, Logger: log.Named("proxy"), Metrics: webproxy.NewMetrics(reg), Clients: c.clients, Audit: aw})
 	if err != nil {
 		return fmt.Errorf("egress web proxy: %w", err)
 	}

@@ -82,8 +82,11 @@ type Stack struct {
 	Model    *Proc
 	Scratch  string   // the agent's scratch folder
 	Endpoint []string // vessel base URLs, one per replica
-	root     string   // the scratch root: Scratch's parent, our tmpfs when mounted
-	mounted  bool     // root is our tmpfs, unmounted by Stop
+	// GRPC are the vessels' gRPC binding addresses (host:port), one per
+	// replica, as their cards give them.
+	GRPC    []string
+	root    string // the scratch root: Scratch's parent, our tmpfs when mounted
+	mounted bool   // root is our tmpfs, unmounted by Stop
 }
 
 // Proc is one process of the stack, measured.
@@ -160,7 +163,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		s.Vessels = append(s.Vessels, newProc(p))
 	}
 	s.Sandbox, s.Model = newProc(s.ls.Sandbox(AgentID)), newProc(s.ls.ModelProc())
-	s.Scratch, s.Endpoint = s.ls.Scratch(AgentID), s.ls.URLs
+	s.Scratch, s.Endpoint, s.GRPC = s.ls.Scratch(AgentID), s.ls.URLs, s.ls.GRPCAddresses
 	fmt.Fprintf(cfg.Log, "stack: model %s, sandboxd %s, vessels %s\n", s.Model.Addr, s.Sandbox.Addr, strings.Join(s.Endpoint, " "))
 	return s, nil
 }

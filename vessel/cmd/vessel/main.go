@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
@@ -49,6 +52,7 @@ func (f sandboxFlags) Set(v string) error {
 // flags are the command line.
 type flags struct {
 	deployment, listen, publicURL string
+	grpcListen                    string
 	sandboxes                     sandboxFlags
 	logLevel, metricsListen       string
 	usageLog, auditLog            string
@@ -58,6 +62,7 @@ func parseFlags() *flags {
 	f := &flags{sandboxes: sandboxFlags{}}
 	flag.StringVar(&f.deployment, "deployment", "", "deployment.toml")
 	flag.StringVar(&f.listen, "listen", "", "listen address (default <front_address or 0.0.0.0>:<port>)")
+	flag.StringVar(&f.grpcListen, "grpc-listen", "", "gRPC binding listen address (default --listen's host, else <front_address or 0.0.0.0>, with <grpc_port>; off: no gRPC binding)")
 	flag.StringVar(&f.publicURL, "public-url", "", "base URL the agent cards advertise (default the deployment's public_url)")
 	flag.Var(f.sandboxes, "sandbox-url", "AGENT=URL of an agent's sandbox (repeatable; default http://sandbox-<agent>:8600)")
 	flag.StringVar(&f.logLevel, "log-level", envOr("VESSEL_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env VESSEL_LOG_LEVEL)")
@@ -147,21 +152,20 @@ func run(log *zap.Logger, f *flags) error {
 	// store and the sandboxes.
 	addr := *listenAddr
 	if addr == "" {
-		host := d.Vessel.FrontAddress
-		if host == "" {
-			host = "0.0.0.0"
-		}
-		port := d.Vessel.Port
-		if port == 0 {
-			port = 8700
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(port))
+		addr = frontAddr(d, d.Vessel.Port, spec.DefaultPort)
 	}
 	ln, err := listen.TCP(context.Background(), addr, "--listen")
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	gln, grpcAddr, err := listenGRPC(d, f.grpcListen, addr, *publicURL)
+	if err != nil {
+		return err
+	}
+	if gln != nil {
+		defer gln.Close()
+	}
 	cardKeys, err := loadCardKeys()
 	if err != nil {
 		return err
@@ -259,7 +263,7 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
-	ob, stopOutbox, err := openOutbox(ctx, backend, d, cardKeys, reg, log)
+	ob, stopOutbox, err := openOutbox(ctx, backend, d, cardKeys, metrics, log)
 	if err != nil {
 		return err
 	}
@@ -283,6 +287,7 @@ func run(log *zap.Logger, f *flags) error {
 		Usage:         usageRec,
 		Audit:         auditW,
 		PublicURL:     *publicURL,
+		GRPCAddress:   grpcAddr,
 		CardKeys:      cardKeys,
 		Outbox:        ob,
 	})
@@ -291,14 +296,27 @@ func run(log *zap.Logger, f *flags) error {
 	}
 	srv.Start(ctx)
 	defer srv.Close()
+	if err := serveOperator(srv, ms, log); err != nil { // wiring.go
+		return err
+	}
 
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	var gs *grpc.Server
+	if gln != nil {
+		gs = srv.GRPCServer(grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 2 * time.Minute}))
+		go func() {
+			if err := gs.Serve(gln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				log.Error("gRPC binding stopped", zap.Error(err))
+			}
+		}()
+		log.Info("vessel gRPC binding listening", zap.String("addr", gln.Addr().String()), zap.String("card_address", grpcAddr))
+	}
 	log.Info("vessel listening", zap.String("addr", ln.Addr().String()), zap.Strings("agents", ids))
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		<-sig.Done()
-		drain(log, srv, hs, time.Duration(d.Vessel.ShutdownGraceSecs)*time.Second)
+		drain(log, srv, hs, gs, time.Duration(d.Vessel.ShutdownGraceSecs)*time.Second)
 	}()
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
@@ -312,7 +330,7 @@ func run(log *zap.Logger, f *flags) error {
 // HTTP server closes its connections once their final frames are out. The
 // whole takes at most grace + spec.ShutdownMarginSecs, which is what
 // Compose's stop_grace_period allows.
-func drain(log *zap.Logger, srv *a2aserver.Server, hs *http.Server, grace time.Duration) {
+func drain(log *zap.Logger, srv *a2aserver.Server, hs *http.Server, gs *grpc.Server, grace time.Duration) {
 	margin := time.Duration(spec.ShutdownMarginSecs) * time.Second
 	log.Info("vessel stopping: not ready any more, letting running turns finish", zap.Duration("grace", grace))
 	dctx, cancel := context.WithTimeout(context.Background(), grace+margin*3/4)
@@ -325,7 +343,62 @@ func drain(log *zap.Logger, srv *a2aserver.Server, hs *http.Server, grace time.D
 	}
 	shut, cancel := context.WithTimeout(context.Background(), margin/4)
 	defer cancel()
+	if gs != nil {
+		// Streams that are still open end with the HTTP connections.
+		go func() { <-shut.Done(); gs.Stop() }()
+		gs.GracefulStop()
+	}
 	if err := hs.Shutdown(shut); err != nil {
 		log.Warn("connections still open at stop", zap.Error(err))
 	}
+}
+
+// listenGRPC opens the gRPC binding's listener: flag, else the HTTP
+// listener's host (httpAddr: --listen, or the front address) with [vessel]
+// grpc_port; "off" opens none. The address the cards give is the
+// deployment's grpc_public_address, or, with --public-url (the local
+// stack), that URL's host with the port listened on.
+func listenGRPC(d *spec.Deployment, flagAddr, httpAddr, publicURL string) (net.Listener, string, error) {
+	if flagAddr == "off" {
+		return nil, "", nil
+	}
+	addr := flagAddr
+	if addr == "" {
+		host, _, err := net.SplitHostPort(httpAddr)
+		if err != nil {
+			return nil, "", fmt.Errorf("--listen %q: %w", httpAddr, err)
+		}
+		port := d.Vessel.GRPCPort
+		if port == 0 {
+			port = spec.DefaultGRPCPort
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	ln, err := listen.TCP(context.Background(), addr, "--grpc-listen")
+	if err != nil {
+		return nil, "", err
+	}
+	public := d.Vessel.GRPCPublicAddress
+	if publicURL != "" {
+		u, err := url.Parse(publicURL)
+		if err != nil || u.Hostname() == "" {
+			ln.Close()
+			return nil, "", fmt.Errorf("--public-url %q: no host", publicURL)
+		}
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		public = net.JoinHostPort(u.Hostname(), port)
+	}
+	return ln, public, nil
+}
+
+// frontAddr is the front address (or 0.0.0.0) with port (def when 0).
+func frontAddr(d *spec.Deployment, port, def int) string {
+	host := d.Vessel.FrontAddress
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if port == 0 {
+		port = def
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }

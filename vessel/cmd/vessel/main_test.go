@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
 // The real binary on an address another process holds: one plain line on
@@ -58,5 +61,51 @@ func TestBusyListenAddress(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
 		t.Error("the task store was opened before listening")
+	}
+}
+
+// listenGRPC: the flag's address, the card address from --public-url's host
+// and the port listened on (the local stack) or else the deployment's
+// grpc_public_address; "off" opens nothing; a busy address is an error
+// naming --grpc-listen.
+func TestListenGRPC(t *testing.T) {
+	d := &spec.Deployment{Vessel: spec.Vessel{GRPCPort: 8701, GRPCPublicAddress: "vessel.example.org:8701"}}
+	ln, public, err := listenGRPC(d, "127.0.0.1:0", "127.0.0.1:18700", "http://127.0.0.1:18700")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if public != ln.Addr().String() {
+		t.Errorf("card address %q, want the listener %q", public, ln.Addr())
+	}
+	ln2, public, err := listenGRPC(d, "127.0.0.1:0", "127.0.0.1:18700", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln2.Close()
+	if public != "vessel.example.org:8701" {
+		t.Errorf("card address %q, want grpc_public_address", public)
+	}
+	// No flag: --listen's host with grpc_port.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	d2 := &spec.Deployment{Vessel: spec.Vessel{GRPCPort: port}}
+	ln3, _, err := listenGRPC(d2, "", "127.0.0.1:18700", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ln3.Addr().String(); got != net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) {
+		t.Errorf("default gRPC address %s, want --listen's host with grpc_port %d", got, port)
+	}
+	ln3.Close()
+	if ln, public, err := listenGRPC(d, "off", "127.0.0.1:18700", "http://127.0.0.1:18700"); ln != nil || public != "" || err != nil {
+		t.Errorf("off: %v %q %v", ln, public, err)
+	}
+	if _, _, err := listenGRPC(d, ln.Addr().String(), "127.0.0.1:18700", ""); err == nil || !strings.Contains(err.Error(), "--grpc-listen") {
+		t.Errorf("busy address: %v", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -23,7 +22,7 @@ import (
 // openOutbox starts the push notification outbox in the task store
 // (docs/jobs.md); the returned stop ends it before the store closes.
 func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, keys *cardsig.Keys,
-	reg prometheus.Registerer, log *zap.Logger) (*outbox.Outbox, func(), error) {
+	met *a2aserver.Metrics, log *zap.Logger) (*outbox.Outbox, func(), error) {
 	pb, ok := backend.(store.PushBackend)
 	if !ok {
 		return nil, func() {}, errors.New("push: the task store keeps no push configs")
@@ -38,17 +37,12 @@ func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, 
 	} else {
 		log.Warn("push notifications are not signed: set VESSEL_CARD_SIGNING_KEY_FILE (receivers then rely on the token alone)")
 	}
-	outcomes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_push_deliveries_total",
-		Help: "Push notification delivery attempts by outcome (delivered, retry, dead, dropped)."}, []string{"outcome"})
-	if err := reg.Register(outcomes); err != nil {
-		return nil, nil, fmt.Errorf("push: metrics: %w", err)
-	}
 	cfg := outbox.Config{
 		Configs: pb.PushConfigs,
 		Policy:  func(owner string) (dest.Policy, error) { return a2aserver.PushPolicy(d, owner) },
 		Deliver: outbox.NewDeliverer(proxy, sign).Deliver,
 		Log:     log.With(zap.String("component", "push")),
-		Observe: func(o string) { outcomes.WithLabelValues(o).Inc() },
+		Observe: met.PushDelivery,
 	}
 	// VESSEL_PUSH_RESCUE_SECONDS: when a delivery left running by a vessel
 	// that died is tried again (default: twice the timeout plus a minute).

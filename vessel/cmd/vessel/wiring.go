@@ -11,11 +11,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
 	"github.com/astraldeep/astralvessel-go/vessel/images"
@@ -28,14 +31,29 @@ import (
 )
 
 // egressProxy is the egress web proxy's URL (VESSEL_EGRESS_PROXY): the
-// vessel itself has no route out.
+// vessel itself has no route out. With the vessel's egress token it
+// carries the vessel's own web client credentials (spec.VesselWebClient).
 func egressProxy() (*url.URL, error) {
 	proxy := envOr("VESSEL_EGRESS_PROXY", "http://egress:3128")
 	pu, err := url.Parse(proxy)
 	if err != nil || pu.Host == "" {
 		return nil, fmt.Errorf("VESSEL_EGRESS_PROXY %q is not a URL", proxy)
 	}
+	if tok := egressToken(); tok != "" && pu.User == nil {
+		pu.User = url.UserPassword(spec.VesselWebClient, spec.WebClientToken(tok, spec.VesselWebClient))
+	}
 	return pu, nil
+}
+
+// egressToken is the token the vessel presents to the egress as its model
+// key (VESSEL_MODEL_KEY or VESSEL_MODEL_KEY_FILE); the web proxy
+// credentials are derived from it. Empty when neither is set.
+func egressToken() string {
+	tok, _, err := spec.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_MODEL_KEY")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(tok)
 }
 
 // authenticators are the app keys, then the [[issuers]] tokens. A bad
@@ -80,7 +98,9 @@ func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
 // websearch, which reach the web only through the egress proxy
 // (VESSEL_EGRESS_PROXY) and the deployment's search container.
 func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
-	wc, err := web.New(web.ConfigFromEnv(os.Getenv, d.Search.Provider))
+	cfg := web.ConfigFromEnv(os.Getenv, d.Search.Provider)
+	cfg.EgressToken = egressToken()
+	wc, err := web.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("web tools: %w", err)
 	}
@@ -123,3 +143,27 @@ var (
 	checkImage  = images.Check           // decode-checks attached images
 	answerParts = primitives.AnswerParts // text + {"_ui_components", "_data": null}
 )
+
+// serveOperator adds the operator API (list and cancel turns) to the
+// metrics listener when VESSEL_OPERATOR_TOKEN or VESSEL_OPERATOR_TOKEN_FILE
+// gives its token (docs/operations.md).
+func serveOperator(srv *a2aserver.Server, ms *telemetry.MetricsServer, log *zap.Logger) error {
+	tok, found, err := spec.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_OPERATOR_TOKEN")
+	if err != nil {
+		return fmt.Errorf("operator API: %w", err)
+	}
+	if !found || strings.TrimSpace(tok) == "" {
+		return nil
+	}
+	if ms == nil {
+		log.Warn("VESSEL_OPERATOR_TOKEN is set but no --metrics-listen: the operator API is not served")
+		return nil
+	}
+	h, err := srv.OperatorHandler(strings.TrimSpace(tok))
+	if err != nil {
+		return err
+	}
+	ms.Handle("/v1/operator/", h)
+	log.Info("operator API on the metrics listener", zap.String("addr", ms.Addr().String()))
+	return nil
+}

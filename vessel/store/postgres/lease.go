@@ -118,6 +118,10 @@ func (db *DB) DeleteExpired(ctx context.Context) (int64, error) {
 		AND NOT EXISTS (SELECT 1 FROM vessel_tasks t WHERE t.agent_id = p.agent_id AND t.id = p.task_id)`, db.opts.TTL.Seconds()); err != nil {
 		return tag.RowsAffected(), fmt.Errorf("postgres task store: delete push configs of expired tasks: %w", err)
 	}
+	if _, err := db.pool.Exec(ctx, `DELETE FROM vessel_admission_counts c WHERE NOT EXISTS
+		(SELECT 1 FROM vessel_replicas r WHERE r.id = c.replica_id AND r.heartbeat_at > now() - interval '1 day')`); err != nil {
+		return tag.RowsAffected(), fmt.Errorf("postgres task store: delete old admission counts: %w", err)
+	}
 	if _, err := db.pool.Exec(ctx, `DELETE FROM vessel_replicas WHERE heartbeat_at < now() - interval '1 day'`); err != nil {
 		return tag.RowsAffected(), fmt.Errorf("postgres task store: delete old leases: %w", err)
 	}

@@ -246,6 +246,9 @@ func (db *DB) Close() error {
 		db.wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if _, e := db.pool.Exec(ctx, `DELETE FROM vessel_admission_counts WHERE replica_id = $1`, db.opts.ReplicaID); e != nil {
+			err = fmt.Errorf("postgres task store: drop admission counts: %w", e)
+		}
 		if _, e := db.pool.Exec(ctx, `DELETE FROM vessel_replicas WHERE id = $1`, db.opts.ReplicaID); e != nil {
 			err = fmt.Errorf("postgres task store: drop lease: %w", e)
 		}

@@ -55,6 +55,11 @@ type Config struct {
 	MaxRedirects   int           // default 5
 	MaxOutputChars int           // longest text handed to the model (default 100,000)
 	MaxResults     int           // search results shown (default 8)
+	// EgressToken, when set, gives each agent's web tools credentials of
+	// their own at the egress (Factory): Proxy-Authorization as
+	// spec.AgentWebClient with spec.WebClientToken, so the egress applies
+	// that agent's [agents.web] policy.
+	EgressToken string
 }
 
 // ConfigFromEnv reads VESSEL_EGRESS_PROXY and VESSEL_SEARCH_URL (with the
@@ -157,16 +162,25 @@ func New(cfg Config) (*Client, error) {
 type RefusedError struct {
 	URL    string
 	Reason string
+	// Policy is the agent's web policy's words when that refused
+	// (X-Egress-Policy: "denylist *.ads.example", "not in the allowlist").
+	Policy string
 }
 
 func (e *RefusedError) Error() string {
+	switch e.Reason {
+	case "name-policy":
+		return fmt.Sprintf("the egress refused %s: this agent's web policy does not allow the site (%s)", e.URL, e.Policy)
+	case "unauthenticated":
+		return fmt.Sprintf("the egress refused %s: the web tools could not authenticate to the egress (a deployment fault, not the site's)", e.URL)
+	}
 	return fmt.Sprintf("the egress refused %s (%s): only public web addresses on ports 80 and 443 are reachable", e.URL, e.Reason)
 }
 
 // proxyError turns a proxy refusal or failure into an error for the model.
 func proxyError(resp *http.Response) error {
 	if r := resp.Header.Get("X-Egress-Denied"); r != "" {
-		return &RefusedError{Reason: r}
+		return &RefusedError{Reason: r, Policy: truncateRunes(resp.Header.Get("X-Egress-Policy"), 200)}
 	}
 	if r := resp.Header.Get("X-Egress-Error"); r != "" {
 		return fmt.Errorf("the egress could not reach the site: %s", r)
@@ -411,6 +425,27 @@ func truncate(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// truncateRunes keeps at most n bytes of s, cut at a rune boundary.
+func truncateRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// WithProxyUser returns a client like c whose proxy requests carry name
+// and password as Proxy-Authorization (Basic, from the proxy URL).
+func (c *Client) WithProxyUser(name, password string) (*Client, error) {
+	cfg := c.cfg
+	u := *c.proxy
+	u.User = url.UserPassword(name, password)
+	cfg.ProxyURL = u.String()
+	return New(cfg)
 }
 
 // startSpan is the client span of one request to u (nil while tracing is

@@ -112,11 +112,21 @@ func (t SearchTool) Run(ctx context.Context, _ *tools.Turn, call tools.Call) (*t
 }
 
 // Factory offers webfetch and websearch to agents whose manifest enables
-// them.
+// them. With Config.EgressToken each agent's tools authenticate to the
+// egress as that agent.
 func Factory(c *Client) tools.Factory {
 	return tools.FactoryFunc(func(agent *spec.Agent) ([]tools.Tool, error) {
 		if agent == nil || agent.Manifest == nil {
 			return nil, nil
+		}
+		c := c // this agent's client
+		if tok := c.cfg.EgressToken; tok != "" && (slices.Contains(agent.Manifest.Tools.Enabled, FetchToolName) || slices.Contains(agent.Manifest.Tools.Enabled, SearchToolName)) {
+			name := spec.AgentWebClient(agent.ID)
+			ac, err := c.WithProxyUser(name, spec.WebClientToken(tok, name))
+			if err != nil {
+				return nil, fmt.Errorf("web tools of %s: %w", agent.ID, err)
+			}
+			c = ac
 		}
 		var out []tools.Tool
 		if slices.Contains(agent.Manifest.Tools.Enabled, FetchToolName) {

@@ -28,11 +28,13 @@ type fakeProxy struct {
 	traces []string          // the traceparent of each request
 	routes map[string]string // host -> origin host:port on loopback
 	deny   map[string]string // host -> reason
+	policy map[string]string // host -> X-Egress-Policy words (name-policy refusals)
+	auth   func(r *http.Request)
 	srv    *httptest.Server
 }
 
 func newFakeProxy(t *testing.T) *fakeProxy {
-	p := &fakeProxy{routes: map[string]string{}, deny: map[string]string{}}
+	p := &fakeProxy{routes: map[string]string{}, deny: map[string]string{}, policy: map[string]string{}}
 	p.srv = httptest.NewServer(p)
 	t.Cleanup(p.srv.Close)
 	return p
@@ -55,7 +57,18 @@ func (p *fakeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.traces = append(p.traces, r.Header.Get("traceparent"))
 	reason, denied := p.deny[host]
 	origin, routed := p.routes[host]
+	words, refused := p.policy[host]
+	auth := p.auth
 	p.mu.Unlock()
+	if auth != nil {
+		auth(r)
+	}
+	if refused {
+		w.Header().Set("X-Egress-Denied", "name-policy")
+		w.Header().Set("X-Egress-Policy", words)
+		http.Error(w, "egress refused "+host, http.StatusForbidden)
+		return
+	}
 	if denied {
 		w.Header().Set("X-Egress-Denied", reason)
 		http.Error(w, "egress refused "+host+": "+reason, http.StatusForbidden)
@@ -500,5 +513,62 @@ func TestFetchDecodesCharset(t *testing.T) {
 	res, err := e.client.Fetch(context.Background(), "http://site.test/latin1")
 	if err != nil || res.Text != "café crème" {
 		t.Fatalf("%v %q", err, res.Text)
+	}
+}
+
+// With an egress token each agent's web tools authenticate as that agent,
+// and a refusal by the agent's web policy tells the model why.
+func TestAgentCredentialsAndPolicyRefusal(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.EgressToken = "egress-token-for-tests-0123456789" })
+	var mu sync.Mutex
+	var seen []string
+	e.proxy.auth = func(r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r.Header.Get("Proxy-Authorization"))
+	}
+	e.mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Proxy-Authorization") != "" {
+			t.Error("the origin saw Proxy-Authorization")
+		}
+		fmt.Fprint(w, "<p>hello</p>")
+	})
+	e.proxy.policy["ads.test"] = "denylist *.ads.test"
+	agents := map[string]*spec.Agent{}
+	for _, id := range []string{"alpha", "beta"} {
+		agents[id] = &spec.Agent{ID: id, Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{FetchToolName}}}}
+	}
+	fetch := func(id, target string) *tools.Result {
+		list, err := Factory(e.client).Tools(agents[id])
+		if err != nil || len(list) != 1 {
+			t.Fatalf("tools: %v %v", list, err)
+		}
+		res, err := list[0].Run(context.Background(), &tools.Turn{}, tools.Call{ID: "c", Name: FetchToolName, Arguments: `{"url": "` + target + `"}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := fetch("alpha", "http://site.test/page"); res.IsError {
+		t.Fatalf("alpha: %s", res.Output)
+	}
+	if res := fetch("beta", "http://site.test/page"); res.IsError {
+		t.Fatalf("beta: %s", res.Output)
+	}
+	want := func(id string) string {
+		name := spec.AgentWebClient(id)
+		r := &http.Request{Header: http.Header{}}
+		r.SetBasicAuth(name, spec.WebClientToken("egress-token-for-tests-0123456789", name))
+		return r.Header.Get("Authorization")
+	}
+	mu.Lock()
+	got := append([]string(nil), seen...)
+	mu.Unlock()
+	if len(got) != 2 || got[0] != want("alpha") || got[1] != want("beta") || got[0] == got[1] {
+		t.Fatalf("Proxy-Authorization %q, want alpha's then beta's", got)
+	}
+	res := fetch("alpha", "http://ads.test/x")
+	if !res.IsError || !strings.Contains(res.Output, "this agent's web policy does not allow the site (denylist *.ads.test)") {
+		t.Fatalf("policy refusal told the model %q", res.Output)
 	}
 }

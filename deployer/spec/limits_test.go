@@ -1,0 +1,93 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+func withLimits(table string) map[string]string {
+	return map[string]string{"deploy/deployment.toml": fixture["deploy/deployment.toml"] + "\n[limits]\n" + table + "\n"}
+}
+
+func TestLimitsDefaults(t *testing.T) {
+	d, err := loadFixture(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Limits{MaxTurns: 256, MaxTurnsPerAgent: 128, MaxTurnsPerApp: 128, MaxTurnsPerOwner: 8, MaxStreamsPerOwner: 16,
+		MaxRequestsPerOwner: 32, RequestsPerSecondPerApp: 200, RequestBurstPerApp: 400, RetryAfterSecs: 2}
+	if d.Limits != want {
+		t.Errorf("limits = %+v, want %+v", d.Limits, want)
+	}
+	if (Limits{}).WithDefaults() != want {
+		t.Errorf("WithDefaults = %+v", (Limits{}).WithDefaults())
+	}
+}
+
+func TestLimitsSet(t *testing.T) {
+	d, err := loadFixture(t, withLimits("max_turns = 1\nmax_turns_per_owner = 1000000\nrequests_per_second_per_app = 0.5\nmax_streams_per_owner = 1\nmax_requests_per_owner = 1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := d.Limits
+	if l.MaxTurns != 1 || l.MaxTurnsPerOwner != 1_000_000 || l.RequestsPerSecondPerApp != 0.5 || l.MaxStreamsPerOwner != 1 ||
+		l.MaxRequestsPerOwner != 1 || l.MaxTurnsPerApp != DefaultMaxTurnsPerApp {
+		t.Errorf("limits = %+v", l)
+	}
+}
+
+func TestLimitsRefused(t *testing.T) {
+	for _, tc := range []struct{ table, want string }{
+		{"max_turns = 0", "limits.max_turns: 0 is out of range; allowed 1 to 1000000"},
+		{"max_turns_per_owner = -1", "limits.max_turns_per_owner: -1 is out of range"},
+		{"max_turns_per_app = 1000001", "limits.max_turns_per_app: 1000001 is out of range"},
+		{"max_turns_per_agent = 0", "limits.max_turns_per_agent: 0 is out of range"},
+		{"max_requests_per_owner = 0", "limits.max_requests_per_owner: 0 is out of range"},
+		{"request_burst_per_app = 0", "limits.request_burst_per_app: 0 is out of range"},
+		{"retry_after_seconds = 3601", "limits.retry_after_seconds: 3601 is out of range; allowed 1 to 3600"},
+		{"requests_per_second_per_app = 0", "limits.requests_per_second_per_app: 0 is out of range"},
+		{"requests_per_second_per_app = -2.5", "limits.requests_per_second_per_app: -2.5 is out of range"},
+		{"requests_per_second_per_app = nan", "limits.requests_per_second_per_app: NaN is out of range"},
+		{"max_streams_per_owner = 40", "limits.max_streams_per_owner: 40 is more than max_requests_per_owner (32)"},
+		{"max_turn = 3", "max_turn"},
+	} {
+		_, err := loadFixture(t, withLimits(tc.table))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.table, err, tc.want)
+		}
+	}
+}
+
+// beta is the fixture's last [[agents]] entry: a table appended to the
+// file belongs to it.
+func withBetaWeb(table string) map[string]string {
+	return map[string]string{"deploy/deployment.toml": fixture["deploy/deployment.toml"] + "\n[agents.web]\n" + table + "\n"}
+}
+
+func TestAgentWeb(t *testing.T) {
+	d, err := loadFixture(t, withBetaWeb(`allow = ["docs.example.org", "*.wiki.example", "Bücher.example."]
+deny = ["secret.wiki.example"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.Agents[1].Web
+	if d.Agents[0].Web != nil || w == nil || w.Mode != WebEnforce || len(w.Allow) != 3 || w.Deny[0] != "secret.wiki.example" {
+		t.Fatalf("web: %+v / %+v", d.Agents[0].Web, w)
+	}
+	if d, err := loadFixture(t, withBetaWeb(`mode = "report"`)); err != nil || d.Agents[1].Web.Mode != WebReport {
+		t.Fatalf("report: %v", err)
+	}
+	for _, tc := range []struct{ table, want string }{
+		{`allow = ["*.com"]`, "agents[beta].web.allow[0]: bad domain pattern \"*.com\": a wildcard may not cover a public suffix"},
+		{`deny = ["ok.example", "http://x.example/"]`, "agents[beta].web.deny[1]: bad domain pattern"},
+		{`allow = ["a.*.example"]`, "agents[beta].web.allow[0]"},
+		{`allow = ["192.0.2.1"]`, "is an IP address"},
+		{`mode = "audit"`, `agents[beta].web.mode: unknown mode "audit"`},
+		{`allowed = ["x.example"]`, "allowed"},
+	} {
+		_, err := loadFixture(t, withBetaWeb(tc.table))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.table, err, tc.want)
+		}
+	}
+}
