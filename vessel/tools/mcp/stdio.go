@@ -78,12 +78,36 @@ func StdioTools(sb Sandbox, agent *spec.Agent, c *Client) ([]tools.Tool, error) 
 		if g.AllTools() {
 			return nil, fmt.Errorf("agent %s: MCP server %s: tools = [\"*\"] is not supported by this vessel yet; list the tools", agent.ID, d.Name)
 		}
-		s := &Server{client: c, agent: agent.ID, name: d.Name, grant: g,
-			stdio: &stdioServer{sb: sb, turns: map[string]*turnSession{}}}
-		sb.OnEndTurn(s.stdio.endTurn)
+		s := &Server{client: c, agent: agent.ID, name: d.Name, grant: g, stdio: stdioFor(sb, agent.ID, d.Name)}
 		out = append(out, s.Tools()...)
 	}
 	return out, nil
+}
+
+// stdioServers are the per-turn sides by sandbox, agent and server: an
+// agent rebuilt on a reload keeps its turns' sessions and registers its
+// turn-end hook once.
+var (
+	stdioMu      sync.Mutex
+	stdioServers = map[stdioKey]*stdioServer{}
+)
+
+type stdioKey struct {
+	sb            Sandbox
+	agent, server string
+}
+
+func stdioFor(sb Sandbox, agent, server string) *stdioServer {
+	stdioMu.Lock()
+	defer stdioMu.Unlock()
+	k := stdioKey{sb, agent, server}
+	if ss, ok := stdioServers[k]; ok {
+		return ss
+	}
+	ss := &stdioServer{sb: sb, turns: map[string]*turnSession{}}
+	sb.OnEndTurn(ss.endTurn)
+	stdioServers[k] = ss
+	return ss
 }
 
 // open returns the turn's session, starting the server on the turn's

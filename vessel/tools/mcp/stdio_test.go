@@ -308,3 +308,28 @@ func BenchmarkStdioCall(b *testing.B) {
 	}
 	_ = sb.EndTurn(ctx, "bench")
 }
+
+// An agent rebuilt (a reload) keeps its turns' sessions and adds no
+// turn-end hook.
+func TestStdioRebuildSharesSessions(t *testing.T) {
+	f, sb := newServeSandbox(t)
+	a := stdioAgent("notes", "list_notes")
+	first := stdioTools(t, sb, a, nil)["notes__list_notes"]
+	ctx := context.Background()
+	tr := &tools.Turn{ID: "task-r", Owner: "web/alice"}
+	if res, err := first.Run(ctx, tr, tools.Call{Arguments: `{}`}); err != nil || res.IsError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	again := stdioTools(t, sb, a, nil)["notes__list_notes"]
+	if res, err := again.Run(ctx, tr, tools.Call{Arguments: `{}`}); err != nil || res.IsError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	served, _ := f.snapshot()
+	if n := strings.Count(strings.Join(served, ","), "task-r/notes"); n != 1 {
+		t.Errorf("the rebuilt agent started another server for the turn: %v", served)
+	}
+	if first.srv.stdio != again.srv.stdio {
+		t.Error("the rebuilt agent has a per-turn side of its own")
+	}
+	_ = sb.EndTurn(ctx, "task-r")
+}
