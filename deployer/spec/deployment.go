@@ -340,7 +340,7 @@ func (v *validator) approval(f string, a *Agent) {
 	for i, s := range ap.Services {
 		_, svc := a.Services[s]
 		_, srv := a.MCP[s]
-		if !svc && !srv {
+		if !svc && !srv && a.Manifest.StdioMCP(s) == nil {
 			c.add(fmt.Sprintf("%s.services[%d]", f, i), "service %q is not granted to agent %q ([agents.services.%s] or [agents.mcp.%s])", s, a.ID, s, s)
 		}
 	}
@@ -578,6 +578,14 @@ func (v *validator) mcp(f string, a *Agent) {
 // name of one of the agent's own tools.
 func (v *validator) mcpNames(f string, a *Agent) {
 	own := AgentToolNames(a.Manifest)
+	for _, t := range a.Manifest.MCP {
+		if _, dup := a.MCP[t.Name]; dup {
+			v.c.add(f+"."+t.Name, "%q is also an MCP server the package declares in %s; choose another name", t.Name, t.File)
+		}
+		if _, dup := a.Services[t.Name]; dup {
+			v.c.add("agents."+a.ID+".services."+t.Name, "%q is also an MCP server the package declares in %s; an approval entry service:%s would name both", t.Name, t.File, t.Name)
+		}
+	}
 	for n, m := range a.MCP {
 		for i, t := range m.Tools {
 			if full := MCPToolName(n, t); contains(own, full) {
@@ -590,9 +598,21 @@ func (v *validator) mcpNames(f string, a *Agent) {
 // MaxMCPTimeout is the most [agents.mcp.<name>] timeout_seconds may be.
 const MaxMCPTimeout = 600
 
-// MCPToolNames are the names the model sees for the agent's MCP tools, sorted.
+// MCPToolNames are the names the model sees for the agent's MCP tools,
+// sorted: the granted servers' and the listed tools of the servers its
+// package declares (a server declared with ["*"] adds none here, as its
+// tools are known only once it runs).
 func MCPToolNames(a *Agent) []string {
 	var out []string
+	if a.Manifest != nil {
+		for _, t := range a.Manifest.MCP {
+			if g := t.MCP.Grant(); !g.AllTools() {
+				for _, tn := range g.Tools {
+					out = append(out, MCPToolName(t.Name, tn))
+				}
+			}
+		}
+	}
 	for n, m := range a.MCP {
 		for _, t := range m.Tools {
 			out = append(out, MCPToolName(n, t))

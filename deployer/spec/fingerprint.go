@@ -72,6 +72,11 @@ func Fingerprint(d *Deployment, agentID string) (string, error) {
 		t.File = "" // an absolute path on this machine
 		doc.Manifest.Declared[i] = t
 	}
+	doc.Manifest.MCP = make([]Tool, len(agent.Manifest.MCP))
+	for i, t := range agent.Manifest.MCP {
+		t.File = ""
+		doc.Manifest.MCP[i] = t
+	}
 	for n, m := range agent.MCP {
 		if doc.MCP == nil {
 			doc.MCP = map[string]MCPServer{}

@@ -58,6 +58,7 @@ func FuzzLoadTool(f *testing.F) {
 	f.Add([]byte(fixture["agents/alpha/tools/species.toml"]))
 	f.Add([]byte(fixture["agents/alpha/tools/lookup.toml"]))
 	f.Add([]byte("name = \"x\"\ncommand = []\nservice = \"\"\n[parameters]\ntype = 3\n"))
+	f.Add([]byte("name = \"notes\"\n[mcp]\ncommand = [\"{package}/bin/n\"]\nenv = { A = \"env:B\" }\ntools = [\"*\", \"x\"]\nscopes = { y = \"tools:root\" }\ntimeout_seconds = 0\n"))
 	f.Add([]byte("name = \"x\"\ndescription = \"d\"\ncommand = [\"x\"]\nscope = \"tools:read\"\n[parameters]\ntype = \"object\"\nn = nan\nd = 1979-05-27\n"))
 	dir := f.TempDir()
 	writeTree(f, dir, map[string]string{"vessel.toml": fixture["agents/beta/vessel.toml"], "prompt.md": "hi", "tools/t.toml": ""}, nil)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -278,7 +280,11 @@ func loadTools(dir string, lp *loadedPackage, errs *Errors) {
 		t.File = file
 		var found Errors
 		c := &collector{file: file, pos: buildPosMap(data), errs: &found}
-		validateTool(c, &t)
+		if t.MCP != nil {
+			validateStdioMCP(c, &t)
+		} else {
+			validateTool(c, &t)
+		}
 		*errs = append(*errs, dropUnder(found, decodeErrs)...)
 		c.errs = errs
 		if t.Name != "" {
@@ -288,6 +294,10 @@ func loadTools(dir string, lp *loadedPackage, errs *Errors) {
 				c.add("name", "%q is the name of a built-in tool; choose another name", t.Name)
 			}
 			byName[t.Name] = file
+		}
+		if t.MCP != nil {
+			lp.manifest.MCP = append(lp.manifest.MCP, t)
+			continue
 		}
 		lp.manifest.Declared = append(lp.manifest.Declared, t)
 		lp.tools = append(lp.tools, c)
@@ -307,6 +317,80 @@ func loadTools(dir string, lp *loadedPackage, errs *Errors) {
 		tools[i], cols[i] = lp.manifest.Declared[j], lp.tools[j]
 	}
 	lp.manifest.Declared, lp.tools = tools, cols
+	sort.SliceStable(lp.manifest.MCP, func(a, b int) bool { return lp.manifest.MCP[a].Name < lp.manifest.MCP[b].Name })
+}
+
+// reservedMCPEnv are the variables sandboxd sets for every call; an [mcp]
+// env may not replace them.
+var reservedMCPEnv = []string{"HOME", "TMPDIR", "PWD", "VESSEL_OUTBOX", "PATH"}
+
+// validateStdioMCP checks a tools/<name>.toml that declares an MCP server.
+func validateStdioMCP(c *collector, t *Tool) {
+	m := t.MCP
+	if t.Name == "" {
+		c.add("name", "required: the server's name; its tools reach the model as <name>__<tool>")
+	} else if !idPattern.MatchString(t.Name) {
+		c.add("name", "invalid MCP server name %q; allowed: lowercase letters, digits and - (so <server>__<tool> splits one way)", t.Name)
+	}
+	for _, k := range []string{"command", "service", "path", "scope", "timeout_seconds", "parameters"} {
+		if c.set(k) {
+			c.add(k, "a file with [mcp] declares a server: put its keys in [mcp] (command, env, tools, scope, scopes, timeout_seconds)")
+		}
+	}
+	if len(m.Command) == 0 || strings.TrimSpace(m.Command[0]) == "" {
+		c.add("mcp.command", `required: the server's program, e.g. ["{package}/bin/notes-mcp"]`)
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+		v := m.Env[k]
+		switch {
+		case !envNamePattern.MatchString(k):
+			c.add("mcp.env."+k, "invalid variable name %q", k)
+		case contains(reservedMCPEnv, k) || strings.HasPrefix(k, "VESSEL_"):
+			c.add("mcp.env."+k, "%s is set by the sandbox for every call", k)
+		case strings.HasPrefix(v, "env:"):
+			c.add("mcp.env."+k, "an agent package holds no secrets and reads no vessel environment; a server that needs credentials is granted by the deployment ([agents.mcp.<name>])")
+		case strings.ContainsRune(v, 0) || strings.ContainsRune(k, 0):
+			c.add("mcp.env."+k, "must not contain NUL")
+		}
+	}
+	all := len(m.Tools) == 1 && m.Tools[0] == AllMCPTools
+	seen := map[string]bool{}
+	if len(m.Tools) == 0 {
+		c.add("mcp.tools", `required: the names of the server's tools to offer, or ["*"] for every tool it lists`)
+	}
+	for i, tn := range m.Tools {
+		tf := fmt.Sprintf("mcp.tools[%d]", i)
+		full := MCPToolName(t.Name, tn)
+		switch {
+		case tn == AllMCPTools && !all:
+			c.add(tf, `"*" (every tool) must be the only entry`)
+		case tn == AllMCPTools:
+		case !toolNamePattern.MatchString(full):
+			c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", tn, full)
+		case seen[tn]:
+			c.add(tf, "tool %q is listed twice", tn)
+		}
+		seen[tn] = true
+	}
+	if m.Scope != "" && !contains(Scopes, m.Scope) {
+		c.add("mcp.scope", "unknown scope %q; allowed: %s", m.Scope, strings.Join(Scopes, ", "))
+	}
+	if m.Scope == "" && (all || len(m.Scopes) < len(seen)) {
+		c.add("mcp.scope", "required: the default scope of the server's tools (scopes sets one per tool); one of %s", strings.Join(Scopes, ", "))
+	}
+	for _, tn := range slices.Sorted(maps.Keys(m.Scopes)) {
+		switch sc := m.Scopes[tn]; {
+		case !all && !seen[tn]:
+			c.add("mcp.scopes."+tn, "tool %q is not in tools", tn)
+		case !toolNamePattern.MatchString(tn):
+			c.add("mcp.scopes."+tn, "invalid tool name %q", tn)
+		case !contains(Scopes, sc):
+			c.add("mcp.scopes."+tn, "unknown scope %q; allowed: %s", sc, strings.Join(Scopes, ", "))
+		}
+	}
+	if c.set("mcp.timeout_seconds") && (m.TimeoutSecs < 1 || m.TimeoutSecs > MaxMCPTimeout) {
+		c.add("mcp.timeout_seconds", "%d is out of range; allowed 1 to %d", m.TimeoutSecs, MaxMCPTimeout)
+	}
 }
 
 func validateTool(c *collector, t *Tool) {

@@ -4,6 +4,8 @@
 // mean the same thing everywhere.
 package spec
 
+import "slices"
+
 // Deployment is a loaded and validated deployment.toml.
 type Deployment struct {
 	// Path is the absolute path of the file it was loaded from; relative
@@ -209,6 +211,53 @@ type MCPServer struct {
 	TimeoutSecs int `toml:"timeout_seconds"`
 }
 
+// StdioMCP is the [mcp] table of a tools/<name>.toml: an MCP server the
+// package brings, run over stdio as a confined process of the turn.
+type StdioMCP struct {
+	// Command runs the server; it may contain {package}.
+	Command []string `toml:"command"`
+	// Env is added to the call environment; literal values only.
+	Env map[string]string `toml:"env"`
+	// Tools are the server's tools offered to the model, or ["*"] for
+	// every tool it lists.
+	Tools []string `toml:"tools"`
+	// Scope is the default scope of its tools; Scopes sets it per tool.
+	Scope  string            `toml:"scope"`
+	Scopes map[string]string `toml:"scopes"`
+	// TimeoutSecs bounds one call (default 30, at most MaxMCPTimeout).
+	TimeoutSecs int `toml:"timeout_seconds"`
+}
+
+// StdioMCP is the package's MCP server called name, or nil.
+func (m *Manifest) StdioMCP(name string) *Tool {
+	if m == nil {
+		return nil
+	}
+	for i := range m.MCP {
+		if m.MCP[i].Name == name {
+			return &m.MCP[i]
+		}
+	}
+	return nil
+}
+
+// AllMCPTools in an [mcp] tools list offers every tool the server lists.
+const AllMCPTools = "*"
+
+// Grant is the server as the vessel's MCP client reads a remote grant:
+// its allowlist, scopes and timeout (no URL, no headers).
+func (m StdioMCP) Grant() MCPServer {
+	return MCPServer{Tools: m.Tools, Scope: m.Scope, Scopes: m.Scopes, TimeoutSecs: m.TimeoutSecs}
+}
+
+// AllTools reports whether the server offers every tool it lists.
+func (m MCPServer) AllTools() bool { return len(m.Tools) == 1 && m.Tools[0] == AllMCPTools }
+
+// Allows reports whether the grant offers the server's tool.
+func (m MCPServer) Allows(tool string) bool {
+	return m.AllTools() || slices.Contains(m.Tools, tool)
+}
+
 // MCPToolSeparator joins a server's name and its tool's name in the name
 // the model sees: "github__search_issues".
 const MCPToolSeparator = "__"
@@ -239,6 +288,9 @@ type Manifest struct {
 
 	// Declared are the tools from tools/*.toml, sorted by name.
 	Declared []Tool `toml:"-"`
+	// MCP are the stdio MCP servers from tools/*.toml with an [mcp]
+	// table, sorted by name.
+	MCP []Tool `toml:"-" json:"MCP,omitempty"`
 }
 
 // Model is the [model] table of vessel.toml.
@@ -281,6 +333,10 @@ type Tool struct {
 	Scope          string         `toml:"scope"`
 	TimeoutSeconds int            `toml:"timeout_seconds"`
 	Parameters     map[string]any `toml:"parameters"` // JSON Schema of the arguments
+	// MCP makes the file declare a stdio MCP server run in the sandbox
+	// instead of one tool; Name is then the server's name. Such files are
+	// in Manifest.MCP, not Declared.
+	MCP *StdioMCP `toml:"mcp" json:"MCP,omitempty"`
 
 	// File is the tool file's path, for error messages.
 	File string `toml:"-"`

@@ -38,6 +38,24 @@ func strongestScope(a *spec.Agent) string {
 	for _, t := range m.Declared {
 		list = append(list, scopes.Of(t.Scope))
 	}
+	// MCP tools: the remote grants' and the package's stdio servers'.
+	grants := make([]spec.MCPServer, 0, len(a.MCP)+len(m.MCP))
+	for _, g := range a.MCP {
+		grants = append(grants, g)
+	}
+	for _, t := range m.MCP {
+		if t.MCP != nil {
+			grants = append(grants, t.MCP.Grant())
+		}
+	}
+	for _, g := range grants {
+		if g.Scope != "" {
+			list = append(list, scopes.Of(g.Scope))
+		}
+		for _, sc := range g.Scopes {
+			list = append(list, scopes.Of(sc))
+		}
+	}
 	return scopes.Strongest(list)
 }
 

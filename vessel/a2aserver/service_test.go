@@ -850,4 +850,13 @@ func TestCardModesFollowManifest(t *testing.T) {
 	if c.Skills[0].Tags[1] != "scope:tools:search" {
 		t.Fatalf("rich scope tag: %v", c.Skills[0].Tags)
 	}
+
+	// An MCP server's tools count: a stdio server's per-tool scope.
+	notes := &spec.Agent{ID: "notes", Manifest: &spec.Manifest{Name: "Notes", Version: "1.0.0",
+		Tools: spec.Builtins{Enabled: []string{"read"}},
+		MCP: []spec.Tool{{Name: "notes", MCP: &spec.StdioMCP{Tools: []string{"add_note"}, Scope: "tools:files",
+			Scopes: map[string]string{"add_note": "tools:write"}}}}}}
+	if c = a2aserver.BuildCard(notes, "https://v.example"); c.Skills[0].Tags[1] != "scope:tools:write" {
+		t.Fatalf("stdio MCP scope tag: %v", c.Skills[0].Tags)
+	}
 }

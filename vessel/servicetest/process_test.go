@@ -42,6 +42,11 @@ const script = `{
       {"text": "Fetched: {{tool_result}}"}
     ]},
     {"name": "slow", "steps": [{"text": "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "pieces": 80, "piece_delay_ms": 250}]},
+    {"name": "notes", "steps": [
+      {"tool_calls": [{"id": "n1", "name": "notes__add_note", "arguments": {"title": "survey", "text": "starts 12 May"}}]},
+      {"tool_calls": [{"id": "n2", "name": "notes__list_notes", "arguments": {}}]},
+      {"text": "Notes: {{tool_result}}"}
+    ]},
     {"name": "brief", "steps": [{"text": "bbbbbbbbbbbbbbbbbbbb", "pieces": 10, "piece_delay_ms": 200}]}
   ]
 }`
@@ -136,6 +141,9 @@ type stackConfig struct {
 	vessel     string                          // added to its [vessel] table
 	env        []string                        // extra vessel environment
 	model      func(http.Handler) http.Handler // wraps the scripted model
+	// pkg, when set, adds files to the agent's package (dir is the
+	// package) before the fingerprint is taken.
+	pkg func(t *testing.T, dir string)
 }
 
 func startStack(t *testing.T) *stack { return startStackWith(t, stackConfig{}) }
@@ -186,6 +194,9 @@ description = "List species."
 command = ["/bin/sh", "-c", "echo '[{\"common_name\":\"Osprey\"}]'"]
 scope = "tools:read"
 `)
+	if cfg.pkg != nil {
+		cfg.pkg(t, filepath.Join(dir, "agents/guide"))
+	}
 	write(t, filepath.Join(dir, "deploy/deployment.toml"), fmt.Sprintf(`[vessel]
 project = "svctest"
 task_ttl_hours = 1

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -31,6 +32,35 @@ type Sandbox struct {
 	conn  *grpc.ClientConn
 	rpc   sandboxv1.RunServiceClient
 	token string
+
+	mu    sync.Mutex
+	onEnd []func(turnID string)
+}
+
+// ServeStream is a Serve stream to one served MCP server process.
+type ServeStream = grpc.BidiStreamingClient[sandboxv1.ServeRequest, sandboxv1.ServeResponse]
+
+// Serve starts the MCP server the package declares as server, as a
+// process of the turn; it lives until ctx ends, the stream is closed or
+// the turn ends.
+func (s *Sandbox) Serve(ctx context.Context, turnID, owner, server string, idle time.Duration) (ServeStream, error) {
+	st, err := s.rpc.Serve(s.turnCtx(ctx, turnID))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox serve %s: %w", server, err)
+	}
+	start := &sandboxv1.ServeStart{TurnId: turnID, Owner: owner, Server: server, IdleTimeoutMs: uint32(idle.Milliseconds())}
+	if err := st.Send(&sandboxv1.ServeRequest{Event: &sandboxv1.ServeRequest_Start{Start: start}}); err != nil {
+		return nil, fmt.Errorf("sandbox serve %s: %w", server, err)
+	}
+	return st, nil
+}
+
+// OnEndTurn registers f to be called with a turn's id when the turn ends,
+// before its workspace is (the MCP sessions of the turn are closed).
+func (s *Sandbox) OnEndTurn(f func(turnID string)) {
+	s.mu.Lock()
+	s.onEnd = append(s.onEnd, f)
+	s.mu.Unlock()
 }
 
 // DialSandbox connects to a sandbox at a URL such as http://sandbox-a:8600
@@ -83,6 +113,12 @@ func (s *Sandbox) Status(ctx context.Context) (*sandboxv1.StatusResponse, error)
 
 // EndTurn implements TurnEnder.
 func (s *Sandbox) EndTurn(ctx context.Context, turnID string) error {
+	s.mu.Lock()
+	hooks := slices.Clone(s.onEnd)
+	s.mu.Unlock()
+	for _, f := range hooks {
+		f(turnID)
+	}
 	if _, err := s.rpc.EndTurn(s.turnCtx(ctx, turnID), &sandboxv1.EndTurnRequest{TurnId: turnID}); err != nil {
 		return fmt.Errorf("sandbox end turn: %w", err)
 	}

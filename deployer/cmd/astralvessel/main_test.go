@@ -231,6 +231,21 @@ func TestReaderExampleIsReadOnly(t *testing.T) {
 	}
 }
 
+// The notebook example brings a stdio MCP server and nothing else of its own.
+func TestNotebookExample(t *testing.T) {
+	m, err := spec.LoadPackage("../../../examples/notebook", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := m.StdioMCP("notes")
+	if len(m.Declared) != 0 || len(m.MCP) != 1 || srv == nil || srv.MCP.Command[0] != "{package}/bin/notes-mcp" {
+		t.Fatalf("notebook: declared %+v, MCP %+v", m.Declared, m.MCP)
+	}
+	if g := srv.MCP.Grant(); g.ToolScope("add_note") != "tools:write" || g.ToolScope("read_note") != "tools:files" {
+		t.Errorf("scopes: %+v", g)
+	}
+}
+
 func TestWarnings(t *testing.T) {
 	d := &spec.Deployment{
 		Apps:    []spec.App{{ID: "web", Agents: []string{"a"}}},

@@ -32,6 +32,10 @@ type Options struct {
 	// Dir is the call's working directory (the workspace).
 	Dir   string
 	Stdin []byte
+	// StdinPipe gives the process a pipe for stdin whose write end is
+	// Process.Stdin, for a long-lived process fed as it runs (a served MCP
+	// server); Stdin must then be empty.
+	StdinPipe bool
 	// Credential runs the call as another user (when sandboxd is root).
 	Credential *syscall.Credential
 	Timeout    time.Duration
@@ -65,6 +69,8 @@ type Process struct {
 	opts   Options
 	stdout *os.File
 	stderr *os.File
+	// stdin is the write end of the stdin pipe with StdinPipe, else nil.
+	stdin *os.File
 
 	mu      sync.Mutex
 	reaped  bool
@@ -112,6 +118,21 @@ func Start(opts Options) (*Process, error) {
 	stdin := -1
 	var stdinW *os.File
 	switch {
+	case opts.StdinPipe && len(opts.Stdin) > 0:
+		err = errors.New("StdinPipe with Stdin bytes")
+	case opts.StdinPipe:
+		var fds [2]int
+		if err = unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+			break
+		}
+		stdin = fds[0]
+		if err = unix.SetNonblock(fds[1], true); err != nil {
+			unix.Close(fds[1])
+			break
+		}
+		// Non-blocking, so the runtime's poller waits on it and Close
+		// ends a write blocked on a full pipe.
+		stdinW = os.NewFile(uintptr(fds[1]), "stdin")
 	case len(opts.Stdin) == 0:
 		stdin, err = unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	default:
@@ -149,7 +170,7 @@ func Start(opts Options) (*Process, error) {
 		}
 		return nil, err
 	}
-	if stdinW != nil {
+	if stdinW != nil && !opts.StdinPipe {
 		// A call that never reads its stdin is fine: the write fails
 		// once the call has gone.
 		go func() {
@@ -158,6 +179,9 @@ func Start(opts Options) (*Process, error) {
 		}()
 	}
 	p := &Process{pid: pid, opts: opts, stdout: outR, stderr: errR, exited: make(chan struct{})}
+	if opts.StdinPipe {
+		p.stdin = stdinW
+	}
 	if pidfd >= 0 {
 		if unix.SetNonblock(pidfd, true) == nil {
 			p.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
@@ -168,6 +192,11 @@ func Start(opts Options) (*Process, error) {
 	go p.waitLeader()
 	return p, nil
 }
+
+// Stdin is the write end of the process's stdin with StdinPipe (nil
+// otherwise). The caller closes it; a write fails once the process has
+// closed its end or died.
+func (p *Process) Stdin() *os.File { return p.stdin }
 
 // Pgid is the call's process group id.
 func (p *Process) Pgid() int { return p.pid }
@@ -188,6 +217,9 @@ func (p *Process) waitLeader() {
 	p.killGroup()
 	close(p.exited)
 }
+
+// Exited is closed once the process's leader has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // pollExit waits for the leader's exit (without reaping it) on its pidfd
 // through the runtime's poller, so a running call holds no thread in a
@@ -324,6 +356,9 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 	untrack(p.pid)
 	if p.pidfd != nil {
 		p.pidfd.Close()
+	}
+	if p.stdin != nil {
+		p.stdin.Close() // a writer blocked on it returns
 	}
 	p.mu.Lock()
 	p.reaped = true

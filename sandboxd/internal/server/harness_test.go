@@ -74,6 +74,9 @@ type envOpts struct {
 	registry *prometheus.Registry
 	// audit, when set, receives the Process Activity events.
 	audit *audit.Writer
+	// serveIdle, serveInput and serveOutput bound served processes.
+	serveIdle               time.Duration
+	serveInput, serveOutput int64
 }
 
 // nextRange hands every test sandbox a uid range of its own: sandboxd
@@ -147,7 +150,8 @@ func newEnv(t testing.TB, o envOpts) *env {
 		PackageDir: e.pkg, Mounts: []string{e.data}, Manifest: o.manifest, Token: testToken, Filter: filter,
 		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,
 		OutputBudget: o.outputBudget,
-		Logf:         t.Logf,
+		ServeIdle:    o.serveIdle, ServeInput: o.serveInput, ServeOutput: o.serveOutput,
+		Logf: t.Logf,
 	})
 	if err != nil {
 		t.Fatal(err)

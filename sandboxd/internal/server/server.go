@@ -56,6 +56,12 @@ type Config struct {
 	NProc          uint64
 	// CallMemory is RLIMIT_AS of every process of a call (0: none).
 	CallMemory uint64
+	// ServeIdle, ServeInput and ServeOutput bound a served MCP server
+	// (Serve): its idle time when the vessel names none, its stdin bytes,
+	// and its stdout bytes (DefaultServe* if unset).
+	ServeIdle   time.Duration
+	ServeInput  int64
+	ServeOutput int64
 	// OutputBudget bounds the call output sandboxd holds at once across
 	// all calls (DefaultOutputBudget if unset).
 	OutputBudget int64

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,6 +86,9 @@ func exitClass(e *sandboxv1.Exit) string {
 func (s *Server) toolLabel(tool string) string {
 	switch tool {
 	case tools.Read, tools.List, tools.Glob, tools.Grep, tools.Bash:
+		return tool
+	}
+	if name, ok := strings.CutPrefix(tool, servePrefix); ok && s.cfg.Manifest.StdioMCP(name) != nil {
 		return tool
 	}
 	if m := s.cfg.Manifest; m != nil {

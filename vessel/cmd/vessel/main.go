@@ -226,6 +226,7 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
+	factories = append(factories, stdioMCPFactory(clients))
 
 	path := d.Path
 	if path == "" {

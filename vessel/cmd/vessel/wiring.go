@@ -112,6 +112,19 @@ func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
 	}, nil
 }
 
+// stdioMCPFactory offers each agent the tools of the MCP servers its
+// package declares, run in its sandbox and reached over the sandbox API.
+func stdioMCPFactory(clients map[string]*tools.Sandbox) tools.Factory {
+	c := &mcp.Client{}
+	return tools.FactoryFunc(func(a *spec.Agent) ([]tools.Tool, error) {
+		sb := clients[a.ID]
+		if sb == nil {
+			return nil, nil
+		}
+		return mcp.StdioTools(sb, a, c)
+	})
+}
+
 // narrowTools keeps the tools this call may use: a token's tools:* scopes
 // and the X-Vessel-Scopes header only ever remove tools.
 func narrowTools(r *http.Request, p *auth.Principal, list []tools.Tool) ([]tools.Tool, error) {

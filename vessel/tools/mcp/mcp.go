@@ -21,7 +21,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,6 +119,9 @@ type Server struct {
 	listErr  string // why the last listing failed, "" after a success
 	failedAt time.Time
 	inflight chan struct{} // closed when the listing under way ends
+
+	// stdio is set for a server the package declares, run in the sandbox.
+	stdio *stdioServer
 }
 
 // NewServer builds the server name granted to agent.
@@ -219,12 +221,11 @@ func (s *Server) refresh(ctx context.Context) {
 func (s *Server) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 	lctx, cancel := context.WithTimeout(ctx, min(ListTimeout, s.timeout()))
 	defer cancel()
-	st := &session{max: s.client.maxResponse()}
-	cs, err := s.connect(lctx, nil, "", st)
+	cs, st, release, err := s.open(lctx, nil, "")
 	if err != nil {
 		return nil, s.explain(ctx, lctx, err, st, "listing its tools")
 	}
-	defer func() { go cs.Close() }() // bounded by the SDK (5 s)
+	defer release()
 	out := map[string]*mcp.Tool{}
 	cursor := ""
 	for range maxListPages {
@@ -233,7 +234,7 @@ func (s *Server) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 			return nil, s.explain(ctx, lctx, err, st, "listing its tools")
 		}
 		for _, t := range res.Tools {
-			if t != nil && slices.Contains(s.grant.Tools, t.Name) {
+			if t != nil && s.grant.Allows(t.Name) {
 				if _, dup := out[t.Name]; !dup {
 					out[t.Name] = t
 				}
@@ -245,6 +246,22 @@ func (s *Server) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 		cursor = res.NextCursor
 	}
 	return out, nil // enough pages: what is not listed by now is not offered
+}
+
+// open returns a session for one call (turn nil: a listing), what its
+// transport saw, and what to do once the call is done: a remote server's
+// session is the call's own and is closed then; a stdio server's is the
+// turn's and stays open until the turn ends.
+func (s *Server) open(ctx context.Context, turn *tools.Turn, tool string) (*mcp.ClientSession, *session, func(), error) {
+	if s.stdio != nil {
+		return s.stdio.open(ctx, s, turn)
+	}
+	st := &session{max: s.client.maxResponse()}
+	cs, err := s.connect(ctx, turn, tool, st)
+	if err != nil {
+		return nil, st, nil, err
+	}
+	return cs, st, func() { go cs.Close() }, nil // bounded by the SDK (5 s)
 }
 
 // connect opens one session whose every request carries the grant's
@@ -297,6 +314,11 @@ func (s *Server) explain(parent, ctx context.Context, err error, st *session, do
 		return parent.Err()
 	}
 	who := fmt.Sprintf("the %s MCP server", s.name)
+	if st.exit != nil && !st.oversize.Load() && ctx.Err() == nil {
+		if why := st.exit(); why != "" {
+			return fmt.Errorf("%s stopped while %s: %s", who, doing, why)
+		}
+	}
 	switch {
 	case st.oversize.Load():
 		return fmt.Errorf("%s sent more than %d bytes while %s; nothing of it was kept", who, st.max, doing)
@@ -326,6 +348,8 @@ type session struct {
 	oversize atomic.Bool
 	status   atomic.Int32 // the first error status, 0 for none
 	reached  atomic.Bool  // some reply came back
+	// exit, for a stdio server, says how its process ended ("" while it runs).
+	exit func() string
 }
 
 // roundTripper sets the session's headers on every request and bounds the

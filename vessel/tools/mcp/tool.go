@@ -109,14 +109,18 @@ func (t *Tool) Run(ctx context.Context, turn *tools.Turn, call tools.Call) (res 
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.srv.timeout())
 	defer cancel()
-	st := &session{max: t.srv.client.maxResponse()}
-	cs, err := t.srv.connect(cctx, turn, t.name, st)
+	cs, st, release, err := t.srv.open(cctx, turn, t.name)
 	if err != nil {
 		return t.sessionFailed(ctx, cctx, err, st)
 	}
-	defer func() { go cs.Close() }() // bounded by the SDK (5 s)
+	defer release()
 	r, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.name, Arguments: json.RawMessage(body)})
 	if err != nil {
+		if t.srv.stdio != nil && cctx.Err() == nil {
+			// A turn's session that broke is not used again: the turn's
+			// next call starts the server afresh.
+			t.srv.stdio.drop(turn.ID, st)
+		}
 		return t.sessionFailed(ctx, cctx, err, st)
 	}
 	return t.result(r), nil

@@ -460,6 +460,285 @@ func (x *Exit) GetDurationUs() uint64 {
 	return 0
 }
 
+// ServeRequest is one message from the vessel to a served process.
+type ServeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ServeRequest_Start
+	//	*ServeRequest_Stdin
+	//	*ServeRequest_CloseStdin
+	Event         isServeRequest_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServeRequest) Reset() {
+	*x = ServeRequest{}
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServeRequest) ProtoMessage() {}
+
+func (x *ServeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServeRequest.ProtoReflect.Descriptor instead.
+func (*ServeRequest) Descriptor() ([]byte, []int) {
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ServeRequest) GetEvent() isServeRequest_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ServeRequest) GetStart() *ServeStart {
+	if x != nil {
+		if x, ok := x.Event.(*ServeRequest_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *ServeRequest) GetStdin() []byte {
+	if x != nil {
+		if x, ok := x.Event.(*ServeRequest_Stdin); ok {
+			return x.Stdin
+		}
+	}
+	return nil
+}
+
+func (x *ServeRequest) GetCloseStdin() bool {
+	if x != nil {
+		if x, ok := x.Event.(*ServeRequest_CloseStdin); ok {
+			return x.CloseStdin
+		}
+	}
+	return false
+}
+
+type isServeRequest_Event interface {
+	isServeRequest_Event()
+}
+
+type ServeRequest_Start struct {
+	// The first message of every stream, and only the first.
+	Start *ServeStart `protobuf:"bytes,1,opt,name=start,proto3,oneof"`
+}
+
+type ServeRequest_Stdin struct {
+	// Bytes for the process's standard input (at most 1 MiB per message).
+	Stdin []byte `protobuf:"bytes,2,opt,name=stdin,proto3,oneof"`
+}
+
+type ServeRequest_CloseStdin struct {
+	// Closes the process's standard input.
+	CloseStdin bool `protobuf:"varint,3,opt,name=close_stdin,json=closeStdin,proto3,oneof"`
+}
+
+func (*ServeRequest_Start) isServeRequest_Event() {}
+
+func (*ServeRequest_Stdin) isServeRequest_Event() {}
+
+func (*ServeRequest_CloseStdin) isServeRequest_Event() {}
+
+// ServeStart names the server to run and the turn it belongs to.
+type ServeStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The turn whose workspace and user the process gets; as RunRequest.turn_id.
+	TurnId string `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// The owner of the turn, as RunRequest.owner.
+	Owner string `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The name of an MCP server the package declares (tools/<name>.toml with [mcp]).
+	Server string `protobuf:"bytes,3,opt,name=server,proto3" json:"server,omitempty"`
+	// The process is stopped after this long without a byte in either
+	// direction; 0 means the sandbox default, and the sandbox's maximum applies.
+	IdleTimeoutMs uint32 `protobuf:"varint,4,opt,name=idle_timeout_ms,json=idleTimeoutMs,proto3" json:"idle_timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServeStart) Reset() {
+	*x = ServeStart{}
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServeStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServeStart) ProtoMessage() {}
+
+func (x *ServeStart) ProtoReflect() protoreflect.Message {
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServeStart.ProtoReflect.Descriptor instead.
+func (*ServeStart) Descriptor() ([]byte, []int) {
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ServeStart) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *ServeStart) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *ServeStart) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *ServeStart) GetIdleTimeoutMs() uint32 {
+	if x != nil {
+		return x.IdleTimeoutMs
+	}
+	return 0
+}
+
+// ServeResponse is one event of a served process.
+type ServeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ServeResponse_Stdout
+	//	*ServeResponse_Stderr
+	//	*ServeResponse_Exit
+	Event         isServeResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServeResponse) Reset() {
+	*x = ServeResponse{}
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServeResponse) ProtoMessage() {}
+
+func (x *ServeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServeResponse.ProtoReflect.Descriptor instead.
+func (*ServeResponse) Descriptor() ([]byte, []int) {
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ServeResponse) GetEvent() isServeResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetStdout() []byte {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Stdout); ok {
+			return x.Stdout
+		}
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetStderr() []byte {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Stderr); ok {
+			return x.Stderr
+		}
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetExit() *Exit {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Exit); ok {
+			return x.Exit
+		}
+	}
+	return nil
+}
+
+type isServeResponse_Event interface {
+	isServeResponse_Event()
+}
+
+type ServeResponse_Stdout struct {
+	// A piece of standard output.
+	Stdout []byte `protobuf:"bytes,1,opt,name=stdout,proto3,oneof"`
+}
+
+type ServeResponse_Stderr struct {
+	// A piece of standard error.
+	Stderr []byte `protobuf:"bytes,2,opt,name=stderr,proto3,oneof"`
+}
+
+type ServeResponse_Exit struct {
+	// The last event of every stream. Stopped may also be "idle" (the idle
+	// timeout) or "input_limit" (more stdin than the sandbox takes).
+	Exit *Exit `protobuf:"bytes,3,opt,name=exit,proto3,oneof"`
+}
+
+func (*ServeResponse_Stdout) isServeResponse_Event() {}
+
+func (*ServeResponse_Stderr) isServeResponse_Event() {}
+
+func (*ServeResponse_Exit) isServeResponse_Event() {}
+
 // EndTurnRequest ends a turn.
 type EndTurnRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -470,7 +749,7 @@ type EndTurnRequest struct {
 
 func (x *EndTurnRequest) Reset() {
 	*x = EndTurnRequest{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[5]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -482,7 +761,7 @@ func (x *EndTurnRequest) String() string {
 func (*EndTurnRequest) ProtoMessage() {}
 
 func (x *EndTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[5]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -495,7 +774,7 @@ func (x *EndTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndTurnRequest.ProtoReflect.Descriptor instead.
 func (*EndTurnRequest) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{5}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EndTurnRequest) GetTurnId() string {
@@ -515,7 +794,7 @@ type EndTurnResponse struct {
 
 func (x *EndTurnResponse) Reset() {
 	*x = EndTurnResponse{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[6]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +806,7 @@ func (x *EndTurnResponse) String() string {
 func (*EndTurnResponse) ProtoMessage() {}
 
 func (x *EndTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[6]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +819,7 @@ func (x *EndTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndTurnResponse.ProtoReflect.Descriptor instead.
 func (*EndTurnResponse) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{6}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EndTurnResponse) GetExisted() bool {
@@ -559,7 +838,7 @@ type ListTurnsRequest struct {
 
 func (x *ListTurnsRequest) Reset() {
 	*x = ListTurnsRequest{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +850,7 @@ func (x *ListTurnsRequest) String() string {
 func (*ListTurnsRequest) ProtoMessage() {}
 
 func (x *ListTurnsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +863,7 @@ func (x *ListTurnsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTurnsRequest.ProtoReflect.Descriptor instead.
 func (*ListTurnsRequest) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{7}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{10}
 }
 
 // ListTurnsResponse holds every turn with a workspace.
@@ -597,7 +876,7 @@ type ListTurnsResponse struct {
 
 func (x *ListTurnsResponse) Reset() {
 	*x = ListTurnsResponse{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +888,7 @@ func (x *ListTurnsResponse) String() string {
 func (*ListTurnsResponse) ProtoMessage() {}
 
 func (x *ListTurnsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[8]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +901,7 @@ func (x *ListTurnsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTurnsResponse.ProtoReflect.Descriptor instead.
 func (*ListTurnsResponse) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{8}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTurnsResponse) GetTurns() []*TurnInfo {
@@ -650,7 +929,7 @@ type TurnInfo struct {
 
 func (x *TurnInfo) Reset() {
 	*x = TurnInfo{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[9]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +941,7 @@ func (x *TurnInfo) String() string {
 func (*TurnInfo) ProtoMessage() {}
 
 func (x *TurnInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[9]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +954,7 @@ func (x *TurnInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnInfo.ProtoReflect.Descriptor instead.
 func (*TurnInfo) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{9}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TurnInfo) GetTurnId() string {
@@ -722,7 +1001,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[10]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +1013,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[10]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +1026,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{10}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{13}
 }
 
 // StatusResponse describes the sandbox.
@@ -769,7 +1048,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[11]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +1060,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[11]
+	mi := &file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +1073,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{11}
+	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StatusResponse) GetConfined() bool {
@@ -869,7 +1148,24 @@ const file_astralvessel_sandbox_v1_sandbox_proto_rawDesc = "" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x1f\n" +
 	"\vduration_us\x18\x06 \x01(\x04R\n" +
-	"durationUs\")\n" +
+	"durationUs\"\x8f\x01\n" +
+	"\fServeRequest\x12;\n" +
+	"\x05start\x18\x01 \x01(\v2#.astralvessel.sandbox.v1.ServeStartH\x00R\x05start\x12\x16\n" +
+	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12!\n" +
+	"\vclose_stdin\x18\x03 \x01(\bH\x00R\n" +
+	"closeStdinB\a\n" +
+	"\x05event\"{\n" +
+	"\n" +
+	"ServeStart\x12\x17\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x16\n" +
+	"\x06server\x18\x03 \x01(\tR\x06server\x12&\n" +
+	"\x0fidle_timeout_ms\x18\x04 \x01(\rR\ridleTimeoutMs\"\x81\x01\n" +
+	"\rServeResponse\x12\x18\n" +
+	"\x06stdout\x18\x01 \x01(\fH\x00R\x06stdout\x12\x18\n" +
+	"\x06stderr\x18\x02 \x01(\fH\x00R\x06stderr\x123\n" +
+	"\x04exit\x18\x03 \x01(\v2\x1d.astralvessel.sandbox.v1.ExitH\x00R\x04exitB\a\n" +
+	"\x05event\")\n" +
 	"\x0eEndTurnRequest\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\"+\n" +
 	"\x0fEndTurnResponse\x12\x18\n" +
@@ -890,12 +1186,13 @@ const file_astralvessel_sandbox_v1_sandbox_proto_rawDesc = "" +
 	"\flandlock_abi\x18\x02 \x01(\x05R\vlandlockAbi\x12 \n" +
 	"\vfingerprint\x18\x03 \x01(\tR\vfingerprint\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\x12\x14\n" +
-	"\x05agent\x18\x05 \x01(\tR\x05agent2\xc5\x03\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent2\xa1\x04\n" +
 	"\n" +
 	"RunService\x12c\n" +
 	"\x03Run\x12#.astralvessel.sandbox.v1.RunRequest\x1a$.astralvessel.sandbox.v1.RunResponse\"\x0f\x82\xd3\xe4\x93\x02\t:\x01*\"\x04/run0\x01\x12r\n" +
 	"\aEndTurn\x12'.astralvessel.sandbox.v1.EndTurnRequest\x1a(.astralvessel.sandbox.v1.EndTurnResponse\"\x14\x82\xd3\xe4\x93\x02\x0e:\x01*\"\t/end-turn\x12r\n" +
-	"\tListTurns\x12).astralvessel.sandbox.v1.ListTurnsRequest\x1a*.astralvessel.sandbox.v1.ListTurnsResponse\"\x0e\x82\xd3\xe4\x93\x02\b\x12\x06/turns\x12j\n" +
+	"\tListTurns\x12).astralvessel.sandbox.v1.ListTurnsRequest\x1a*.astralvessel.sandbox.v1.ListTurnsResponse\"\x0e\x82\xd3\xe4\x93\x02\b\x12\x06/turns\x12Z\n" +
+	"\x05Serve\x12%.astralvessel.sandbox.v1.ServeRequest\x1a&.astralvessel.sandbox.v1.ServeResponse(\x010\x01\x12j\n" +
 	"\x06Status\x12&.astralvessel.sandbox.v1.StatusRequest\x1a'.astralvessel.sandbox.v1.StatusResponse\"\x0f\x82\xd3\xe4\x93\x02\t\x12\a/statusBOZMgithub.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1;sandboxv1b\x06proto3"
 
 var (
@@ -910,39 +1207,46 @@ func file_astralvessel_sandbox_v1_sandbox_proto_rawDescGZIP() []byte {
 	return file_astralvessel_sandbox_v1_sandbox_proto_rawDescData
 }
 
-var file_astralvessel_sandbox_v1_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_astralvessel_sandbox_v1_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_astralvessel_sandbox_v1_sandbox_proto_goTypes = []any{
 	(*RunRequest)(nil),        // 0: astralvessel.sandbox.v1.RunRequest
 	(*RunResponse)(nil),       // 1: astralvessel.sandbox.v1.RunResponse
 	(*OutboxFile)(nil),        // 2: astralvessel.sandbox.v1.OutboxFile
 	(*RefusedFile)(nil),       // 3: astralvessel.sandbox.v1.RefusedFile
 	(*Exit)(nil),              // 4: astralvessel.sandbox.v1.Exit
-	(*EndTurnRequest)(nil),    // 5: astralvessel.sandbox.v1.EndTurnRequest
-	(*EndTurnResponse)(nil),   // 6: astralvessel.sandbox.v1.EndTurnResponse
-	(*ListTurnsRequest)(nil),  // 7: astralvessel.sandbox.v1.ListTurnsRequest
-	(*ListTurnsResponse)(nil), // 8: astralvessel.sandbox.v1.ListTurnsResponse
-	(*TurnInfo)(nil),          // 9: astralvessel.sandbox.v1.TurnInfo
-	(*StatusRequest)(nil),     // 10: astralvessel.sandbox.v1.StatusRequest
-	(*StatusResponse)(nil),    // 11: astralvessel.sandbox.v1.StatusResponse
+	(*ServeRequest)(nil),      // 5: astralvessel.sandbox.v1.ServeRequest
+	(*ServeStart)(nil),        // 6: astralvessel.sandbox.v1.ServeStart
+	(*ServeResponse)(nil),     // 7: astralvessel.sandbox.v1.ServeResponse
+	(*EndTurnRequest)(nil),    // 8: astralvessel.sandbox.v1.EndTurnRequest
+	(*EndTurnResponse)(nil),   // 9: astralvessel.sandbox.v1.EndTurnResponse
+	(*ListTurnsRequest)(nil),  // 10: astralvessel.sandbox.v1.ListTurnsRequest
+	(*ListTurnsResponse)(nil), // 11: astralvessel.sandbox.v1.ListTurnsResponse
+	(*TurnInfo)(nil),          // 12: astralvessel.sandbox.v1.TurnInfo
+	(*StatusRequest)(nil),     // 13: astralvessel.sandbox.v1.StatusRequest
+	(*StatusResponse)(nil),    // 14: astralvessel.sandbox.v1.StatusResponse
 }
 var file_astralvessel_sandbox_v1_sandbox_proto_depIdxs = []int32{
 	2,  // 0: astralvessel.sandbox.v1.RunResponse.file:type_name -> astralvessel.sandbox.v1.OutboxFile
 	3,  // 1: astralvessel.sandbox.v1.RunResponse.refused:type_name -> astralvessel.sandbox.v1.RefusedFile
 	4,  // 2: astralvessel.sandbox.v1.RunResponse.exit:type_name -> astralvessel.sandbox.v1.Exit
-	9,  // 3: astralvessel.sandbox.v1.ListTurnsResponse.turns:type_name -> astralvessel.sandbox.v1.TurnInfo
-	0,  // 4: astralvessel.sandbox.v1.RunService.Run:input_type -> astralvessel.sandbox.v1.RunRequest
-	5,  // 5: astralvessel.sandbox.v1.RunService.EndTurn:input_type -> astralvessel.sandbox.v1.EndTurnRequest
-	7,  // 6: astralvessel.sandbox.v1.RunService.ListTurns:input_type -> astralvessel.sandbox.v1.ListTurnsRequest
-	10, // 7: astralvessel.sandbox.v1.RunService.Status:input_type -> astralvessel.sandbox.v1.StatusRequest
-	1,  // 8: astralvessel.sandbox.v1.RunService.Run:output_type -> astralvessel.sandbox.v1.RunResponse
-	6,  // 9: astralvessel.sandbox.v1.RunService.EndTurn:output_type -> astralvessel.sandbox.v1.EndTurnResponse
-	8,  // 10: astralvessel.sandbox.v1.RunService.ListTurns:output_type -> astralvessel.sandbox.v1.ListTurnsResponse
-	11, // 11: astralvessel.sandbox.v1.RunService.Status:output_type -> astralvessel.sandbox.v1.StatusResponse
-	8,  // [8:12] is the sub-list for method output_type
-	4,  // [4:8] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	6,  // 3: astralvessel.sandbox.v1.ServeRequest.start:type_name -> astralvessel.sandbox.v1.ServeStart
+	4,  // 4: astralvessel.sandbox.v1.ServeResponse.exit:type_name -> astralvessel.sandbox.v1.Exit
+	12, // 5: astralvessel.sandbox.v1.ListTurnsResponse.turns:type_name -> astralvessel.sandbox.v1.TurnInfo
+	0,  // 6: astralvessel.sandbox.v1.RunService.Run:input_type -> astralvessel.sandbox.v1.RunRequest
+	8,  // 7: astralvessel.sandbox.v1.RunService.EndTurn:input_type -> astralvessel.sandbox.v1.EndTurnRequest
+	10, // 8: astralvessel.sandbox.v1.RunService.ListTurns:input_type -> astralvessel.sandbox.v1.ListTurnsRequest
+	5,  // 9: astralvessel.sandbox.v1.RunService.Serve:input_type -> astralvessel.sandbox.v1.ServeRequest
+	13, // 10: astralvessel.sandbox.v1.RunService.Status:input_type -> astralvessel.sandbox.v1.StatusRequest
+	1,  // 11: astralvessel.sandbox.v1.RunService.Run:output_type -> astralvessel.sandbox.v1.RunResponse
+	9,  // 12: astralvessel.sandbox.v1.RunService.EndTurn:output_type -> astralvessel.sandbox.v1.EndTurnResponse
+	11, // 13: astralvessel.sandbox.v1.RunService.ListTurns:output_type -> astralvessel.sandbox.v1.ListTurnsResponse
+	7,  // 14: astralvessel.sandbox.v1.RunService.Serve:output_type -> astralvessel.sandbox.v1.ServeResponse
+	14, // 15: astralvessel.sandbox.v1.RunService.Status:output_type -> astralvessel.sandbox.v1.StatusResponse
+	11, // [11:16] is the sub-list for method output_type
+	6,  // [6:11] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_astralvessel_sandbox_v1_sandbox_proto_init() }
@@ -957,13 +1261,23 @@ func file_astralvessel_sandbox_v1_sandbox_proto_init() {
 		(*RunResponse_Refused)(nil),
 		(*RunResponse_Exit)(nil),
 	}
+	file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[5].OneofWrappers = []any{
+		(*ServeRequest_Start)(nil),
+		(*ServeRequest_Stdin)(nil),
+		(*ServeRequest_CloseStdin)(nil),
+	}
+	file_astralvessel_sandbox_v1_sandbox_proto_msgTypes[7].OneofWrappers = []any{
+		(*ServeResponse_Stdout)(nil),
+		(*ServeResponse_Stderr)(nil),
+		(*ServeResponse_Exit)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_astralvessel_sandbox_v1_sandbox_proto_rawDesc), len(file_astralvessel_sandbox_v1_sandbox_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	RunService_Run_FullMethodName       = "/astralvessel.sandbox.v1.RunService/Run"
 	RunService_EndTurn_FullMethodName   = "/astralvessel.sandbox.v1.RunService/EndTurn"
 	RunService_ListTurns_FullMethodName = "/astralvessel.sandbox.v1.RunService/ListTurns"
+	RunService_Serve_FullMethodName     = "/astralvessel.sandbox.v1.RunService/Serve"
 	RunService_Status_FullMethodName    = "/astralvessel.sandbox.v1.RunService/Status"
 )
 
@@ -44,6 +45,14 @@ type RunServiceClient interface {
 	// ListTurns lists the turns that hold a workspace, so a vessel that
 	// restarted can end those no vessel runs any more.
 	ListTurns(ctx context.Context, in *ListTurnsRequest, opts ...grpc.CallOption) (*ListTurnsResponse, error)
+	// Serve runs one MCP server the agent's package declares as a long-lived
+	// confined process of a turn and joins its stdin and stdout to the stream:
+	// the first request starts it, later ones carry stdin; the responses carry
+	// its stdout and stderr and end with exactly one exit. The process lives
+	// until the stream ends, its stdin is closed and it exits, it stays idle
+	// too long, its output passes the bounds, or the turn ends. gRPC only: the
+	// HTTP/JSON gateway has no bidirectional streams.
+	Serve(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ServeRequest, ServeResponse], error)
 	// Status reports whether calls are confined and which profile the sandbox was started with.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
@@ -95,6 +104,19 @@ func (c *runServiceClient) ListTurns(ctx context.Context, in *ListTurnsRequest, 
 	return out, nil
 }
 
+func (c *runServiceClient) Serve(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ServeRequest, ServeResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &RunService_ServiceDesc.Streams[1], RunService_Serve_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ServeRequest, ServeResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RunService_ServeClient = grpc.BidiStreamingClient[ServeRequest, ServeResponse]
+
 func (c *runServiceClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -119,6 +141,14 @@ type RunServiceServer interface {
 	// ListTurns lists the turns that hold a workspace, so a vessel that
 	// restarted can end those no vessel runs any more.
 	ListTurns(context.Context, *ListTurnsRequest) (*ListTurnsResponse, error)
+	// Serve runs one MCP server the agent's package declares as a long-lived
+	// confined process of a turn and joins its stdin and stdout to the stream:
+	// the first request starts it, later ones carry stdin; the responses carry
+	// its stdout and stderr and end with exactly one exit. The process lives
+	// until the stream ends, its stdin is closed and it exits, it stays idle
+	// too long, its output passes the bounds, or the turn ends. gRPC only: the
+	// HTTP/JSON gateway has no bidirectional streams.
+	Serve(grpc.BidiStreamingServer[ServeRequest, ServeResponse]) error
 	// Status reports whether calls are confined and which profile the sandbox was started with.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedRunServiceServer()
@@ -139,6 +169,9 @@ func (UnimplementedRunServiceServer) EndTurn(context.Context, *EndTurnRequest) (
 }
 func (UnimplementedRunServiceServer) ListTurns(context.Context, *ListTurnsRequest) (*ListTurnsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTurns not implemented")
+}
+func (UnimplementedRunServiceServer) Serve(grpc.BidiStreamingServer[ServeRequest, ServeResponse]) error {
+	return status.Error(codes.Unimplemented, "method Serve not implemented")
 }
 func (UnimplementedRunServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -211,6 +244,13 @@ func _RunService_ListTurns_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RunService_Serve_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(RunServiceServer).Serve(&grpc.GenericServerStream[ServeRequest, ServeResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RunService_ServeServer = grpc.BidiStreamingServer[ServeRequest, ServeResponse]
+
 func _RunService_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -254,6 +294,12 @@ var RunService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Run",
 			Handler:       _RunService_Run_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Serve",
+			Handler:       _RunService_Serve_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "astralvessel/sandbox/v1/sandbox.proto",
