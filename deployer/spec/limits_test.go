@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,6 +87,35 @@ deny = ["secret.wiki.example"]`))
 		{`allowed = ["x.example"]`, "allowed"},
 	} {
 		_, err := loadFixture(t, withBetaWeb(tc.table))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.table, err, tc.want)
+		}
+	}
+}
+
+func withSearch(table string) map[string]string {
+	return map[string]string{"deploy/deployment.toml": fixture["deploy/deployment.toml"] + "\n[search]\n" + table + "\n"}
+}
+
+func TestSearchEngines(t *testing.T) {
+	d, err := loadFixture(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Search.Engines, DefaultSearchEngines) {
+		t.Fatalf("default engines = %v", d.Search.Engines)
+	}
+	d, err = loadFixture(t, withSearch(`engines = ["search.corp.example", "*.engine.example"]`))
+	if err != nil || !slices.Equal(d.Search.Engines, []string{"search.corp.example", "*.engine.example"}) {
+		t.Fatalf("engines: %v, %v", d, err)
+	}
+	for _, tc := range []struct{ table, want string }{
+		{`engines = []`, "search.engines: empty"},
+		{`engines = ["*.org"]`, "search.engines[0]: bad domain pattern \"*.org\""},
+		{`engines = ["ok.example", "https://x.example"]`, "search.engines[1]: bad domain pattern"},
+		{`engines = ["198.51.100.7"]`, "is an IP address"},
+	} {
+		_, err := loadFixture(t, withSearch(tc.table))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.table, err, tc.want)
 		}
