@@ -59,9 +59,24 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(out, want) {
 				t.Errorf("output differs from %s (run go test -update and review the diff):\n%s", golden, out)
 			}
+			// The egress's clients file: one client per agent with its
+			// [agents.web] table, the vessel's, the search container's.
+			clients, err := spec.WebClients(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cgolden := filepath.Join("testdata", name+".clients.golden")
+			if *update {
+				if err := os.WriteFile(cgolden, clients, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want, err := os.ReadFile(cgolden); err != nil || !bytes.Equal(clients, want) {
+				t.Errorf("clients file differs from %s (%v; run go test -update and review the diff):\n%s", cgolden, err, clients)
+			}
 			for _, secret := range []string{"records-token-value", "pw@db"} {
-				if bytes.Contains(out, []byte(secret)) {
-					t.Errorf("the Compose file holds the secret %q", secret)
+				if bytes.Contains(out, []byte(secret)) || bytes.Contains(clients, []byte(secret)) {
+					t.Errorf("the Compose file or the clients file holds the secret %q", secret)
 				}
 			}
 		})

@@ -121,3 +121,18 @@ func TestSearchEngines(t *testing.T) {
 		}
 	}
 }
+
+func TestWebClientsFile(t *testing.T) {
+	d := &Deployment{Search: Search{Provider: "duckduckgo"}, Agents: []Agent{{ID: "a", Web: &Web{Allow: []string{"x.example"}, Mode: WebReport}}}}
+	b, err := WebClients(d)
+	if err != nil || string(b) != "{\n  \"clients\": [\n    {\n      \"name\": \"vessel\"\n    },\n    {\n      \"name\": \"agent.a\",\n      \"allow\": [\n        \"x.example\"\n      ],\n      \"mode\": \"report\"\n    }\n  ]\n}\n" {
+		t.Fatalf("no search container: %s %v", b, err)
+	}
+	d.Search.Provider = DefaultProvider
+	if _, err := WebClients(d); err == nil || !strings.Contains(err.Error(), "engines is empty") {
+		t.Fatalf("searxng without engines: %v", err)
+	}
+	if u := SearchProxyURL("tok", "http://egress:3128"); u != "http://search:"+WebClientToken("tok", "search")+"@egress:3128" {
+		t.Fatalf("SearchProxyURL = %s", u)
+	}
+}
