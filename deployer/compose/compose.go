@@ -273,7 +273,11 @@ func (g *gen) file() (*composeFile, error) {
 		return nil, err
 	}
 	f.Services["vessel"] = vessel
-	f.Services["egress"] = g.egress()
+	egress, err := g.egress()
+	if err != nil {
+		return nil, err
+	}
+	f.Services["egress"] = egress
 	if g.d.Search.Provider == "searxng" {
 		f.Services["search"] = g.search()
 	}
@@ -414,7 +418,7 @@ func (g *gen) vessel() (*service, error) {
 	return s, nil
 }
 
-func (g *gen) egress() *service {
+func (g *gen) egress() (*service, error) {
 	e := g.d.Egress
 	s := g.hardened(g.image("egress"), EgressUID, egressMemory, egressPIDs)
 	s.Command = []string{"--model-listen", ":8080", "--proxy-listen", ":3128"}
@@ -454,7 +458,15 @@ func (g *gen) egress() *service {
 	s.Networks["egress"] = &netAttach{}
 	s.Networks["outside"] = &netAttach{}
 	s.Healthcheck = healthOf("/usr/local/bin/egress")
-	return s
+	// The clients file's digest: a changed [agents.web] or [search]
+	// engines changes the service, so `up -d` recreates the egress, which
+	// reads the file at start.
+	list, err := spec.WebClients(g.d)
+	if err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+	s.Labels = map[string]string{"astralvessel.web-clients-hash": sha(list)}
+	return s, nil
 }
 
 func (g *gen) search() *service {

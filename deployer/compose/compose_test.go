@@ -309,3 +309,33 @@ func TestEveryServiceHasAHealthcheck(t *testing.T) {
 		}
 	}
 }
+
+// A changed web policy changes the egress service (its clients file's
+// digest), so `up -d` recreates the egress and it reads the new file.
+func TestEgressLabelFollowsWebPolicy(t *testing.T) {
+	d := load(t, "basic")
+	label := func() string {
+		s, err := newGenEgress(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Labels["astralvessel.web-clients-hash"]
+	}
+	before := label()
+	d.Agents[0].Web.Deny = append(d.Agents[0].Web.Deny, "more.field-guide.example")
+	if after := label(); before == "" || after == before {
+		t.Fatalf("label %q then %q", before, after)
+	}
+	d.Search.Engines = nil
+	if _, err := newGenEgress(d); err == nil || !strings.Contains(err.Error(), "engines is empty") {
+		t.Fatalf("no engines: %v", err)
+	}
+}
+
+func newGenEgress(d *spec.Deployment) (*service, error) {
+	g, err := newGen(d, Options{OutDir: filepath.Join("testdata", "basic", "deploy"), SourceDir: filepath.Join("testdata", "basic")})
+	if err != nil {
+		return nil, err
+	}
+	return g.egress()
+}
