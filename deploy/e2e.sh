@@ -359,12 +359,15 @@ done
 
 step "metrics (Prometheus)"
 # One egress decision the e2e makes itself: a CONNECT to a private literal address, which the
-# egress refuses without dialling anything.
+# egress refuses without dialling anything (as the vessel's web client: without credentials it
+# would be a 407, which the isolation probes check).
 egress_ip="$(docker inspect -f "{{with index .NetworkSettings.Networks \"${project}_egress\"}}{{.IPAddress}}{{end}}" "$(compose ps -q egress)")"
-python3 - "$egress_ip" <<'PY' || failed=1
-import socket, sys
+python3 - "$egress_ip" "$dep/.generated/egress.token" <<'PY' || failed=1
+import base64, hashlib, hmac, socket, sys
+tok = open(sys.argv[2]).read().strip()
+cred = base64.b64encode(b"vessel:" + hmac.new(tok.encode(), b"egress-web/vessel", hashlib.sha256).hexdigest().encode())
 s = socket.create_connection((sys.argv[1], 3128), timeout=10)
-s.sendall(b"CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: 10.0.0.1:443\r\n\r\n")
+s.sendall(b"CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: 10.0.0.1:443\r\nProxy-Authorization: Basic " + cred + b"\r\n\r\n")
 line = s.makefile("rb").readline().decode()
 print(("PASS" if " 403 " in line else "FAIL") + " egress refuses a CONNECT to a private address (" + line.strip() + ")")
 sys.exit(0 if " 403 " in line else 1)

@@ -213,21 +213,27 @@ def raw_proxy(proxy_host, proxy_port, request):
 
 
 def check_proxy(c):
-    """A proxy request the egress guard must refuse: 403 with X-Egress-Denied."""
+    """A proxy request the egress must refuse: by default 403 with X-Egress-Denied; "expect" names
+    another status (407 for a client without credentials), "reason" the X-Egress-Denied value, and
+    "auth" ("name:token") the Proxy-Authorization Basic credentials sent."""
+    auth = ""
+    if c.get("auth"):
+        auth = "Proxy-Authorization: Basic " + base64.b64encode(c["auth"].encode()).decode() + "\r\n"
     if c["method"] == "CONNECT":
-        req = f"CONNECT {c['target']} HTTP/1.1\r\nHost: {c['target']}\r\n\r\n"
+        req = f"CONNECT {c['target']} HTTP/1.1\r\nHost: {c['target']}\r\n{auth}\r\n"
     else:
-        req = f"GET {c['target']} HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
+        req = f"GET {c['target']} HTTP/1.1\r\nHost: probe\r\n{auth}Connection: close\r\n\r\n"
     try:
         status, head = raw_proxy(c["proxy_host"], c["proxy_port"], req)
     except OSError as e:
         return False, f"proxy unreachable: {e}"
-    denied = "x-egress-denied" in head.lower()
     reason = ""
     for line in head.split("\r\n"):
         if line.lower().startswith("x-egress-denied:"):
             reason = line.split(":", 1)[1].strip()
-    return status == 403 and denied, f"{c['method']} {c['target']} -> {status} denied={reason or '-'}"
+    want = c.get("expect", 403)
+    ok = status == want and reason != "" and c.get("reason", reason) == reason
+    return ok, f"{c['method']} {c['target']} -> {status} denied={reason or '-'}"
 
 
 def check_read_fails(c):

@@ -117,6 +117,11 @@ class Deployment:
             return None
 
 
+def web_client_token(egress_token, client):
+    """The egress web proxy password of client: spec.WebClientToken (HMAC-SHA256 of the egress token)."""
+    return hmac.new((egress_token or "").encode(), ("egress-web/" + client).encode(), hashlib.sha256).hexdigest()
+
+
 def run_inside(dep, target, checks, image, mode):
     """Runs inside.py with checks: mode "exec" runs in the target itself, "join" in a throwaway
     probe container sharing the target's network and pid namespaces, "net:<network>" in a probe
@@ -357,11 +362,41 @@ def networks(dep, rep, image, env):
         targets.append(("GET", f"http://{dep.ip(sb, f'tools-{agent}')}/"))
     if dep.service("search"):
         targets.append(("GET", f"http://{dep.ip('search', 'egress')}/search?q=x&format=json"))
+    # As the vessel's own web client, so the address guard (not the missing credentials) refuses.
+    vauth = f"vessel:{web_client_token(etok, 'vessel')}" if etok else ""
     for method, target in targets:
         checks.append({"name": f"egress proxy: refuses {method} {target}", "kind": "proxy", "method": method,
-                       "target": target, "proxy_host": eg, "proxy_port": 3128})
+                       "target": target, "proxy_host": eg, "proxy_port": 3128, "auth": vauth})
+    # A client without credentials, or with a wrong token, is refused before any lookup or dial
+    # (literal addresses and a name that is never resolved).
+    for target, auth in (("10.0.0.1:443", ""), ("unresolved.invalid:443", ""),
+                         ("10.0.0.1:443", "vessel:not-the-token"), ("unresolved.invalid:443", "agent.nobody:x")):
+        checks.append({"name": f"egress proxy: 407 for CONNECT {target} as {auth.split(':')[0] or 'nobody'}",
+                       "kind": "proxy", "method": "CONNECT", "target": target, "proxy_host": eg, "proxy_port": 3128,
+                       "auth": auth, "expect": 407, "reason": "unauthenticated"})
     for r in run_inside(dep, vessel, checks, image, "join"):
         rep.add(r["name"], r["ok"], r["detail"])
+
+    # From the search container's namespace: no credentials gets 407; its own credentials (the
+    # secret file deploy wrote) reach only its engines' hosts, refused by name before any lookup.
+    if dep.service("search"):
+        sauth = ""
+        proxy_url = dep.token("search-proxy.url")
+        if proxy_url and "@" in proxy_url:
+            sauth = proxy_url.split("://", 1)[-1].rsplit("@", 1)[0]
+        rep.add("search: holds its proxy credentials as the search client", sauth.startswith("search:") and
+                etok is not None and sauth == "search:" + web_client_token(etok, "search"), "search-proxy.url")
+        checks = [{"name": "search: egress proxy 407 without credentials", "kind": "proxy", "method": "CONNECT",
+                   "target": "10.0.0.1:443", "proxy_host": eg, "proxy_port": 3128, "expect": 407,
+                   "reason": "unauthenticated"},
+                  {"name": "search: refused a host outside its engines", "kind": "proxy", "method": "CONNECT",
+                   "target": "not-an-engine.invalid:443", "proxy_host": eg, "proxy_port": 3128, "auth": sauth,
+                   "expect": 403, "reason": "name-policy"},
+                  {"name": "search: refused an address literal", "kind": "proxy", "method": "CONNECT",
+                   "target": "10.0.0.1:443", "proxy_host": eg, "proxy_port": 3128, "auth": sauth,
+                   "expect": 403, "reason": "name-policy"}]
+        for r in run_inside(dep, "search", checks, image, "join"):
+            rep.add(r["name"], r["ok"], r["detail"])
 
     # From an application's position on the front network.
     frontnet = dep.prefix + "front"
@@ -433,6 +468,9 @@ def secrets(dep, rep, env):
     t = dep.token("search.secret")
     if t and dep.service("search"):
         items.append(("the search secret", t, {"search"}))
+        t = dep.token("egress.token")
+        if t:
+            items.append(("the search proxy credential", web_client_token(t, "search"), {"search"}))
     for label, value, allowed in items:
         holders = {svc for svc, text in surfaces.items() if value in text}
         # The vessel derives sandbox tokens from the master token; holding a derived one is fine too.

@@ -37,6 +37,7 @@ const (
 	secretsDir      = "/run/secrets"
 	srvRoot         = "/srv"                        // where the vessel sees the deployment's folders
 	SeccompRel      = "deploy/seccomp/sandbox.json" // relative to the source tree
+	egressProxyURL  = "http://egress:3128"          // the web proxy, on the egress network
 	FileName        = "compose.generated.yml"
 	GeneratedDir    = ".generated"
 )
@@ -272,7 +273,11 @@ func (g *gen) file() (*composeFile, error) {
 		return nil, err
 	}
 	f.Services["vessel"] = vessel
-	f.Services["egress"] = g.egress()
+	egress, err := g.egress()
+	if err != nil {
+		return nil, err
+	}
+	f.Services["egress"] = egress
 	if g.d.Search.Provider == "searxng" {
 		f.Services["search"] = g.search()
 	}
@@ -359,7 +364,7 @@ func (g *gen) vessel() (*service, error) {
 		"VESSEL_CARD_SIGNING_KEY_FILE":     cardKeyPath,
 		"VESSEL_MODEL_KEY_FILE":            egressPath,
 		"VESSEL_MODEL_BASE_URL":            "http://egress:8080/v1",
-		"VESSEL_EGRESS_PROXY":              "http://egress:3128",
+		"VESSEL_EGRESS_PROXY":              egressProxyURL,
 		"VESSEL_DATA_DIR":                  "/data",
 		"GOMEMLIMIT":                       goMemLimit(vesselMemory),
 	}
@@ -413,19 +418,23 @@ func (g *gen) vessel() (*service, error) {
 	return s, nil
 }
 
-func (g *gen) egress() *service {
+func (g *gen) egress() (*service, error) {
 	e := g.d.Egress
 	s := g.hardened(g.image("egress"), EgressUID, egressMemory, egressPIDs)
 	s.Command = []string{"--model-listen", ":8080", "--proxy-listen", ":3128"}
 	tok, tokPath := g.secret("egress.token")
-	s.Volumes = []string{tok}
+	clients, clientsPath := g.secret(WebClientsFile)
+	s.Volumes = []string{tok, clients}
 	upstream := escape(e.UpstreamURL)
 	if name, ok := g.d.EnvRefs["egress.upstream_url"]; ok {
 		upstream = "${" + name + "}"
 	}
 	s.Environment = map[string]string{
-		"VESSEL_EGRESS_TOKEN_FILE":  tokPath,
-		"VESSEL_UPSTREAM_MODEL_URL": upstream,
+		"VESSEL_EGRESS_TOKEN_FILE": tokPath,
+		// Every web proxy client authenticates and gets its own names
+		// policy (WebClients).
+		"VESSEL_EGRESS_WEB_CLIENTS_FILE": clientsPath,
+		"VESSEL_UPSTREAM_MODEL_URL":      upstream,
 		// The real model key comes only from the operator's .env, and only here.
 		"VESSEL_UPSTREAM_MODEL_KEY": "${VESSEL_MODEL_KEY}",
 		"GOMEMLIMIT":                goMemLimit(egressMemory),
@@ -449,18 +458,27 @@ func (g *gen) egress() *service {
 	s.Networks["egress"] = &netAttach{}
 	s.Networks["outside"] = &netAttach{}
 	s.Healthcheck = healthOf("/usr/local/bin/egress")
-	return s
+	// The clients file's digest: a changed [agents.web] or [search]
+	// engines changes the service, so `up -d` recreates the egress, which
+	// reads the file at start.
+	list, err := spec.WebClients(g.d)
+	if err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+	s.Labels = map[string]string{"astralvessel.web-clients-hash": sha(list)}
+	return s, nil
 }
 
 func (g *gen) search() *service {
 	s := g.hardened(g.image("searxng"), SearchUID, searchMemory, searchPIDs)
 	sec, secPath := g.secret("search.secret")
-	s.Volumes = []string{sec}
+	// The proxy URL with the search client's credentials: a file, never a
+	// value in this Compose file or the container's environment.
+	proxy, proxyPath := g.secret(SearchProxyFile)
+	s.Volumes = []string{sec, proxy}
 	s.Environment = map[string]string{
 		"VESSEL_SEARCH_SECRET_FILE": secPath,
-		"HTTP_PROXY":                "http://egress:3128",
-		"HTTPS_PROXY":               "http://egress:3128",
-		"NO_PROXY":                  "localhost,127.0.0.1",
+		"VESSEL_SEARCH_PROXY_FILE":  proxyPath,
 	}
 	s.Networks["egress"] = &netAttach{}
 	s.DependsOn = []string{"egress"}

@@ -59,9 +59,24 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(out, want) {
 				t.Errorf("output differs from %s (run go test -update and review the diff):\n%s", golden, out)
 			}
+			// The egress's clients file: one client per agent with its
+			// [agents.web] table, the vessel's, the search container's.
+			clients, err := spec.WebClients(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cgolden := filepath.Join("testdata", name+".clients.golden")
+			if *update {
+				if err := os.WriteFile(cgolden, clients, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want, err := os.ReadFile(cgolden); err != nil || !bytes.Equal(clients, want) {
+				t.Errorf("clients file differs from %s (%v; run go test -update and review the diff):\n%s", cgolden, err, clients)
+			}
 			for _, secret := range []string{"records-token-value", "pw@db"} {
-				if bytes.Contains(out, []byte(secret)) {
-					t.Errorf("the Compose file holds the secret %q", secret)
+				if bytes.Contains(out, []byte(secret)) || bytes.Contains(clients, []byte(secret)) {
+					t.Errorf("the Compose file or the clients file holds the secret %q", secret)
 				}
 			}
 		})
@@ -293,4 +308,34 @@ func TestEveryServiceHasAHealthcheck(t *testing.T) {
 			t.Errorf("%s: vessel healthcheck %v, want %s", name, v, want)
 		}
 	}
+}
+
+// A changed web policy changes the egress service (its clients file's
+// digest), so `up -d` recreates the egress and it reads the new file.
+func TestEgressLabelFollowsWebPolicy(t *testing.T) {
+	d := load(t, "basic")
+	label := func() string {
+		s, err := newGenEgress(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Labels["astralvessel.web-clients-hash"]
+	}
+	before := label()
+	d.Agents[0].Web.Deny = append(d.Agents[0].Web.Deny, "more.field-guide.example")
+	if after := label(); before == "" || after == before {
+		t.Fatalf("label %q then %q", before, after)
+	}
+	d.Search.Engines = nil
+	if _, err := newGenEgress(d); err == nil || !strings.Contains(err.Error(), "engines is empty") {
+		t.Fatalf("no engines: %v", err)
+	}
+}
+
+func newGenEgress(d *spec.Deployment) (*service, error) {
+	g, err := newGen(d, Options{OutDir: filepath.Join("testdata", "basic", "deploy"), SourceDir: filepath.Join("testdata", "basic")})
+	if err != nil {
+		return nil, err
+	}
+	return g.egress()
 }

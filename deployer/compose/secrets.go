@@ -38,6 +38,8 @@ func SecretOwners(d *spec.Deployment) map[string]int {
 		"vessel-egress.token":  VesselUID,
 		"egress.token":         EgressUID,
 		"search.secret":        SearchUID,
+		SearchProxyFile:        SearchUID,
+		WebClientsFile:         EgressUID,
 		CardKeyFile:            VesselUID,
 	}
 	for _, a := range d.Agents {
@@ -73,6 +75,19 @@ func WriteSecrets(outDir string, d *spec.Deployment) (*Secrets, bool, error) {
 		return nil, false, err
 	}
 	if err := keepOrCreateCardKey(filepath.Join(dir, CardKeyFile)); err != nil {
+		return nil, false, err
+	}
+	// The egress's clients and the search container's proxy credentials
+	// follow deployment.toml and the egress token, so they are rewritten
+	// on every deploy.
+	clients, err := spec.WebClients(d)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := writeSecret(filepath.Join(dir, WebClientsFile), string(clients)); err != nil {
+		return nil, false, err
+	}
+	if err := writeSecret(filepath.Join(dir, SearchProxyFile), spec.SearchProxyURL(s.EgressToken, egressProxyURL)); err != nil {
 		return nil, false, err
 	}
 	owners := SecretOwners(d)

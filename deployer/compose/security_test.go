@@ -107,6 +107,8 @@ func TestSecretsMountedOnlyWhereTheyBelong(t *testing.T) {
 		"egress.token":         {"egress"},
 		"vessel-egress.token":  {"vessel"},
 		"search.secret":        {"search"},
+		SearchProxyFile:        {"search"},
+		WebClientsFile:         {"egress"},
 		CardKeyFile:            {"vessel"},
 		"sandbox-alpha.token":  {"sandbox-alpha"},
 		"sandbox-beta.token":   {"sandbox-beta"},
@@ -562,10 +564,12 @@ func TestChownCommandsForNonRootDeploy(t *testing.T) {
 	cmds := ChownCommands("/srv/dep", d)
 	want := []string{
 		"sudo chown 61001:61001 /srv/dep/.generated/card-signing.jwks",
+		"sudo chown 61002:61002 /srv/dep/.generated/egress-clients.json",
 		"sudo chown 61002:61002 /srv/dep/.generated/egress.token",
 		"sudo chown 0:0 /srv/dep/.generated/sandbox-alpha.token",
 		"sudo chown 0:0 /srv/dep/.generated/sandbox-beta.token",
 		"sudo chown 61001:61001 /srv/dep/.generated/sandbox-master.token",
+		"sudo chown 61003:61003 /srv/dep/.generated/search-proxy.url",
 		"sudo chown 61003:61003 /srv/dep/.generated/search.secret",
 		"sudo chown 61001:61001 /srv/dep/.generated/vessel-egress.token",
 	}

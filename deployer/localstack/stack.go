@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/deployer/compose"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
@@ -358,6 +359,17 @@ func (pl *plan) egressService() (service, error) {
 	if strings.HasPrefix(pl.upstream, "http://") {
 		vars["VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"] = "1"
 	}
+	// Every web proxy client authenticates and gets its names policy, as
+	// in a Compose deployment (compose.WebClientsFile).
+	clients, err := spec.WebClients(pl.d)
+	if err != nil {
+		return service{}, fmt.Errorf("localstack: %w", err)
+	}
+	clientsFile := filepath.Join(pl.cfg.StateDir, compose.WebClientsFile)
+	if err := os.WriteFile(clientsFile, clients, 0o600); err != nil {
+		return service{}, fmt.Errorf("localstack: %w", err)
+	}
+	vars["VESSEL_EGRESS_WEB_CLIENTS_FILE"] = clientsFile
 	maps.Copy(vars, tracingVars(pl.d, "egress", ""))
 	pl.vesselVars["VESSEL_EGRESS_PROXY"] = "http://" + proxyAddr
 	pl.egressModelAddr = modelAddr

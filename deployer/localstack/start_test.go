@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -100,3 +101,27 @@ func TestVesselServiceAddresses(t *testing.T) {
 }
 
 func slicesHave(env []string, kv string) bool { return slices.Contains(env, kv) }
+
+// The egress of the local stack serves only the deployment's clients, each
+// with its [agents.web] policy: the clients file it is handed is the one
+// deploy writes.
+func TestEgressGetsTheClientsFile(t *testing.T) {
+	dir := t.TempDir()
+	d := &spec.Deployment{Search: spec.Search{Provider: "duckduckgo"},
+		Agents: []spec.Agent{{ID: "a", Web: &spec.Web{Deny: []string{"ads.example.org"}}}}}
+	pl := &plan{cfg: Config{StateDir: dir}, keys: &keys{egress: "t"}, vesselVars: map[string]string{}, d: d, logDir: dir,
+		upstream: "http://127.0.0.1:7/v1"}
+	eg, err := pl.egressService()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "egress-clients.json")
+	if !slicesHave(eg.env, "VESSEL_EGRESS_WEB_CLIENTS_FILE="+path) {
+		t.Fatalf("egress env lacks the clients file: %v", eg.env)
+	}
+	got, err := os.ReadFile(path)
+	want, _ := spec.WebClients(d)
+	if err != nil || !bytes.Equal(got, want) || !bytes.Contains(got, []byte(`"agent.a"`)) {
+		t.Fatalf("clients file %s (%v), want %s", got, err, want)
+	}
+}

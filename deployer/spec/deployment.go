@@ -136,6 +136,7 @@ func (v *validator) run() {
 	} else if !contains(SearchProviders, v.d.Search.Provider) {
 		v.c.add("search.provider", "unknown provider %q; allowed: searxng, duckduckgo", v.d.Search.Provider)
 	}
+	v.searchEngines()
 	v.telemetry()
 	agents := v.agents()
 	v.apps(agents)

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/astraldeep/astralvessel-go/deployer/domains"
 )
@@ -159,4 +160,29 @@ func AgentWebClient(agentID string) string { return "agent." + agentID }
 // WebClientToken is the Proxy-Authorization password of one client.
 func WebClientToken(egressToken, client string) string {
 	return DeriveToken(egressToken, "egress-web/"+client)
+}
+
+// DefaultSearchEngines are the hosts of the engines the search container
+// uses when [search] engines is not written: those of SearXNG's default
+// general engines the project relies on. An operator who enables others in
+// SearXNG's settings lists their hosts in [search] engines.
+var DefaultSearchEngines = []string{"duckduckgo.com", "*.duckduckgo.com", "*.wikipedia.org", "*.wikidata.org", "search.brave.com"}
+
+// searchEngines checks [search] engines and fills in the default: the
+// search client's allowlist at the egress, so an empty list (which would
+// allow every name) is refused.
+func (v *validator) searchEngines() {
+	c, s := v.c, &v.d.Search
+	if !c.set("search.engines") {
+		s.Engines = slices.Clone(DefaultSearchEngines)
+		return
+	}
+	if len(s.Engines) == 0 {
+		c.add("search.engines", "empty; list the host names of the search container's engines (an empty allowlist would let it reach every name)")
+	}
+	for i, e := range s.Engines {
+		if _, err := domains.ParsePattern(e); err != nil {
+			c.add(fmt.Sprintf("search.engines[%d]", i), "%v", err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,49 @@ deny = ["secret.wiki.example"]`))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.table, err, tc.want)
 		}
+	}
+}
+
+func withSearch(table string) map[string]string {
+	return map[string]string{"deploy/deployment.toml": fixture["deploy/deployment.toml"] + "\n[search]\n" + table + "\n"}
+}
+
+func TestSearchEngines(t *testing.T) {
+	d, err := loadFixture(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Search.Engines, DefaultSearchEngines) {
+		t.Fatalf("default engines = %v", d.Search.Engines)
+	}
+	d, err = loadFixture(t, withSearch(`engines = ["search.corp.example", "*.engine.example"]`))
+	if err != nil || !slices.Equal(d.Search.Engines, []string{"search.corp.example", "*.engine.example"}) {
+		t.Fatalf("engines: %v, %v", d, err)
+	}
+	for _, tc := range []struct{ table, want string }{
+		{`engines = []`, "search.engines: empty"},
+		{`engines = ["*.org"]`, "search.engines[0]: bad domain pattern \"*.org\""},
+		{`engines = ["ok.example", "https://x.example"]`, "search.engines[1]: bad domain pattern"},
+		{`engines = ["198.51.100.7"]`, "is an IP address"},
+	} {
+		_, err := loadFixture(t, withSearch(tc.table))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.table, err, tc.want)
+		}
+	}
+}
+
+func TestWebClientsFile(t *testing.T) {
+	d := &Deployment{Search: Search{Provider: "duckduckgo"}, Agents: []Agent{{ID: "a", Web: &Web{Allow: []string{"x.example"}, Mode: WebReport}}}}
+	b, err := WebClients(d)
+	if err != nil || string(b) != "{\n  \"clients\": [\n    {\n      \"name\": \"vessel\"\n    },\n    {\n      \"name\": \"agent.a\",\n      \"allow\": [\n        \"x.example\"\n      ],\n      \"mode\": \"report\"\n    }\n  ]\n}\n" {
+		t.Fatalf("no search container: %s %v", b, err)
+	}
+	d.Search.Provider = DefaultProvider
+	if _, err := WebClients(d); err == nil || !strings.Contains(err.Error(), "engines is empty") {
+		t.Fatalf("searxng without engines: %v", err)
+	}
+	if u := SearchProxyURL("tok", "http://egress:3128"); u != "http://search:"+WebClientToken("tok", "search")+"@egress:3128" {
+		t.Fatalf("SearchProxyURL = %s", u)
 	}
 }

@@ -72,6 +72,10 @@ type Egress struct {
 // Search is the [search] table.
 type Search struct {
 	Provider string `toml:"provider"` // "searxng" (default) or "duckduckgo"
+	// Engines are the host names the search container's engines reach
+	// (exact names or "*." wildcards, as in [agents.web] allow): the
+	// egress refuses it every other name. Default DefaultSearchEngines.
+	Engines []string `toml:"engines"`
 }
 
 // App is one [[apps]] entry: an application and the agents it may call.

@@ -41,6 +41,9 @@ func main() {
 	}
 	listen := flag.String("listen", "0.0.0.0:8080", "address to serve on")
 	flag.Parse()
+	if err := checkProxyFile(os.Getenv("VESSEL_SEARCH_PROXY_FILE")); err != nil {
+		log.Fatalf("searxng-stub: %v", err)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("OK"))
@@ -101,4 +104,28 @@ func health() int {
 		return 1
 	}
 	return 0
+}
+
+// checkProxyFile reads the proxy URL deploy hands the search container
+// (VESSEL_SEARCH_PROXY_FILE: http://search:<token>@egress:3128), as the real
+// SearXNG's outgoing proxy would be configured from it, and refuses one
+// without credentials: the egress answers those 407. The stand-in itself
+// never contacts anything, so it only checks the file.
+func checkProxyFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("VESSEL_SEARCH_PROXY_FILE: %w", err)
+	}
+	u, err := url.Parse(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("VESSEL_SEARCH_PROXY_FILE %s: not a URL", path)
+	}
+	if _, ok := u.User.Password(); !ok || u.Scheme != "http" || u.Host == "" {
+		return fmt.Errorf("VESSEL_SEARCH_PROXY_FILE %s: want http://<client>:<token>@<host>:<port>", path)
+	}
+	log.Printf("searxng-stub: outgoing proxy %s as client %s", u.Host, u.User.Username())
+	return nil
 }
