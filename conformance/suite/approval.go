@@ -11,7 +11,9 @@ import (
 // X-Vessel-Approve: all, that every tool call of its turn wait for a
 // decision; a turn whose model calls a tool then pauses in
 // TASK_STATE_INPUT_REQUIRED with the documented approval.required request.
-// An agent that answers without a tool call is skipped.
+// An agent that answers without a tool call is skipped. The checks run over
+// every binding the card declares; a refusal must have that binding's shape
+// (errorStatus on HTTP+JSON, the reason's gRPC code on gRPC: rpc checks it).
 
 const (
 	approveHeader       = "X-Vessel-Approve"
@@ -87,12 +89,12 @@ func checkApproval(ctx context.Context, e *env, r *reporter) {
 		"approval: an unknown call is refused", "approval: a denied call lets the turn finish", "approval: a repeated decision is refused"}
 	hdr := map[string]string{approveHeader: "all"}
 	status, m, err := e.rpc(ctx, e.cfg.Agent, "SendMessage", sendParams(e.message("", textPart("Which species does the guide list?")), false), e.me, hdr)
-	if err != nil || status != 200 {
-		r.fail(names[0], "HTTP %d: %v", status, err)
+	if err != nil {
+		r.fail(names[0], "%v", err)
 		return
 	}
-	if code, msg, isErr := rpcError(m); isErr {
-		r.fail(names[0], "error %d %s", code, msg)
+	if code, msg, isErr := rpcError(m); isErr || status != 200 {
+		r.fail(names[0], "HTTP %d, error %d %s", status, code, msg)
 		return
 	}
 	task := getObj(m, "result", "task")
@@ -123,8 +125,8 @@ func checkApproval(ctx context.Context, e *env, r *reporter) {
 	switch code, msg, isErr := rpcError(m); {
 	case err != nil:
 		r.fail(names[2], "%v", err)
-	case !isErr || code != -32602:
-		r.fail(names[2], "HTTP %d, want error -32602: %s", status, snippet(mustJSON(m)))
+	case !isErr || code != -32602 || status != e.errorStatus(-32602):
+		r.fail(names[2], "HTTP %d, want %d / error -32602: %s", status, e.errorStatus(-32602), snippet(mustJSON(m)))
 	case !strings.Contains(msg, "conformance-unknown"):
 		r.fail(names[2], "the error does not name the call: %s", msg)
 	default:
@@ -135,8 +137,10 @@ func checkApproval(ctx context.Context, e *env, r *reporter) {
 	end := getObj(m, "result", "task")
 	endState := getStr(getObj(end, "status"), "state")
 	switch {
-	case err != nil || status != 200:
-		r.fail(names[3], "HTTP %d: %v", status, err)
+	case err != nil:
+		r.fail(names[3], "%v", err)
+	case status != 200 || getObj(m, "error") != nil:
+		r.fail(names[3], "HTTP %d: %s", status, snippet(mustJSON(m)))
 	case endState == stateInputRequired:
 		r.pass(names[3], "the turn went on and paused again (the model called another tool)")
 	case endState != stateCompleted:
@@ -149,8 +153,8 @@ func checkApproval(ctx context.Context, e *env, r *reporter) {
 		return
 	}
 	status, m, err = e.rpc(ctx, e.cfg.Agent, "SendMessage", obj{"message": decisionMessage(e, taskID, contextID, approvalID, denyAll...)}, e.me, nil)
-	if code, msg, isErr := rpcError(m); err != nil || !isErr || code != -32602 {
-		r.fail(names[4], "HTTP %d, want error -32602: %v %s", status, err, snippet(mustJSON(m)))
+	if code, msg, isErr := rpcError(m); err != nil || !isErr || code != -32602 || status != e.errorStatus(-32602) {
+		r.fail(names[4], "HTTP %d, want %d / error -32602: %v %s", status, e.errorStatus(-32602), err, snippet(mustJSON(m)))
 	} else {
 		r.pass(names[4], "%d %s", code, msg)
 	}

@@ -38,7 +38,7 @@ var checks = []namedCheck{
 	{"reject", checkRejections, true},
 	{"cancel", checkCancel, true},
 	{"tasks", checkTasks, true},
-	{"approval", checkApproval, false},
+	{"approval", checkApproval, true},
 }
 
 func checkCard(ctx context.Context, e *env, r *reporter) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
@@ -31,6 +33,84 @@ type PushConfigStore interface {
 // PushBackend is a backend that keeps push configs (both do).
 type PushBackend interface {
 	PushConfigs(agentID string) PushConfigStore
+}
+
+// SelfFailed is a task the store failed itself, with no turn to tell its
+// push configs: one left unfinished at a restart (SQLite), or one of a
+// dead replica failed by the lease reaper (PostgreSQL).
+type SelfFailed struct {
+	Agent string
+	Task  *a2a.Task
+}
+
+// SelfFailures is a backend that keeps a mark, written with the failure,
+// on each task it failed itself that has push configs, until the push
+// outbox took its notifications (outbox.Outbox.EnqueueSelfFailed).
+type SelfFailures interface {
+	// SelfFailed returns up to limit marked tasks, oldest first; a mark
+	// whose task is gone (expired) is dropped.
+	SelfFailed(ctx context.Context, limit int) ([]SelfFailed, error)
+	// SelfFailedDone removes a task's mark once its pushes are enqueued.
+	SelfFailedDone(ctx context.Context, agent string, taskID a2a.TaskID) error
+}
+
+const sqliteSelfFailedTable = `CREATE TABLE IF NOT EXISTS vessel_self_failed (
+	agent_id TEXT NOT NULL, task_id TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (agent_id, task_id))`
+
+// SelfFailed implements SelfFailures.
+func (b *sqliteBackend) SelfFailed(ctx context.Context, limit int) ([]SelfFailed, error) {
+	rows, err := b.db.QueryContext(ctx, `SELECT agent_id, task_id FROM vessel_self_failed ORDER BY created_at, agent_id, task_id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list self-failed tasks: %w", err)
+	}
+	type mark struct{ agent, task string }
+	var marks []mark
+	for rows.Next() {
+		var m mark
+		if err := rows.Scan(&m.agent, &m.task); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read self-failed task: %w", err)
+		}
+		marks = append(marks, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list self-failed tasks: %w", err)
+	}
+	var out []SelfFailed
+	for _, m := range marks {
+		var raw []byte
+		err := b.db.QueryRowContext(ctx, `SELECT task FROM `+quoteIdent("tasks_"+m.agent)+` WHERE id=?`, m.task).Scan(&raw)
+		if errors.Is(err, sql.ErrNoRows) || (err != nil && strings.Contains(err.Error(), "no such table")) {
+			if err := b.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read self-failed task %s of %s: %w", m.task, m.agent, err)
+		}
+		var t a2a.Task
+		if err := json.Unmarshal(raw, &t); err != nil {
+			// Nothing to tell from; the mark must not block the others.
+			slog.Default().Warn("self-failed task unreadable; its push is dropped", "component", "store/sqlite",
+				"agent", m.agent, "task", m.task, "error", err.Error())
+			if err := b.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, SelfFailed{Agent: m.agent, Task: &t})
+	}
+	return out, nil
+}
+
+// SelfFailedDone implements SelfFailures.
+func (b *sqliteBackend) SelfFailedDone(ctx context.Context, agent string, taskID a2a.TaskID) error {
+	if _, err := b.db.ExecContext(ctx, `DELETE FROM vessel_self_failed WHERE agent_id=? AND task_id=?`, agent, string(taskID)); err != nil {
+		return fmt.Errorf("drop self-failed mark of %s of %s: %w", taskID, agent, err)
+	}
+	return nil
 }
 
 // DB gives the SQLite backend's database (the push outbox lives in it).

@@ -87,6 +87,10 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		db.Close()
 		return nil, fmt.Errorf("create push config table: %w", err)
 	}
+	if _, err := db.ExecContext(ctx, sqliteSelfFailedTable); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create self-failed table: %w", err)
+	}
 	for _, id := range opt.Agents {
 		if _, err := b.open(ctx, id); err != nil {
 			db.Close()
@@ -344,14 +348,36 @@ func (s *sqliteStore) failRunning(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("encode failed task: %w", err)
 		}
-		if _, err := s.b.db.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, version=version+1, updated_at=?, task=? WHERE id=?`,
-			string(a2a.TaskStateFailed), now.UnixNano(), raw, r.id); err != nil {
-			return fmt.Errorf("fail running task %s of %s: %w", r.id, s.agent, err)
+		if err := s.failOne(ctx, r.id, raw, now); err != nil {
+			return err
 		}
 	}
 	if len(todo) > 0 {
 		slog.Default().Warn("failed tasks left unfinished by the previous run", "component", "store/sqlite",
 			"agent", s.agent, "count", len(todo), "reason", RestartReason)
+	}
+	return nil
+}
+
+// failOne stores a task failed at start and, in the same transaction, a
+// self-failed mark when the task has push configs (SelfFailures).
+func (s *sqliteStore) failOne(ctx context.Context, id string, raw []byte, now time.Time) error {
+	tx, err := s.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("fail running task %s of %s: %w", id, s.agent, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, version=version+1, updated_at=?, task=? WHERE id=?`,
+		string(a2a.TaskStateFailed), now.UnixNano(), raw, id); err != nil {
+		return fmt.Errorf("fail running task %s of %s: %w", id, s.agent, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO vessel_self_failed (agent_id, task_id, created_at)
+		SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM vessel_push_configs WHERE agent_id=? AND task_id=?)`,
+		s.agent, id, now.UnixNano(), s.agent, id); err != nil {
+		return fmt.Errorf("mark failed task %s of %s for push: %w", id, s.agent, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("fail running task %s of %s: %w", id, s.agent, err)
 	}
 	return nil
 }

@@ -70,7 +70,12 @@ func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, 
 		_ = closeDB()
 		return nil, nil, err
 	}
+	stopSelf := func() {}
+	if sf, ok := backend.(store.SelfFailures); ok {
+		stopSelf = tellSelfFailed(ctx, ob, sf, log)
+	}
 	stop := func() {
+		stopSelf()
 		sctx, cancel := context.WithTimeout(context.Background(), outbox.MaxTimeout)
 		defer cancel()
 		if err := ob.Stop(sctx); err != nil {
@@ -79,4 +84,41 @@ func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, 
 		_ = closeDB()
 	}
 	return ob, stop, nil
+}
+
+// selfFailedInterval is how often the tasks the store failed itself are
+// looked for after the first pass at start.
+const selfFailedInterval = 10 * time.Second
+
+// tellSelfFailed enqueues the pushes of the tasks the store failed itself
+// (docs/jobs.md): at once, for those failed at this start, then every
+// selfFailedInterval, for those a lease reaper fails later. A pass that
+// fails is logged; the marks stay for the next. The returned stop ends it.
+func tellSelfFailed(ctx context.Context, ob *outbox.Outbox, sf store.SelfFailures, log *zap.Logger) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	pass := func() {
+		n, err := ob.EnqueueSelfFailed(ctx, sf)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("push: enqueue the notifications of tasks the vessel failed itself", zap.Error(err))
+		case n > 0:
+			log.Info("push: enqueued the notifications of tasks the vessel failed itself", zap.Int("deliveries", n))
+		}
+	}
+	go func() {
+		defer close(done)
+		pass()
+		t := time.NewTicker(selfFailedInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pass()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }

@@ -206,6 +206,52 @@ func (o *Outbox) Enqueue(ctx context.Context, agent string, cfg *a2a.PushConfig,
 	return a.DeliveryID, nil
 }
 
+// EnqueueSelfFailed enqueues, for each task the store failed itself (no
+// turn told its configs: store.SelfFailures), the failed status to every
+// config of the task, as SendPush does for a turn's end, then drops the
+// task's mark. Its delivery ids are derived from the task, config and
+// state, so a crash between the enqueue and the drop repeats a delivery
+// only with the same id. It returns how many deliveries it enqueued.
+func (o *Outbox) EnqueueSelfFailed(ctx context.Context, src store.SelfFailures) (int, error) {
+	n := 0
+	for {
+		batch, err := src.SelfFailed(ctx, 100)
+		if err != nil {
+			return n, fmt.Errorf("push outbox: %w", err)
+		}
+		if len(batch) == 0 {
+			return n, nil
+		}
+		for _, f := range batch {
+			cfgs, err := o.cfg.Configs(f.Agent).List(ctx, f.Task.ID)
+			if err != nil {
+				return n, fmt.Errorf("push outbox: configs of self-failed task %s: %w", f.Task.ID, err)
+			}
+			ev := &a2a.TaskStatusUpdateEvent{TaskID: f.Task.ID, ContextID: f.Task.ContextID, Status: f.Task.Status}
+			body, err := json.Marshal(a2a.StreamResponse{Event: ev})
+			if err != nil {
+				return n, fmt.Errorf("push outbox: encode self-failed task %s: %w", f.Task.ID, err)
+			}
+			for _, cfg := range cfgs {
+				key := orderKey(f.Agent, string(f.Task.ID), cfg.ID)
+				a := Args{Agent: f.Agent, Task: string(f.Task.ID), Config: cfg.ID, Key: key,
+					DeliveryID: uuid.NewSHA1(selfFailedSpace, []byte(key+string(ev.Status.State))).String(),
+					State:      string(ev.Status.State), Body: body}
+				if err := o.insert(ctx, a); err != nil {
+					return n, fmt.Errorf("push outbox: enqueue: %w", err)
+				}
+				n++
+			}
+			if err := src.SelfFailedDone(ctx, f.Agent, f.Task.ID); err != nil {
+				return n, fmt.Errorf("push outbox: %w", err)
+			}
+		}
+	}
+}
+
+// selfFailedSpace names the delivery ids of EnqueueSelfFailed.
+var selfFailedSpace = uuid.MustParse("6f1d0c3e-9a55-4f7e-8b1e-3c2a8d4b5e60")
+
 // Pending counts deliveries not yet done (waiting, retrying or running).
 func (o *Outbox) Pending(ctx context.Context) (int, error) {
 	n := 0
