@@ -358,6 +358,9 @@ func (pl *plan) egressService() (service, error) {
 	if strings.HasPrefix(pl.upstream, "http://") {
 		vars["VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"] = "1"
 	}
+	if pl.d.Budgets.Any() {
+		vars["VESSEL_EGRESS_BUDGETS"] = pl.d.Budgets.Encode()
+	}
 	maps.Copy(vars, tracingVars(pl.d, "egress", ""))
 	pl.vesselVars["VESSEL_EGRESS_PROXY"] = "http://" + proxyAddr
 	pl.egressModelAddr = modelAddr

@@ -138,6 +138,7 @@ func (v *validator) run() {
 	}
 	v.telemetry()
 	agents := v.agents()
+	v.budgets(agents)
 	v.apps(agents)
 	v.issuers(agents)
 }
