@@ -1,0 +1,145 @@
+package modelproxy
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+)
+
+// Budget scopes, the scope label of egress_budget_refusals_total and
+// egress_budget_cuts_total.
+const (
+	ScopeTurn  = "turn"
+	ScopeOwner = "owner"
+	ScopeAgent = "agent"
+)
+
+// BudgetCode is the error code of an answer refused or cut for a budget
+// (the OpenAI error shape's code, and X-Egress-Error).
+const BudgetCode = "budget_exceeded"
+
+// MaxOwnerHeader bounds the X-Vessel-Owner value the egress keeps a count
+// for; a longer one is refused.
+const MaxOwnerHeader = 512
+
+// ledger counts the tokens spent per turn, per owner per UTC day and per
+// agent per UTC day, in memory: an egress restart starts every window
+// again (docs/egress.md). Tokens are prompt and completion together.
+type ledger struct {
+	b   spec.Budgets
+	now func() time.Time
+
+	mu     sync.Mutex
+	day    string // the UTC day the daily counts are for
+	turns  map[string]*turnUse
+	owners map[string]int64
+	agents map[string]int64
+}
+
+type turnUse struct {
+	used int64
+	day  string // the last UTC day it was charged
+}
+
+func newLedger(b spec.Budgets, now func() time.Time) *ledger {
+	if now == nil {
+		now = time.Now
+	}
+	return &ledger{b: b, now: now, turns: map[string]*turnUse{}, owners: map[string]int64{}, agents: map[string]int64{}}
+}
+
+// who names the three scopes of one model request.
+type who struct{ turn, owner, agent string }
+
+// overrun says which ceiling a request went past, for the caller.
+type overrun struct {
+	scope       string
+	used, limit int64
+}
+
+func (o *overrun) message(cut bool) string {
+	setting := map[string]string{ScopeTurn: "turn_tokens", ScopeOwner: "owner_daily_tokens", ScopeAgent: "agent_daily_tokens"}[o.scope]
+	window := "this turn"
+	if o.scope != ScopeTurn {
+		window = "today (UTC)"
+	}
+	verb := "refused"
+	if cut {
+		verb = "cut"
+	}
+	return fmt.Sprintf("token budget exceeded: the %s has used %d of its %d tokens %s ([budgets] %s); the model request was %s by the egress",
+		o.scope, o.used, o.limit, window, setting, verb)
+}
+
+// roll starts a new day's counts when the UTC day has changed; a turn
+// charged neither today nor yesterday is forgotten (so a turn running
+// over midnight keeps its count). Called with mu held.
+func (l *ledger) roll() string {
+	t := l.now().UTC()
+	day := t.Format(time.DateOnly)
+	if day != l.day {
+		yesterday := t.AddDate(0, 0, -1).Format(time.DateOnly)
+		for id, u := range l.turns {
+			if u.day != day && u.day != yesterday {
+				delete(l.turns, id)
+			}
+		}
+		clear(l.owners)
+		clear(l.agents)
+		l.day = day
+	}
+	return day
+}
+
+// scopes lists each scope with a ceiling and its count's current value.
+func (l *ledger) over(w who, atCeiling bool) *overrun {
+	check := func(scope string, used, limit int64) *overrun {
+		if limit > 0 && (used > limit || atCeiling && used == limit) {
+			return &overrun{scope: scope, used: used, limit: limit}
+		}
+		return nil
+	}
+	var tu int64
+	if u := l.turns[w.turn]; u != nil {
+		tu = u.used
+	}
+	if o := check(ScopeTurn, tu, l.b.TurnTokens); o != nil {
+		return o
+	}
+	if o := check(ScopeOwner, l.owners[w.owner], l.b.OwnerDailyTokens); o != nil {
+		return o
+	}
+	return check(ScopeAgent, l.agents[w.agent], l.b.AgentCeiling(w.agent))
+}
+
+// admit is nil when w may send a request: no scope of it is at or past its
+// ceiling.
+func (l *ledger) admit(w who) *overrun {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.roll()
+	return l.over(w, true)
+}
+
+// charge adds n tokens to every scope of w and says which one is now past
+// its ceiling (reaching it exactly is not past: the answer was within
+// budget, the next request is refused).
+func (l *ledger) charge(w who, n int64) *overrun {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	day := l.roll()
+	if n > 0 {
+		u := l.turns[w.turn]
+		if u == nil {
+			u = &turnUse{}
+			l.turns[w.turn] = u
+		}
+		u.used += n
+		u.day = day
+		l.owners[w.owner] += n
+		l.agents[w.agent] += n
+	}
+	return l.over(w, false)
+}
