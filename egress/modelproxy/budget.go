@@ -32,7 +32,7 @@ type ledger struct {
 	now func() time.Time
 
 	mu     sync.Mutex
-	day    string // the UTC day the daily counts are for
+	day    int64 // the UTC day the daily counts are for (days since 1970-01-01)
 	turns  map[string]*turnUse
 	owners map[string]int64
 	agents map[string]int64
@@ -40,7 +40,7 @@ type ledger struct {
 
 type turnUse struct {
 	used int64
-	day  string // the last UTC day it was charged
+	day  int64 // the last UTC day it was charged
 }
 
 func newLedger(b spec.Budgets, now func() time.Time) *ledger {
@@ -76,13 +76,11 @@ func (o *overrun) message(cut bool) string {
 // roll starts a new day's counts when the UTC day has changed; a turn
 // charged neither today nor yesterday is forgotten (so a turn running
 // over midnight keeps its count). Called with mu held.
-func (l *ledger) roll() string {
-	t := l.now().UTC()
-	day := t.Format(time.DateOnly)
+func (l *ledger) roll() int64 {
+	day := utcDay(l.now())
 	if day != l.day {
-		yesterday := t.AddDate(0, 0, -1).Format(time.DateOnly)
 		for id, u := range l.turns {
-			if u.day != day && u.day != yesterday {
+			if u.day < day-1 {
 				delete(l.turns, id)
 			}
 		}
@@ -93,7 +91,18 @@ func (l *ledger) roll() string {
 	return day
 }
 
-// scopes lists each scope with a ceiling and its count's current value.
+// utcDay is the number of whole UTC days from 1970-01-01 to t.
+func utcDay(t time.Time) int64 {
+	s := t.Unix()
+	d := s / 86400
+	if s%86400 < 0 {
+		d-- // before 1970: floor, not truncation
+	}
+	return d
+}
+
+// over is the first scope of w past its ceiling (or at it, with
+// atCeiling), or nil. Called with mu held.
 func (l *ledger) over(w who, atCeiling bool) *overrun {
 	check := func(scope string, used, limit int64) *overrun {
 		if limit > 0 && (used > limit || atCeiling && used == limit) {
