@@ -287,3 +287,47 @@ func BenchmarkBudgetLedger(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkPassthroughBudgets is one whole model request through the
+// passthrough to a real loopback upstream (a plain JSON answer with its
+// usage), without and with all three ceilings: the difference is what the
+// budgets add per request (docs/performance.md).
+func BenchmarkPassthroughBudgets(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		b    spec.Budgets
+	}{{"off", spec.Budgets{}}, {"on", spec.Budgets{TurnTokens: 1 << 40, OwnerDailyTokens: 1 << 40, AgentDailyTokens: 1 << 40}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":100,"completion_tokens":5}}`)
+			}))
+			defer up.Close()
+			h, err := New(Config{Upstream: up.URL + "/v1", Key: testKey, Token: testToken, AllowHTTP: true, Budgets: tc.b})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := httptest.NewServer(h)
+			defer s.Close()
+			c := s.Client()
+			i := 0
+			for b.Loop() {
+				req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(`{}`))
+				req.Header.Set("Authorization", "Bearer "+testToken)
+				req.Header.Set(telemetry.TaskIDHeader, fmt.Sprintf("task-%d", i%512))
+				req.Header.Set(telemetry.OwnerHeader, "app/user")
+				req.Header.Set(telemetry.AgentHeader, "alpha")
+				resp, err := c.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatal(resp.StatusCode)
+				}
+				i++
+			}
+		})
+	}
+}
