@@ -189,9 +189,9 @@ type Result struct {
 	Error            string // a short reason for model_error, output_limit, shutdown and approval_timeout
 	// Reason classifies a model_error: ReasonBudget when the egress
 	// refused or cut the call for a token budget; else "".
-	Reason string
-	Started          time.Time
-	Total            time.Duration
+	Reason  string
+	Started time.Time
+	Total   time.Duration
 	// PausedTime is the time spent waiting for decisions (within Total).
 	PausedTime time.Duration
 	// Pause is set with StatusPaused: the calls waiting and the way to go on.
