@@ -1,6 +1,7 @@
 package modelproxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -330,4 +331,38 @@ func BenchmarkPassthroughBudgets(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzUsageReaderCut: whatever a stream sends, in whatever pieces, with a
+// ceiling, what the caller reads is either the stream unchanged or a
+// prefix of it ending at a line's end followed by the cut event, once,
+// and only after a usage over the ceiling was reported.
+func FuzzUsageReaderCut(f *testing.F) {
+	f.Add([]byte("data: {\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":30}}\n\ndata: {\"choices\":[]}\n\ndata: [DONE]\n\n"), uint8(7), uint16(20))
+	f.Add([]byte("data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1}}\r\n\r\ndata: [DONE]"), uint8(1), uint16(1))
+	f.Add([]byte("data: {\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":9}}"), uint8(3), uint16(2))
+	ev := budgetEvent("cut")
+	f.Fuzz(func(t *testing.T, body []byte, chunk uint8, limit uint16) {
+		over := false
+		u := newUsageReader(io.NopCloser(&pieces{b: body, n: int(chunk)%17 + 1}), "text/event-stream", func(int64, int64) {})
+		u.report = func(in, out int64) []byte {
+			if in+out > int64(limit) {
+				over = true
+				return ev
+			}
+			return nil
+		}
+		got, err := io.ReadAll(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = u.Close()
+		if bytes.Equal(got, body) {
+			return
+		}
+		k := len(got) - len(ev)
+		if !over || k < 0 || !bytes.Equal(got[k:], ev) || !bytes.Equal(got[:k], body[:k]) || k == 0 || body[k-1] != '\n' {
+			t.Fatalf("cut wrong (over %v): %q from %q", over, got, body)
+		}
+	})
 }
