@@ -366,7 +366,7 @@ func (pl *plan) egressService() (service, error) {
 	pl.egressModelAddr = modelAddr
 	return service{
 		procSpec: procSpec{name: "egress", bin: "egress", args: []string{"--model-listen", modelAddr, "--proxy-listen", proxyAddr},
-			env: processEnv(os.Environ(), vars, "VESSEL_MODEL_KEY", "VESSEL_EGRESS_TOKEN_FILE"), logDir: pl.logDir},
+			env: processEnv(os.Environ(), vars, "VESSEL_MODEL_KEY", "VESSEL_EGRESS_TOKEN_FILE", "VESSEL_EGRESS_BUDGETS"), logDir: pl.logDir},
 		addr:  modelAddr,
 		ready: func(ctx context.Context, p *Proc) error { return waitTCP(ctx, p, modelAddr) },
 		after: fmt.Sprintf("egress on %s (proxy %s)", modelAddr, proxyAddr),
