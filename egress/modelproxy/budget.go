@@ -110,12 +110,10 @@ func (l *ledger) over(w who, atCeiling bool) *overrun {
 		}
 		return nil
 	}
-	var tu int64
-	if u := l.turns[w.turn]; u != nil {
-		tu = u.used
-	}
-	if o := check(ScopeTurn, tu, l.b.TurnTokens); o != nil {
-		return o
+	if u := l.turns[w.turn]; u != nil { // a request naming no turn has none
+		if o := check(ScopeTurn, u.used, l.b.TurnTokens); o != nil {
+			return o
+		}
 	}
 	if o := check(ScopeOwner, l.owners[w.owner], l.b.OwnerDailyTokens); o != nil {
 		return o
@@ -140,13 +138,15 @@ func (l *ledger) charge(w who, n int64) *overrun {
 	defer l.mu.Unlock()
 	day := l.roll()
 	if n > 0 {
-		u := l.turns[w.turn]
-		if u == nil {
-			u = &turnUse{}
-			l.turns[w.turn] = u
+		if w.turn != "" {
+			u := l.turns[w.turn]
+			if u == nil {
+				u = &turnUse{}
+				l.turns[w.turn] = u
+			}
+			u.used += n
+			u.day = day
 		}
-		u.used += n
-		u.day = day
 		l.owners[w.owner] += n
 		l.agents[w.agent] += n
 	}

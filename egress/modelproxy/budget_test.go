@@ -259,6 +259,23 @@ func TestBudgetUnauthenticated(t *testing.T) {
 	}
 }
 
+// TestBudgetUnnamedTurn: requests naming no turn share no turn budget
+// (each is held by its owner's and agent's), while an unnamed owner is
+// still held to the owner ceiling.
+func TestBudgetUnnamedTurn(t *testing.T) {
+	up := newBudgetUpstream(t)
+	p := newBudgetProxy(t, up.URL, spec.Budgets{TurnTokens: 10, OwnerDailyTokens: 30})
+	for i := range 3 {
+		if code, body, _ := p.send(t, testToken, "", "", "a1", "tokens=10"); code != 200 {
+			t.Fatalf("unnamed turn %d: %d %s", i, code, body)
+		}
+	}
+	code, body, _ := p.send(t, testToken, "", "", "a1", "tokens=1")
+	if _, msg := errorCode(t, body); code != 429 || !strings.Contains(msg, "the owner has used 30 of its 30") {
+		t.Errorf("unnamed owner over its day: %d %s", code, body)
+	}
+}
+
 // TestBudgetOwnerHeaderBounded: an owner name over MaxOwnerHeader bytes is
 // refused rather than kept.
 func TestBudgetOwnerHeaderBounded(t *testing.T) {
