@@ -218,6 +218,17 @@ func TestBudgetCutsStream(t *testing.T) {
 	if code, _, _ := p.send(t, testToken, "t1", "o1", "a1", "tokens=1"); code != 429 {
 		t.Errorf("after the cut the turn was served: %d", code)
 	}
+	// A plain answer going past the ceiling is delivered whole (it cannot
+	// be cut) and counted: not a cut, but the turn is spent.
+	if code, body, _ := p.send(t, testToken, "t5", "o1", "a1", "tokens=30"); code != 200 || !strings.Contains(body, `"usage"`) {
+		t.Errorf("plain answer over the ceiling: %d %q", code, body)
+	}
+	if got := testutil.ToFloat64(p.met.cuts.WithLabelValues(ScopeTurn)); got != 1 {
+		t.Errorf("a plain answer counted as a cut: %v", got)
+	}
+	if code, _, _ := p.send(t, testToken, "t5", "o1", "a1", "tokens=1"); code != 429 {
+		t.Errorf("after a plain answer past the ceiling the turn was served: %d", code)
+	}
 	// Within budget, the same stream passes whole.
 	if code, body, _ := p.send(t, testToken, "t9", "o1", "a1", "stream=2"); code != 200 || !strings.Contains(body, "[DONE]") {
 		t.Errorf("stream within budget: %d %q", code, body)
@@ -362,8 +373,8 @@ func FuzzUsageReaderCut(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, chunk uint8, limit uint16) {
 		over := false
 		u := newUsageReader(io.NopCloser(&pieces{b: body, n: int(chunk)%17 + 1}), "text/event-stream", func(int64, int64) {})
-		u.report = func(in, out int64) []byte {
-			if in+out > int64(limit) {
+		u.report = func(in, out int64, canCut bool) []byte {
+			if in+out > int64(limit) && canCut {
 				over = true
 				return ev
 			}

@@ -154,8 +154,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	endSpan(span, sw.code())
 }
 
-func (h *Handler) serve(rw http.ResponseWriter, r *http.Request) {
-	w := rw
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	if r.URL.Path == "/health" {
 		w.Header().Set("Content-Type", "application/json")
@@ -196,7 +195,7 @@ func (h *Handler) serve(rw http.ResponseWriter, r *http.Request) {
 			agent: r.Header.Get(telemetry.AgentHeader)}
 		if len(wh.owner) > MaxOwnerHeader {
 			h.logReq(r, http.StatusBadRequest, start, "owner header too long")
-			writeError(rw, http.StatusBadRequest, "bad_owner", fmt.Sprintf("%s is over %d bytes", telemetry.OwnerHeader, MaxOwnerHeader))
+			writeError(w, http.StatusBadRequest, "bad_owner", fmt.Sprintf("%s is over %d bytes", telemetry.OwnerHeader, MaxOwnerHeader))
 			return
 		}
 		if !agentPattern.MatchString(wh.agent) {
@@ -205,7 +204,7 @@ func (h *Handler) serve(rw http.ResponseWriter, r *http.Request) {
 		if o := h.ledger.admit(wh); o != nil {
 			h.met.refusals.WithLabelValues(o.scope).Inc()
 			h.logReq(r, http.StatusTooManyRequests, start, "budget: "+o.scope+" ceiling reached")
-			writeError(rw, http.StatusTooManyRequests, BudgetCode, o.message(false))
+			writeError(w, http.StatusTooManyRequests, BudgetCode, o.message(false))
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), whoKey{}, wh))
@@ -322,7 +321,7 @@ func (h *Handler) scrubResponse(resp *http.Response) error {
 			h.met.tokens.WithLabelValues(agent, "out").Add(float64(out))
 		})
 		if wh, ok := resp.Request.Context().Value(whoKey{}).(who); ok && h.ledger != nil {
-			ur.report = h.spend(resp.Request, wh)
+			ur.report = h.spend(wh)
 		}
 		resp.Body = ur
 	}
@@ -473,15 +472,16 @@ type whoKey struct{}
 
 // spend charges a forwarded answer's reported usage to its scopes as it
 // comes (a running total is charged by its growth), and cuts a stream
-// whose usage goes past a ceiling with an SSE error event.
-func (h *Handler) spend(r *http.Request, wh who) func(in, out int64) []byte {
+// whose usage goes past a ceiling with an SSE error event (when canCut:
+// something of the answer is still to come).
+func (h *Handler) spend(wh who) func(in, out int64, canCut bool) []byte {
 	var charged int64
-	return func(in, out int64) []byte {
+	return func(in, out int64, canCut bool) []byte {
 		total := in + out
 		delta := max(total-charged, 0)
 		charged = max(charged, total)
 		o := h.ledger.charge(wh, delta)
-		if o == nil {
+		if o == nil || !canCut {
 			return nil
 		}
 		h.met.cuts.WithLabelValues(o.scope).Inc()

@@ -91,12 +91,14 @@ type usageReader struct {
 	seen bool
 	once sync.Once
 	done func(in, out int64)
-	// report, when set, is called with every usage a stream reports (the
-	// running total so far); a non-empty answer cuts the stream there:
-	// what follows the line is replaced by that SSE event, then EOF.
-	report func(in, out int64) []byte
+	// report, when set, is called with every usage the answer reports (in
+	// a stream, the running total so far). canCut is true in a stream with
+	// more to come: a non-empty answer then cuts the stream there, what
+	// follows the line replaced by that SSE event, then EOF.
+	report func(in, out int64, canCut bool) []byte
 	tail   []byte // the cutting event not yet read
 	cut    bool
+	ending bool // finish is parsing what is left: nothing follows
 }
 
 func newUsageReader(rc io.ReadCloser, contentType string, done func(in, out int64)) *usageReader {
@@ -173,7 +175,7 @@ func (u *usageReader) line() bool {
 		l := bytes.TrimRight(u.buf, "\r")
 		if data, ok := bytes.CutPrefix(l, []byte("data:")); ok && bytes.Contains(data, []byte(`"usage"`)) {
 			if u.parse(bytes.TrimSpace(data)) && u.report != nil {
-				if ev := u.report(u.in, u.out); len(ev) > 0 {
+				if ev := u.report(u.in, u.out, !u.ending); len(ev) > 0 && !u.ending {
 					u.tail, cut = ev, true
 				}
 			}
@@ -195,12 +197,13 @@ func (u *usageReader) parse(b []byte) bool {
 // finish parses what is left and reports, once.
 func (u *usageReader) finish() {
 	u.once.Do(func() {
+		u.ending = true
 		switch {
 		case u.sse && len(u.buf) > 0:
 			u.line()
 		case !u.sse && !u.over:
 			if u.parse(u.buf) && u.report != nil {
-				u.report(u.in, u.out) // a whole answer is already sent: counted, not cut
+				u.report(u.in, u.out, false) // a whole answer is already sent: counted, not cut
 			}
 		}
 		u.buf = nil
