@@ -442,6 +442,9 @@ func (g *gen) egress() (*service, error) {
 	if e.AllowHTTPUpstream {
 		s.Environment["VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"] = "1"
 	}
+	if g.d.Budgets.Any() {
+		s.Environment["VESSEL_EGRESS_BUDGETS"] = escape(g.d.Budgets.Encode())
+	}
 	if len(e.AllowCIDRs) > 0 {
 		s.Environment["VESSEL_EGRESS_ALLOW_CIDRS"] = escape(strings.Join(e.AllowCIDRs, ","))
 	}

@@ -339,3 +339,35 @@ func newGenEgress(d *spec.Deployment) (*service, error) {
 	}
 	return g.egress()
 }
+
+// TestBudgetsReachTheEgress: [budgets] goes to the egress, and only to it,
+// as VESSEL_EGRESS_BUDGETS, which the egress's parser reads back whole; no
+// [budgets] sets nothing.
+func TestBudgetsReachTheEgress(t *testing.T) {
+	d := load(t, "custom")
+	for _, b := range []spec.Budgets{{}, {TurnTokens: 500, OwnerDailyTokens: 9000, Agents: map[string]int64{"x": 7}}} {
+		d.Budgets = b
+		g, err := newGen(d, Options{OutDir: t.TempDir(), SourceDir: "testdata"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := g.file()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := f.Services["egress"].Environment["VESSEL_EGRESS_BUDGETS"]
+		if ok != b.Any() {
+			t.Fatalf("budgets %+v: VESSEL_EGRESS_BUDGETS set %v", b, ok)
+		}
+		if _, leak := f.Services["vessel"].Environment["VESSEL_EGRESS_BUDGETS"]; leak {
+			t.Error("the vessel was given the budgets")
+		}
+		if !ok {
+			continue
+		}
+		back, err := spec.ParseBudgets(got)
+		if err != nil || back.Encode() != b.Encode() {
+			t.Errorf("VESSEL_EGRESS_BUDGETS %q read back as %+v, %v", got, back, err)
+		}
+	}
+}

@@ -370,12 +370,15 @@ func (pl *plan) egressService() (service, error) {
 		return service{}, fmt.Errorf("localstack: %w", err)
 	}
 	vars["VESSEL_EGRESS_WEB_CLIENTS_FILE"] = clientsFile
+	if pl.d.Budgets.Any() {
+		vars["VESSEL_EGRESS_BUDGETS"] = pl.d.Budgets.Encode()
+	}
 	maps.Copy(vars, tracingVars(pl.d, "egress", ""))
 	pl.vesselVars["VESSEL_EGRESS_PROXY"] = "http://" + proxyAddr
 	pl.egressModelAddr = modelAddr
 	return service{
 		procSpec: procSpec{name: "egress", bin: "egress", args: []string{"--model-listen", modelAddr, "--proxy-listen", proxyAddr},
-			env: processEnv(os.Environ(), vars, "VESSEL_MODEL_KEY", "VESSEL_EGRESS_TOKEN_FILE"), logDir: pl.logDir},
+			env: processEnv(os.Environ(), vars, "VESSEL_MODEL_KEY", "VESSEL_EGRESS_TOKEN_FILE", "VESSEL_EGRESS_BUDGETS"), logDir: pl.logDir},
 		addr:  modelAddr,
 		ready: func(ctx context.Context, p *Proc) error { return waitTCP(ctx, p, modelAddr) },
 		after: fmt.Sprintf("egress on %s (proxy %s)", modelAddr, proxyAddr),

@@ -125,3 +125,31 @@ func TestEgressGetsTheClientsFile(t *testing.T) {
 		t.Fatalf("clients file %s (%v), want %s", got, err, want)
 	}
 }
+
+// TestEgressGetsTheBudgets: `up` hands [budgets] to the egress as
+// VESSEL_EGRESS_BUDGETS; without [budgets] none is set, even when the
+// operator's shell has one.
+func TestEgressGetsTheBudgets(t *testing.T) {
+	t.Setenv("VESSEL_EGRESS_BUDGETS", `{"turn_tokens":1}`)
+	dir := t.TempDir()
+	for _, b := range []spec.Budgets{{}, {OwnerDailyTokens: 700, Agents: map[string]int64{"a": 3}}} {
+		pl := &plan{cfg: Config{Listen: "127.0.0.1:0", StateDir: dir, Env: os.LookupEnv}, keys: &keys{}, vesselVars: map[string]string{},
+			d: &spec.Deployment{Budgets: b}, logDir: dir, upstream: "http://127.0.0.1:7/v1"}
+		eg, err := pl.egressService()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, kv := range eg.env {
+			if v, ok := strings.CutPrefix(kv, "VESSEL_EGRESS_BUDGETS="); ok {
+				got = append(got, v)
+			}
+		}
+		switch {
+		case !b.Any() && len(got) != 0:
+			t.Errorf("no [budgets], egress given %v", got)
+		case b.Any() && (len(got) != 1 || got[0] != b.Encode()):
+			t.Errorf("budgets %+v, egress given %v", b, got)
+		}
+	}
+}

@@ -139,6 +139,7 @@ func (v *validator) run() {
 	v.searchEngines()
 	v.telemetry()
 	agents := v.agents()
+	v.budgets(agents)
 	v.apps(agents)
 	v.issuers(agents)
 }

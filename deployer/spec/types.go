@@ -17,6 +17,9 @@ type Deployment struct {
 	Egress Egress `toml:"egress"`
 	Search Search `toml:"search"`
 	Limits Limits `toml:"limits"`
+	// Budgets is the [budgets] table: token ceilings the egress enforces
+	// (budgets.go).
+	Budgets Budgets `toml:"budgets"`
 	// Telemetry is the [telemetry] table (traces); see telemetry.go.
 	Telemetry Telemetry `toml:"telemetry"`
 	Apps      []App     `toml:"apps"`

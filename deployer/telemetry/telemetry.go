@@ -33,6 +33,12 @@ const TaskIDHeader = "X-Vessel-Task-Id"
 // for the egress only and never sent upstream.
 const AgentHeader = "X-Vessel-Agent"
 
+// OwnerHeader names the task owner on the vessel's model calls
+// (percent-encoded, url.PathEscape), so the egress can hold the owner's
+// daily token budget. Like TaskIDHeader it is for the egress only and
+// never sent upstream.
+const OwnerHeader = "X-Vessel-Owner"
+
 // TaskIDMetadata is the gRPC metadata key carrying a turn's task id from
 // the vessel to sandboxd.
 const TaskIDMetadata = "x-vessel-task-id"
@@ -180,6 +186,20 @@ type taskKey struct{}
 // on (TaskIDHeader, TaskIDMetadata).
 func WithTaskID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, taskKey{}, id)
+}
+
+type ownerKey struct{}
+
+// WithOwner returns ctx carrying a turn's task owner, for the model
+// client to name on its requests (OwnerHeader).
+func WithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// OwnerFrom is the owner WithOwner put in ctx, or "".
+func OwnerFrom(ctx context.Context) string {
+	o, _ := ctx.Value(ownerKey{}).(string)
+	return o
 }
 
 // TaskIDFrom is the task id WithTaskID put in ctx, or "".

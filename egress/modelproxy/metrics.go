@@ -13,6 +13,8 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	tokens   *prometheus.CounterVec
+	refusals *prometheus.CounterVec
+	cuts     *prometheus.CounterVec
 }
 
 // NewMetrics registers the passthrough's series with reg.
@@ -26,7 +28,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "egress_model_tokens_total",
 			Help: "Tokens the upstream reported on forwarded model answers, by the agent the vessel named (X-Vessel-Agent; unknown, invalid or other past the bound) and direction (in: prompt, out: completion)."}, []string{"agent", "direction"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.tokens)
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "egress_budget_refusals_total",
+		Help: "Model requests refused before forwarding because a token budget ([budgets]) was spent, by the scope whose ceiling was reached (turn, owner, agent)."}, []string{"scope"})
+	m.cuts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "egress_budget_cuts_total",
+		Help: "Streamed model answers cut because the usage they reported went past a token budget ([budgets]), by scope (turn, owner, agent)."}, []string{"scope"})
+	for _, sc := range []string{ScopeTurn, ScopeOwner, ScopeAgent} {
+		m.refusals.WithLabelValues(sc)
+		m.cuts.WithLabelValues(sc)
+	}
+	reg.MustRegister(m.requests, m.duration, m.tokens, m.refusals, m.cuts)
 	return m
 }
 

@@ -6,6 +6,7 @@ package modelproxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -24,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
@@ -59,6 +61,11 @@ type Config struct {
 	// Audit receives one OCSF Network Activity event per request: sent
 	// upstream, or refused (docs/audit.md); nil writes none.
 	Audit *audit.Writer
+	// Budgets are the token ceilings (VESSEL_EGRESS_BUDGETS); none set
+	// counts nothing.
+	Budgets spec.Budgets
+	// Now is the clock of the budget days (tests); nil is time.Now.
+	Now func() time.Time
 }
 
 // Handler is the passthrough http.Handler.
@@ -71,6 +78,7 @@ type Handler struct {
 	met       *Metrics
 	agents    agentLabels
 	audit     *audit.Writer
+	ledger    *ledger // nil: no budget
 }
 
 // New validates the configuration and builds the handler.
@@ -106,6 +114,9 @@ func New(c Config) (*Handler, error) {
 		c.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
 	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
+	if c.Budgets.Any() {
+		h.ledger = newLedger(c.Budgets, c.Now)
+	}
 	tr := c.Transport
 	if tr == nil {
 		tr = &http.Transport{
@@ -177,6 +188,27 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 	}
 	r = r.WithContext(withAgent(r.Context(), h.agents.label(r.Header.Get(telemetry.AgentHeader))))
+	if h.ledger != nil {
+		// Only here, past the egress token: an unauthenticated caller
+		// neither spends nor reads anyone's budget.
+		wh := who{turn: telemetry.CleanTaskID(r.Header.Get(telemetry.TaskIDHeader)), owner: r.Header.Get(telemetry.OwnerHeader),
+			agent: r.Header.Get(telemetry.AgentHeader)}
+		if len(wh.owner) > MaxOwnerHeader {
+			h.logReq(r, http.StatusBadRequest, start, "owner header too long")
+			writeError(w, http.StatusBadRequest, "bad_owner", fmt.Sprintf("%s is over %d bytes", telemetry.OwnerHeader, MaxOwnerHeader))
+			return
+		}
+		if !agentPattern.MatchString(wh.agent) {
+			wh.agent = "invalid"
+		}
+		if o := h.ledger.admit(wh); o != nil {
+			h.met.refusals.WithLabelValues(o.scope).Inc()
+			h.logReq(r, http.StatusTooManyRequests, start, "budget: "+o.scope+" ceiling reached")
+			writeError(w, http.StatusTooManyRequests, BudgetCode, o.message(false))
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), whoKey{}, wh))
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	h.rp.ServeHTTP(sw, r)
 	class := statusClass(sw.code())
@@ -262,6 +294,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	out.Header.Del(telemetry.TaskIDHeader)
 	telemetry.StripTraceHeaders(out.Header) // the trace is the deployment's own
 	out.Header.Del(telemetry.AgentHeader)
+	out.Header.Del(telemetry.OwnerHeader)
 	out.Header.Del("Authorization")
 	out.Header.Del("Proxy-Authorization")
 	out.Header.Del("Cookie")
@@ -283,10 +316,14 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 func (h *Handler) scrubResponse(resp *http.Response) error {
 	if resp.StatusCode == http.StatusOK && resp.Body != nil {
 		agent := agentFrom(resp.Request.Context())
-		resp.Body = newUsageReader(resp.Body, resp.Header.Get("Content-Type"), func(in, out int64) {
+		ur := newUsageReader(resp.Body, resp.Header.Get("Content-Type"), func(in, out int64) {
 			h.met.tokens.WithLabelValues(agent, "in").Add(float64(in))
 			h.met.tokens.WithLabelValues(agent, "out").Add(float64(out))
 		})
+		if wh, ok := resp.Request.Context().Value(whoKey{}).(who); ok && h.ledger != nil {
+			ur.report = h.spend(wh)
+		}
+		resp.Body = ur
 	}
 	if h.key == "" {
 		return nil
@@ -429,4 +466,36 @@ func (s *statusWriter) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+type whoKey struct{}
+
+// spend charges a forwarded answer's reported usage to its scopes as it
+// comes (a running total is charged by its growth), and cuts a stream
+// whose usage goes past a ceiling with an SSE error event (when canCut:
+// something of the answer is still to come).
+func (h *Handler) spend(wh who) func(in, out int64, canCut bool) []byte {
+	var charged int64
+	return func(in, out int64, canCut bool) []byte {
+		total := in + out
+		delta := max(total-charged, 0)
+		charged = max(charged, total)
+		o := h.ledger.charge(wh, delta)
+		if o == nil || !canCut {
+			return nil
+		}
+		h.met.cuts.WithLabelValues(o.scope).Inc()
+		h.log.Warn("model answer cut: token budget exceeded", zap.String("scope", o.scope),
+			zap.Int64("used", o.used), zap.Int64("limit", o.limit),
+			zap.String(telemetry.FieldTask, wh.turn), zap.String(telemetry.FieldAgent, wh.agent))
+		return budgetEvent(o.message(true))
+	}
+}
+
+// budgetEvent is the SSE event that ends a cut stream, in the OpenAI
+// error shape a streaming client reads. The stream is cut just after the
+// crossing data line, so a blank line first ends that line's event.
+func budgetEvent(msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "egress_error", "code": BudgetCode}})
+	return append(append([]byte("\ndata: "), b...), "\n\n"...)
 }

@@ -91,6 +91,14 @@ type usageReader struct {
 	seen bool
 	once sync.Once
 	done func(in, out int64)
+	// report, when set, is called with every usage the answer reports (in
+	// a stream, the running total so far). canCut is true in a stream with
+	// more to come: a non-empty answer then cuts the stream there, what
+	// follows the line replaced by that SSE event, then EOF.
+	report func(in, out int64, canCut bool) []byte
+	tail   []byte // the cutting event not yet read
+	cut    bool
+	ending bool // finish is parsing what is left: nothing follows
 }
 
 func newUsageReader(rc io.ReadCloser, contentType string, done func(in, out int64)) *usageReader {
@@ -99,9 +107,22 @@ func newUsageReader(rc io.ReadCloser, contentType string, done func(in, out int6
 }
 
 func (u *usageReader) Read(p []byte) (int, error) {
+	if u.cut {
+		if len(u.tail) == 0 {
+			u.finish()
+			return 0, io.EOF
+		}
+		n := copy(p, u.tail)
+		u.tail = u.tail[n:]
+		return n, nil
+	}
 	n, err := u.rc.Read(p)
 	if n > 0 {
-		u.scan(p[:n])
+		if k := u.scan(p[:n]); k >= 0 {
+			// Cut: the bytes after the crossing line are never passed on.
+			u.cut = true
+			return k, nil
+		}
 	}
 	if err == io.EOF {
 		u.finish()
@@ -109,20 +130,24 @@ func (u *usageReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (u *usageReader) scan(b []byte) {
+// scan reads b for usage; it returns the length of b to pass on when the
+// stream is cut inside it, else -1.
+func (u *usageReader) scan(b []byte) int {
 	if !u.sse {
 		if !u.over && len(u.buf)+len(b) <= maxUsageBody {
 			u.buf = append(u.buf, b...)
 		} else {
 			u.over, u.buf = true, nil
 		}
-		return
+		return -1
 	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		part := b
+	off := 0
+	for off < len(b) {
+		rest := b[off:]
+		i := bytes.IndexByte(rest, '\n')
+		part := rest
 		if i >= 0 {
-			part = b[:i]
+			part = rest[:i]
 		}
 		if !u.over {
 			if len(u.buf)+len(part) > maxUsageLine {
@@ -132,40 +157,54 @@ func (u *usageReader) scan(b []byte) {
 			}
 		}
 		if i < 0 {
-			return
+			return -1
 		}
-		u.line()
-		b = b[i+1:]
+		off += i + 1
+		if u.line() {
+			return off
+		}
 	}
+	return -1
 }
 
-// line parses the SSE line held in buf and starts the next.
-func (u *usageReader) line() {
+// line parses the SSE line held in buf and starts the next; true when the
+// usage it reported cuts the stream.
+func (u *usageReader) line() bool {
+	cut := false
 	if !u.over {
 		l := bytes.TrimRight(u.buf, "\r")
 		if data, ok := bytes.CutPrefix(l, []byte("data:")); ok && bytes.Contains(data, []byte(`"usage"`)) {
-			u.parse(bytes.TrimSpace(data))
+			if u.parse(bytes.TrimSpace(data)) && u.report != nil {
+				if ev := u.report(u.in, u.out, !u.ending); len(ev) > 0 && !u.ending {
+					u.tail, cut = ev, true
+				}
+			}
 		}
 	}
 	u.over, u.buf = false, u.buf[:0]
+	return cut
 }
 
-func (u *usageReader) parse(b []byte) {
+func (u *usageReader) parse(b []byte) bool {
 	var w wireUsage
 	if json.Unmarshal(b, &w) != nil || w.Usage == nil || w.Usage.Prompt < 0 || w.Usage.Completion < 0 {
-		return
+		return false
 	}
 	u.in, u.out, u.seen = w.Usage.Prompt, w.Usage.Completion, true
+	return true
 }
 
 // finish parses what is left and reports, once.
 func (u *usageReader) finish() {
 	u.once.Do(func() {
+		u.ending = true
 		switch {
 		case u.sse && len(u.buf) > 0:
 			u.line()
 		case !u.sse && !u.over:
-			u.parse(u.buf)
+			if u.parse(u.buf) && u.report != nil {
+				u.report(u.in, u.out, false) // a whole answer is already sent: counted, not cut
+			}
 		}
 		u.buf = nil
 		if u.seen {

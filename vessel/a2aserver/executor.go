@@ -222,7 +222,7 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	// The deadline counts only the time the turn works, not its pauses.
 	began := time.Now()
 	tctx, span := startTurnSpan(runCtx, ec, e.agent.ID, pt.worked > 0)
-	dctx, dcancel := context.WithDeadlineCause(telemetry.WithTaskID(tctx, id), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
+	dctx, dcancel := context.WithDeadlineCause(telemetry.WithOwner(telemetry.WithTaskID(tctx, id), ownerOf(ec)), began.Add(max(e.deadline-pt.worked, 0)), loop.ErrDeadline)
 	defer dcancel()
 	listening := true
 	emit := func(ev loop.Event) bool {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,6 +265,9 @@ type harness struct {
 	brokenID string
 	sbURL    string
 	logs     *observer.ObservedLogs
+	// modelHeaders holds the headers of the last model request (an
+	// http.Header): what the egress would see.
+	modelHeaders atomic.Value
 	// grpcAddr is the gRPC listener (GRPCServer), on every harness; the
 	// cards declare it with selfCards.
 	grpcAddr string
@@ -303,7 +307,10 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 		t.Fatal(err)
 	}
 	h.model = scripted.NewServer(sc)
-	ms := httptest.NewServer(h.model)
+	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.modelHeaders.Store(r.Header.Clone())
+		h.model.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ms.Close)
 
 	dir := t.TempDir()

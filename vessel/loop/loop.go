@@ -31,6 +31,9 @@ const (
 	StatusCancelled  = "cancelled"
 	StatusDeadline   = "deadline"
 	StatusModelError = "model_error"
+	// ReasonBudget is turn.finished's reason for a model_error the
+	// egress's token budget caused ([budgets]).
+	ReasonBudget = "budget"
 	// StatusOutputLimit: the model's output went over a limit (the turn's
 	// answer text, one tool call's arguments, one stream line, or the tool
 	// calls of one step); its stream was closed at once.
@@ -184,8 +187,11 @@ type Result struct {
 	CompletionTokens int
 	Steps            int
 	Error            string // a short reason for model_error, output_limit, shutdown and approval_timeout
-	Started          time.Time
-	Total            time.Duration
+	// Reason classifies a model_error: ReasonBudget when the egress
+	// refused or cut the call for a token budget; else "".
+	Reason  string
+	Started time.Time
+	Total   time.Duration
 	// PausedTime is the time spent waiting for decisions (within Total).
 	PausedTime time.Duration
 	// Pause is set with StatusPaused: the calls waiting and the way to go on.
@@ -209,6 +215,9 @@ func (r *Result) FinishedEvent() Event {
 	}
 	if r.Error != "" {
 		ev["error"] = r.Error
+	}
+	if r.Reason != "" {
+		ev["reason"] = r.Reason
 	}
 	return ev
 }
@@ -636,6 +645,9 @@ func (r *runner) fail(ctx context.Context, err error) {
 		var me *model.Error
 		if errors.As(err, &me) {
 			r.res.Error = me.Error()
+			if me.Budget() {
+				r.res.Reason = ReasonBudget
+			}
 		} else {
 			r.res.Error = "the model call failed"
 		}

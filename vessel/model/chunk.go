@@ -8,11 +8,19 @@ import (
 
 // chunk is one streamed chat-completion chunk, reduced to what a step uses.
 type chunk struct {
-	Choices []choice `json:"choices"`
-	Usage   *Usage   `json:"usage"`
-	Error   *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Choices []choice    `json:"choices"`
+	Usage   *Usage      `json:"usage"`
+	Error   *chunkError `json:"error"`
+}
+
+type chunkError struct {
+	Message string `json:"message"`
+	Code    any    `json:"code"` // a string or a number, by provider
+}
+
+func (e *chunkError) code() string {
+	c, _ := e.Code.(string)
+	return truncate(c, 64)
 }
 
 type choice struct {

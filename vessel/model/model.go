@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -341,11 +342,22 @@ func (w *watchdog) stop() { w.t.Stop() }
 
 // Error is a failed call; Status is the HTTP status, 0 for transport errors.
 type Error struct {
-	Status     int
-	Message    string
+	Status  int
+	Message string
+	// Code is the error code the answer gave (the OpenAI shape's
+	// error.code, a string), e.g. BudgetCode.
+	Code       string
 	Err        error
 	retryAfter time.Duration
 }
+
+// BudgetCode is the code of an answer the egress refused or cut because a
+// token budget ([budgets]) was spent.
+const BudgetCode = "budget_exceeded"
+
+// Budget reports whether the egress stopped the call for a token budget:
+// never retried, the turn ends as model_error with the reason budget.
+func (e *Error) Budget() bool { return e.Code == BudgetCode }
 
 func (e *Error) Error() string {
 	if e.Status != 0 {
@@ -357,6 +369,9 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) retryable() bool {
+	if e.Budget() {
+		return false
+	}
 	return e.Status == 0 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout || e.Status >= 500
 }
 
@@ -441,8 +456,8 @@ func (c *Client) once(ctx context.Context, body *requestBody, lim Limits, h Hand
 }
 
 func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd *watchdog, h Handler) (*Response, bool, error) {
-	url := strings.TrimSuffix(c.BaseURL, "/") + "/chat/completions"
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
+	endpoint := strings.TrimSuffix(c.BaseURL, "/") + "/chat/completions"
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body.reader())
 	if err != nil {
 		return nil, false, &Error{Message: "bad model URL", Err: err}
 	}
@@ -456,6 +471,9 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	telemetry.InjectHTTP(ctx, hreq.Header) // the egress continues the trace and removes the headers
 	if c.Agent != "" {
 		hreq.Header.Set(telemetry.AgentHeader, c.Agent) // likewise
+	}
+	if o := telemetry.OwnerFrom(ctx); o != "" {
+		hreq.Header.Set(telemetry.OwnerHeader, url.PathEscape(o)) // the egress's owner budget; likewise
 	}
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
@@ -471,7 +489,7 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		e := &Error{Status: resp.StatusCode, Message: errorMessage(msg)}
+		e := &Error{Status: resp.StatusCode, Message: errorMessage(msg), Code: errorCode(msg)}
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
 			e.retryAfter = time.Duration(s) * time.Second
 		}
@@ -497,6 +515,20 @@ func (p progressReader) Read(b []byte) (int, error) {
 		p.wd.data()
 	}
 	return n, err
+}
+
+// errorCode is the string error.code of an error body, or "".
+func errorCode(b []byte) string {
+	var v struct {
+		Error struct {
+			Code any `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	c, _ := v.Error.Code.(string)
+	return truncate(c, 64)
 }
 
 // errorMessage pulls a short message out of an error body.
@@ -605,7 +637,7 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 			return nil, started, &Error{Message: "malformed stream chunk", Err: jerr}
 		}
 		if ch.Error != nil {
-			return nil, started, &Error{Message: truncate(ch.Error.Message, 300)}
+			return nil, started, &Error{Message: truncate(ch.Error.Message, 300), Code: ch.Error.code()}
 		}
 		if ch.Usage != nil {
 			out.Usage = *ch.Usage

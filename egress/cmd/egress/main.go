@@ -85,6 +85,7 @@ environment:
   VESSEL_EGRESS_ALLOW_HOSTS          extra host names (or *.domain) the web proxy may reach
   VESSEL_EGRESS_ALLOW_PORTS          extra ports, for allow-listed destinations only
   VESSEL_EGRESS_WEB_CLIENTS_FILE     JSON list of the web proxy's clients and their domain policies; set, every client must authenticate
+  VESSEL_EGRESS_BUDGETS              JSON token ceilings from [budgets] (turn, owner per day, agent per day); unset, none
   VESSEL_EGRESS_METRICS_LISTEN       address of the Prometheus /metrics listener (--metrics-listen wins)
   VESSEL_EGRESS_LOG_LEVEL            debug, info, warn or error (--log-level wins)
   VESSEL_EGRESS_AUDIT_LOG            file of the OCSF audit events (--audit-log wins)
@@ -101,6 +102,7 @@ type config struct {
 	allowHTTP                bool
 	policy                   guard.Config
 	clients                  *webproxy.Clients
+	budgets                  spec.Budgets
 }
 
 func loadConfig(args []string, getenv func(string) string) (*config, error) {
@@ -149,6 +151,11 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("VESSEL_EGRESS_ALLOW_PORTS: %w", err)
 	}
+	if v := strings.TrimSpace(getenv("VESSEL_EGRESS_BUDGETS")); v != "" {
+		if c.budgets, err = spec.ParseBudgets(v); err != nil {
+			return nil, fmt.Errorf("VESSEL_EGRESS_BUDGETS: %w", err)
+		}
+	}
 	if path := strings.TrimSpace(getenv("VESSEL_EGRESS_WEB_CLIENTS_FILE")); path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -191,7 +198,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	}
 	mh, err := modelproxy.New(modelproxy.Config{
 		Upstream: c.upstream, Key: c.key, Token: c.token, AllowHTTP: c.allowHTTP,
-		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg), Audit: aw,
+		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg), Audit: aw, Budgets: c.budgets,
 	})
 	if err != nil {
 		return fmt.Errorf("egress model passthrough: %w", err)
