@@ -85,17 +85,28 @@ func (db *DB) reap(ctx context.Context, self bool) (int, error) {
 			return n, err
 		}
 		// The version check makes this a no-op if the task moved meanwhile
-		// (its replica came back, or another reaper got there first).
-		tag, err := db.pool.Exec(ctx, `
-			UPDATE vessel_tasks
-			SET task = jsonb_set(task, '{status}', $1::jsonb), state = 'TASK_STATE_FAILED',
-			    status_ts = now(), version = version + 1, updated_at = now()
-			WHERE agent_id = $2 AND id = $3 AND version = $4`,
-			status, o.agent, o.id, o.version)
+		// (its replica came back, or another reaper got there first). The
+		// same statement marks the failed task for its push when it has
+		// configs (selffailed.go), so a failure is never stored untold.
+		var failed int
+		err = db.pool.QueryRow(ctx, `
+			WITH failed AS (
+				UPDATE vessel_tasks
+				SET task = jsonb_set(task, '{status}', $1::jsonb), state = 'TASK_STATE_FAILED',
+				    status_ts = now(), version = version + 1, updated_at = now()
+				WHERE agent_id = $2 AND id = $3 AND version = $4
+				RETURNING agent_id, id),
+			marked AS (
+				INSERT INTO vessel_self_failed (agent_id, task_id)
+				SELECT f.agent_id, f.id FROM failed f
+				WHERE EXISTS (SELECT 1 FROM vessel_push_configs p WHERE p.agent_id = f.agent_id AND p.task_id = f.id)
+				ON CONFLICT (agent_id, task_id) DO NOTHING)
+			SELECT count(*) FROM failed`,
+			status, o.agent, o.id, o.version).Scan(&failed)
 		if err != nil {
 			return n, fmt.Errorf("postgres task store: fail expired task %s: %w", o.id, err)
 		}
-		n += int(tag.RowsAffected())
+		n += failed
 	}
 	if n > 0 {
 		db.log.Warn("failed tasks left running by stopped replicas", "count", n)
