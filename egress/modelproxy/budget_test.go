@@ -2,6 +2,7 @@ package modelproxy
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -393,4 +394,70 @@ func FuzzUsageReaderCut(f *testing.F) {
 			t.Fatalf("cut wrong (over %v): %q from %q", over, got, body)
 		}
 	})
+}
+
+// TestBudgetGzipUpstream: a provider that compresses when asked (the
+// vessel's HTTP client asks for gzip by itself) is still charged: the
+// caller's Accept-Encoding never reaches the provider, so the egress's
+// transport asks for gzip and reads plain bytes, and the key it scrubs from
+// an error answer is found.
+func TestBudgetGzipUpstream(t *testing.T) {
+	var sawEncoding atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawEncoding.Store(r.Header.Get("Accept-Encoding"))
+		body := `{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":999,"completion_tokens":1}}`
+		status := http.StatusOK
+		if r.URL.Query().Get("fail") != "" {
+			body, status = `{"error":{"message":"bad key `+testKey+`"}}`, http.StatusUnauthorized
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(status)
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, body)
+			zw.Close()
+			return
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(up.Close)
+	p := newBudgetProxy(t, up.URL, spec.Budgets{TurnTokens: 100})
+	send := func(q string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, p.url+"/v1/chat/completions?"+q, strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set(telemetry.TaskIDHeader, "turn-gz")
+		req.Header.Set(telemetry.OwnerHeader, "app/alice")
+		req.Header.Set(telemetry.AgentHeader, "guide")
+		req.Header.Set("Accept-Encoding", "gzip") // as Go's client does on its own
+		tr := &http.Transport{DisableCompression: true}
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ = io.ReadAll(zr)
+		}
+		return resp.StatusCode, string(b)
+	}
+	if st, body := send("tokens=1000"); st != http.StatusOK {
+		t.Fatalf("first answer: %d %s", st, body)
+	}
+	if e, _ := sawEncoding.Load().(string); e != "gzip" {
+		t.Errorf("the provider was asked for %q, want the transport's own gzip", e)
+	}
+	if st, body := send("tokens=1000"); st != http.StatusTooManyRequests || !strings.Contains(body, "budget_exceeded") {
+		t.Fatalf("a compressed answer of 1000 tokens was not charged: %d %s", st, body)
+	}
+	p = newBudgetProxy(t, up.URL, spec.Budgets{})
+	if st, body := send("fail=1"); st != http.StatusUnauthorized || strings.Contains(body, testKey) {
+		t.Fatalf("error answer %d still holds the key: %s", st, body)
+	}
 }

@@ -298,6 +298,11 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	out.Header.Del("Authorization")
 	out.Header.Del("Proxy-Authorization")
 	out.Header.Del("Cookie")
+	// The caller's Accept-Encoding would make the transport hand over the
+	// provider's compressed body as it is: the usage reader (budgets,
+	// token counts) and the key scrubbing must read plain bytes, so the
+	// transport asks for gzip itself and decompresses.
+	out.Header.Del("Accept-Encoding")
 	if h.key != "" {
 		out.Header.Set("Authorization", "Bearer "+h.key)
 	}

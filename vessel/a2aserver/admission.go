@@ -61,7 +61,9 @@ func restStarts(method, path string) int {
 		return startsTurn
 	case method == http.MethodPost && path == "/message:stream":
 		return startsTurn | startsStream
-	case (method == http.MethodGet || method == http.MethodPost) && strings.HasPrefix(path, "/tasks/") && strings.HasSuffix(path, ":subscribe"):
+	// The mux serves a GET route to HEAD too: a HEAD subscription is one.
+	case (method == http.MethodGet || method == http.MethodHead || method == http.MethodPost) &&
+		strings.HasPrefix(path, "/tasks/") && strings.HasSuffix(path, ":subscribe"):
 		return startsStream
 	}
 	return 0

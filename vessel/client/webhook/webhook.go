@@ -76,6 +76,9 @@ type Receiver struct {
 var (
 	ErrToken     = errors.New("webhook: wrong or missing notification token")
 	ErrSignature = errors.New("webhook: signature does not verify")
+	// ErrKeys means the vessel's key set could not be had: a passing
+	// fault, which ServeHTTP answers 503 so the vessel delivers again.
+	ErrKeys = errors.New("webhook: the vessel's keys are not available")
 )
 
 // ServeHTTP implements http.Handler.
@@ -87,8 +90,11 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	d, err := r.Read(req)
 	if err != nil {
 		status := http.StatusBadRequest
-		if errors.Is(err, ErrToken) || errors.Is(err, ErrSignature) {
+		switch {
+		case errors.Is(err, ErrToken) || errors.Is(err, ErrSignature):
 			status = http.StatusUnauthorized
+		case errors.Is(err, ErrKeys):
+			status = http.StatusServiceUnavailable
 		}
 		http.Error(w, err.Error(), status)
 		return
@@ -135,7 +141,7 @@ func (r *Receiver) Read(req *http.Request) (*Delivery, error) {
 	if r.Keys != nil {
 		jwks, err := r.Keys(req.Context())
 		if err != nil {
-			return nil, fmt.Errorf("webhook: the vessel's keys: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrKeys, err)
 		}
 		if d.KeyID, err = cardsig.VerifyPush(req.Header.Get(SignatureHeader), body, id, jwks); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSignature, err)

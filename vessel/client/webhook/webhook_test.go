@@ -112,6 +112,14 @@ func TestReceiver(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("a refused delivery was handled: %+v", got)
 	}
+	// The vessel's keys out of reach is a passing fault: 503, so the vessel
+	// delivers again (4xx would be final), and the id is not remembered.
+	down := &webhook.Receiver{Keys: func(context.Context) ([]byte, error) { return nil, errors.New("connection refused") }}
+	ds := httptest.NewServer(down)
+	defer ds.Close()
+	if c := post(t, ds.URL, b, good); c != http.StatusServiceUnavailable {
+		t.Fatalf("keys unavailable: %d, want 503", c)
+	}
 	// A failing handler answers 500 and the id is not remembered.
 	fail := &webhook.Receiver{Handle: func(context.Context, *webhook.Delivery) error { return errors.New("busy") }}
 	fs := httptest.NewServer(fail)
