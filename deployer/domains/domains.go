@@ -52,6 +52,12 @@ func Normalize(name string) (string, error) {
 		return "", fmt.Errorf("%q is not a valid name: %w", name, err)
 	}
 	ascii = strings.ToLower(ascii)
+	// An address written with a trailing dot, or in characters the IDNA
+	// mapping turns into digits ("0.0.0.0.", fullwidth digits), is still an
+	// address.
+	if _, err := netip.ParseAddr(ascii); err == nil {
+		return "", fmt.Errorf("%q is an IP address, not a name", name)
+	}
 	// The ASCII form must be a fixed point: its punycode labels decode
 	// and encode back to themselves.
 	if again, err := profile.ToASCII(ascii); err != nil || again != ascii {
