@@ -101,6 +101,7 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 		ScratchTmpfs:    o.Scratch != "dir",
 		ScratchFallback: o.Scratch == "auto",
 		Log:             o.Log,
+		Users:           o.Users,
 	})
 	cancelStart()
 	if err != nil {

@@ -70,6 +70,11 @@ type Config struct {
 	AgentTOML string
 	// AppTOML is appended to the app's [[apps]] entry, e.g. push_urls.
 	AppTOML string
+	// Users is how many users of the one app the run sends at once: the
+	// deployment's [limits] are raised to carry them (limitsTOML), since
+	// the load measures the server, not the default caps. 0 keeps the
+	// defaults.
+	Users int
 }
 
 // Stack is a running load stack.
@@ -191,6 +196,24 @@ func (s *Stack) localConfig(bins map[string]string) (localstack.Config, error) {
 // the local stack sets to the digest of its own key.
 const appKeyVar = "VESSEL_LOAD_APP_KEY_SHA256"
 
+// limitsTOML is a [limits] table that lets users of one app, each with one
+// turn at a time, all run at once: the turn caps at least users, the app's
+// request rate and burst at least twice users (a turn is a send and,
+// when cancelled, a cancel). Empty below the defaults.
+func limitsTOML(users int) string {
+	if users <= spec.DefaultMaxTurnsPerApp {
+		return ""
+	}
+	return fmt.Sprintf(`
+[limits]
+max_turns = %d
+max_turns_per_agent = %d
+max_turns_per_app = %d
+requests_per_second_per_app = %d.0
+request_burst_per_app = %d
+`, max(users, spec.DefaultMaxTurns), users, users, max(2*users, spec.DefaultRequestsPerSecondPerApp), max(2*users, spec.DefaultRequestBurstPerApp))
+}
+
 // writeDeployment writes deployment.toml and the agent package, and
 // returns the deployment's path.
 func (s *Stack) writeDeployment() (string, error) {
@@ -222,7 +245,7 @@ package = "agents/%s"
 
 [agents.sandbox]
 scratch = "%s"
-%s`, store, appKeyVar, AgentID, s.cfg.AppTOML, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML)
+%s%s`, store, appKeyVar, AgentID, s.cfg.AppTOML, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML, limitsTOML(s.cfg.Users))
 
 	manifest := `name = "load"
 description = "Load-test agent: runs one shell command per turn and streams an answer."

@@ -138,3 +138,26 @@ func TestScratchTmpfsFallback(t *testing.T) {
 		t.Fatal("an explicit tmpfs that cannot be mounted was not an error")
 	}
 }
+
+// TestLimitsForUsers: a run of more users than the default caps carry gets
+// a [limits] table, which the deployment loader takes, that lets them all
+// run; a small run keeps the defaults.
+func TestLimitsForUsers(t *testing.T) {
+	env := map[string]string{"VESSEL_UPSTREAM_MODEL_URL": "https://scripted-model.localhost/v1", appKeyVar: strings.Repeat("ab", 32)}
+	for _, users := range []int{50, 1000} {
+		s := &Stack{cfg: Config{Dir: t.TempDir(), ScratchSize: "1GiB", Users: users}}
+		path, err := s.writeDeployment()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := spec.LoadDeployment(path, func(n string) (string, bool) { v, ok := env[n]; return v, ok })
+		if err != nil {
+			t.Fatalf("%d users: the generated deployment does not load: %v", users, err)
+		}
+		l := d.Limits.WithDefaults()
+		want := max(users, spec.DefaultMaxTurnsPerApp)
+		if l.MaxTurnsPerApp != want || l.MaxTurnsPerAgent < want || l.MaxTurns < want || l.RequestBurstPerApp < 2*min(users, 200) {
+			t.Fatalf("%d users: limits %+v", users, l)
+		}
+	}
+}
