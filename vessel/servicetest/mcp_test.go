@@ -69,9 +69,17 @@ scope = "tools:files"
 	if n := notesServers(bin); n != 0 {
 		t.Fatalf("%d notes servers outlived the turn", n)
 	}
-	// sandboxd logs one line per served process: the listing's and the turn's.
-	logs, _ := os.ReadFile(s.logs.Name())
-	if n := strings.Count(string(logs), `"tool":"mcp:notes"`); n != 2 {
+	// sandboxd logs one line per served process, the listing's and the
+	// turn's, once the process's stream has ended (which can come just after
+	// the process is gone).
+	served := func() (int, []byte) {
+		logs, _ := os.ReadFile(s.logs.Name())
+		return strings.Count(string(logs), `"tool":"mcp:notes"`), logs
+	}
+	for n, _ := served(); n < 2 && time.Now().Before(deadline.Add(5*time.Second)); n, _ = served() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n, logs := served(); n != 2 {
 		t.Errorf("%d served notes processes, want 2 (the listing, then one for both calls of the turn):\n%s", n, logs)
 	}
 }
