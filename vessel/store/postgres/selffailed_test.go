@@ -66,9 +66,9 @@ func TestReapedTaskPushed(t *testing.T) {
 
 	dsn := testDSN(t)
 	schema := testSchema(t, dsn)
-	dead := openTest(t, dsn, schema, nil)
-	b := openTest(t, dsn, schema, nil)
-	c := openTest(t, dsn, schema, nil)
+	dead := openTest(t, dsn, schema, reapByHand)
+	b := openTest(t, dsn, schema, reapByHand)
+	c := openTest(t, dsn, schema, reapByHand)
 	ctx := context.Background()
 	alice := as("alice")
 	for _, id := range []string{"with-hook", "no-hook"} {

@@ -292,8 +292,8 @@ func TestTTLDeletesOldTasks(t *testing.T) {
 func TestExpiredLeaseFailsOnlyThatReplicasTasks(t *testing.T) {
 	dsn := testDSN(t)
 	schema := testSchema(t, dsn)
-	a := openTest(t, dsn, schema, nil)
-	b := openTest(t, dsn, schema, nil)
+	a := openTest(t, dsn, schema, reapByHand)
+	b := openTest(t, dsn, schema, reapByHand)
 	alice := as("alice")
 	if _, err := a.Agent("alpha").Create(alice, newTask("on-a", "c", a2a.TaskStateWorking)); err != nil {
 		t.Fatal(err)
