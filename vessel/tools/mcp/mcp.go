@@ -64,7 +64,7 @@ const (
 	// (the server offers none) rather than flooding the model's tool list.
 	MaxStarTools = 128
 	maxListPages = 20
-	userAgent      = "astralvessel"
+	userAgent    = "astralvessel"
 )
 
 // Client reaches MCP servers. The zero value is usable.
@@ -259,7 +259,7 @@ func (s *Server) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 			if t == nil || !s.grant.Allows(t.Name) {
 				continue
 			}
-			if s.grant.AllTools() && !spec.ValidToolName(spec.MCPToolName(s.name, t.Name)) {
+			if s.grant.AllTools() && (t.Name == "" || !spec.ValidToolName(spec.MCPToolName(s.name, t.Name))) {
 				continue // a name the model could not call, or one that splits another way
 			}
 			if _, dup := out[t.Name]; dup {
