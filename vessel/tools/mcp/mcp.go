@@ -9,7 +9,8 @@
 // the session together); whatever a server sends, a call ends as a result
 // or a tool error the model reads. Tool definitions come from the server's
 // tools/list, kept for a while and refreshed at the start of a turn; only
-// the tools the grant lists are ever offered or called.
+// the tools the grant lists (with tools = ["*"], the valid names of the
+// server's current list, at most MaxStarTools) are ever offered or called.
 package mcp
 
 import (
