@@ -81,6 +81,10 @@ type Client struct {
 	Timeout time.Duration
 	// Now is the clock of the tool-list cache (default time.Now).
 	Now func() time.Time
+	// ListFailed, when set, hears of every failed listing (at most one per
+	// server every ListRetry): the operator's only sign that a server with
+	// tools = ["*"] offers nothing.
+	ListFailed func(agent, server, reason string)
 }
 
 var defaultHTTP = &http.Client{Transport: &http.Transport{
@@ -236,6 +240,9 @@ func (s *Server) refresh(ctx context.Context) {
 		}
 		s.mu.Unlock()
 		close(done)
+		if err != nil && s.client.ListFailed != nil && ctx.Err() == nil {
+			s.client.ListFailed(s.agent, s.name, err.Error())
+		}
 		return
 	}
 }

@@ -288,3 +288,23 @@ func TestStdioStar(t *testing.T) {
 	}
 	_ = sb.EndTurn(ctx, "task-s1")
 }
+
+// A failed listing reaches Client.ListFailed with the reason the model
+// would read; a fresh retry waits ListRetry.
+func TestListFailedHook(t *testing.T) {
+	var got []string
+	ck := newClock()
+	c := &Client{Now: ck.now, ListFailed: func(agent, server, reason string) { got = append(got, agent+"/"+server+": "+reason) }}
+	list, _ := Tools(agentWith("http://127.0.0.1:1/mcp", "*"), c)
+	set := setOf(t, list)
+	set.Refresh(context.Background())
+	set.Refresh(context.Background()) // within ListRetry: not listed again
+	if len(got) != 1 || !strings.HasPrefix(got[0], "issues-agent/issues: could not reach the issues MCP server") {
+		t.Fatalf("heard %q", got)
+	}
+	ck.advance(ListRetry)
+	set.Refresh(context.Background())
+	if len(got) != 2 {
+		t.Errorf("after ListRetry: heard %d", len(got))
+	}
+}
