@@ -330,7 +330,7 @@ func (v *validator) approval(f string, a *Agent) {
 	known := append(AgentToolNames(a.Manifest), MCPToolNames(a)...)
 	slices.Sort(known)
 	for i, t := range ap.Tools {
-		if !contains(known, t) {
+		if !contains(known, t) && !MCPStarTool(a, t) {
 			c.add(fmt.Sprintf("%s.tools[%d]", f, i), "agent %q has no tool %q; its tools: %s", a.ID, t, strings.Join(known, ", "))
 		}
 	}
@@ -536,13 +536,17 @@ func (v *validator) mcp(f string, a *Agent) {
 		}
 		m.Headers = v.headers(mf+".headers", m.Headers)
 		if len(m.Tools) == 0 {
-			v.c.add(mf+".tools", "required: the names of the server's tools this agent may use (the allowlist)")
+			v.c.add(mf+".tools", `required: the names of the server's tools this agent may use (the allowlist), or ["*"] for every tool it lists`)
 		}
+		all := m.AllTools()
 		seen := map[string]bool{}
 		for i, t := range m.Tools {
 			tf := fmt.Sprintf("%s.tools[%d]", mf, i)
 			full := MCPToolName(n, t)
 			switch {
+			case t == AllMCPTools && !all:
+				v.c.add(tf, `"*" (every tool) must be the only entry`)
+			case t == AllMCPTools:
 			case t == "" || !toolNamePattern.MatchString(full):
 				v.c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", t, full)
 			case seen[t]:
@@ -556,13 +560,17 @@ func (v *validator) mcp(f string, a *Agent) {
 		for _, t := range slices.Sorted(maps.Keys(m.Scopes)) {
 			sc := m.Scopes[t]
 			switch {
-			case !seen[t]:
+			case !all && !seen[t]:
 				v.c.add(mf+".scopes."+t, "tool %q is not in tools", t)
+			case !toolNamePattern.MatchString(MCPToolName(n, t)):
+				v.c.add(mf+".scopes."+t, "invalid tool name %q", t)
 			case !contains(Scopes, sc):
 				v.c.add(mf+".scopes."+t, "unknown scope %q; allowed: %s", sc, strings.Join(Scopes, ", "))
 			}
 		}
-		if m.Scope == "" {
+		if m.Scope == "" && all {
+			v.c.add(mf+".scope", `required with tools = ["*"]: the default scope of the server's tools (scopes sets one per tool); one of %s`, strings.Join(Scopes, ", "))
+		} else if m.Scope == "" {
 			for i, t := range m.Tools {
 				if _, ok := m.Scopes[t]; !ok && !slices.Contains(m.Tools[:i], t) {
 					v.c.add(fmt.Sprintf("%s.tools[%d]", mf, i), "tool %q has no scope: set scope (the default) or scopes.%s", t, t)
@@ -590,7 +598,7 @@ func (v *validator) mcpNames(f string, a *Agent) {
 	}
 	for n, m := range a.MCP {
 		for i, t := range m.Tools {
-			if full := MCPToolName(n, t); contains(own, full) {
+			if full := MCPToolName(n, t); t != AllMCPTools && contains(own, full) {
 				v.c.add(fmt.Sprintf("%s.%s.tools[%d]", f, n, i), "%q is also the name of one of the agent's own tools", full)
 			}
 		}
@@ -601,9 +609,9 @@ func (v *validator) mcpNames(f string, a *Agent) {
 const MaxMCPTimeout = 600
 
 // MCPToolNames are the names the model sees for the agent's MCP tools,
-// sorted: the granted servers' and the listed tools of the servers its
-// package declares (a server declared with ["*"] adds none here, as its
-// tools are known only once it runs).
+// sorted: the listed tools of the servers granted to it and of the ones its
+// package declares (a server with tools = ["*"] adds none here, as its
+// tools are known only once it is listed; see MCPStarServers).
 func MCPToolNames(a *Agent) []string {
 	var out []string
 	if a.Manifest != nil {
@@ -616,6 +624,9 @@ func MCPToolNames(a *Agent) []string {
 		}
 	}
 	for n, m := range a.MCP {
+		if m.AllTools() {
+			continue
+		}
 		for _, t := range m.Tools {
 			out = append(out, MCPToolName(n, t))
 		}
@@ -623,6 +634,42 @@ func MCPToolNames(a *Agent) []string {
 	slices.Sort(out)
 	return out
 }
+
+// MCPStarServers are the agent's MCP servers, granted or declared, with
+// tools = ["*"], sorted.
+func MCPStarServers(a *Agent) []string {
+	var out []string
+	if a.Manifest != nil {
+		for _, t := range a.Manifest.MCP {
+			if t.MCP != nil && t.MCP.Grant().AllTools() {
+				out = append(out, t.Name)
+			}
+		}
+	}
+	for n, m := range a.MCP {
+		if m.AllTools() {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// MCPStarTool reports whether name is <server>__<tool> for one of the
+// agent's servers with tools = ["*"] and a valid tool name: a name such a
+// server may offer once listed.
+func MCPStarTool(a *Agent, name string) bool {
+	for _, s := range MCPStarServers(a) {
+		if t, ok := strings.CutPrefix(name, s+MCPToolSeparator); ok && t != "" && ValidToolName(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidToolName reports whether name may be the name of a tool the model
+// sees: 1 to 64 letters, digits, _ and -.
+func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
 
 func validHeaderName(h string) bool {
 	if h == "" {

@@ -60,6 +60,35 @@ func TestLoadMCPApproval(t *testing.T) {
 	}
 }
 
+// A grant with tools = ["*"] offers every tool the server lists: it needs
+// a default scope, may set scopes for tools it does not name, adds no
+// names to MCPToolNames, and an approval may name <server>__<tool> for a
+// valid tool name (the server lists it at run time) or the server.
+func TestLoadMCPStar(t *testing.T) {
+	star := strings.Replace(mcpGrant, `tools = ["search_issues", "create_issue"]`, `tools = ["*"]`, 1)
+	grant := star + "[agents.approval]\ntools = [\"github__create_issue\", \"github__anything-else\"]\nservices = [\"github\"]\n"
+	d, err := loadFixtureEnv(t, mcpDeployment(grant), mcpEnv())
+	if err != nil {
+		t.Fatalf("tools = [\"*\"]: %v", err)
+	}
+	m := d.Agents[1].MCP["github"]
+	if !m.AllTools() || !m.Allows("whatever") || m.ToolScope("create_issue") != "tools:write" || m.ToolScope("other") != "tools:read" {
+		t.Errorf("grant: %+v", m)
+	}
+	if got := MCPToolNames(&d.Agents[1]); len(got) != 0 {
+		t.Errorf("names: %v", got)
+	}
+	if got := MCPStarServers(&d.Agents[1]); strings.Join(got, ",") != "github" {
+		t.Errorf("star servers: %v", got)
+	}
+	for _, bad := range []string{"github__", "github__a b", "other__x", "github__" + strings.Repeat("x", 60)} {
+		g := star + "[agents.approval]\ntools = [\"" + bad + "\"]\n"
+		if _, err := loadFixtureEnv(t, mcpDeployment(g), mcpEnv()); err == nil || !strings.Contains(err.Error(), "approval.tools[0]") {
+			t.Errorf("approval of %q: %v", bad, err)
+		}
+	}
+}
+
 // Each broken grant gives file:line: field: message.
 func TestLoadMCPErrors(t *testing.T) {
 	cases := []struct {
@@ -82,6 +111,12 @@ func TestLoadMCPErrors(t *testing.T) {
 		{"timeout", `timeout_seconds = 20`, `timeout_seconds = 601`, `deployment.toml:40: agents[beta].mcp.github.timeout_seconds: 601 is out of range; allowed 1 to 600`},
 		{"unknown key", `timeout_seconds = 20`, `timeout = 20`, `agents[beta].mcp.github.timeout: unknown key`},
 		{"bad name", `[agents.mcp.github]`, `[agents.mcp.Git_Hub]`, `agents[beta].mcp.Git_Hub: invalid MCP server name "Git_Hub"`},
+		{"star and more", `"search_issues", "create_issue"`, `"*", "create_issue"`, `deployment.toml:37: agents[beta].mcp.github.tools[0]: "*" (every tool) must be the only entry`},
+		{"star last", `"search_issues", "create_issue"`, `"create_issue", "*"`, `deployment.toml:37: agents[beta].mcp.github.tools[1]: "*" (every tool) must be the only entry`},
+		{"star without scope", "tools = [\"search_issues\", \"create_issue\"]\nscope = \"tools:read\"", `tools = ["*"]`,
+			`agents[beta].mcp.github.scope: required with tools = ["*"]: the default scope`},
+		{"star bad tool scope", "tools = [\"search_issues\", \"create_issue\"]\nscope = \"tools:read\"\nscopes = { create_issue = \"tools:write\" }",
+			"tools = [\"*\"]\nscope = \"tools:read\"\nscopes = { \"a b\" = \"tools:write\" }", `agents[beta].mcp.github.scopes.a b: invalid tool name "a b"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

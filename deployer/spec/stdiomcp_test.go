@@ -59,6 +59,36 @@ func TestLoadStdioMCP(t *testing.T) {
 	}
 }
 
+// An approval may name any valid <server>__<tool> of a package's server
+// declared with tools = ["*"] (its tools are known once it is listed), not
+// a bad name or one of a server with named tools.
+func TestStdioMCPStarApproval(t *testing.T) {
+	star := notesOverride(strings.Replace(notesServer, `tools = ["add_note", "list_notes"]`, `tools = ["*"]`, 1))
+	with := func(files map[string]string, tool string) map[string]string {
+		out := map[string]string{"deploy/deployment.toml": strings.Replace(fixture["deploy/deployment.toml"], "[[agents]]\nid = \"beta\"",
+			"[agents.approval]\ntools = [\""+tool+"\"]\n\n[[agents]]\nid = \"beta\"", 1)}
+		for k, v := range files {
+			out[k] = v
+		}
+		return out
+	}
+	d, err := loadFixture(t, with(star, "notes__read_note"))
+	if err != nil {
+		t.Fatalf("approval of a tool of a [\"*\"] server: %v", err)
+	}
+	if d.Agents[0].Approval == nil || MCPStarServers(&d.Agents[0])[0] != "notes" {
+		t.Fatalf("approval not loaded: %+v", d.Agents[0].Approval)
+	}
+	for _, tc := range []struct {
+		files map[string]string
+		tool  string
+	}{{star, "notes__a.b"}, {star, "notes__"}, {notesOverride(notesServer), "notes__read_note"}} {
+		if _, err := loadFixture(t, with(tc.files, tc.tool)); err == nil || !strings.Contains(err.Error(), "approval.tools[0]") {
+			t.Errorf("approval of %q: %v", tc.tool, err)
+		}
+	}
+}
+
 // Each broken [mcp] table gives file:line: field: message.
 func TestLoadStdioMCPErrors(t *testing.T) {
 	cases := []struct {

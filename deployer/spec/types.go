@@ -204,12 +204,14 @@ type Service struct {
 }
 
 // MCPServer is a remote MCP server granted to an agent ([agents.mcp.<name>]).
-// Its tools reach the model as <name>__<tool>; only the tools listed are
-// offered, and each call names one of them.
+// Its tools reach the model as <name>__<tool>; only the tools listed (or,
+// with tools = ["*"], every valid one the server lists) are offered, and
+// each call names one of them.
 type MCPServer struct {
 	URL     string            `toml:"url"`     // streamable HTTP endpoint
 	Headers map[string]string `toml:"headers"` // values may be env: references
-	// Tools are the server's tool names the agent may use (the allowlist).
+	// Tools are the server's tool names the agent may use (the allowlist),
+	// or ["*"] for every tool it lists.
 	Tools []string `toml:"tools"`
 	// Scope is the default scope of its tools; Scopes sets it per tool.
 	Scope  string            `toml:"scope"`

@@ -147,6 +147,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 
 		list, ok := ctx.Value(toolsKey{}).([]tools.Tool)
 		if !ok {
+			e.tools.Refresh(ctx) // MCP servers with tools = ["*"] (docs/mcp.md)
 			list = e.tools.Filter(nil)
 		}
 		images := make([]loop.Image, len(in.Images))

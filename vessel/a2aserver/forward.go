@@ -57,6 +57,7 @@ func (c callCarrier) Restore(ctx context.Context, call []byte) (context.Context,
 		return nil, errors.New("the carried call names no caller")
 	}
 	if cc.Narrowed {
+		c.exec.tools.Refresh(ctx) // MCP servers with tools = ["*"] (docs/mcp.md)
 		ctx = withTools(ctx, c.exec.tools.Filter(func(t tools.Tool) bool {
 			return slices.Contains(cc.Tools, t.Def().Function.Name)
 		}))

@@ -158,9 +158,16 @@ func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal, star
 	// A caller's traceparent (header or gRPC metadata) becomes the parent
 	// of the turn's span.
 	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
-	ctx, endMethod, err := s.admitStarts(ctx, p, a.spec.ID, starts())
+	n := starts()
+	ctx, endMethod, err := s.admitStarts(ctx, p, a.spec.ID, n)
 	if err != nil {
 		return nil, nil, tooMany(err)
+	}
+	if n > 0 {
+		// A call that starts a turn narrows the tools as listed now: the
+		// lists of MCP servers with tools = ["*"] are brought up to date
+		// (a no-op while fresh; docs/mcp.md).
+		a.exec.tools.Refresh(ctx)
 	}
 	defer func() {
 		if !ok {

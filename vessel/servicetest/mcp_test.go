@@ -27,6 +27,18 @@ func notesServers(bin string) int {
 // turn's two calls reach one confined server process, which keeps its
 // notes in the turn's workspace, and is gone when the turn has ended.
 func TestRealSandboxStdioMCP(t *testing.T) {
+	realSandboxStdioMCP(t, `tools = ["add_note", "list_notes"]`, "notes__add_note,notes__list_notes")
+}
+
+// The same server declared with tools = ["*"]: the vessel lists it in the
+// sandbox when the turn is admitted and offers every tool it lists
+// (read_note too); the turn's calls still reach one process, and the
+// listing is the only other one.
+func TestRealSandboxStdioMCPStar(t *testing.T) {
+	realSandboxStdioMCP(t, `tools = ["*"]`, "notes__add_note,notes__list_notes,notes__read_note")
+}
+
+func realSandboxStdioMCP(t *testing.T, toolsLine, wantTools string) {
 	var bin string
 	s := startStackWith(t, stackConfig{pkg: func(t *testing.T, dir string) {
 		bin = filepath.Join(dir, "bin", "notes-mcp")
@@ -34,7 +46,7 @@ func TestRealSandboxStdioMCP(t *testing.T) {
 		write(t, filepath.Join(dir, "tools/notes.toml"), `name = "notes"
 [mcp]
 command = ["{package}/bin/notes-mcp", "--dir", "notes"]
-tools = ["add_note", "list_notes"]
+`+toolsLine+`
 scope = "tools:files"
 `)
 	}})
@@ -48,7 +60,18 @@ scope = "tools:files"
 		if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
 			last = su.Status.State
 		}
-		if d := dataOf(ev); d["type"] == "tool.finished" {
+		if d := dataOf(ev); d["type"] == "turn.started" {
+			var mcpTools []string
+			list, _ := d["tools"].([]any)
+			for _, n := range list {
+				if n, _ := n.(string); strings.HasPrefix(n, "notes__") {
+					mcpTools = append(mcpTools, n)
+				}
+			}
+			if got := strings.Join(mcpTools, ","); got != wantTools {
+				t.Errorf("the turn was offered %s, want %s", got, wantTools)
+			}
+		} else if d["type"] == "tool.finished" {
 			previews[d["name"].(string)], _ = d["preview"].(string)
 			if d["ok"] != true {
 				logs, _ := os.ReadFile(s.logs.Name())

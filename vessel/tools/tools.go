@@ -7,6 +7,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -98,16 +99,32 @@ type Preparer interface {
 	Prepare(ctx context.Context, turn *Turn)
 }
 
+// Expander is implemented by a tool that stands for tools known only at
+// run time (an MCP server declared with tools = ["*"]): a Set never offers
+// the expander itself but, in its place, the tools Expand returns from
+// what was last listed (no I/O). Refresh brings that list up to date; it
+// bounds its own time and never fails (a server that could not be listed
+// offers no tools).
+type Expander interface {
+	Expand() []Tool
+	Refresh(ctx context.Context)
+}
+
 // Set is an agent's tools by name.
 type Set struct {
-	byName map[string]Tool
-	names  []string
+	byName    map[string]Tool
+	names     []string
+	expanders []Expander
 }
 
 // NewSet builds a set; two tools with one name are an error.
 func NewSet(list ...Tool) (*Set, error) {
 	s := &Set{byName: map[string]Tool{}}
 	for _, t := range list {
+		if e, ok := t.(Expander); ok {
+			s.expanders = append(s.expanders, e)
+			continue
+		}
 		name := t.Def().Function.Name
 		if _, dup := s.byName[name]; dup {
 			return nil, fmt.Errorf("two tools are named %q", name)
@@ -119,12 +136,53 @@ func NewSet(list ...Tool) (*Set, error) {
 	return s, nil
 }
 
+// Refresh brings the lists of the set's expanders up to date (see
+// Expander); a set without expanders does nothing.
+func (s *Set) Refresh(ctx context.Context) {
+	if s == nil {
+		return
+	}
+	for _, e := range s.expanders {
+		e.Refresh(ctx)
+	}
+}
+
+// current is every tool of the set now, by name: the fixed ones and what
+// the expanders last listed. A listed name that is already taken (by a
+// fixed tool or an earlier expansion) is not offered.
+func (s *Set) current() (map[string]Tool, []string) {
+	if len(s.expanders) == 0 {
+		return s.byName, s.names
+	}
+	by := make(map[string]Tool, len(s.byName))
+	names := slices.Clone(s.names)
+	for n, t := range s.byName {
+		by[n] = t
+	}
+	for _, e := range s.expanders {
+		for _, t := range e.Expand() {
+			n := t.Def().Function.Name
+			if _, dup := by[n]; dup {
+				continue
+			}
+			by[n] = t
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return by, names
+}
+
 // Get returns a tool by name.
 func (s *Set) Get(name string) (Tool, bool) {
 	if s == nil {
 		return nil, false
 	}
-	t, ok := s.byName[name]
+	if t, ok := s.byName[name]; ok {
+		return t, true
+	}
+	by, _ := s.current()
+	t, ok := by[name]
 	return t, ok
 }
 
@@ -133,7 +191,8 @@ func (s *Set) Names() []string {
 	if s == nil {
 		return nil
 	}
-	return append([]string(nil), s.names...)
+	_, names := s.current()
+	return slices.Clone(names)
 }
 
 // Filter returns the tools keep accepts, sorted by name (scope narrowing).
@@ -141,9 +200,10 @@ func (s *Set) Filter(keep func(Tool) bool) []Tool {
 	if s == nil {
 		return nil
 	}
+	by, names := s.current()
 	var out []Tool
-	for _, n := range s.names {
-		if t := s.byName[n]; keep == nil || keep(t) {
+	for _, n := range names {
+		if t := by[n]; keep == nil || keep(t) {
 			out = append(out, t)
 		}
 	}

@@ -222,11 +222,11 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
-	factories, err := toolFactories(d)
+	factories, err := toolFactories(d, log)
 	if err != nil {
 		return err
 	}
-	factories = append(factories, stdioMCPFactory(clients))
+	factories = append(factories, stdioMCPFactory(clients, log))
 
 	path := d.Path
 	if path == "" {

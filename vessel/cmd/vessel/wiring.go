@@ -97,7 +97,7 @@ func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
 // `present`, and webfetch and
 // websearch, which reach the web only through the egress proxy
 // (VESSEL_EGRESS_PROXY) and the deployment's search container.
-func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
+func toolFactories(d *spec.Deployment, log *zap.Logger) ([]tools.Factory, error) {
 	cfg := web.ConfigFromEnv(os.Getenv, d.Search.Provider)
 	cfg.EgressToken = egressToken()
 	wc, err := web.New(cfg)
@@ -106,16 +106,24 @@ func toolFactories(d *spec.Deployment) ([]tools.Factory, error) {
 	}
 	return []tools.Factory{
 		service.Factory(&service.Client{}),
-		mcp.Factory(&mcp.Client{}),
+		mcp.Factory(mcpClient(log)),
 		primitives.Factory(primitives.NewTool(primitives.Limits{})),
 		web.Factory(wc),
 	}, nil
 }
 
+// mcpClient is the MCP client of the vessel's tools; a failed listing is
+// logged (a server with tools = ["*"] then offers no tools).
+func mcpClient(log *zap.Logger) *mcp.Client {
+	return &mcp.Client{ListFailed: func(agent, server, reason string) {
+		log.Warn("could not list an MCP server's tools", zap.String("agent", agent), zap.String("mcp_server", server), zap.String("reason", reason))
+	}}
+}
+
 // stdioMCPFactory offers each agent the tools of the MCP servers its
 // package declares, run in its sandbox and reached over the sandbox API.
-func stdioMCPFactory(clients map[string]*tools.Sandbox) tools.Factory {
-	c := &mcp.Client{}
+func stdioMCPFactory(clients map[string]*tools.Sandbox, log *zap.Logger) tools.Factory {
+	c := mcpClient(log)
 	return tools.FactoryFunc(func(a *spec.Agent) ([]tools.Tool, error) {
 		sb := clients[a.ID]
 		if sb == nil {

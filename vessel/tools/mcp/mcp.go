@@ -9,7 +9,8 @@
 // the session together); whatever a server sends, a call ends as a result
 // or a tool error the model reads. Tool definitions come from the server's
 // tools/list, kept for a while and refreshed at the start of a turn; only
-// the tools the grant lists are ever offered or called.
+// the tools the grant lists (with tools = ["*"], the valid names of the
+// server's current list, at most MaxStarTools) are ever offered or called.
 package mcp
 
 import (
@@ -59,8 +60,12 @@ const (
 	// reaches the model.
 	MaxSchemaBytes = 64 << 10
 	MaxDescription = 2048
-	maxListPages   = 20
-	userAgent      = "astralvessel"
+	// MaxStarTools is the most tools a server granted or declared with
+	// tools = ["*"] may list: a listing with more valid tool names fails
+	// (the server offers none) rather than flooding the model's tool list.
+	MaxStarTools = 128
+	maxListPages = 20
+	userAgent    = "astralvessel"
 )
 
 // Client reaches MCP servers. The zero value is usable.
@@ -76,6 +81,10 @@ type Client struct {
 	Timeout time.Duration
 	// Now is the clock of the tool-list cache (default time.Now).
 	Now func() time.Time
+	// ListFailed, when set, hears of every failed listing (at most one per
+	// server every ListRetry): the operator's only sign that a server with
+	// tools = ["*"] offers nothing.
+	ListFailed func(agent, server, reason string)
 }
 
 var defaultHTTP = &http.Client{Transport: &http.Transport{
@@ -115,6 +124,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	listed   map[string]*mcp.Tool // the granted tools the server offered, by name
+	expanded []tools.Tool         // with tools = ["*"]: a Tool per listed name, sorted
 	listedAt time.Time
 	listErr  string // why the last listing failed, "" after a success
 	failedAt time.Time
@@ -140,13 +150,22 @@ func NewServer(agent *spec.Agent, name string, c *Client) (*Server, error) {
 	return &Server{client: c, agent: agent.ID, name: name, grant: g}, nil
 }
 
-// Tools are the server's granted tools, one per allowlisted name.
+// Tools are the server's granted tools, one per allowlisted name; a
+// server with tools = ["*"] is one tools.Expander standing for the tools
+// it last listed.
 func (s *Server) Tools() []tools.Tool {
+	if s.grant.AllTools() {
+		return []tools.Tool{&starTool{srv: s}}
+	}
 	out := make([]tools.Tool, 0, len(s.grant.Tools))
 	for _, t := range s.grant.Tools {
-		out = append(out, &Tool{srv: s, name: t, full: spec.MCPToolName(s.name, t), scope: s.grant.ToolScope(t)})
+		out = append(out, s.tool(t))
 	}
 	return out
+}
+
+func (s *Server) tool(name string) *Tool {
+	return &Tool{srv: s, name: name, full: spec.MCPToolName(s.name, name), scope: s.grant.ToolScope(name)}
 }
 
 func (s *Server) timeout() time.Duration {
@@ -208,11 +227,22 @@ func (s *Server) refresh(ctx context.Context) {
 		s.inflight = nil
 		if err != nil {
 			s.listErr, s.failedAt = err.Error(), s.client.now()
+			if s.grant.AllTools() {
+				// What the server offers is unknown now: offer nothing
+				// rather than a list it may no longer stand by.
+				s.listed, s.expanded = nil, nil
+			}
 		} else {
 			s.listed, s.listedAt, s.listErr = listed, s.client.now(), ""
+			if s.grant.AllTools() {
+				s.expanded = s.expand(listed)
+			}
 		}
 		s.mu.Unlock()
 		close(done)
+		if err != nil && s.client.ListFailed != nil && ctx.Err() == nil {
+			s.client.ListFailed(s.agent, s.name, err.Error())
+		}
 		return
 	}
 }
@@ -234,11 +264,20 @@ func (s *Server) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 			return nil, s.explain(ctx, lctx, err, st, "listing its tools")
 		}
 		for _, t := range res.Tools {
-			if t != nil && s.grant.Allows(t.Name) {
-				if _, dup := out[t.Name]; !dup {
-					out[t.Name] = t
-				}
+			if t == nil || !s.grant.Allows(t.Name) {
+				continue
 			}
+			if s.grant.AllTools() && (t.Name == "" || !spec.ValidToolName(spec.MCPToolName(s.name, t.Name))) {
+				continue // a name the model could not call, or one that splits another way
+			}
+			if _, dup := out[t.Name]; dup {
+				continue // the first wins
+			}
+			if s.grant.AllTools() && len(out) == MaxStarTools {
+				return nil, fmt.Errorf("the %s MCP server lists more than %d tools; with tools = [\"*\"] it may list at most %d (list the tools to offer instead)",
+					s.name, MaxStarTools, MaxStarTools)
+			}
+			out[t.Name] = t
 		}
 		if res.NextCursor == "" {
 			return out, nil

@@ -126,8 +126,12 @@ func realServer(t *testing.T) (*httptest.Server, *seen) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewServer(s.wrap(h))
 	t.Cleanup(ts.Close)
+	realServers.Store(ts.URL, srv)
 	return ts, s
 }
+
+// realServers are realServer's SDK servers by URL.
+var realServers sync.Map
 
 func agentWith(url string, toolNames ...string) *spec.Agent {
 	return &spec.Agent{ID: "issues-agent", MCP: map[string]spec.MCPServer{"issues": {

@@ -60,8 +60,8 @@ type turnSession struct {
 }
 
 // StdioTools builds the tools of every MCP server agent's package
-// declares, run by sb. Only listed tools are offered (a server declared
-// with tools = ["*"] is not offered yet: see docs/mcp.md).
+// declares, run by sb. Only listed tools are offered; a server declared
+// with tools = ["*"] offers every valid tool it lists (see Server.Tools).
 func StdioTools(sb Sandbox, agent *spec.Agent, c *Client) ([]tools.Tool, error) {
 	if agent == nil || agent.Manifest == nil || len(agent.Manifest.MCP) == 0 || sb == nil {
 		return nil, nil
@@ -74,11 +74,7 @@ func StdioTools(sb Sandbox, agent *spec.Agent, c *Client) ([]tools.Tool, error) 
 		if d.MCP == nil {
 			continue
 		}
-		g := d.MCP.Grant()
-		if g.AllTools() {
-			return nil, fmt.Errorf("agent %s: MCP server %s: tools = [\"*\"] is not supported by this vessel yet; list the tools", agent.ID, d.Name)
-		}
-		s := &Server{client: c, agent: agent.ID, name: d.Name, grant: g, stdio: stdioFor(sb, agent.ID, d.Name)}
+		s := &Server{client: c, agent: agent.ID, name: d.Name, grant: d.MCP.Grant(), stdio: stdioFor(sb, agent.ID, d.Name)}
 		out = append(out, s.Tools()...)
 	}
 	return out, nil

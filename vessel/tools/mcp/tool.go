@@ -237,3 +237,48 @@ func Tools(agent *spec.Agent, c *Client) ([]tools.Tool, error) {
 func Factory(c *Client) tools.Factory {
 	return tools.FactoryFunc(func(agent *spec.Agent) ([]tools.Tool, error) { return Tools(agent, c) })
 }
+
+// starTool stands for the tools of a server with tools = ["*"]
+// (tools.Expander): a Set offers what the server last listed, never the
+// starTool itself.
+type starTool struct{ srv *Server }
+
+// Expand implements tools.Expander: a Tool per valid name of the last
+// listing, none while the server has not been listed or its listing failed.
+func (t *starTool) Expand() []tools.Tool {
+	t.srv.mu.Lock()
+	defer t.srv.mu.Unlock()
+	return t.srv.expanded
+}
+
+// Refresh implements tools.Expander: it lists the server's tools when the
+// list is old (ListTTL), as Tool.Prepare does.
+func (t *starTool) Refresh(ctx context.Context) { t.srv.refresh(ctx) }
+
+// Def implements tools.Tool; a Set never offers it.
+func (t *starTool) Def() model.ToolDef {
+	return model.ToolDef{Type: "function", Function: model.FunctionDef{Name: spec.MCPToolName(t.srv.name, spec.AllMCPTools),
+		Description: fmt.Sprintf("Every tool the %s MCP server lists.", t.srv.name), Parameters: map[string]any{"type": "object"}}}
+}
+
+// Scope implements tools.Tool: the server's default scope.
+func (t *starTool) Scope() string { return scopes.Of(t.srv.grant.Scope) }
+
+// Run implements tools.Tool: the model is never offered a starTool.
+func (t *starTool) Run(context.Context, *tools.Turn, tools.Call) (*tools.Result, error) {
+	return failed("%s is not a tool: call one of the tools of the %s MCP server", spec.MCPToolName(t.srv.name, spec.AllMCPTools), t.srv.name), nil
+}
+
+// expand is a Tool per listed name, sorted (with s.mu held).
+func (s *Server) expand(listed map[string]*mcp.Tool) []tools.Tool {
+	names := make([]string, 0, len(listed))
+	for n := range listed {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]tools.Tool, 0, len(names))
+	for _, n := range names {
+		out = append(out, s.tool(n))
+	}
+	return out
+}
