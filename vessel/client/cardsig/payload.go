@@ -31,6 +31,10 @@ const (
 // the key set: the set may be older than a rotation.
 var ErrUnknownKey = errors.New("cardsig: the signing key is not in the key set")
 
+// ErrBadPush is returned (wrapped) when a push signature is malformed or
+// does not verify.
+var ErrBadPush = errors.New("cardsig: the push signature does not verify")
+
 // PushClaims is what a push signature binds besides the body.
 type PushClaims struct {
 	// Audience is the webhook URL the delivery is posted to ("aud").
@@ -80,11 +84,11 @@ type PushHeader struct {
 func ReadPush(signature string) (PushHeader, error) {
 	sig, err := splitCompact([]byte(signature))
 	if err != nil {
-		return PushHeader{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
+		return PushHeader{}, fmt.Errorf("%w: %w", ErrBadPush, err)
 	}
 	hb, err := base64.RawURLEncoding.DecodeString(sig.Protected)
 	if err != nil {
-		return PushHeader{}, fmt.Errorf("%w: protected header is not base64url", ErrBadSignature)
+		return PushHeader{}, fmt.Errorf("%w: protected header is not base64url", ErrBadPush)
 	}
 	var hdr struct {
 		Alg      string      `json:"alg"`
@@ -96,14 +100,14 @@ func ReadPush(signature string) (PushHeader, error) {
 		Task     string      `json:"vessel_task"`
 	}
 	if err := json.Unmarshal(hb, &hdr); err != nil {
-		return PushHeader{}, fmt.Errorf("%w: protected header: %w", ErrBadSignature, err)
+		return PushHeader{}, fmt.Errorf("%w: protected header: %w", ErrBadPush, err)
 	}
 	if hdr.Typ != PushType || hdr.Alg != jwa.ES256.String() || hdr.Kid == "" {
-		return PushHeader{}, fmt.Errorf("%w: the protected header must carry kid, alg ES256 and typ %s", ErrBadSignature, PushType)
+		return PushHeader{}, fmt.Errorf("%w: the protected header must carry kid, alg ES256 and typ %s", ErrBadPush, PushType)
 	}
 	iat, err := strconv.ParseInt(hdr.Iat.String(), 10, 64)
 	if err != nil || hdr.Aud == "" || hdr.Delivery == "" || hdr.Task == "" {
-		return PushHeader{}, fmt.Errorf("%w: the protected header must carry aud, iat (whole seconds), %s and %s", ErrBadSignature, DeliveryHeader, TaskHeader)
+		return PushHeader{}, fmt.Errorf("%w: the protected header must carry aud, iat (whole seconds), %s and %s", ErrBadPush, DeliveryHeader, TaskHeader)
 	}
 	return PushHeader{KeyID: hdr.Kid, PushClaims: PushClaims{Audience: hdr.Aud, TaskID: hdr.Task,
 		DeliveryID: hdr.Delivery, IssuedAt: time.Unix(iat, 0)}}, nil
@@ -126,7 +130,7 @@ func VerifyPush(signature string, body []byte, set jwk.Set) (PushHeader, error) 
 		return PushHeader{}, fmt.Errorf("%w: kid %s", ErrUnknownKey, h.KeyID)
 	}
 	if _, err := jws.Verify([]byte(signature), jws.WithKeySet(set, jws.WithRequireKid(true)), jws.WithDetachedPayload(body)); err != nil {
-		return PushHeader{}, fmt.Errorf("%w: kid %s: %w", ErrBadSignature, h.KeyID, err)
+		return PushHeader{}, fmt.Errorf("%w: kid %s: %w", ErrBadPush, h.KeyID, err)
 	}
 	return h, nil
 }

@@ -239,6 +239,9 @@ func (r *Receiver) verify(ctx context.Context, sig string, body []byte, id strin
 	if r.URL == "" {
 		return cardsig.PushHeader{}, fmt.Errorf("%w: Receiver.URL must be set with Keys", errConfig)
 	}
+	if sig == "" {
+		return cardsig.PushHeader{}, fmt.Errorf("%w: no %s header", ErrSignature, SignatureHeader)
+	}
 	h, err := cardsig.ReadPush(sig)
 	if err != nil {
 		return h, fmt.Errorf("%w: %w", ErrSignature, err)
