@@ -45,12 +45,14 @@ const (
 	DefaultKeyRefetch = time.Minute
 	DefaultKeyBytes   = 64 << 10
 	DefaultMaxKeys    = 32
+	DefaultKeyTimeout = 10 * time.Second
 )
 
 // KeyCacheConfig tunes a KeyCache; zero values take the defaults.
 type KeyCacheConfig struct {
 	// HTTPClient fetches the set (http.DefaultClient). Its transport is
-	// wrapped to bound the answer's size.
+	// wrapped to bound the answer's size; without a Timeout it gets
+	// DefaultKeyTimeout, since a fetch under way holds up verifying.
 	HTTPClient *http.Client
 	// Refresh is how often the set is fetched again in the background.
 	Refresh time.Duration
@@ -106,6 +108,9 @@ func NewKeyCache(ctx context.Context, vesselURL string, cfg KeyCacheConfig) (*Ke
 		rt = http.DefaultTransport
 	}
 	limited.Transport = limitTransport{rt: rt, max: cfg.MaxBytes}
+	if limited.Timeout <= 0 {
+		limited.Timeout = DefaultKeyTimeout
+	}
 	u := strings.TrimSuffix(vesselURL, "/") + cardsig.JWKSPath
 	window := max(cfg.Refresh/4, time.Second)
 	c := &KeyCache{url: u, refetch: cfg.Refetch}

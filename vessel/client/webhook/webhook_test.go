@@ -547,6 +547,7 @@ func TestHostileJWKS(t *testing.T) {
 		h   http.HandlerFunc
 		why string
 	}{
+		"never answers": {func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, "deadline exceeded"},
 		"declared huge": {func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(huge)))
 			serveBytes(huge)(w, r)
@@ -566,7 +567,7 @@ func TestHostileJWKS(t *testing.T) {
 			js := newJWKSServer(t, c.h)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			kc, err := webhook.NewKeyCache(ctx, js.srv.URL, webhook.KeyCacheConfig{})
+			kc, err := webhook.NewKeyCache(ctx, js.srv.URL, webhook.KeyCacheConfig{HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}})
 			if err != nil {
 				t.Fatal(err)
 			}
