@@ -181,7 +181,9 @@ func (r *Receiver) window() (maxAge, skew time.Duration) {
 	return maxAge, skew
 }
 
-// Read checks and decodes one delivery request.
+// Read checks and decodes one delivery request: the token, and with Keys
+// the signature and what it is bound to (URL, delivery id, task, time).
+// Repeats and replays of a delivery id are ServeHTTP's to drop.
 func (r *Receiver) Read(req *http.Request) (*Delivery, error) {
 	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || (mt != ContentType && mt != "application/json") {
 		return nil, fmt.Errorf("webhook: content type %q, want %s", req.Header.Get("Content-Type"), ContentType)
