@@ -275,7 +275,15 @@ func TestPushDelivered(t *testing.T) {
 	rig := &pushRig{}
 	so, ho := withPush(t, rig, rcv, nil)
 	h := newHarnessConfig(t, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
-	rcv.rcv.Keys = webhook.JWKS(nil, h.url, time.Minute)
+	keys, err := webhook.NewKeyCache(t.Context(), h.url, webhook.KeyCacheConfig{Refresh: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Err(); err != nil {
+		t.Fatalf("the vessel's key set: %v", err)
+	}
+	// The signature is bound to the URL posted to (aud) and checked.
+	rcv.rcv.Keys, rcv.rcv.URL = keys, rcv.url+"/hooks/t"
 	alice := as(h.keyApp1, "alice")
 	res, err := h.client(h.agentID).SendMessage(alice, &a2a.SendMessageRequest{Message: textMsg("#script:twocalls go"),
 		Config: &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: pushCfg(rcv.url + "/hooks/t")}})

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
@@ -14,15 +16,47 @@ import (
 // PushType is the typ of a push notification's signature.
 const PushType = "a2a-push+jws"
 
-// DeliveryHeader is the protected header parameter that binds a push
-// signature to its delivery id.
-const DeliveryHeader = "vessel_delivery"
+// Protected header parameters of a push signature besides alg, typ and
+// kid: "aud" (the webhook URL posted to) and "iat" (seconds since the
+// epoch) with their JWT meanings (RFC 7519 §4.1.3, §4.1.6; §5.3 allows
+// them in a header), and these two.
+const (
+	// DeliveryHeader binds a push signature to its delivery id.
+	DeliveryHeader = "vessel_delivery"
+	// TaskHeader binds it to the task the event is about.
+	TaskHeader = "vessel_task"
+)
 
-// SignPush signs a push notification body (the exact bytes sent) for the
-// delivery id and returns the detached compact JWS "protected..signature".
-func (k *Keys) SignPush(body []byte, deliveryID string) (string, error) {
+// ErrUnknownKey is returned (wrapped) when a signature's kid is not in
+// the key set: the set may be older than a rotation.
+var ErrUnknownKey = errors.New("cardsig: the signing key is not in the key set")
+
+// ErrBadPush is returned (wrapped) when a push signature is malformed or
+// does not verify.
+var ErrBadPush = errors.New("cardsig: the push signature does not verify")
+
+// PushClaims is what a push signature binds besides the body.
+type PushClaims struct {
+	// Audience is the webhook URL the delivery is posted to ("aud").
+	Audience string
+	// TaskID is the task the event is about (TaskHeader).
+	TaskID string
+	// DeliveryID is the delivery id (DeliveryHeader), the same on every
+	// attempt.
+	DeliveryID string
+	// IssuedAt is when this attempt was signed ("iat", whole seconds).
+	IssuedAt time.Time
+}
+
+// SignPush signs a push notification body (the exact bytes sent) for one
+// attempt and returns the detached compact JWS "protected..signature".
+func (k *Keys) SignPush(body []byte, c PushClaims) (string, error) {
+	if c.Audience == "" || c.TaskID == "" || c.DeliveryID == "" || c.IssuedAt.IsZero() {
+		return "", errors.New("cardsig: a push signature needs its audience, task, delivery id and time")
+	}
 	h := jws.NewHeaders()
-	for name, v := range map[string]any{jws.TypeKey: PushType, jws.KeyIDKey: k.sign.KeyID(), DeliveryHeader: deliveryID} {
+	for name, v := range map[string]any{jws.TypeKey: PushType, jws.KeyIDKey: k.sign.KeyID(),
+		"aud": c.Audience, "iat": c.IssuedAt.Unix(), DeliveryHeader: c.DeliveryID, TaskHeader: c.TaskID} {
 		if err := h.Set(name, v); err != nil {
 			return "", fmt.Errorf("cardsig: header %s: %w", name, err)
 		}
@@ -37,38 +71,66 @@ func (k *Keys) SignPush(body []byte, deliveryID string) (string, error) {
 	return string(compact), nil
 }
 
-// VerifyPush checks a push signature (SignPush) over body against the key
-// set jwks: its typ is PushType, its kid is in jwks and its delivery id is
-// deliveryID. It returns the kid that verified.
-func VerifyPush(signature string, body []byte, deliveryID string, jwks []byte) (string, error) {
+// PushHeader is the protected header of a push signature, read without
+// verifying it (ReadPush).
+type PushHeader struct {
+	KeyID string
+	PushClaims
+}
+
+// ReadPush decodes a push signature's protected header, checking that it
+// carries typ PushType, alg ES256, kid and every claim with its type. It
+// does not verify anything: VerifyPush does.
+func ReadPush(signature string) (PushHeader, error) {
 	sig, err := splitCompact([]byte(signature))
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrBadSignature, err)
+		return PushHeader{}, fmt.Errorf("%w: %w", ErrBadPush, err)
 	}
 	hb, err := base64.RawURLEncoding.DecodeString(sig.Protected)
 	if err != nil {
-		return "", fmt.Errorf("%w: protected header is not base64url", ErrBadSignature)
+		return PushHeader{}, fmt.Errorf("%w: protected header is not base64url", ErrBadPush)
 	}
-	var hdr map[string]any
+	var hdr struct {
+		Alg      string      `json:"alg"`
+		Typ      string      `json:"typ"`
+		Kid      string      `json:"kid"`
+		Aud      string      `json:"aud"`
+		Iat      json.Number `json:"iat"`
+		Delivery string      `json:"vessel_delivery"`
+		Task     string      `json:"vessel_task"`
+	}
 	if err := json.Unmarshal(hb, &hdr); err != nil {
-		return "", fmt.Errorf("%w: protected header is not JSON", ErrBadSignature)
+		return PushHeader{}, fmt.Errorf("%w: protected header: %w", ErrBadPush, err)
 	}
-	kid, _ := hdr["kid"].(string)
-	if typ, _ := hdr["typ"].(string); typ != PushType || kid == "" {
-		return "", fmt.Errorf("%w: the protected header must carry kid and typ %s", ErrBadSignature, PushType)
+	if hdr.Typ != PushType || hdr.Alg != jwa.ES256.String() || hdr.Kid == "" {
+		return PushHeader{}, fmt.Errorf("%w: the protected header must carry kid, alg ES256 and typ %s", ErrBadPush, PushType)
 	}
-	if d, _ := hdr[DeliveryHeader].(string); d != deliveryID {
-		return "", fmt.Errorf("%w: signed for delivery %q, received as %q", ErrBadSignature, d, deliveryID)
+	iat, err := strconv.ParseInt(hdr.Iat.String(), 10, 64)
+	if err != nil || hdr.Aud == "" || hdr.Delivery == "" || hdr.Task == "" {
+		return PushHeader{}, fmt.Errorf("%w: the protected header must carry aud, iat (whole seconds), %s and %s", ErrBadPush, DeliveryHeader, TaskHeader)
 	}
-	set, err := jwk.Parse(jwks)
+	return PushHeader{KeyID: hdr.Kid, PushClaims: PushClaims{Audience: hdr.Aud, TaskID: hdr.Task,
+		DeliveryID: hdr.Delivery, IssuedAt: time.Unix(iat, 0)}}, nil
+}
+
+// VerifyPush checks a push signature (SignPush) over body against the key
+// set: its header is well formed (ReadPush), its kid is in set
+// (ErrUnknownKey otherwise) and the signature verifies. It returns the
+// header; the caller checks its claims (the audience is its own URL, the
+// time is recent, the delivery id is the header's).
+func VerifyPush(signature string, body []byte, set jwk.Set) (PushHeader, error) {
+	h, err := ReadPush(signature)
 	if err != nil {
-		return "", fmt.Errorf("cardsig: read the key set: %w", err)
+		return PushHeader{}, err
 	}
-	if set.Len() == 0 {
-		return "", errors.New("cardsig: the key set is empty")
+	if set == nil || set.Len() == 0 {
+		return PushHeader{}, errors.New("cardsig: the key set is empty")
+	}
+	if _, ok := set.LookupKeyID(h.KeyID); !ok {
+		return PushHeader{}, fmt.Errorf("%w: kid %s", ErrUnknownKey, h.KeyID)
 	}
 	if _, err := jws.Verify([]byte(signature), jws.WithKeySet(set, jws.WithRequireKid(true)), jws.WithDetachedPayload(body)); err != nil {
-		return "", fmt.Errorf("%w: kid %s: %w", ErrBadSignature, kid, err)
+		return PushHeader{}, fmt.Errorf("%w: kid %s: %w", ErrBadPush, h.KeyID, err)
 	}
-	return kid, nil
+	return h, nil
 }

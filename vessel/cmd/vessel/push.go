@@ -31,7 +31,7 @@ func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, 
 	if err != nil {
 		return nil, nil, err
 	}
-	var sign func([]byte, string) (string, error)
+	var sign func([]byte, cardsig.PushClaims) (string, error)
 	if keys != nil {
 		sign = keys.SignPush
 	} else {

@@ -4,13 +4,18 @@
 // special-purpose classes that no webhook has business with (link-local,
 // multicast, documentation, reserved, ...) are refused always; loopback and
 // private ones only through a grant. The same rules are applied again to
-// the address actually dialled (Control).
+// the address actually dialled (Control). A granted host name is pinned
+// further (Dialer): the addresses it resolves to may not be loopback, so
+// only a grant that names a loopback literal reaches the vessel's host.
 package dest
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strings"
 	"syscall"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -170,4 +175,86 @@ func PublicControl(_, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("%w: %s is a %s address", ErrRefused, ap.Addr(), c)
 	}
 	return nil
+}
+
+// Dialer dials direct deliveries. The host of the address dialled is the
+// granted host (the URL matched a grant's scheme, host and port). An IP
+// literal is dialled as it is, in its own class (a grant naming 127.0.0.1
+// reaches loopback). A host name is resolved here and each address it
+// resolves to is pinned to the classes a name may reach: public and
+// private, never special-purpose (link-local and the metadata address
+// 169.254.169.254, unspecified, multicast, reserved, ...) nor loopback,
+// whatever the name's DNS says later. The address chosen is dialled as a
+// literal, and Control checks it once more on the socket.
+type Dialer struct {
+	// Dialer dials; its Control is replaced by Control. nil: a default.
+	Dialer *net.Dialer
+	// Lookup resolves a host name; nil: net.DefaultResolver.LookupNetIP.
+	Lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Resolved decides one address a granted host name resolved to: nil when a
+// name may be dialled there.
+func Resolved(host string, a netip.Addr) error {
+	a = a.Unmap().WithZone("")
+	switch {
+	case Classify(a) == Special:
+		return fmt.Errorf("%w: %s resolves to %s, a special-purpose address", ErrRefused, host, a)
+	case a.IsLoopback():
+		return fmt.Errorf("%w: %s resolves to %s, a loopback address; only a grant naming a loopback literal reaches it", ErrRefused, host, a)
+	}
+	return nil
+}
+
+// DialContext is for http.Transport.DialContext.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	nd := net.Dialer{}
+	if d.Dialer != nil {
+		nd = *d.Dialer
+	}
+	nd.Control, nd.ControlContext = Control, nil
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("%w: dial %q: %w", ErrRefused, address, err)
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if Classify(a) == Special {
+			return nil, fmt.Errorf("%w: %s is a special-purpose address", ErrRefused, a)
+		}
+		return nd.DialContext(ctx, network, address)
+	}
+	lookup := d.Lookup
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupNetIP
+	}
+	ipnet := "ip"
+	switch {
+	case strings.HasSuffix(network, "4"):
+		ipnet = "ip4"
+	case strings.HasSuffix(network, "6"):
+		ipnet = "ip6"
+	}
+	addrs, err := lookup(ctx, ipnet, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	var why []error
+	for _, a := range addrs {
+		if err := Resolved(host, a); err != nil {
+			why = append(why, err)
+			continue
+		}
+		c, err := nd.DialContext(ctx, network, net.JoinHostPort(a.Unmap().WithZone("").String(), port))
+		if err == nil {
+			return c, nil
+		}
+		why = append(why, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(why) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	return nil, errors.Join(why...)
 }

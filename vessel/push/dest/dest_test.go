@@ -1,9 +1,13 @@
 package dest
 
 import (
+	"context"
 	"errors"
+	"net"
 	"net/netip"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -138,4 +142,94 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("%q: route %d", s, r)
 		}
 	})
+}
+
+// A granted host name is pinned: whatever it resolves to later, a
+// special-purpose or loopback address is refused before any dial, while a
+// grant naming the loopback literal reaches it. Only loopback is dialled;
+// names resolve through a fake resolver.
+func TestDialerPinsGrantedNames(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	var mu sync.Mutex
+	answers := map[string][]string{}
+	var looked []string
+	d := &Dialer{Lookup: func(_ context.Context, _, host string) ([]netip.Addr, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		looked = append(looked, host)
+		var out []netip.Addr
+		for _, s := range answers[host] {
+			out = append(out, netip.MustParseAddr(s))
+		}
+		return out, nil
+	}}
+	ctx := context.Background()
+
+	// The literal grant: dialled in its own class.
+	c, err := d.DialContext(ctx, "tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatalf("loopback literal: %v", err)
+	}
+	c.Close()
+	// A name rebound to loopback, metadata, link-local, unspecified,
+	// multicast: refused, each named.
+	for name, addrs := range map[string][]string{
+		"hooks.internal":   {"127.0.0.1"},
+		"v6.internal":      {"::1"},
+		"mapped.internal":  {"::ffff:127.0.0.1"},
+		"meta.internal":    {"169.254.169.254"},
+		"ll.internal":      {"fe80::1"},
+		"zero.internal":    {"0.0.0.0"},
+		"mcast.internal":   {"224.0.0.251"},
+		"mixed.internal":   {"169.254.169.254", "127.0.0.2", "::"},
+		"localhost":        {"127.0.0.1", "::1"},
+		"nothing.internal": nil,
+	} {
+		mu.Lock()
+		answers[name] = addrs
+		mu.Unlock()
+		_, err := d.DialContext(ctx, "tcp", net.JoinHostPort(name, port))
+		if err == nil {
+			t.Fatalf("%s -> %v dialled", name, addrs)
+		}
+		if addrs != nil && !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v, want ErrRefused", name, err)
+		}
+		for _, a := range addrs {
+			if !strings.Contains(err.Error(), netip.MustParseAddr(a).Unmap().String()) {
+				t.Errorf("%s: %v does not name %s", name, err, a)
+			}
+		}
+	}
+	// Special-purpose literals are never dialled, even if a URL got here.
+	for _, lit := range []string{"169.254.169.254:80", "[fe80::1]:80", "0.0.0.0:" + port} {
+		if _, err := d.DialContext(ctx, "tcp", lit); !errors.Is(err, ErrRefused) {
+			t.Errorf("literal %s: %v", lit, err)
+		}
+	}
+	// What a name may reach (decided, not dialled): private and public.
+	for _, s := range []string{"10.1.2.3", "192.168.0.9", "fd00::7", "100.64.1.1", "8.8.8.8", "2606:4700::1"} {
+		if err := Resolved("hooks.internal", netip.MustParseAddr(s)); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(looked) != 10 {
+		t.Errorf("lookups %v: literals must not be resolved", looked)
+	}
 }

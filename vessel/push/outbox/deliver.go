@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 )
 
@@ -28,7 +29,8 @@ const (
 	DeliveryIDHeader = "X-Vessel-Delivery-Id"
 	// AttemptHeader counts attempts from 1.
 	AttemptHeader = "X-Vessel-Delivery-Attempt"
-	// SignatureHeader is a detached JWS over the body (cardsig.SignPush).
+	// SignatureHeader is a detached JWS over the body (cardsig.SignPush),
+	// bound to the webhook URL, task, delivery id and time of the attempt.
 	SignatureHeader = "X-Vessel-Signature"
 )
 
@@ -39,17 +41,19 @@ var ErrPermanent = errors.New("permanent push delivery failure")
 // public ones through the egress proxy. Redirects are never followed.
 type Deliverer struct {
 	direct, egress *http.Client
-	// Sign, when set, signs each body for its delivery id.
-	Sign func(body []byte, deliveryID string) (string, error)
+	// Sign, when set, signs each attempt's body for its webhook URL, task,
+	// delivery id and time (cardsig.Keys.SignPush).
+	Sign func(body []byte, c cardsig.PushClaims) (string, error)
 	// UserAgent names the vessel.
 	UserAgent string
 }
 
 // NewDeliverer builds the clients; egressProxy nil refuses public routes.
-// The direct dialer refuses special-purpose addresses whatever DNS says.
-func NewDeliverer(egressProxy *url.URL, sign func([]byte, string) (string, error)) *Deliverer {
+// The direct dialer refuses special-purpose addresses whatever DNS says,
+// and a granted host name resolving to loopback (dest.Dialer).
+func NewDeliverer(egressProxy *url.URL, sign func([]byte, cardsig.PushClaims) (string, error)) *Deliverer {
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: dest.Control}
+	dialer := &dest.Dialer{Dialer: &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}}
 	d := &Deliverer{Sign: sign, UserAgent: "astralvessel-push"}
 	d.direct = &http.Client{CheckRedirect: noRedirect, Transport: &http.Transport{
 		Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true, MaxIdleConns: 100,
@@ -92,7 +96,7 @@ func (d *Deliverer) Deliver(ctx context.Context, route dest.Route, cfg *a2a.Push
 		}
 	}
 	if d.Sign != nil {
-		sig, err := d.Sign(a.Body, a.DeliveryID)
+		sig, err := d.Sign(a.Body, cardsig.PushClaims{Audience: cfg.URL, TaskID: a.Task, DeliveryID: a.DeliveryID, IssuedAt: time.Now()})
 		if err != nil {
 			return fmt.Errorf("sign delivery: %w", err)
 		}
