@@ -33,8 +33,15 @@ type Backend interface {
 type CallCarrier interface {
 	// Capture encodes the call of ctx, on the replica that received it.
 	Capture(ctx context.Context) ([]byte, error)
-	// Restore rebuilds it into ctx, on the replica that runs the message.
-	Restore(ctx context.Context, call []byte) (context.Context, error)
+	// Capture runs on the receiving replica just before the message is
+	// forwarded: what the call holds there for a turn (its [limits]
+	// place) is given back, as the turn will run and count on the
+	// replica holding the task.
+	//
+	// Restore rebuilds it into ctx, on the replica that runs the message,
+	// with the turn's place there; end gives back what the message's
+	// handling did not hand to a turn, once the handler returned.
+	Restore(ctx context.Context, call []byte) (_ context.Context, end func(), _ error)
 }
 
 // CallCarrying is a backend whose replicas forward messages to each other;
