@@ -358,9 +358,13 @@ func (g *gen) vessel() (*service, error) {
 	// owner: the vessel's uid here, the egress's for egress.token.
 	egressTok, egressPath := g.secret("vessel-egress.token")
 	cardKey, cardKeyPath := g.secret(CardKeyFile)
-	s.Volumes = []string{master, egressTok, cardKey, "vessel-data:/data"}
+	// The operator API's token (served once a metrics listener is set,
+	// docs/operations.md); the operator's copy is operator.token.
+	opTok, opTokPath := g.secret(VesselOperatorTokenFile)
+	s.Volumes = []string{master, egressTok, cardKey, opTok, "vessel-data:/data"}
 	s.Environment = map[string]string{
 		"VESSEL_SANDBOX_MASTER_TOKEN_FILE": masterPath,
+		"VESSEL_OPERATOR_TOKEN_FILE":       opTokPath,
 		"VESSEL_CARD_SIGNING_KEY_FILE":     cardKeyPath,
 		"VESSEL_MODEL_KEY_FILE":            egressPath,
 		"VESSEL_MODEL_BASE_URL":            "http://egress:8080/v1",

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
@@ -19,10 +20,20 @@ import (
 // private keys, see vessel/client/cardsig), mounted into the vessel only.
 const CardKeyFile = "card-signing.jwks"
 
+// OperatorTokenFile is the operator API's token (docs/operations.md,
+// "Running turns"): the operator's copy, which `astralvessel turns` and
+// `cancel` read from the deploy folder; the vessel reads its own copy,
+// VesselOperatorTokenFile.
+const (
+	OperatorTokenFile       = "operator.token"
+	VesselOperatorTokenFile = "vessel-operator.token"
+)
+
 // Secrets are the generated secrets of one deployment.
 type Secrets struct {
 	SandboxMaster string
 	EgressToken   string
+	OperatorToken string
 	SearchSecret  string
 	Sandbox       map[string]string // agent id -> its token
 }
@@ -34,13 +45,14 @@ type Secrets struct {
 // runs as root and its calls never do.
 func SecretOwners(d *spec.Deployment) map[string]int {
 	owners := map[string]int{
-		"sandbox-master.token": VesselUID,
-		"vessel-egress.token":  VesselUID,
-		"egress.token":         EgressUID,
-		"search.secret":        SearchUID,
-		SearchProxyFile:        SearchUID,
-		WebClientsFile:         EgressUID,
-		CardKeyFile:            VesselUID,
+		"sandbox-master.token":  VesselUID,
+		"vessel-egress.token":   VesselUID,
+		VesselOperatorTokenFile: VesselUID,
+		"egress.token":          EgressUID,
+		"search.secret":         SearchUID,
+		SearchProxyFile:         SearchUID,
+		WebClientsFile:          EgressUID,
+		CardKeyFile:             VesselUID,
 	}
 	for _, a := range d.Agents {
 		owners["sandbox-"+a.ID+".token"] = 0
@@ -69,6 +81,14 @@ func WriteSecrets(outDir string, d *spec.Deployment) (*Secrets, bool, error) {
 		return nil, false, err
 	}
 	if err := writeSecret(filepath.Join(dir, "vessel-egress.token"), s.EgressToken); err != nil {
+		return nil, false, err
+	}
+	// The operator's copy stays the deployer's (under sudo, the sudo
+	// user's); the vessel's copy is given to the vessel.
+	if s.OperatorToken, err = keepOrCreate(dir, OperatorTokenFile); err != nil {
+		return nil, false, err
+	}
+	if err := writeSecret(filepath.Join(dir, VesselOperatorTokenFile), s.OperatorToken); err != nil {
 		return nil, false, err
 	}
 	if s.SearchSecret, err = keepOrCreate(dir, "search.secret"); err != nil {
@@ -123,6 +143,9 @@ func WriteSecrets(outDir string, d *spec.Deployment) (*Secrets, bool, error) {
 			return nil, false, fmt.Errorf("secrets: give %s to %d:%d: %w", name, uid, uid, err)
 		}
 	}
+	if err := giveToSudoUser(filepath.Join(dir, OperatorTokenFile)); err != nil {
+		return nil, false, err
+	}
 	return s, true, nil
 }
 
@@ -140,6 +163,21 @@ func ChownCommands(outDir string, d *spec.Deployment) []string {
 		cmds[i] = fmt.Sprintf("sudo chown %d:%d %s", owners[n], owners[n], filepath.Join(outDir, GeneratedDir, n))
 	}
 	return cmds
+}
+
+// giveToSudoUser gives p to the user who ran the deploy through sudo
+// (SUDO_UID and SUDO_GID), so that user can run `astralvessel turns`
+// without root; without sudo it stays root's.
+func giveToSudoUser(p string) error {
+	uid, err1 := strconv.Atoi(os.Getenv("SUDO_UID"))
+	gid, err2 := strconv.Atoi(os.Getenv("SUDO_GID"))
+	if err1 != nil || err2 != nil || uid <= 0 {
+		return nil
+	}
+	if err := os.Chown(p, uid, gid); err != nil {
+		return fmt.Errorf("secrets: give %s to the sudo user %d: %w", p, uid, err)
+	}
+	return nil
 }
 
 func keepOrCreate(dir, name string) (string, error) {

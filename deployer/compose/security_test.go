@@ -106,12 +106,14 @@ func TestSecretsMountedOnlyWhereTheyBelong(t *testing.T) {
 		"sandbox-master.token": {"vessel"},
 		"egress.token":         {"egress"},
 		"vessel-egress.token":  {"vessel"},
-		"search.secret":        {"search"},
-		SearchProxyFile:        {"search"},
-		WebClientsFile:         {"egress"},
-		CardKeyFile:            {"vessel"},
-		"sandbox-alpha.token":  {"sandbox-alpha"},
-		"sandbox-beta.token":   {"sandbox-beta"},
+		// The operator's copy (operator.token) is mounted nowhere.
+		VesselOperatorTokenFile: {"vessel"},
+		"search.secret":         {"search"},
+		SearchProxyFile:         {"search"},
+		WebClientsFile:          {"egress"},
+		CardKeyFile:             {"vessel"},
+		"sandbox-alpha.token":   {"sandbox-alpha"},
+		"sandbox-beta.token":    {"sandbox-beta"},
 	}
 	got := map[string][]string{}
 	for _, name := range keys(f.Services) {
@@ -521,6 +523,20 @@ func TestGeneratedSecretsPrivate(t *testing.T) {
 			continue
 		}
 		want, ok := owners[e.Name()]
+		if e.Name() == OperatorTokenFile {
+			// The operator's copy stays the deployer's (or the sudo user's).
+			want, ok = os.Geteuid(), !ok
+			if u, err := strconv.Atoi(os.Getenv("SUDO_UID")); err == nil && handedOver && u > 0 {
+				want = u
+			}
+			if st := info.Sys().(*syscall.Stat_t); int(st.Uid) != want {
+				t.Errorf("%s owned by %d, want the operator %d", e.Name(), st.Uid, want)
+			}
+			if !ok {
+				t.Errorf("%s is in SecretOwners: no service reads it", e.Name())
+			}
+			continue
+		}
 		if !ok {
 			t.Errorf("%s has no owner in SecretOwners", e.Name())
 		}
@@ -529,8 +545,8 @@ func TestGeneratedSecretsPrivate(t *testing.T) {
 			t.Errorf("%s owned by %d:%d, want %d:%d", e.Name(), st.Uid, st.Gid, want, want)
 		}
 	}
-	if len(entries) != len(owners) {
-		t.Errorf("%d secret files, SecretOwners names %d", len(entries), len(owners))
+	if len(entries) != len(owners)+1 {
+		t.Errorf("%d secret files, SecretOwners names %d and the operator's token", len(entries), len(owners))
 	}
 }
 
@@ -572,6 +588,7 @@ func TestChownCommandsForNonRootDeploy(t *testing.T) {
 		"sudo chown 61003:61003 /srv/dep/.generated/search-proxy.url",
 		"sudo chown 61003:61003 /srv/dep/.generated/search.secret",
 		"sudo chown 61001:61001 /srv/dep/.generated/vessel-egress.token",
+		"sudo chown 61001:61001 /srv/dep/.generated/vessel-operator.token",
 	}
 	if !slices.Equal(cmds, want) {
 		t.Errorf("ChownCommands:\n%s\nwant:\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
@@ -705,5 +722,46 @@ func TestNoMetricsPortOnToolsOrFrontNetworks(t *testing.T) {
 	good.Services["vessel"].Environment["VESSEL_METRICS_LISTEN"] = "172.31.9.2:9700"
 	if p := metricsProblems(good); len(p) > 0 {
 		t.Errorf("the documented wiring is refused: %v", p)
+	}
+}
+
+// TestOperatorTokenGenerated: deploy generates the operator API's token,
+// kept across deploys, in two 0600 copies: operator.token for the
+// operator's commands (`astralvessel turns`, `cancel`) and the vessel's,
+// mounted read-only into the vessel alone and named by
+// VESSEL_OPERATOR_TOKEN_FILE.
+func TestOperatorTokenGenerated(t *testing.T) {
+	d, src := twoAgents(t, "", nil)
+	out := t.TempDir()
+	s1, _, err := WriteSecrets(out, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(out, GeneratedDir)
+	for _, name := range []string{OperatorTokenFile, VesselOperatorTokenFile} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || strings.TrimSpace(string(b)) != s1.OperatorToken || len(s1.OperatorToken) < 32 {
+			t.Fatalf("%s: %q %v, want the operator token (%d characters)", name, b, err, len(s1.OperatorToken))
+		}
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: mode %v %v", name, st.Mode(), err)
+		}
+	}
+	s2, _, err := WriteSecrets(out, d)
+	if err != nil || s2.OperatorToken != s1.OperatorToken {
+		t.Fatalf("a second deploy changed the operator token: %v", err)
+	}
+	if s1.OperatorToken == s1.EgressToken || s1.OperatorToken == s1.SandboxMaster {
+		t.Fatal("the operator token repeats another secret")
+	}
+	v := composeOf(t, d, src).Services["vessel"]
+	path := v.Environment["VESSEL_OPERATOR_TOKEN_FILE"]
+	if path != secretsDir+"/"+VesselOperatorTokenFile {
+		t.Fatalf("vessel VESSEL_OPERATOR_TOKEN_FILE %q", path)
+	}
+	if !slices.ContainsFunc(mounts(v), func(m [3]string) bool {
+		return m[0] == "./"+GeneratedDir+"/"+VesselOperatorTokenFile && m[1] == path && m[2] == "ro"
+	}) {
+		t.Fatalf("the vessel does not mount its operator token at %s: %v", path, v.Volumes)
 	}
 }

@@ -17,17 +17,23 @@ type Info struct {
 	URLs []string `json:"urls"`
 	// GRPCAddress is the first vessel's gRPC binding (host:port; a request
 	// names its agent in its tenant field), GRPCAddresses every vessel's.
-	GRPCAddress   string    `json:"grpc_address,omitempty"`
-	GRPCAddresses []string  `json:"grpc_addresses,omitempty"`
-	Agents        []string  `json:"agents"`
-	AppID         string    `json:"app_id"`
-	AppKeyFile    string    `json:"app_key_file"`
-	User          string    `json:"user"`
-	PID           int       `json:"pid"`
-	Started       time.Time `json:"started"`
-	Model         string    `json:"model"` // "scripted" or the upstream URL
-	Logs          string    `json:"logs"`
-	Deployment    string    `json:"deployment"`
+	GRPCAddress   string   `json:"grpc_address,omitempty"`
+	GRPCAddresses []string `json:"grpc_addresses,omitempty"`
+	// OperatorURL is the first vessel's operator API (its metrics
+	// listener, docs/operations.md), OperatorURLs every vessel's;
+	// OperatorTokenFile holds their token.
+	OperatorURL       string    `json:"operator_url,omitempty"`
+	OperatorURLs      []string  `json:"operator_urls,omitempty"`
+	OperatorTokenFile string    `json:"operator_token_file,omitempty"`
+	Agents            []string  `json:"agents"`
+	AppID             string    `json:"app_id"`
+	AppKeyFile        string    `json:"app_key_file"`
+	User              string    `json:"user"`
+	PID               int       `json:"pid"`
+	Started           time.Time `json:"started"`
+	Model             string    `json:"model"` // "scripted" or the upstream URL
+	Logs              string    `json:"logs"`
+	Deployment        string    `json:"deployment"`
 	// Processes are the stack's processes, each with its pid and log.
 	Processes []Process `json:"processes"`
 }

@@ -19,6 +19,9 @@ import (
 // same across restarts.
 type keys struct {
 	app, appDigest, master, egress, cardKeyFile string
+	// operatorFile holds the operator API's token (STATE/operator.token),
+	// which the vessels read and `astralvessel turns` finds.
+	operatorFile string
 }
 
 func loadKeys(stateDir string) (*keys, error) {
@@ -33,6 +36,10 @@ func loadKeys(stateDir string) (*keys, error) {
 	if k.egress, err = secret(stateDir, "egress.token", ""); err != nil {
 		return nil, err
 	}
+	if _, err = secret(stateDir, compose.OperatorTokenFile, ""); err != nil {
+		return nil, err
+	}
+	k.operatorFile = filepath.Join(stateDir, compose.OperatorTokenFile)
 	if k.cardKeyFile, err = cardKeyFile(stateDir); err != nil {
 		return nil, err
 	}

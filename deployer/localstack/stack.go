@@ -92,11 +92,12 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	urls, grpcs, err := s.startVessels(readyCtx, pl, sandboxes)
+	urls, grpcs, ops, err := s.startVessels(readyCtx, pl, sandboxes)
 	if err != nil {
 		return nil, err
 	}
 	s.Info = pl.info(urls, grpcs)
+	s.Info.OperatorURL, s.Info.OperatorURLs, s.Info.OperatorTokenFile = ops[0], ops, pl.keys.operatorFile
 	if err := s.writeInfo(); err != nil {
 		return nil, err
 	}
@@ -165,9 +166,10 @@ func (s *Stack) Scratch(agent string) string { return filepath.Join(s.scratch, a
 type service struct {
 	procSpec
 	addr string
-	// grpcAddr is a vessel's gRPC binding address.
-	grpcAddr string
-	ready    func(context.Context, *Proc) error
+	// grpcAddr is a vessel's gRPC binding address, metricsAddr its
+	// metrics listener (with the operator API).
+	grpcAddr, metricsAddr string
+	ready                 func(context.Context, *Proc) error
 	// after is said on the progress log once it is ready.
 	after string
 }
@@ -204,28 +206,30 @@ func (s *Stack) startBackends(ctx context.Context, pl *plan) ([]string, error) {
 }
 
 // startVessels starts the vessels and waits until each reports every
-// agent ready; it returns their URLs and gRPC addresses.
-func (s *Stack) startVessels(ctx context.Context, pl *plan, sandboxArgs []string) ([]string, []string, error) {
+// agent ready; it returns their URLs, gRPC addresses and operator API
+// URLs.
+func (s *Stack) startVessels(ctx context.Context, pl *plan, sandboxArgs []string) ([]string, []string, []string, error) {
 	agents := pl.agentIDs()
 	var svcs []service
-	var urls, grpcs []string
+	var urls, grpcs, ops []string
 	for i := range pl.cfg.Replicas {
 		v, err := pl.vesselService(i, sandboxArgs, agents)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		svcs = append(svcs, v)
 		urls = append(urls, "http://"+v.addr)
 		grpcs = append(grpcs, v.grpcAddr)
+		ops = append(ops, "http://"+v.metricsAddr)
 	}
 	if err := s.startAll(ctx, svcs); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// The vessel drains running turns on SIGTERM (as Compose's stop_grace_period allows).
 	for _, p := range s.Vessels() {
 		p.grace = time.Duration(pl.d.Vessel.StopGraceSecs()) * time.Second
 	}
-	return urls, grpcs, nil
+	return urls, grpcs, ops, nil
 }
 
 // startAll starts every service, then waits for all of them at once.
@@ -467,9 +471,16 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 			return service{}, fmt.Errorf("localstack: create %s: %w", data, err)
 		}
 	}
+	// The metrics listener on loopback serves the operator API too
+	// (`astralvessel turns` finds both in stack.json).
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return service{}, err
+	}
 	vars := map[string]string{
 		"VESSEL_SANDBOX_MASTER_TOKEN":  pl.keys.master,
 		"VESSEL_CARD_SIGNING_KEY_FILE": pl.keys.cardKeyFile,
+		"VESSEL_OPERATOR_TOKEN_FILE":   pl.keys.operatorFile,
 		"VESSEL_DATA_DIR":              data,
 	}
 	for k, v := range pl.vesselVars {
@@ -482,12 +493,13 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 		vars["VESSEL_MODEL_BASE_URL"], vars["VESSEL_MODEL_KEY"] = egressModelURL(pl), pl.keys.egress
 	}
 	env := processEnv(operatorEnviron(pl.cfg.Env, pl.d), vars,
-		"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE")
+		"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE", "VESSEL_OPERATOR_TOKEN")
 	url := "http://" + addr
+	args := append(vesselArgs(pl.vesselDep, addr, grpcAddr, sandboxArgs), "--metrics-listen", metricsAddr)
 	return service{
-		procSpec: procSpec{name: name, bin: "vessel", args: vesselArgs(pl.vesselDep, addr, grpcAddr, sandboxArgs), env: env,
+		procSpec: procSpec{name: name, bin: "vessel", args: args, env: env,
 			cpus: pl.cfg.ServerCPUs, logDir: pl.logDir},
-		addr: addr, grpcAddr: grpcAddr,
+		addr: addr, grpcAddr: grpcAddr, metricsAddr: metricsAddr,
 		ready: func(ctx context.Context, p *Proc) error {
 			return waitHTTP(ctx, p, url+"/health", "", func(b []byte) error { return healthReady(b, agents) })
 		},

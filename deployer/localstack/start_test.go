@@ -153,3 +153,45 @@ func TestEgressGetsTheBudgets(t *testing.T) {
 		}
 	}
 }
+
+// TestVesselOperatorAPI: the local stack generates the operator token
+// (STATE/operator.token, 0600, kept across starts) and gives each vessel
+// the file and a loopback metrics listener of its own, where the operator
+// API is served; an operator's VESSEL_OPERATOR_TOKEN does not reach it.
+func TestVesselOperatorAPI(t *testing.T) {
+	dir := t.TempDir()
+	k, err := loadKeys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(k.operatorFile)
+	if err != nil || st.Mode().Perm() != 0o600 || k.operatorFile != filepath.Join(dir, "operator.token") {
+		t.Fatalf("operator token %s: %v %v", k.operatorFile, err, st)
+	}
+	tok, _ := os.ReadFile(k.operatorFile)
+	if k2, err := loadKeys(dir); err != nil {
+		t.Fatal(err)
+	} else if again, _ := os.ReadFile(k2.operatorFile); len(bytes.TrimSpace(tok)) < 32 || !bytes.Equal(tok, again) {
+		t.Fatalf("operator token %q, then %q", tok, again)
+	}
+	t.Setenv("VESSEL_OPERATOR_TOKEN", "from-the-shell-0123456789abcdef0123456789")
+	pl := &plan{cfg: Config{Listen: "127.0.0.1:0", StateDir: dir, Env: os.LookupEnv}, keys: k, vesselVars: map[string]string{},
+		d: &spec.Deployment{}, logDir: dir, egressModelAddr: "127.0.0.1:9"}
+	var seen []string
+	for i := range 2 {
+		v, err := pl.vesselService(i, nil, []string{"a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slicesHave(v.env, "VESSEL_OPERATOR_TOKEN_FILE="+k.operatorFile) || slices.ContainsFunc(v.env, func(kv string) bool {
+			return strings.HasPrefix(kv, "VESSEL_OPERATOR_TOKEN=")
+		}) {
+			t.Fatalf("vessel %d env: %v", i, v.env)
+		}
+		at := slices.Index(v.args, "--metrics-listen")
+		if at < 0 || at+1 >= len(v.args) || v.args[at+1] != v.metricsAddr || !strings.HasPrefix(v.metricsAddr, "127.0.0.1:") || slices.Contains(seen, v.metricsAddr) {
+			t.Fatalf("vessel %d: args %v, metrics %s", i, v.args, v.metricsAddr)
+		}
+		seen = append(seen, v.metricsAddr)
+	}
+}

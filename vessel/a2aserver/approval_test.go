@@ -528,3 +528,65 @@ func TestApprovalSubscribeWhilePaused(t *testing.T) {
 		})
 	}
 }
+
+// TestForwardedDecisionCountsOnce: a decision sent to the replica that
+// does not hold the paused turn is forwarded; the resumed turn counts
+// under [limits] once, on the replica that runs it, for as long as it
+// runs: also when the decision returned at once (returnImmediately), and
+// while a blocking SendMessage on the receiving replica waits for it.
+func TestForwardedDecisionCountsOnce(t *testing.T) {
+	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
+		}
+		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
+	}
+	postgres.Register()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "vt_fwdcount_" + hex.EncodeToString(b[:])
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	t.Cleanup(func() { dropSchema(t, dsn, schema) })
+	opt := withApproval(spec.Approval{Tools: []string{"bash"}})
+	h1 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
+	h2 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
+	alice := as(h1.keyApp1, "alice")
+	const owner = "app1/alice"
+	turns := func(h *harness) int { _, n, _, _ := h.srv.Admission().Counts(owner); return n }
+
+	for _, immediately := range []bool{true, false} {
+		task, err := h1.send(alice, textMsg("#script:sleeptool"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := pending(t, task)
+		if n1, n2 := turns(h1), turns(h2); n1 != 0 || n2 != 0 {
+			t.Fatalf("a paused turn holds places: %d and %d", n1, n2)
+		}
+		_, _, running := h1.sandbox.stats()
+		sent := make(chan error, 1)
+		go func() {
+			_, err := h2.client(h2.agentID).SendMessage(alice, &a2a.SendMessageRequest{Message: decide(task, req.ApprovalID, verdict("s1", "approve")),
+				Config: &a2a.SendMessageConfig{ReturnImmediately: immediately}})
+			sent <- err
+		}()
+		if immediately {
+			if err := <-sent; err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "the resumed call to run on the holding replica", func() bool { _, _, r := h1.sandbox.stats(); return r == running+1 })
+		if n1, n2 := turns(h1), turns(h2); n1 != 1 || n2 != 0 {
+			t.Fatalf("returnImmediately %v: the resumed turn counts %d on the holding replica and %d on the receiving one, want 1 and 0", immediately, n1, n2)
+		}
+		h1.cancelTask(t, h1.keyApp1, "alice", string(task.ID))
+		if !immediately {
+			<-sent // the blocking decision ends with the cancelled task
+		}
+		waitFor(t, "the places back", func() bool { return turns(h1) == 0 && turns(h2) == 0 })
+	}
+}

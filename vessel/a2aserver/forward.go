@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -16,8 +17,14 @@ import (
 // the replica holding its paused turn takes along what admit put in the
 // caller's context (the principal, the narrowed tools, the approvals the
 // caller added), so the holding replica's interceptors and executor see
-// the same call.
-type callCarrier struct{ exec *executor }
+// the same call. The resumed turn counts under [limits] once, where it
+// runs: Capture gives the receiving replica's turn place back, Restore
+// takes one on the holding replica (admission.Controller.Forwarded).
+type callCarrier struct {
+	exec  *executor
+	adm   *admission.Controller // nil: no turn place is taken (tests)
+	agent string
+}
 
 // carriedCall is the carried form. Tools are named, and found again in the
 // agent's own set: a carried name the agent lacks is dropped, so a
@@ -45,16 +52,28 @@ func (c callCarrier) Capture(ctx context.Context) ([]byte, error) {
 	if x := extraFrom(ctx); !x.Empty() {
 		cc.Extra = &x
 	}
-	return json.Marshal(cc)
+	b, err := json.Marshal(cc)
+	if err != nil {
+		return nil, fmt.Errorf("encode the carried call: %w", err)
+	}
+	// The turn runs and counts on the holding replica (Restore).
+	ticketFrom(ctx).Forward()
+	return b, nil
 }
 
-func (c callCarrier) Restore(ctx context.Context, call []byte) (context.Context, error) {
+func (c callCarrier) Restore(ctx context.Context, call []byte) (context.Context, func(), error) {
 	var cc carriedCall
 	if err := json.Unmarshal(call, &cc); err != nil {
-		return nil, fmt.Errorf("decode the carried call: %w", err)
+		return nil, nil, fmt.Errorf("decode the carried call: %w", err)
 	}
 	if cc.Principal == nil || cc.Principal.Owner == "" {
-		return nil, errors.New("the carried call names no caller")
+		return nil, nil, errors.New("the carried call names no caller")
+	}
+	end := func() {}
+	if c.adm != nil {
+		t := c.adm.Forwarded(whoOf(cc.Principal, c.agent))
+		ctx = context.WithValue(ctx, ticketKey{}, t)
+		end = t.Done
 	}
 	if cc.Narrowed {
 		c.exec.tools.Refresh(ctx) // MCP servers with tools = ["*"] (docs/mcp.md)
@@ -65,5 +84,5 @@ func (c callCarrier) Restore(ctx context.Context, call []byte) (context.Context,
 	if cc.Extra != nil {
 		ctx = withExtra(ctx, *cc.Extra)
 	}
-	return auth.WithPrincipal(ctx, cc.Principal), nil
+	return auth.WithPrincipal(ctx, cc.Principal), end, nil
 }

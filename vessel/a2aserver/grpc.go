@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -27,16 +28,102 @@ import (
 // it into every request (docs/a2a.md). Admission is admitCall, the same as
 // on JSON-RPC and HTTP+JSON, run by an interceptor on the decoded request
 // before a2agrpc sees it; the message-size limit is the transport's
-// (grpc.MaxRecvMsgSize, RESOURCE_EXHAUSTED).
+// (grpc.MaxRecvMsgSize, RESOURCE_EXHAUSTED), with the connection bounds of
+// GRPCBounds.
+
+// GRPCBounds are the gRPC binding's bounds on each connection, beside the
+// [limits] admission applies to each call. They live here, in one place,
+// and docs/a2a.md ("gRPC", "Connections") gives each with its reason.
+type GRPCBounds struct {
+	// MaxConcurrentStreams is HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS: the
+	// calls one connection may have open at once. A client over it has
+	// its new streams refused (RST_STREAM REFUSED_STREAM; grpc-go's client
+	// queues them until a stream ends). It bounds the work a connection
+	// makes before admission runs (each stream's message is read whole
+	// first). It is [limits] max_requests_per_owner, so one owner's whole
+	// allowance fits on one connection, and at least GRPCMinStreams, so an
+	// application multiplexing many users over one connection is not held
+	// to one owner's share.
+	MaxConcurrentStreams uint32
+	// MinPingInterval is the keepalive enforcement policy's MinTime: a
+	// client pinging more often (or pinging at all with no call open,
+	// PermitWithoutStream false) gets GOAWAY ENHANCE_YOUR_CALM
+	// ("too_many_pings") after a few strikes and its connection closed.
+	MinPingInterval time.Duration
+	// PingAfter and PingTimeout are the server's own keepalive: after
+	// PingAfter without a frame the server pings, and a peer that does not
+	// answer within PingTimeout is dropped, so a dead peer's streams end.
+	PingAfter, PingTimeout time.Duration
+	// IdleTimeout closes a connection without calls (MaxConnectionIdle).
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds the time from accept to the client's preface
+	// and first SETTINGS (grpc.ConnectionTimeout): a connection that
+	// sends nothing is closed.
+	HandshakeTimeout time.Duration
+	// MaxHeaderListSize bounds a call's metadata (HTTP/2 header list):
+	// http.DefaultMaxHeaderBytes, what the HTTP port's server allows.
+	MaxHeaderListSize uint32
+	// MaxRecvMsgSize is the largest request message, the HTTP bodies'
+	// limit (Config.MaxBody, MaxBodyBytes): larger is RESOURCE_EXHAUSTED.
+	MaxRecvMsgSize int
+}
+
+// Defaults of GRPCBounds that do not follow the configuration.
+const (
+	// GRPCMinStreams is the floor of MaxConcurrentStreams: the value RFC
+	// 9113 (section 6.5.2) asks a server not to go below.
+	GRPCMinStreams = 100
+	// GRPCMinPingInterval: clients that keep long streams alive through
+	// NATs ping every 30 s or more; faster is a flood.
+	GRPCMinPingInterval = 30 * time.Second
+	// GRPCPingAfter and GRPCPingTimeout find a dead peer of an open stream
+	// within about 80 s.
+	GRPCPingAfter   = time.Minute
+	GRPCPingTimeout = 20 * time.Second
+	// GRPCIdleTimeout matches the HTTP server's IdleTimeout.
+	GRPCIdleTimeout = 2 * time.Minute
+	// GRPCHandshakeTimeout: a client sends its preface and SETTINGS at once.
+	GRPCHandshakeTimeout = 10 * time.Second
+)
+
+// GRPCBounds returns the bounds GRPCServer applies.
+func (s *Server) GRPCBounds() GRPCBounds {
+	streams := uint32(GRPCMinStreams)
+	if n := s.cfg.Deployment.Limits.MaxRequestsPerOwner; n > GRPCMinStreams {
+		streams = uint32(n)
+	}
+	return GRPCBounds{
+		MaxConcurrentStreams: streams,
+		MinPingInterval:      GRPCMinPingInterval,
+		PingAfter:            GRPCPingAfter,
+		PingTimeout:          GRPCPingTimeout,
+		IdleTimeout:          GRPCIdleTimeout,
+		HandshakeTimeout:     GRPCHandshakeTimeout,
+		MaxHeaderListSize:    http.DefaultMaxHeaderBytes,
+		MaxRecvMsgSize:       int(s.cfg.MaxBody),
+	}
+}
+
+// Options are the server options of b.
+func (b GRPCBounds) Options() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(b.MaxConcurrentStreams),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: b.MinPingInterval, PermitWithoutStream: false}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: b.IdleTimeout, Time: b.PingAfter, Timeout: b.PingTimeout}),
+		grpc.ConnectionTimeout(b.HandshakeTimeout),
+		grpc.MaxHeaderListSize(b.MaxHeaderListSize),
+		grpc.MaxRecvMsgSize(b.MaxRecvMsgSize),
+	}
+}
 
 // GRPCServer returns a gRPC server with every agent's A2A service behind
-// the vessel's admission; opts are added (keepalive, credentials).
+// the vessel's admission and the connection bounds of GRPCBounds; opts
+// come after them, so they may change one (tests, credentials).
 func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
-	opts = append([]grpc.ServerOption{
-		grpc.MaxRecvMsgSize(int(s.cfg.MaxBody)),
+	opts = append(append(s.GRPCBounds().Options(),
 		grpc.ChainUnaryInterceptor(s.grpcUnary),
 		grpc.ChainStreamInterceptor(s.grpcStream),
-	}, opts...)
+	), opts...)
 	g := grpc.NewServer(opts...)
 	a2apb.RegisterA2AServiceServer(g, &grpcRouter{})
 	return g

@@ -383,7 +383,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		h = w.WrapHandler(a.ID, h)
 	}
 	if c, ok := s.cfg.Store.(store.CallCarrying); ok {
-		c.CarryCalls(a.ID, callCarrier{exec: ag.exec})
+		c.CarryCalls(a.ID, callCarrier{exec: ag.exec, adm: s.adm, agent: a.ID})
 	}
 	// A timed-out pause sends itself its message behind the interceptors,
 	// which would refuse it (it is no caller's decision).

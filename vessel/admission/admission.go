@@ -206,6 +206,25 @@ func (c *Controller) Turn(w Who) (*Ticket, error) {
 	return &Ticket{c: c, who: w}, nil
 }
 
+// Forwarded counts a turn admitted by another replica, which forwarded
+// its message here because this replica holds the task's paused turn (a
+// decision sent to another replica): the turn runs here, so it counts
+// here, and the receiving replica gave its own place back when it
+// forwarded the message. The receiving replica checked the caps, so this
+// one counts the turn over them if need be. The ticket is held as Turn's.
+func (c *Controller) Forwarded(w Who) *Ticket {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addTurn(w, c.owner(w.Owner))
+	return &Ticket{c: c, who: w}
+}
+
+// Forward is the receiving replica's side of Forwarded: the message goes
+// to the replica holding its turn, so the request's place is given back
+// now, unless a turn claimed it. The request's own end (Done) is then a
+// no-op.
+func (t *Ticket) Forward() { t.Done() }
+
 // addTurn counts a turn; the caller holds mu.
 func (c *Controller) addTurn(w Who, oc *ownerCounts) {
 	c.turns++

@@ -31,10 +31,15 @@ type Backend interface {
 // its caller's call (who called, with which tools and added approvals), so
 // that the replica running the message handles it as if it had come there.
 type CallCarrier interface {
-	// Capture encodes the call of ctx, on the replica that received it.
+	// Capture encodes the call of ctx, on the replica that received it,
+	// just before the message is forwarded: what the call holds there for
+	// a turn (its [limits] place) is given back, as the turn will run and
+	// count on the replica holding the task.
 	Capture(ctx context.Context) ([]byte, error)
-	// Restore rebuilds it into ctx, on the replica that runs the message.
-	Restore(ctx context.Context, call []byte) (context.Context, error)
+	// Restore rebuilds it into ctx, on the replica that runs the message,
+	// with the turn's place there; end gives back what the message's
+	// handling did not hand to a turn, once the handler returned.
+	Restore(ctx context.Context, call []byte) (_ context.Context, end func(), _ error)
 }
 
 // CallCarrying is a backend whose replicas forward messages to each other;

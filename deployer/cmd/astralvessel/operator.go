@@ -2,48 +2,51 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/deployer/compose"
+	"github.com/astraldeep/astralvessel-go/deployer/localstack"
 )
 
 // The operator commands talk to a vessel's operator API on its metrics
 // listener (docs/operations.md, "Running turns").
 func init() {
-	register(&command{name: "turns", usage: "turns [--vessel URL] [--token-file FILE]",
+	register(&command{name: "turns", usage: "turns [--vessel URL] [--token-file FILE] [--deploy-dir DIR] [--state DIR]",
 		summary: "list the turns running or paused on a vessel (its operator API)",
 		help:    operatorHelp, run: runTurns})
-	register(&command{name: "cancel", usage: "cancel [--vessel URL] [--token-file FILE] TASK",
+	register(&command{name: "cancel", usage: "cancel [--vessel URL] [--token-file FILE] [--deploy-dir DIR] [--state DIR] TASK",
 		summary: "cancel one running or paused turn by its task id (its operator API)",
 		help:    operatorHelp, run: runCancel})
 }
 
-const operatorHelp = `--vessel is the base URL of the vessel's metrics listener (default $VESSEL_OPERATOR_URL or
-http://127.0.0.1:9700); the token is read from --token-file, $VESSEL_OPERATOR_TOKEN_FILE or
-$VESSEL_OPERATOR_TOKEN, the same token the vessel was given. Each replica lists and cancels only
-its own turns.`
+const operatorHelp = `The token is the one the vessel was given: --token-file, else $VESSEL_OPERATOR_TOKEN_FILE, else
+$VESSEL_OPERATOR_TOKEN, else the one astralvessel deploy wrote (--deploy-dir, default the current folder:
+DIR/.generated/operator.token), else the running local stack's (--state: its stack.json).
+--vessel is the base URL of the vessel's metrics listener: else $VESSEL_OPERATOR_URL, else the local
+stack's first vessel when its token is used, else http://127.0.0.1:9700. Each replica lists and
+cancels only its own turns.`
 
 type operatorFlags struct {
-	base, tokenFile string
+	base, tokenFile, deployDir, state string
 }
 
 func parseOperator(name string, args []string, stderr io.Writer) (*flag.FlagSet, *operatorFlags, bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &operatorFlags{}
-	def := os.Getenv("VESSEL_OPERATOR_URL")
-	if def == "" {
-		def = "http://127.0.0.1:9700"
-	}
-	fs.StringVar(&o.base, "vessel", def, "base URL of the vessel's metrics listener")
-	fs.StringVar(&o.tokenFile, "token-file", os.Getenv("VESSEL_OPERATOR_TOKEN_FILE"), "file holding the operator token")
+	fs.StringVar(&o.base, "vessel", "", "base URL of the vessel's metrics listener (see above for the default)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the operator token")
+	fs.StringVar(&o.deployDir, "deploy-dir", ".", "the folder astralvessel deploy wrote (--out), holding .generated/"+compose.OperatorTokenFile)
+	fs.StringVar(&o.state, "state", localstack.DefaultStateDir(), "the local stack's state folder")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: astralvessel "+name+" [flags]\n\n"+operatorHelp)
 		fs.PrintDefaults()
@@ -54,29 +57,59 @@ func parseOperator(name string, args []string, stderr io.Writer) (*flag.FlagSet,
 	return fs, o, true
 }
 
-func (o *operatorFlags) token() (string, error) {
-	if o.tokenFile != "" {
-		b, err := os.ReadFile(o.tokenFile)
-		if err != nil {
-			return "", fmt.Errorf("operator token: %w", err)
+// target finds the operator API's base URL and token (operatorHelp).
+func (o *operatorFlags) target() (base, token string, err error) {
+	base = o.base
+	if base == "" {
+		base = os.Getenv("VESSEL_OPERATOR_URL")
+	}
+	file := o.tokenFile
+	if file == "" {
+		file = os.Getenv("VESSEL_OPERATOR_TOKEN_FILE")
+	}
+	if file == "" {
+		if t := strings.TrimSpace(os.Getenv("VESSEL_OPERATOR_TOKEN")); t != "" {
+			token = t
 		}
-		return strings.TrimSpace(string(b)), nil
 	}
-	if t := strings.TrimSpace(os.Getenv("VESSEL_OPERATOR_TOKEN")); t != "" {
-		return t, nil
+	if file == "" && token == "" {
+		deployed := filepath.Join(o.deployDir, compose.GeneratedDir, compose.OperatorTokenFile)
+		if _, err := os.Stat(deployed); err == nil {
+			file = deployed
+		} else if info, ierr := localstack.ReadInfo(o.state); ierr == nil && info.OperatorTokenFile != "" {
+			file = info.OperatorTokenFile
+			if base == "" {
+				base = info.OperatorURL
+			}
+		} else {
+			return "", "", fmt.Errorf("no operator token: none in %s and no local stack in %s; pass --token-file, --deploy-dir "+
+				"or --state, or set VESSEL_OPERATOR_TOKEN_FILE", deployed, o.state)
+		}
 	}
-	return "", errors.New("no operator token: pass --token-file or set VESSEL_OPERATOR_TOKEN_FILE or VESSEL_OPERATOR_TOKEN")
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", fmt.Errorf("operator token: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return "", "", fmt.Errorf("operator token: %s is empty", file)
+		}
+	}
+	if base == "" {
+		base = "http://127.0.0.1:9700"
+	}
+	return base, token, nil
 }
 
 // call sends one operator request and decodes the JSON answer into out.
 func (o *operatorFlags) call(method, path string, out any) error {
-	u, err := url.Parse(strings.TrimRight(o.base, "/") + path)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--vessel %q: want http(s)://host:port", o.base)
-	}
-	tok, err := o.token()
+	base, tok, err := o.target()
 	if err != nil {
 		return err
+	}
+	u, err := url.Parse(strings.TrimRight(base, "/") + path)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--vessel %q: want http(s)://host:port", base)
 	}
 	req, err := http.NewRequest(method, u.String(), nil)
 	if err != nil {
@@ -148,7 +181,7 @@ func runCancel(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 || fs.Arg(0) == "" {
-		fmt.Fprintln(stderr, "usage: astralvessel cancel [--vessel URL] [--token-file FILE] TASK")
+		fmt.Fprintln(stderr, "usage: astralvessel cancel [--vessel URL] [--token-file FILE] [--deploy-dir DIR] [--state DIR] TASK")
 		return 2
 	}
 	var ans struct{ Task, State string }

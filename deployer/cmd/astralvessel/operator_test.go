@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/deployer/localstack"
 )
 
 // The commands send the token and show what the operator API answers; the
@@ -60,5 +63,89 @@ func TestTurnsAndCancelCommands(t *testing.T) {
 	}
 	if code, _, errs := run("turns", "--vessel", "ftp://x", "--token-file", tf); code != 1 || !strings.Contains(errs, "want http(s)") {
 		t.Fatalf("bad URL: %d %q", code, errs)
+	}
+}
+
+// operatorAPI is a fake operator API that accepts only tok.
+func operatorAPI(t *testing.T, tok string) *httptest.Server {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+tok {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"operator token required"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"turns":[]}`))
+	}))
+	t.Cleanup(api.Close)
+	return api
+}
+
+// TestTurnsFindsTheDeployedToken: after astralvessel deploy, turns finds
+// the operator token the deploy wrote in its output folder (--deploy-dir,
+// the current folder by default), the same token the vessel's container
+// is given; --token-file still wins.
+func TestTurnsFindsTheDeployedToken(t *testing.T) {
+	setExampleEnv(t)
+	t.Setenv("VESSEL_OPERATOR_TOKEN_FILE", "")
+	t.Setenv("VESSEL_OPERATOR_TOKEN", "")
+	t.Setenv("VESSEL_OPERATOR_URL", "")
+	out := t.TempDir()
+	seccomp := filepath.Join(out, "sandbox.json")
+	if err := os.WriteFile(seccomp, []byte(`{"defaultAction":"SCMP_ACT_ERRNO"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, errOut := run("deploy", exampleDeployment, "--out", out, "--seccomp", seccomp); code != 0 {
+		t.Fatalf("deploy: exit %d\n%s%s", code, stdout, errOut)
+	}
+	tok, err := os.ReadFile(filepath.Join(out, ".generated", "operator.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vesselCopy, err := os.ReadFile(filepath.Join(out, ".generated", "vessel-operator.token"))
+	if err != nil || !bytes.Equal(tok, vesselCopy) {
+		t.Fatalf("the vessel's copy differs from the operator's: %v", err)
+	}
+	api := operatorAPI(t, strings.TrimSpace(string(tok)))
+	noStack := t.TempDir()
+	if code, stdout, errs := run("turns", "--vessel", api.URL, "--deploy-dir", out, "--state", noStack); code != 0 || stdout != "no turns running\n" {
+		t.Fatalf("turns --deploy-dir: %d %q %q", code, stdout, errs)
+	}
+	// The current folder is the default.
+	t.Chdir(out)
+	if code, stdout, errs := run("turns", "--vessel", api.URL, "--state", noStack); code != 0 || stdout != "no turns running\n" {
+		t.Fatalf("turns in the deploy folder: %d %q %q", code, stdout, errs)
+	}
+	other := filepath.Join(t.TempDir(), "other.token")
+	_ = os.WriteFile(other, []byte("another-token-0123456789abcdef0123456789"), 0o600)
+	if code, _, errs := run("turns", "--vessel", api.URL, "--token-file", other); code != 1 || !strings.Contains(errs, "operator token required") {
+		t.Fatalf("--token-file did not win: %d %q", code, errs)
+	}
+	// Nowhere to find one: the error says where it looked.
+	t.Chdir(t.TempDir())
+	if code, _, errs := run("turns", "--vessel", api.URL, "--state", noStack); code != 1 || !strings.Contains(errs, "no operator token") || !strings.Contains(errs, "--deploy-dir") {
+		t.Fatalf("no token anywhere: %d %q", code, errs)
+	}
+}
+
+// TestTurnsFindsTheLocalStack: with no deploy folder, turns reads the
+// running local stack's stack.json for its operator API and token.
+func TestTurnsFindsTheLocalStack(t *testing.T) {
+	t.Setenv("VESSEL_OPERATOR_TOKEN_FILE", "")
+	t.Setenv("VESSEL_OPERATOR_TOKEN", "")
+	t.Setenv("VESSEL_OPERATOR_URL", "")
+	t.Chdir(t.TempDir())
+	const tok = "local-operator-token-0123456789abcdef0123"
+	api := operatorAPI(t, tok)
+	state := t.TempDir()
+	tf := filepath.Join(state, "operator.token")
+	if err := os.WriteFile(tf, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(localstack.Info{URL: "http://127.0.0.1:1", OperatorURL: api.URL, OperatorURLs: []string{api.URL}, OperatorTokenFile: tf})
+	if err := os.WriteFile(filepath.Join(state, "stack.json"), info, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, errs := run("turns", "--state", state); code != 0 || stdout != "no turns running\n" {
+		t.Fatalf("turns --state: %d %q %q", code, stdout, errs)
 	}
 }

@@ -137,6 +137,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  model:   %s\n", st.Model)
 	fmt.Fprintf(stdout, "  app key: %s (app %s, in %s); send X-Vessel-User: %s\n", key, st.AppID, st.AppKeyFile, st.User)
 	fmt.Fprintf(stdout, "  logs:    %s\n", st.Logs)
+	fmt.Fprintf(stdout, "  turns:   %s turns (the operator API at %s, token in %s)\n", shellQuote(selfCommand()), st.Info.OperatorURL, st.Info.OperatorTokenFile)
 	fmt.Fprintf(stdout, "  try:     %s\n", askHint(selfCommand(), *state, localstack.DefaultStateDir()))
 	fmt.Fprintln(stdout, "Ctrl-C stops everything.")
 

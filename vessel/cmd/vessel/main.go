@@ -20,7 +20,6 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/keepalive"
 
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 
@@ -303,7 +302,7 @@ func run(log *zap.Logger, f *flags) error {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	var gs *grpc.Server
 	if gln != nil {
-		gs = srv.GRPCServer(grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 2 * time.Minute}))
+		gs = srv.GRPCServer() // its connection bounds: a2aserver.GRPCBounds
 		go func() {
 			if err := gs.Serve(gln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				log.Error("gRPC binding stopped", zap.Error(err))

@@ -164,7 +164,9 @@ func serveOperator(srv *a2aserver.Server, ms *telemetry.MetricsServer, log *zap.
 		return nil
 	}
 	if ms == nil {
-		log.Warn("VESSEL_OPERATOR_TOKEN is set but no --metrics-listen: the operator API is not served")
+		// astralvessel deploy always gives the token; the metrics listener
+		// is the operator's choice (docs/operations.md).
+		log.Info("operator token given, no --metrics-listen: the operator API is not served")
 		return nil
 	}
 	h, err := srv.OperatorHandler(strings.TrimSpace(tok))

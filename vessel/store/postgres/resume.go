@@ -261,10 +261,11 @@ type resumer func(ctx context.Context, r *resumeRequest) (*a2a.Task, error)
 // back to the sender.
 func (h *replicaHandler) resumeHere(ctx context.Context, r *resumeRequest) (*a2a.Task, error) {
 	if c := h.db.carrier(h.store.agent); c != nil && h.outer != nil && r.call != nil {
-		cctx, err := c.Restore(ctx, r.call)
+		cctx, end, err := c.Restore(ctx, r.call)
 		if err != nil {
 			return nil, fmt.Errorf("the caller's call could not be restored: %w", err)
 		}
+		defer end()
 		res, err := h.outer.SendMessage(cctx, r.req)
 		if err != nil {
 			return nil, err
