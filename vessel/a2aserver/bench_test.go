@@ -163,10 +163,12 @@ machine, through cache and scheduler contention): direct %s, through the vessel 
 Target: at most 3 ms per turn; this run %s it. Measured %s on %s/%s, %d CPUs, Go %s,
 SQLite task store, load average %s at the start (the machine was shared; both paths ran
 interleaved under the same load).
-Where the time goes: a2a-go deep-copies the task (encoding/gob) about twice per event; this turn has
-%d frames, so about %d copies. With the vendored patch (third_party/a2a-go/PATCHES.md) a copy reuses a
-pooled gob encoder and decoder pair: %s per copy in a warm loop, against %s with the fresh pair per copy
-of a2a-go as released (a CPU profile of 300 turns on 2026-11-30, before the patch, put about 40 %% of
+Where the time goes: a2a-go deep-copies the task about twice per event; this turn has
+%d frames, so about %d copies. With the vendored patches (third_party/a2a-go/PATCHES.md) a copy is
+made by hand, field by field, with the result a gob round trip gives: %s per copy in a warm loop
+(through the in-memory store's Get), against %s with the fresh gob encoder and decoder per copy of
+a2a-go as released and about 12 µs with the pooled gob pair of the first patch (see "SDK task
+copies" below; a CPU profile of 300 turns on 2026-11-30, before the patches, put about 40 %% of
 the vessel's CPU in a2a-go's per-event processing, mostly these copies). The SSE framing, the HTTP
 handling, the two SQLite writes of a task (created, finished) and the loop itself share the rest. The
 vessel keeps the copied task small (history trimmed to the user's text, finished transcript and file
@@ -194,7 +196,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1000) }
 
 // copyTask is shaped like a working task of this turn.
 func copyTask() *a2a.Task {
@@ -211,7 +213,7 @@ func copyTask() *a2a.Task {
 func gobCopyCost(t *testing.T) time.Duration {
 	st := taskstore.StoredTask{Task: copyTask(), Version: 3}
 	var ds []time.Duration
-	for range 200 {
+	for range 200 { // the fresh pair per copy: no warm-up to be had
 		t0 := time.Now()
 		var buf bytes.Buffer
 		if err := gob.NewEncoder(&buf).Encode(st); err != nil {
@@ -228,7 +230,7 @@ func gobCopyCost(t *testing.T) time.Duration {
 }
 
 // sdkCopyCost times a deep copy of the same task as the SDK makes it now
-// (the patched, pooled utils.DeepCopy), through the in-memory task store's
+// (the patched utils.DeepCopy: by hand), through the in-memory task store's
 // Get, which is one such copy.
 func sdkCopyCost(t *testing.T) time.Duration {
 	ctx := context.Background()

@@ -10,9 +10,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
-// TestDeepCopyPooled checks the vendored a2a-go patch (third_party/a2a-go/
-// PATCHES.md): the SDK's task copies, made through pooled gob encoder and
-// decoder pairs, equal the original, share no memory with it, stay right
+// TestDeepCopyPooled checks the vendored a2a-go patches (third_party/a2a-go/
+// PATCHES.md): the SDK's task copies, made by hand or, for what the hand
+// copy does not know, through pooled gob encoder and decoder pairs, equal
+// the original, share no memory with it, stay right
 // when made concurrently, and stay right after a copy that failed.
 func TestDeepCopyPooled(t *testing.T) {
 	ctx := context.Background()

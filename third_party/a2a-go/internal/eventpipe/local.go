@@ -56,6 +56,7 @@ type Local struct {
 	Writer Writer
 
 	closeWriter func()
+	events      chan a2a.Event
 }
 
 // NewLocal creates a new local event pipe.
@@ -71,6 +72,7 @@ func NewLocal(opts ...LocalPipeOption) *Local {
 		Writer:      writer,
 		Reader:      &pipeReader{events: events},
 		closeWriter: writer.close,
+		events:      events,
 	}
 	return pipe
 }
@@ -124,4 +126,23 @@ func (r *pipeReader) Read(ctx context.Context) (a2a.Event, error) {
 // Close closes the local event pipe.
 func (q *Local) Close() {
 	q.closeWriter()
+}
+
+// Drain returns, without blocking, the events written to the pipe and not
+// read. It is for the pipe's last user, once its reader has stopped: the
+// events are gone from the pipe.
+//
+// AstralVessel patch (see third_party/a2a-go/PATCHES.md): the cancelation of
+// a task whose execution stopped reading its pipe (it paused in
+// input-required) takes back the cancel events it wrote there.
+func (q *Local) Drain() []a2a.Event {
+	var events []a2a.Event
+	for {
+		select {
+		case event := <-q.events:
+			events = append(events, event)
+		default:
+			return events
+		}
+	}
 }

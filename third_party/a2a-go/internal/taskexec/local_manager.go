@@ -394,7 +394,16 @@ func (m *localManager) handleCancelWithConcurrentRun(ctx context.Context, cancel
 	// non-terminal state (eg. input-required) before receiving the cancelation signal.
 	// In this case our cancel will resolve to ErrTaskNotCancelable. It would probably be more
 	// correct to restart the cancelation as if there was no concurrent execution at the moment of Cancel call.
-	if err := canceler.Cancel(ctx, run.pipe.Writer); err != nil {
+	//
+	// AstralVessel patch (see third_party/a2a-go/PATCHES.md): the execution may
+	// have taken its last event already (input-required ends it) and be on its
+	// way out, when it reads no more of its pipe or has closed it. The cancel
+	// events it did not read are then processed here against the stored task,
+	// as if there had been no concurrent execution; the agent's Cancel already
+	// ran (it may have ended what the task was waiting on), so it is not
+	// called again, its events are.
+	handoff := &handoffWriter{inner: run.pipe.Writer}
+	if err := canceler.Cancel(ctx, handoff); err != nil {
 		cleaner.Cleanup(ctx, nil, err)
 		cancel.result.setError(err)
 		return
@@ -403,6 +412,12 @@ func (m *localManager) handleCancelWithConcurrentRun(ctx context.Context, cancel
 	log.Debug(ctx, "waiting for concurrent cancelation result")
 
 	result, err := run.result.wait(ctx)
+	if task, ok := result.(*a2a.Task); ok && err == nil && !task.Status.State.Terminal() {
+		if unread := handoff.unread(run.pipe.Drain()); len(unread) > 0 {
+			log.Debug(ctx, "execution stopped before the cancelation, processing its events", "state", task.Status.State)
+			result, err = m.processUnread(ctx, cancel.req, unread)
+		}
+	}
 
 	cleaner.Cleanup(ctx, result, err)
 
@@ -411,6 +426,72 @@ func (m *localManager) handleCancelWithConcurrentRun(ctx context.Context, cancel
 		return
 	}
 	cancel.result.setValue(result)
+}
+
+// processUnread processes the events of a cancelation that its concurrent
+// execution did not read, with a processor on the stored task, and returns
+// the cancelation's result (AstralVessel patch).
+func (m *localManager) processUnread(ctx context.Context, req *a2a.CancelTaskRequest, events []a2a.Event) (a2a.SendMessageResult, error) {
+	_, processor, _, err := m.factory.CreateCanceler(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("canceler setup failed: %w", err)
+	}
+	handler := &executionHandler{
+		agentEvents:   &sliceReader{events: events},
+		handleEventFn: processor.Process,
+		handleErrorFn: func(ctx context.Context, err error) (a2a.SendMessageResult, error) { return nil, err },
+	}
+	return handler.processEvents(ctx)
+}
+
+// handoffWriter writes a cancelation's events to its concurrent execution's
+// pipe and remembers them: those written and those refused because the
+// execution closed the pipe (AstralVessel patch).
+type handoffWriter struct {
+	inner    eventpipe.Writer
+	written  []a2a.Event
+	stranded []a2a.Event
+}
+
+func (w *handoffWriter) Write(ctx context.Context, event a2a.Event) error {
+	err := w.inner.Write(ctx, event)
+	if errors.Is(err, eventqueue.ErrQueueClosed) {
+		w.stranded = append(w.stranded, event)
+		return nil
+	}
+	if err == nil {
+		w.written = append(w.written, event)
+	}
+	return err
+}
+
+// unread returns, in order, the cancelation's events among those left in
+// the execution's pipe (drained), then those the closed pipe refused.
+// Events are pointers, so identity tells the cancelation's own apart from
+// what the agent's execution wrote after its last event.
+func (w *handoffWriter) unread(drained []a2a.Event) []a2a.Event {
+	var events []a2a.Event
+	for _, event := range drained {
+		for _, written := range w.written {
+			if event == written {
+				events = append(events, event)
+				break
+			}
+		}
+	}
+	return append(events, w.stranded...)
+}
+
+// sliceReader reads a fixed list of events, then reports the queue closed.
+type sliceReader struct{ events []a2a.Event }
+
+func (r *sliceReader) Read(ctx context.Context) (a2a.Event, error) {
+	if len(r.events) == 0 {
+		return nil, eventqueue.ErrQueueClosed
+	}
+	event := r.events[0]
+	r.events = r.events[1:]
+	return event, nil
 }
 
 func (m *localManager) destroyQueue(ctx context.Context, tid a2a.TaskID) {

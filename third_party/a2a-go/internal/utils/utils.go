@@ -40,7 +40,19 @@ func Ptr[T any](v T) *T {
 // than on every copy. The task manager copies the task about twice per
 // event; with a fresh encoder and decoder each time, compiling type
 // descriptions was a third of the copy's cost.
+//
+// AstralVessel patch: a2a.Task, a2a.Artifact and types registered with
+// RegisterHandCopy are copied by hand (taskcopy.go) when the hand copy
+// gives exactly what gob gives, and with gob otherwise.
 func DeepCopy[T any](task *T) (*T, error) {
+	if c, ok := handCopy(task); ok {
+		return c.(*T), nil
+	}
+	return gobCopy(task)
+}
+
+// gobCopy is the gob round trip of DeepCopy.
+func gobCopy[T any](task *T) (*T, error) {
 	pool := copierPool[T]()
 	c := pool.Get().(*copier)
 	if err := c.enc.Encode(*task); err != nil {
