@@ -175,9 +175,9 @@ type Outbox struct {
 	insert func(ctx context.Context, a Args) error
 	// insertTx inserts in a transaction of the driver's kind.
 	insertTx func(ctx context.Context, tx any, as []Args) error
-	start  func(ctx context.Context) error
-	stop   func(ctx context.Context) error
-	list   func(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
+	start    func(ctx context.Context) error
+	stop     func(ctx context.Context) error
+	list     func(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
 }
 
 // ErrGone means the config or its grant is gone: the delivery is dropped.
