@@ -59,7 +59,7 @@ func (b *sqliteBackend) noteWrite(err error) {
 		return
 	}
 	if b.writeErr == nil {
-		slog.Default().Warn("task store writes failing; finished turns are kept in memory and written again",
+		slog.Default().Warn("task store writes failing; finished turns and pushes are kept in memory and written again",
 			"component", "store/sqlite", "error", err.Error())
 	}
 	b.writeErr = err
