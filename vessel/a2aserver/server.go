@@ -146,8 +146,10 @@ type Config struct {
 	// (GRPCServer) as callers reach it; each 1.0 card then declares a GRPC
 	// interface there, with the agent id as its tenant.
 	GRPCAddress string
-	// Outbox, when set with a store that keeps push configs, turns push
-	// notifications on (docs/jobs.md).
+	// Outbox, when set with a store that keeps push configs and enqueues
+	// pushes with its status writes (store.PushBackend, store.PushQueuing:
+	// both backends), turns push notifications on (docs/jobs.md); New
+	// hands it to the store.
 	Outbox *outbox.Outbox
 }
 
@@ -266,6 +268,11 @@ func New(cfg Config) (*Server, error) {
 		log: cfg.Logger, stop: make(chan struct{}), adm: cfg.Admission}
 	started := cfg.Now()
 	s.started = started
+	// The store enqueues the pushes, in the transaction that writes each
+	// status (docs/jobs.md); the SDK's sender sends nothing.
+	if q, ok := cfg.Store.(store.PushQueuing); ok && cfg.Outbox != nil {
+		q.SetPushQueue(cfg.Outbox)
+	}
 	for i := range cfg.Deployment.Agents {
 		a := &cfg.Deployment.Agents[i]
 		if a.Manifest == nil {
@@ -291,7 +298,8 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	}
 	ag.fp = fp
 	pushes, _ := s.cfg.Store.(store.PushBackend)
-	pushOn := s.cfg.Outbox != nil && pushes != nil
+	_, queuing := s.cfg.Store.(store.PushQueuing)
+	pushOn := s.cfg.Outbox != nil && pushes != nil && queuing
 	card := BuildCard(a, s.base)
 	card.Capabilities.PushNotifications = pushOn
 	if s.cfg.GRPCAddress != "" {
@@ -372,7 +380,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	if pushOn {
 		opts = append(opts, a2asrv.WithPushNotifications(
 			&checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment},
-			s.cfg.Outbox.Sender(a.ID)))
+			outbox.Sender))
 	}
 	h := a2asrv.NewHandler(ag.exec, opts...)
 	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to

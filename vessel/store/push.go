@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
@@ -298,6 +299,129 @@ func (s *sqlitePush) Delete(ctx context.Context, taskID a2a.TaskID, id string) e
 func (s *sqlitePush) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
 	if _, err := s.b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND task_id=?`, s.agent, string(taskID)); err != nil {
 		return fmt.Errorf("delete push configs: %w", err)
+	}
+	return nil
+}
+
+// PushWorthy reports whether an event is pushed to its task's configs,
+// and the state it reports: every status change to a terminal or
+// interrupted state (input or auth required), and a task snapshot in such
+// a state. Working updates (text pieces, tool events) are not pushed.
+func PushWorthy(event a2a.Event) (a2a.TaskState, bool) {
+	var st a2a.TaskState
+	switch e := event.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		st = e.Status.State
+	case *a2a.Task:
+		st = e.Status.State
+	default:
+		return "", false
+	}
+	return st, st.Terminal() || st == a2a.TaskStateInputRequired || st == a2a.TaskStateAuthRequired
+}
+
+// Push is an event a task's push configs are told of.
+type Push struct {
+	State a2a.TaskState
+	// Event is sent as the body's StreamResponse.
+	Event a2a.Event
+}
+
+// PushQueue inserts push deliveries inside a task store's own
+// transaction (the push outbox, outbox.Outbox), so that a status and the
+// notifications of it are stored together or not at all.
+type PushQueue interface {
+	// EnqueueTx inserts in tx one delivery of p for each config. tx is the
+	// store's transaction: a *sql.Tx (SQLite) or a pgx.Tx (PostgreSQL).
+	EnqueueTx(ctx context.Context, tx any, agent string, cfgs []*a2a.PushConfig, p Push) error
+}
+
+// PushQueuing is a backend that enqueues, in the transaction writing a
+// task's status, the pushes the status change is worth (both backends).
+// Until SetPushQueue is called nothing is enqueued.
+type PushQueuing interface {
+	SetPushQueue(q PushQueue)
+}
+
+// PushOf is the push a stored update is worth, nil for none: the event
+// when it is push-worthy and reports the state the task is stored in;
+// otherwise, when the task reached a terminal state through no event of
+// its own (the SDK fails a task whose event it could not process or
+// store, handing on that event or none), a status update of the stored
+// status. The event is not copied: it must not change afterwards (the SDK
+// hands events to subscribers read-only).
+func PushOf(event a2a.Event, task *a2a.Task) *Push {
+	if task == nil {
+		return nil
+	}
+	st := task.Status.State
+	if est, ok := PushWorthy(event); ok && est == st {
+		return &Push{State: st, Event: event}
+	}
+	if !st.Terminal() {
+		return nil
+	}
+	return &Push{State: st, Event: &a2a.TaskStatusUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Status: task.Status}}
+}
+
+// TimeoutPushTx bounds a transaction that stores a status with its
+// pushes. It runs without the caller's cancellation: a turn cancelled
+// while its end is being stored still has it stored and told.
+const TimeoutPushTx = 30 * time.Second
+
+// PushTxContext is the context of such a transaction.
+func PushTxContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), TimeoutPushTx)
+}
+
+// SetPushQueue implements PushQueuing.
+func (b *sqliteBackend) SetPushQueue(q PushQueue) { b.queue.Store(&q) }
+
+// pushQueue is the queue set, nil before.
+func (b *sqliteBackend) pushQueue() PushQueue {
+	if q := b.queue.Load(); q != nil {
+		return *q
+	}
+	return nil
+}
+
+// enqueueTx enqueues, in tx, the pushes of a task to its configs as they
+// are in tx.
+func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string, taskID a2a.TaskID, pushes []Push) error {
+	q := b.pushQueue()
+	if q == nil || len(pushes) == 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT config FROM vessel_push_configs WHERE agent_id=? AND task_id=? ORDER BY created_at, id`,
+		agent, string(taskID))
+	if err != nil {
+		return fmt.Errorf("list push configs: %w", err)
+	}
+	var cfgs []*a2a.PushConfig
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return fmt.Errorf("read push config: %w", err)
+		}
+		c, err := DecodePushConfig(raw)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		cfgs = append(cfgs, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list push configs: %w", err)
+	}
+	if len(cfgs) == 0 {
+		return nil
+	}
+	for _, p := range pushes {
+		if err := q.EnqueueTx(ctx, tx, agent, cfgs, p); err != nil {
+			return fmt.Errorf("enqueue push of task %s: %w", taskID, err)
+		}
 	}
 	return nil
 }

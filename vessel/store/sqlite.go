@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -39,6 +40,9 @@ type sqliteBackend struct {
 	// write succeeds again.
 	failMu   sync.Mutex
 	writeErr error
+
+	// queue, once set, enqueues the pushes of status writes (PushQueuing).
+	queue atomic.Pointer[PushQueue]
 }
 
 // FlushInterval is how often task ends that could not be written (a full
@@ -55,7 +59,7 @@ func (b *sqliteBackend) noteWrite(err error) {
 		return
 	}
 	if b.writeErr == nil {
-		slog.Default().Warn("task store writes failing; finished turns are kept in memory and written again",
+		slog.Default().Warn("task store writes failing; finished turns and pushes are kept in memory and written again",
 			"component", "store/sqlite", "error", err.Error())
 	}
 	b.writeErr = err
@@ -278,9 +282,13 @@ type liveTask struct {
 	version   taskstore.TaskVersion
 	diskState a2a.TaskState // the state last written to the table
 	task      *a2a.Task     // stripped
-	// unsaved is set on a finished task whose end could not be written:
-	// it stays here, served as finished, until flushUnsaved writes it.
+	// unsaved is set on a task whose write failed that must be written
+	// still: a finished one (served as finished meanwhile) or one with
+	// pushes; flushUnsaved writes it.
 	unsaved bool
+	// pending are the pushes of writes that failed, stored with the next
+	// write of the task.
+	pending []Push
 }
 
 // flushUnsaved writes the ends that could not be written before.
@@ -291,23 +299,66 @@ func (s *sqliteStore) flushUnsaved(ctx context.Context) {
 		if !lt.unsaved {
 			continue
 		}
-		err := s.writeTask(ctx, lt.owner, lt.task, lt.version)
+		err := s.writeTask(ctx, lt.owner, lt.task, lt.version, lt.pending)
 		s.b.noteWrite(err)
 		if err != nil {
 			return // still failing: try again at the next flush
 		}
-		delete(s.live, id)
+		if lt.task.Status.State.Terminal() {
+			delete(s.live, id)
+			continue
+		}
+		lt.unsaved, lt.pending, lt.diskState = false, nil, lt.task.Status.State
 	}
 }
 
-// writeTask writes a stripped task's row.
-func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task, v taskstore.TaskVersion) error {
+// writeTask writes a stripped task's row and, in the same transaction, the
+// deliveries of its pushes to the task's configs.
+func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task, v taskstore.TaskVersion, pushes []Push) error {
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}
-	if _, err := s.upsertStmt.ExecContext(ctx, string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw); err != nil {
-		return fmt.Errorf("write task: %w", err)
+	args := []any{string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw}
+	if len(pushes) == 0 || s.b.pushQueue() == nil {
+		if _, err := s.upsertStmt.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("write task: %w", err)
+		}
+		return nil
+	}
+	ctx, cancel := PushTxContext(ctx)
+	defer cancel()
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, s.upsertStmt).ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("write task: %w", err)
+		}
+		return s.b.enqueueTx(ctx, tx, s.agent, st.ID, pushes)
+	})
+}
+
+// inTx runs f in a transaction, committed when f succeeds.
+func (s *sqliteStore) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	tx, err := s.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := f(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// pushes is the push of an update, if any, when pushes are enqueued.
+func (s *sqliteStore) pushes(event a2a.Event, task *a2a.Task) []Push {
+	if s.b.pushQueue() == nil {
+		return nil
+	}
+	if p := PushOf(event, task); p != nil {
+		return []Push{*p}
 	}
 	return nil
 }
@@ -388,6 +439,8 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	if err != nil {
 		return 0, err
 	}
+	ev := *task // the event as the SDK had it, for its push
+	pushes := s.pushes(&ev, &ev)
 	task.History = UserText(task.History) // keep the SDK's copy small too
 	st := s.b.opt.Strip(task)
 	raw, err := json.Marshal(st)
@@ -399,7 +452,19 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	if _, ok := s.live[task.ID]; ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
-	_, err = s.insert.ExecContext(ctx, string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw)
+	args := []any{string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw}
+	if len(pushes) == 0 {
+		_, err = s.insert.ExecContext(ctx, args...)
+	} else {
+		tctx, cancel := PushTxContext(ctx)
+		err = s.inTx(tctx, func(tx *sql.Tx) error {
+			if _, err := tx.StmtContext(tctx, s.insert).ExecContext(tctx, args...); err != nil {
+				return err
+			}
+			return s.b.enqueueTx(tctx, tx, s.agent, task.ID, pushes)
+		})
+		cancel()
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return 0, taskstore.ErrTaskAlreadyExists
@@ -421,6 +486,7 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 		return 0, err
 	}
 	st := s.b.opt.Strip(req.Task) // before Shrink: the answer of a final update must be kept
+	pushes := s.pushes(req.Event, st)
 	Shrink(req)
 	task := req.Task
 
@@ -435,22 +501,27 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 		}
 		v := lt.version + 1
 		// Only a new state goes to disk (a task found non-terminal on disk is
-		// failed at the next start whatever its last working update was).
-		if state := task.Status.State; state.Terminal() || state != lt.diskState {
-			err := s.writeTask(ctx, owner, st, v)
+		// failed at the next start whatever its last working update was),
+		// and an update with pushes, which are stored with it.
+		pushes = append(lt.pending, pushes...)
+		if state := task.Status.State; state.Terminal() || state != lt.diskState || len(pushes) > 0 {
+			err := s.writeTask(ctx, owner, st, v, pushes)
 			s.b.noteWrite(err)
 			switch {
 			case err != nil:
 				// A failed write (a full disk) must not cost the turn the
 				// end it earned: the task stays here as it is now, served
-				// to GetTask, and a finished one is written again later.
-				// Ping reports the failure meanwhile.
-				lt.unsaved = state.Terminal()
+				// to GetTask, and a finished one, or one with pushes, is
+				// written again later, its pushes with it (none was
+				// stored: they share the write's transaction). Ping
+				// reports the failure meanwhile.
+				lt.pending = pushes
+				lt.unsaved = state.Terminal() || len(pushes) > 0
 			case state.Terminal():
 				delete(s.live, task.ID)
 				return v, nil
 			default:
-				lt.diskState = state
+				lt.diskState, lt.pending, lt.unsaved = state, nil, false
 			}
 		}
 		lt.version, lt.task = v, st
@@ -460,12 +531,33 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	if err != nil {
 		return 0, fmt.Errorf("encode task: %w", err)
 	}
-	res, err := s.b.db.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE id=? AND owner=? AND version=?`,
-		string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion))
-	if err != nil {
-		return 0, fmt.Errorf("update task: %w", err)
+	update := `UPDATE ` + s.table + ` SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE id=? AND owner=? AND version=?`
+	args := []any{string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion)}
+	var n int64
+	if len(pushes) == 0 {
+		res, err := s.b.db.ExecContext(ctx, update, args...)
+		if err != nil {
+			return 0, fmt.Errorf("update task: %w", err)
+		}
+		n, _ = res.RowsAffected()
+	} else {
+		tctx, cancel := PushTxContext(ctx)
+		err = s.inTx(tctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(tctx, update, args...)
+			if err != nil {
+				return err
+			}
+			if n, _ = res.RowsAffected(); n != 1 {
+				return nil // nothing written, nothing to tell
+			}
+			return s.b.enqueueTx(tctx, tx, s.agent, task.ID, pushes)
+		})
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("update task: %w", err)
+		}
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if n == 1 {
 		return req.PrevVersion + 1, nil
 	}
 	var cur int64

@@ -183,3 +183,52 @@ func TestShrink(t *testing.T) {
 		t.Fatal("answer dropped")
 	}
 }
+
+// TestPushOf: what a stored update is worth to the push configs: a
+// push-worthy event reporting the stored state is pushed as it is; a task
+// the SDK failed through another event (or none) is pushed its stored
+// FAILED status; working updates, artifacts and pauses' artifacts are not.
+func TestPushOf(t *testing.T) {
+	task := func(st a2a.TaskState) *a2a.Task {
+		return &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: st}}
+	}
+	status := func(st a2a.TaskState) *a2a.TaskStatusUpdateEvent {
+		return &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: st}}
+	}
+	art := &a2a.TaskArtifactUpdateEvent{TaskID: "t", ContextID: "c", Artifact: &a2a.Artifact{ID: "a"}}
+	snap := task(a2a.TaskStateInputRequired)
+	for _, c := range []struct {
+		name  string
+		event a2a.Event
+		task  *a2a.Task
+		same  bool // the event itself is pushed
+		want  a2a.TaskState
+	}{
+		{"completed", status(a2a.TaskStateCompleted), task(a2a.TaskStateCompleted), true, a2a.TaskStateCompleted},
+		{"paused", status(a2a.TaskStateInputRequired), task(a2a.TaskStateInputRequired), true, a2a.TaskStateInputRequired},
+		{"auth", status(a2a.TaskStateAuthRequired), task(a2a.TaskStateAuthRequired), true, a2a.TaskStateAuthRequired},
+		{"snapshot", snap, snap, true, a2a.TaskStateInputRequired},
+		{"working", status(a2a.TaskStateWorking), task(a2a.TaskStateWorking), false, ""},
+		{"artifact while paused", art, task(a2a.TaskStateInputRequired), false, ""},
+		{"failed by the SDK on an artifact", art, task(a2a.TaskStateFailed), false, a2a.TaskStateFailed},
+		{"failed by the SDK on its end", status(a2a.TaskStateCompleted), task(a2a.TaskStateFailed), false, a2a.TaskStateFailed},
+		{"failed by the SDK on no event", nil, task(a2a.TaskStateFailed), false, a2a.TaskStateFailed},
+	} {
+		p := PushOf(c.event, c.task)
+		switch {
+		case c.want == "":
+			if p != nil {
+				t.Errorf("%s: pushed %+v, want nothing", c.name, p)
+			}
+		case p == nil:
+			t.Errorf("%s: nothing pushed, want %s", c.name, c.want)
+		case p.State != c.want || (c.same && p.Event != c.event):
+			t.Errorf("%s: pushed %s %T, want %s (the event itself: %v)", c.name, p.State, p.Event, c.want, c.same)
+		case !c.same:
+			su, ok := p.Event.(*a2a.TaskStatusUpdateEvent)
+			if !ok || su.TaskID != "t" || su.ContextID != "c" || su.Status.State != c.want {
+				t.Errorf("%s: pushed %+v, want a status update of the stored status", c.name, p.Event)
+			}
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
@@ -31,6 +32,7 @@ func ownerCtx(owner string) context.Context {
 // loopback receiver that counts distinct delivery ids.
 type rig struct {
 	ob     *outbox.Outbox
+	tasks  taskstore.Store
 	pushes store.PushConfigStore
 	url    string
 	mu     sync.Mutex
@@ -69,6 +71,7 @@ func newRig(tb testing.TB, workers int) *rig {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { b.Close() })
+	r.tasks = b.Agent("a")
 	r.pushes = b.(store.PushBackend).PushConfigs("a")
 	raw, _ := cardsig.Generate()
 	keys, err := cardsig.ParseKeys(raw)
@@ -97,21 +100,27 @@ func newRig(tb testing.TB, workers int) *rig {
 		_ = ob.Stop(ctx)
 		_ = closeDB()
 	})
+	b.(store.PushQueuing).SetPushQueue(ob)
 	r.ob = ob
 	return r
 }
 
-// enqueue stores n events (numbered) for each of tasks tasks through the
-// agent's push.Sender, as the SDK does while turns run.
+// enqueue stores n status updates (numbered) of each of tasks tasks in
+// the task store, as the SDK does while turns run: each is pushed, the
+// store enqueuing its delivery with the status write (a pause twice in a
+// row is pushed twice).
 func (r *rig) enqueue(tb testing.TB, tasks, n int) {
 	tb.Helper()
-	sender := r.ob.Sender("a")
 	ctx := ownerCtx("app/alice")
 	var wg sync.WaitGroup
 	for i := range tasks {
 		id := a2a.TaskID(fmt.Sprintf("task-%d", i))
-		cfg, err := r.pushes.Save(ctx, id, &a2a.PushConfig{URL: r.url + "/hook"})
+		task := &a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+		v, err := r.tasks.Create(ctx, task)
 		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := r.pushes.Save(ctx, id, &a2a.PushConfig{URL: r.url + "/hook"}); err != nil {
 			tb.Fatal(err)
 		}
 		wg.Add(1)
@@ -124,7 +133,9 @@ func (r *rig) enqueue(tb testing.TB, tasks, n int) {
 				}
 				ev := &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: "c", Status: a2a.TaskStatus{State: st,
 					Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(fmt.Sprint(j)))}}
-				if err := sender.SendPush(ctx, cfg, ev); err != nil {
+				next := *task
+				next.Status = ev.Status
+				if v, err = r.tasks.Update(ctx, &taskstore.UpdateRequest{Task: &next, Event: ev, PrevVersion: v}); err != nil {
 					tb.Error(err)
 					return
 				}

@@ -1,6 +1,7 @@
 // Package outbox delivers push notifications at least once. Each status
 // change a config wants becomes a River job in the task store (SQLite or
-// PostgreSQL), inserted while the turn runs; workers POST it to the
+// PostgreSQL), inserted by the store in the transaction that writes the
+// status (EnqueueTx, store.PushQueuing); workers POST it to the
 // webhook with exponential backoff and jitter, a per-attempt timeout and a
 // maximum age, in order per task and config. Jobs survive a restart, and
 // across replicas River hands each job to one worker at a time. A job that
@@ -172,9 +173,11 @@ type Dead struct {
 type Outbox struct {
 	cfg    Config
 	insert func(ctx context.Context, a Args) error
-	start  func(ctx context.Context) error
-	stop   func(ctx context.Context) error
-	list   func(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
+	// insertTx inserts in a transaction of the driver's kind.
+	insertTx func(ctx context.Context, tx any, as []Args) error
+	start    func(ctx context.Context) error
+	stop     func(ctx context.Context) error
+	list     func(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
 }
 
 // ErrGone means the config or its grant is gone: the delivery is dropped.
@@ -196,14 +199,28 @@ func (o *Outbox) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Enqueue stores a delivery of an event's StreamResponse JSON.
-func (o *Outbox) Enqueue(ctx context.Context, agent string, cfg *a2a.PushConfig, state a2a.TaskState, body []byte) (string, error) {
-	a := Args{Agent: agent, Task: string(cfg.TaskID), Config: cfg.ID, Key: orderKey(agent, string(cfg.TaskID), cfg.ID),
-		DeliveryID: uuid.NewString(), State: string(state), Body: body}
-	if err := o.insert(ctx, a); err != nil {
-		return "", fmt.Errorf("push outbox: enqueue: %w", err)
+// EnqueueTx implements store.PushQueue: it inserts in tx, the task
+// store's own transaction writing the status (a *sql.Tx on SQLite, a
+// pgx.Tx on PostgreSQL), one delivery of the event for each config, so
+// that the status and its notifications are committed together or not at
+// all. Each delivery gets a new id.
+func (o *Outbox) EnqueueTx(ctx context.Context, tx any, agent string, cfgs []*a2a.PushConfig, p store.Push) error {
+	if len(cfgs) == 0 {
+		return nil
 	}
-	return a.DeliveryID, nil
+	body, err := json.Marshal(a2a.StreamResponse{Event: p.Event})
+	if err != nil {
+		return fmt.Errorf("push outbox: encode event: %w", err)
+	}
+	as := make([]Args, 0, len(cfgs))
+	for _, cfg := range cfgs {
+		as = append(as, Args{Agent: agent, Task: string(cfg.TaskID), Config: cfg.ID, Key: orderKey(agent, string(cfg.TaskID), cfg.ID),
+			DeliveryID: uuid.NewString(), State: string(p.State), Body: body})
+	}
+	if err := o.insertTx(ctx, tx, as); err != nil {
+		return fmt.Errorf("push outbox: enqueue: %w", err)
+	}
+	return nil
 }
 
 // EnqueueSelfFailed enqueues, for each task the store failed itself (no

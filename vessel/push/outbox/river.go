@@ -102,6 +102,18 @@ func build[TTx any](drv riverdriver.Driver[TTx], cfg Config) (*Outbox, error) {
 		_, err := client.Insert(ctx, a, nil)
 		return err
 	}
+	o.insertTx = func(ctx context.Context, tx any, as []Args) error {
+		ttx, ok := tx.(TTx)
+		if !ok {
+			return fmt.Errorf("a %T is not a transaction of the outbox's database", tx)
+		}
+		params := make([]river.InsertManyParams, len(as))
+		for i, a := range as {
+			params[i] = river.InsertManyParams{Args: a}
+		}
+		_, err := client.InsertManyTx(ctx, ttx, params)
+		return err
+	}
 	o.start = client.Start
 	o.stop = client.Stop
 	o.list = client.JobList

@@ -2,49 +2,18 @@ package outbox
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 )
 
-// Sender is the push.Sender of one agent: the SDK calls it for every event
-// of a task with configs, and it enqueues those a webhook is told of.
-func (o *Outbox) Sender(agent string) push.Sender { return &sender{o: o, agent: agent} }
+// Sender is the push.Sender the SDK is given (it serves the push config
+// methods only with one). It sends and enqueues nothing: the task store
+// enqueues each delivery in the transaction that writes the status
+// (EnqueueTx, store.PushQueuing), so no crash can come between the two.
+var Sender push.Sender = storeSends{}
 
-type sender struct {
-	o     *Outbox
-	agent string
-}
+type storeSends struct{}
 
-// Notified reports whether an event is pushed, and the state it reports:
-// every status change to a terminal or interrupted state (input or auth
-// required), and a task snapshot in such a state.
-func Notified(event a2a.Event) (a2a.TaskState, bool) {
-	var st a2a.TaskState
-	switch e := event.(type) {
-	case *a2a.TaskStatusUpdateEvent:
-		st = e.Status.State
-	case *a2a.Task:
-		st = e.Status.State
-	default:
-		return "", false
-	}
-	return st, st.Terminal() || st == a2a.TaskStateInputRequired || st == a2a.TaskStateAuthRequired
-}
-
-// SendPush implements push.Sender. The job is inserted even when the
-// call's context ends (a canceled turn's end is still told).
-func (s *sender) SendPush(ctx context.Context, cfg *a2a.PushConfig, event a2a.Event) error {
-	st, ok := Notified(event)
-	if !ok || cfg == nil {
-		return nil
-	}
-	body, err := json.Marshal(a2a.StreamResponse{Event: event})
-	if err != nil {
-		return fmt.Errorf("push: encode event: %w", err)
-	}
-	_, err = s.o.Enqueue(context.WithoutCancel(ctx), s.agent, cfg, st, body)
-	return err
-}
+// SendPush implements push.Sender.
+func (storeSends) SendPush(context.Context, *a2a.PushConfig, a2a.Event) error { return nil }

@@ -138,6 +138,9 @@ type DB struct {
 	pubFailed   atomic.Int64
 	// listening is true while the listener connection is LISTENing.
 	listening atomic.Bool
+
+	// queue, once set, enqueues the pushes of status writes (push.go).
+	queue atomic.Pointer[vstore.PushQueue]
 	// healthySince is when the current run of successful lease renewals
 	// began (unix ns), 0 after a failed one.
 	healthySince atomic.Int64

@@ -8,6 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
@@ -146,4 +147,66 @@ func (s *pushStore) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
 		return fmt.Errorf("delete push configs: %w", err)
 	}
 	return nil
+}
+
+// querier is the pool or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// SetPushQueue implements store.PushQueuing.
+func (db *DB) SetPushQueue(q vstore.PushQueue) { db.queue.Store(&q) }
+
+// pushOf is the push of a write, nil for none or when none are enqueued.
+func (db *DB) pushOf(event a2a.Event, task *a2a.Task) *vstore.Push {
+	if db.queue.Load() == nil {
+		return nil
+	}
+	return vstore.PushOf(event, task)
+}
+
+// withPush runs write, which reports whether it wrote the task's row.
+// With a push, it runs in a transaction that, when the row was written,
+// also enqueues the push for each of the task's configs as they are in
+// it: the status and its deliveries are committed together or not at all.
+func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx context.Context, q querier) (bool, error),
+	agent string, taskID a2a.TaskID) error {
+	qp := db.queue.Load()
+	if p == nil || qp == nil {
+		_, err := write(ctx, db.pool)
+		return err
+	}
+	ctx, cancel := vstore.PushTxContext(ctx)
+	defer cancel()
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		wrote, err := write(ctx, tx)
+		if err != nil || !wrote {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT config FROM vessel_push_configs WHERE agent_id = $1 AND task_id = $2 ORDER BY created_at, id`,
+			agent, string(taskID))
+		if err != nil {
+			return fmt.Errorf("list push configs: %w", err)
+		}
+		raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return fmt.Errorf("list push configs: %w", err)
+		}
+		if len(raws) == 0 {
+			return nil
+		}
+		cfgs := make([]*a2a.PushConfig, 0, len(raws))
+		for _, raw := range raws {
+			c, err := vstore.DecodePushConfig(raw)
+			if err != nil {
+				return err
+			}
+			cfgs = append(cfgs, c)
+		}
+		if err := (*qp).EnqueueTx(ctx, tx, agent, cfgs, *p); err != nil {
+			return fmt.Errorf("enqueue push of task %s: %w", taskID, err)
+		}
+		return nil
+	})
 }

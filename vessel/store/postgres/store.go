@@ -105,6 +105,8 @@ func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
+	ev := *task // the event as the SDK had it, for its push
+	push := s.db.pushOf(&ev, &ev)
 	task.History = vstore.UserText(task.History) // keep the SDK's copy small too
 	st := s.strip(task)
 	body, err := encodeTask(st)
@@ -112,13 +114,16 @@ func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 		return taskstore.TaskVersionMissing, err
 	}
 	var v int64
-	err = s.db.pool.QueryRow(ctx, `
-		INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, replica_id, status_ts, task)
-		VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8)
-		ON CONFLICT (agent_id, id) DO NOTHING
-		RETURNING version`,
-		s.agent, string(task.ID), owner, task.ContextID, string(task.Status.State),
-		s.db.opts.ReplicaID, task.Status.Timestamp, body).Scan(&v)
+	err = s.db.withPush(ctx, push, func(ctx context.Context, q querier) (bool, error) {
+		err := q.QueryRow(ctx, `
+			INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, replica_id, status_ts, task)
+			VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8)
+			ON CONFLICT (agent_id, id) DO NOTHING
+			RETURNING version`,
+			s.agent, string(task.ID), owner, task.ContextID, string(task.Status.State),
+			s.db.opts.ReplicaID, task.Status.Timestamp, body).Scan(&v)
+		return err == nil, err
+	}, s.agent, task.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
 	}
@@ -146,6 +151,7 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 	}
 	task := req.Task
 	st := s.strip(task)
+	push := s.db.pushOf(req.Event, st)
 	// Then trim the SDK's own working copy (history, finished transcript and
 	// files), which it deep-copies for every later event.
 	vstore.Shrink(req)
@@ -162,8 +168,8 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 				task.ID, lt.version, req.PrevVersion, taskstore.ErrConcurrentModification)
 		}
 		v := lt.version + 1
-		if state != lt.diskState || state.Terminal() {
-			if err := s.writeLive(ctx, owner, st, lt.diskVersion, v); err != nil {
+		if state != lt.diskState || state.Terminal() || push != nil {
+			if err := s.writeLive(ctx, owner, st, lt.diskVersion, v, push); err != nil {
 				// Whatever happened, the table is the truth from now on.
 				delete(s.live, task.ID)
 				return taskstore.TaskVersionMissing, err
@@ -183,14 +189,17 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		return taskstore.TaskVersionMissing, err
 	}
 	var v int64
-	err = s.db.pool.QueryRow(ctx, `
-		UPDATE vessel_tasks
-		SET task = $1, state = $2, status_ts = $3, context_id = $4, replica_id = $5,
-		    version = version + 1, updated_at = now()
-		WHERE agent_id = $6 AND id = $7 AND owner = $8 AND ($9 = 0 OR version = $9)
-		RETURNING version`,
-		body, string(state), task.Status.Timestamp, task.ContextID, s.db.opts.ReplicaID,
-		s.agent, string(task.ID), owner, int64(req.PrevVersion)).Scan(&v)
+	err = s.db.withPush(ctx, push, func(ctx context.Context, q querier) (bool, error) {
+		err := q.QueryRow(ctx, `
+			UPDATE vessel_tasks
+			SET task = $1, state = $2, status_ts = $3, context_id = $4, replica_id = $5,
+			    version = version + 1, updated_at = now()
+			WHERE agent_id = $6 AND id = $7 AND owner = $8 AND ($9 = 0 OR version = $9)
+			RETURNING version`,
+			body, string(state), task.Status.Timestamp, task.ContextID, s.db.opts.ReplicaID,
+			s.agent, string(task.ID), owner, int64(req.PrevVersion)).Scan(&v)
+		return err == nil, err
+	}, s.agent, task.ID)
 	if err == nil {
 		if !state.Terminal() {
 			// This replica runs the task from now on (a follow-up turn).
@@ -208,22 +217,27 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 
 // writeLive writes a running task's new state, only if the table still holds
 // the version this replica wrote last.
-func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVersion, v taskstore.TaskVersion) error {
+func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVersion, v taskstore.TaskVersion, push *vstore.Push) error {
 	body, err := encodeTask(t)
 	if err != nil {
 		return err
 	}
-	tag, err := s.db.pool.Exec(ctx, `
-		UPDATE vessel_tasks
-		SET task = $1, state = $2, status_ts = $3, context_id = $4, replica_id = $5,
-		    version = $6, updated_at = now()
-		WHERE agent_id = $7 AND id = $8 AND owner = $9 AND version = $10`,
-		body, string(t.Status.State), t.Status.Timestamp, t.ContextID, s.db.opts.ReplicaID,
-		int64(v), s.agent, string(t.ID), owner, int64(diskVersion))
+	var n int64
+	err = s.db.withPush(ctx, push, func(ctx context.Context, q querier) (bool, error) {
+		tag, err := q.Exec(ctx, `
+			UPDATE vessel_tasks
+			SET task = $1, state = $2, status_ts = $3, context_id = $4, replica_id = $5,
+			    version = $6, updated_at = now()
+			WHERE agent_id = $7 AND id = $8 AND owner = $9 AND version = $10`,
+			body, string(t.Status.State), t.Status.Timestamp, t.ContextID, s.db.opts.ReplicaID,
+			int64(v), s.agent, string(t.ID), owner, int64(diskVersion))
+		n = tag.RowsAffected()
+		return n == 1, err
+	}, s.agent, t.ID)
 	if err != nil {
 		return fmt.Errorf("update task %s: %w", t.ID, err)
 	}
-	if tag.RowsAffected() == 1 {
+	if n == 1 {
 		return nil
 	}
 	return s.whyNoRow(ctx, owner, t.ID, diskVersion)
