@@ -11,9 +11,16 @@ import (
 // methods only with one). It sends and enqueues nothing: the task store
 // enqueues each delivery in the transaction that writes the status
 // (EnqueueTx, store.PushQueuing), so no crash can come between the two.
+// As a push.StoreSender it also spares the SDK's processor a listing of
+// the task's configs for every event (vendored patch, PATCHES.md).
 var Sender push.Sender = storeSends{}
 
+var _ push.StoreSender = storeSends{}
+
 type storeSends struct{}
+
+// StoreSends implements push.StoreSender.
+func (storeSends) StoreSends() {}
 
 // SendPush implements push.Sender.
 func (storeSends) SendPush(context.Context, *a2a.PushConfig, a2a.Event) error { return nil }
