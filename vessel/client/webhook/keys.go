@@ -125,7 +125,9 @@ func NewKeyCache(ctx context.Context, vesselURL string, cfg KeyCacheConfig) (*Ke
 	c.lastTry = time.Now()
 	c.mu.Unlock()
 	if _, err := c.cache.Refresh(ctx, u); err != nil {
-		c.fail(err)
+		c.mu.Lock()
+		c.lastErr, c.lastTry = err, time.Time{} // the first delivery tries again
+		c.mu.Unlock()
 	}
 	return c, nil
 }
