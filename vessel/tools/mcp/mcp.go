@@ -225,14 +225,19 @@ func (s *Server) refresh(ctx context.Context) {
 
 		s.mu.Lock()
 		s.inflight = nil
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// The caller went away: that tells nothing of the server, and
+			// the next caller lists again (a caller must not be able to
+			// take another's tools away).
+		case err != nil:
 			s.listErr, s.failedAt = err.Error(), s.client.now()
 			if s.grant.AllTools() {
 				// What the server offers is unknown now: offer nothing
 				// rather than a list it may no longer stand by.
 				s.listed, s.expanded = nil, nil
 			}
-		} else {
+		default:
 			s.listed, s.listedAt, s.listErr = listed, s.client.now(), ""
 			if s.grant.AllTools() {
 				s.expanded = s.expand(listed)
