@@ -74,3 +74,35 @@ func TestReview1FirstDeliveryRefetchesAfterFailedStart(t *testing.T) {
 		t.Fatalf("first delivery after a failed start: %d %s (fetches: %d)", c, strings.TrimSpace(msg), js.hits.Load())
 	}
 }
+
+// review1: KeyCache.Err is documented "nil when the last fetch worked";
+// a background refresh that works after a failed one must clear it.
+func TestReview1ErrClearedByBackgroundRefresh(t *testing.T) {
+	_, set := keys(t)
+	js := newJWKSServer(t, func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kc, err := webhook.NewKeyCache(ctx, js.srv.URL, webhook.KeyCacheConfig{Refresh: time.Second, Refetch: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.Err() == nil {
+		t.Fatal("the first fetch should have failed")
+	}
+	js.set(serveBytes(set))
+	// Wait (bounded) for a background fetch to have been served, then
+	// for Err to follow it.
+	deadline := time.Now().Add(10 * time.Second)
+	for js.hits.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if js.hits.Load() < 2 {
+		t.Fatal("no background refresh within 10 s")
+	}
+	for kc.Err() != nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := kc.Err(); err != nil {
+		t.Fatalf("after a background fetch that worked (%d fetches), Err: %v", js.hits.Load(), err)
+	}
+}
