@@ -11,11 +11,11 @@ import (
 )
 
 // review1: a caller that goes away while its turn's admission lists a
-// tools = ["*"] server (the listing runs on the caller's request context)
+// tools = ["*"] server (the listing ran on the caller's request context)
 // must not leave the server offering nothing to every other caller for
-// ListRetry: the next caller lists again.
+// ListRetry.
 func TestReview1CancelledListingNotRecordedAsFailure(t *testing.T) {
-	entered := make(chan struct{}, 1)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
 	var lists atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -33,8 +33,7 @@ func TestReview1CancelledListingNotRecordedAsFailure(t *testing.T) {
 		case "tools/list":
 			if lists.Add(1) == 1 {
 				entered <- struct{}{}
-				<-r.Context().Done() // the first listing hangs until its caller goes
-				return
+				<-release // the first listing is slow: its caller goes meanwhile
 			}
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}`, req.ID, toolJSON("a"))
 		default:
@@ -53,6 +52,7 @@ func TestReview1CancelledListingNotRecordedAsFailure(t *testing.T) {
 	<-entered
 	cancel()
 	<-done
+	close(release)
 	set.Refresh(context.Background())
 	if got := nameSet(set); got != "issues__a" {
 		t.Fatalf("after a cancelled listing, another caller is offered %q (%d listings)", got, lists.Load())
