@@ -117,7 +117,13 @@ func NewKeyCache(ctx context.Context, vesselURL string, cfg KeyCacheConfig) (*Ke
 	c.cache = jwk.NewCache(ctx, jwk.WithRefreshWindow(window), jwk.WithErrSink(sink{c}))
 	maxKeys := cfg.MaxKeys
 	err := c.cache.Register(u, jwk.WithHTTPClient(&limited), jwk.WithRefreshInterval(cfg.Refresh),
-		jwk.WithPostFetcher(jwk.PostFetchFunc(func(_ string, set jwk.Set) (jwk.Set, error) { return checkSet(set, maxKeys) })))
+		jwk.WithPostFetcher(jwk.PostFetchFunc(func(_ string, set jwk.Set) (jwk.Set, error) {
+			set, err := checkSet(set, maxKeys)
+			if err == nil {
+				c.fail(nil) // every fetch that works, the background's too
+			}
+			return set, err
+		})))
 	if err != nil {
 		return nil, fmt.Errorf("webhook: key cache: %w", err)
 	}
@@ -125,7 +131,9 @@ func NewKeyCache(ctx context.Context, vesselURL string, cfg KeyCacheConfig) (*Ke
 	c.lastTry = time.Now()
 	c.mu.Unlock()
 	if _, err := c.cache.Refresh(ctx, u); err != nil {
-		c.fail(err)
+		c.mu.Lock()
+		c.lastErr, c.lastTry = err, time.Time{} // the first delivery tries again
+		c.mu.Unlock()
 	}
 	return c, nil
 }

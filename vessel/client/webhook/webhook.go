@@ -92,7 +92,14 @@ type Receiver struct {
 
 	mu   sync.Mutex
 	seen map[string]*seenID
-	fifo []string
+	fifo []fifoEntry // in claim order, with the expiry each claim set
+}
+
+// fifoEntry is one claim of an id: an id whose expiry a repeat moved on
+// is queued again, and its earlier entry, once passed, only goes.
+type fifoEntry struct {
+	id    string
+	until time.Time
 }
 
 type seenID struct {
@@ -298,19 +305,16 @@ func (r *Receiver) claim(d *Delivery) error {
 	if r.seen == nil {
 		r.seen = map[string]*seenID{}
 	}
-	for len(r.fifo) > 0 {
-		e, ok := r.seen[r.fifo[0]]
-		if ok && now.Before(e.until) {
-			break
-		}
-		if ok {
-			delete(r.seen, r.fifo[0])
+	for len(r.fifo) > 0 && !now.Before(r.fifo[0].until) {
+		if e, ok := r.seen[r.fifo[0].id]; ok && !now.Before(e.until) {
+			delete(r.seen, r.fifo[0].id)
 		}
 		r.fifo = r.fifo[1:]
 	}
 	if e, ok := r.seen[d.ID]; ok {
 		if until.After(e.until) {
 			e.until = until
+			r.fifo = append(r.fifo, fifoEntry{d.ID, until})
 		}
 		if e.done {
 			return errDuplicate
@@ -321,7 +325,7 @@ func (r *Receiver) claim(d *Delivery) error {
 		return ErrBusy
 	}
 	r.seen[d.ID] = &seenID{until: until}
-	r.fifo = append(r.fifo, d.ID)
+	r.fifo = append(r.fifo, fifoEntry{d.ID, until})
 	return nil
 }
 

@@ -220,31 +220,43 @@ func (s *Server) refresh(ctx context.Context) {
 		done := make(chan struct{})
 		s.inflight = done
 		s.mu.Unlock()
-
-		listed, err := s.list(ctx)
-
-		s.mu.Lock()
-		s.inflight = nil
-		if err != nil {
-			s.listErr, s.failedAt = err.Error(), s.client.now()
-			if s.grant.AllTools() {
-				// What the server offers is unknown now: offer nothing
-				// rather than a list it may no longer stand by.
-				s.listed, s.expanded = nil, nil
-			}
-		} else {
-			s.listed, s.listedAt, s.listErr = listed, s.client.now(), ""
-			if s.grant.AllTools() {
-				s.expanded = s.expand(listed)
-			}
-		}
-		s.mu.Unlock()
-		close(done)
-		if err != nil && s.client.ListFailed != nil && ctx.Err() == nil {
-			s.client.ListFailed(s.agent, s.name, err.Error())
+		// The listing is the agent's, shared by every caller waiting: it
+		// runs to its own end (ListTimeout) even when the caller that
+		// started it goes away, so no caller can take another's tools
+		// away by leaving.
+		go s.listNow(context.WithoutCancel(ctx), done)
+		select {
+		case <-done:
+		case <-ctx.Done():
 		}
 		return
 	}
+}
+
+// listNow runs one listing for refresh and records what it found.
+func (s *Server) listNow(ctx context.Context, done chan struct{}) {
+	listed, err := s.list(ctx)
+
+	s.mu.Lock()
+	s.inflight = nil
+	if err != nil {
+		s.listErr, s.failedAt = err.Error(), s.client.now()
+		if s.grant.AllTools() {
+			// What the server offers is unknown now: offer nothing
+			// rather than a list it may no longer stand by.
+			s.listed, s.expanded = nil, nil
+		}
+	} else {
+		s.listed, s.listedAt, s.listErr = listed, s.client.now(), ""
+		if s.grant.AllTools() {
+			s.expanded = s.expand(listed)
+		}
+	}
+	s.mu.Unlock()
+	if err != nil && s.client.ListFailed != nil {
+		s.client.ListFailed(s.agent, s.name, err.Error())
+	}
+	close(done)
 }
 
 // list runs one tools/list session and keeps the granted tools.
