@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,6 +24,17 @@ type Tool struct {
 	name  string // the server's name for it
 	full  string // the model's
 	scope string
+
+	// The definition built from one listing of the tool: a listed schema
+	// is checked by a JSON round trip, which for a large schema of a
+	// hostile server costs milliseconds, and Def runs several times per
+	// turn (tool sets, narrowing, the loop). Rebuilt when the listing
+	// (its *mcp.Tool) or the reason it is missing changes.
+	defMu   sync.Mutex
+	defFrom *mcp.Tool
+	defWhy  string
+	defOK   bool
+	def     model.ToolDef
 }
 
 // Def implements tools.Tool: the server's description and input schema as
@@ -30,6 +42,18 @@ type Tool struct {
 // listed the tool.
 func (t *Tool) Def() model.ToolDef {
 	mt, why := t.srv.cached(t.name)
+	t.defMu.Lock()
+	defer t.defMu.Unlock()
+	if t.defOK && t.defFrom == mt && t.defWhy == why {
+		return t.def
+	}
+	t.def, t.defFrom, t.defWhy, t.defOK = t.build(mt, why), mt, why, true
+	return t.def
+}
+
+// build is the definition of the tool from its listing mt (nil when it is
+// not listed, why saying why).
+func (t *Tool) build(mt *mcp.Tool, why string) model.ToolDef {
 	desc, params := "", any(map[string]any{"type": "object"})
 	if mt != nil {
 		desc = mt.Description
