@@ -191,6 +191,10 @@ type Dialer struct {
 	Dialer *net.Dialer
 	// Lookup resolves a host name; nil: net.DefaultResolver.LookupNetIP.
 	Lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
+	// dial replaces the dial of a checked address in tests, so no test
+	// sends a packet to an address that is not loopback.
+	dial func(ctx context.Context, nd *net.Dialer, network, address string) (net.Conn, error)
 }
 
 // Resolved decides one address a granted host name resolved to: nil when a
@@ -238,23 +242,39 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", host, err)
 	}
-	var why []error
+	dial := d.dial
+	if dial == nil {
+		dial = func(ctx context.Context, nd *net.Dialer, network, address string) (net.Conn, error) {
+			return nd.DialContext(ctx, network, address)
+		}
+	}
+	var refused, failed []error
 	for _, a := range addrs {
 		if err := Resolved(host, a); err != nil {
-			why = append(why, err)
+			refused = append(refused, err)
 			continue
 		}
-		c, err := nd.DialContext(ctx, network, net.JoinHostPort(a.Unmap().WithZone("").String(), port))
+		c, err := dial(ctx, &nd, network, net.JoinHostPort(a.Unmap().WithZone("").String(), port))
 		if err == nil {
 			return c, nil
 		}
-		why = append(why, err)
+		failed = append(failed, err)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	if len(why) == 0 {
-		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	switch {
+	case len(failed) > 0:
+		// An allowed address was tried and could not be reached: a
+		// failure to retry, not a refusal (which ends the delivery), even
+		// when the name also resolved to refused addresses.
+		err := fmt.Errorf("dial %s: %w", host, errors.Join(failed...))
+		if len(refused) > 0 {
+			err = fmt.Errorf("%w (other answers refused: %v)", err, errors.Join(refused...))
+		}
+		return nil, err
+	case len(refused) > 0:
+		return nil, errors.Join(refused...)
 	}
-	return nil, errors.Join(why...)
+	return nil, fmt.Errorf("resolve %s: no addresses", host)
 }

@@ -233,3 +233,43 @@ func TestDialerPinsGrantedNames(t *testing.T) {
 		t.Errorf("lookups %v: literals must not be resolved", looked)
 	}
 }
+
+// TestDialerTransientFailureNotRefused: a name resolving to a refused
+// address and an allowed one whose dial fails is a failure to retry, not a
+// refusal (a refusal ends the delivery as a dead letter); only refused
+// answers are a refusal. The dial is replaced, so nothing is sent.
+func TestDialerTransientFailureNotRefused(t *testing.T) {
+	answers := map[string][]string{
+		"mixed.internal":   {"127.0.0.1", "10.20.30.40"},
+		"refused.internal": {"127.0.0.1", "169.254.169.254"},
+	}
+	var dialled []string
+	d := &Dialer{
+		Lookup: func(_ context.Context, _, host string) ([]netip.Addr, error) {
+			var out []netip.Addr
+			for _, s := range answers[host] {
+				out = append(out, netip.MustParseAddr(s))
+			}
+			return out, nil
+		},
+		dial: func(_ context.Context, _ *net.Dialer, _, address string) (net.Conn, error) {
+			dialled = append(dialled, address)
+			return nil, errors.New("connection timed out (simulated)")
+		},
+	}
+	_, err := d.DialContext(context.Background(), "tcp", "mixed.internal:443")
+	if err == nil || errors.Is(err, ErrRefused) {
+		t.Fatalf("mixed answers, allowed dial failed: %v; want a failure that is not ErrRefused", err)
+	}
+	if !strings.Contains(err.Error(), "simulated") || !strings.Contains(err.Error(), "loopback") {
+		t.Fatalf("error %q should name the dial failure and the refused answer", err)
+	}
+	if len(dialled) != 1 || dialled[0] != "10.20.30.40:443" {
+		t.Fatalf("dialled %v, want only the allowed address", dialled)
+	}
+	dialled = nil
+	_, err = d.DialContext(context.Background(), "tcp", "refused.internal:443")
+	if !errors.Is(err, ErrRefused) || len(dialled) != 0 {
+		t.Fatalf("only refused answers: %v (dialled %v); want ErrRefused and no dial", err, dialled)
+	}
+}
