@@ -279,5 +279,12 @@ func approvalExtra(a *agent, p *auth.Principal, header []string) (approval.Extra
 	for s := range a.spec.MCP { // an MCP server is named like a service
 		services = append(services, s)
 	}
+	if m := a.spec.Manifest; m != nil { // and so is a package's stdio one, as the policy allows
+		for _, t := range m.Declared {
+			if t.MCP != nil {
+				services = append(services, t.Name)
+			}
+		}
+	}
 	return approval.ParseExtra(append(slices.Clone(header), p.Approve...), names, services)
 }

@@ -24,3 +24,21 @@ func TestApprovalNamesMCPServer(t *testing.T) {
 		}
 	}
 }
+
+// A package's stdio MCP server may be named too (service:<name>), as the
+// deployment's approval policy may name it.
+func TestApprovalNamesStdioMCPServer(t *testing.T) {
+	h := newHarness(t, func(d *spec.Deployment) {
+		m := d.Agents[0].Manifest
+		m.Declared = append(m.Declared, spec.Tool{Name: "notes", MCP: &spec.StdioMCP{
+			Command: []string{"{package}/bin/notes-mcp"}, Tools: []string{"add_note"}, Scope: "tools:write"}})
+	})
+	body := `{"jsonrpc":"2.0","id":"1","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}`
+	for entry, want := range map[string]int{"service:notes": http.StatusOK, "service:nope": http.StatusBadRequest} {
+		code, _, b := h.rawPost("/agents/"+h.agentID, body,
+			map[string]string{"Authorization": "Bearer " + h.keyApp1, "X-Vessel-User": "alice", approval.Header: entry})
+		if code != want || (want == http.StatusOK && strings.Contains(string(b), `"error"`)) {
+			t.Errorf("%s: HTTP %d %s", entry, code, b)
+		}
+	}
+}
