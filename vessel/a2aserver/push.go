@@ -76,12 +76,25 @@ func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a
 	// is sent WORKING updates too, and the response lists the extension
 	// as activated (A2A-Extensions).
 	var opt store.SaveOptions
-	ext := store.PushWorkingExtension()
-	if e, ok := a2asrv.ExtensionsFrom(ctx); ok && e.Requested(&ext) {
+	if e, ok := a2asrv.ExtensionsFrom(ctx); ok && requested(e, store.PushWorkingURI) {
 		opt.Working = true
+		ext := store.PushWorkingExtension()
 		e.Activate(&ext)
 	}
 	return c.PushConfigStore.SaveWith(ctx, taskID, cfg, opt)
+}
+
+// requested reports whether the call lists an extension in A2A-Extensions,
+// in one header value each or comma-separated.
+func requested(e *a2asrv.Extensions, uri string) bool {
+	for _, v := range e.RequestedURIs() {
+		for u := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(u) == uri {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // setPushCapability declares push notifications on a card, with the

@@ -204,7 +204,7 @@ func testPushWorking(t *testing.T, storeURL string) {
 	// echoed), a third without (nothing echoed).
 	auth := http.Header{"Authorization": {"Bearer " + h.keyApp1}, "X-Vessel-User": {"alice"}}
 	authW := auth.Clone()
-	authW.Set("A2A-Extensions", store.PushWorkingURI)
+	authW.Set("A2A-Extensions", "urn:example:other:v1, "+store.PushWorkingURI)
 	echo, _ := rawRPC(t, h, authW, "CreateTaskPushNotificationConfig",
 		map[string]any{"taskId": task.ID, "id": "w2", "url": rcv.url + "/hooks/w2", "token": "tok-1"})
 	if !strings.Contains(echo, store.PushWorkingURI) {

@@ -13,6 +13,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/google/uuid"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 )
 
 // MaxPushConfigsPerTask is how many push configs one task may have.
@@ -152,7 +154,7 @@ const sqlitePushTable = `CREATE TABLE IF NOT EXISTS vessel_push_configs (
 // PushWorkingURI is the A2A extension a client requests (A2A-Extensions)
 // when it registers a push config to be told of every WORKING status
 // update of the task too, not only of its terminal and interrupted states.
-const PushWorkingURI = "urn:astralvessel:ext:push-working:v1"
+const PushWorkingURI = webhook.WorkingExtension
 
 // PushWorkingExtension is the extension as the agent card declares it.
 func PushWorkingExtension() a2a.AgentExtension {
