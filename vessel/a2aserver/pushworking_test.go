@@ -215,6 +215,26 @@ func testPushWorking(t *testing.T, storeURL string) {
 	if echo != "" {
 		t.Fatalf("A2A-Extensions answered %q to a call not asking for it", echo)
 	}
+	// SendMessage registering a config with the extension echoes it too;
+	// without a config nothing is activated.
+	echo, _ = rawRPC(t, h, authW, "SendMessage", map[string]any{
+		"message": map[string]any{"messageId": "m-echo", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}},
+		"configuration": map[string]any{"returnImmediately": true,
+			"taskPushNotificationConfig": map[string]any{"url": rcv.url + "/hooks/echo", "token": "tok-1"}}})
+	if !strings.Contains(echo, store.PushWorkingURI) {
+		t.Fatalf("SendMessage with a config: A2A-Extensions answered %q", echo)
+	}
+	waitFor(t, "the end pushed to /hooks/echo", func() bool {
+		got := rcv.at("/hooks/echo")
+		return len(got) > 0 && got[len(got)-1].State == a2a.TaskStateCompleted
+	})
+	checkWorkingThen(t, "a turn without a pause, /hooks/echo", rcv.at("/hooks/echo"), a2a.TaskStateCompleted, true, 0)
+	echo, _ = rawRPC(t, h, authW, "SendMessage", map[string]any{
+		"message":       map[string]any{"messageId": "m-echo2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}},
+		"configuration": map[string]any{"returnImmediately": true}})
+	if echo != "" {
+		t.Fatalf("SendMessage without a config: A2A-Extensions answered %q", echo)
+	}
 	// Get returns the A2A config alone.
 	_, got := rawRPC(t, h, authW, "GetTaskPushNotificationConfig", map[string]any{"taskId": task.ID, "id": "w"})
 	if bytes.Contains(got, []byte(store.WorkingMember)) || !bytes.Contains(got, []byte("/hooks/w")) {
