@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
@@ -71,5 +72,36 @@ func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a
 	if _, err := pol.Check(cfg.URL); err != nil {
 		return nil, fmt.Errorf("%w: %w", err, a2a.ErrInvalidParams)
 	}
-	return c.PushConfigStore.Save(ctx, taskID, cfg)
+	// The push-working extension, when the caller asks for it: the config
+	// is sent WORKING updates too, and the response lists the extension
+	// as activated (A2A-Extensions).
+	var opt store.SaveOptions
+	if e, ok := a2asrv.ExtensionsFrom(ctx); ok && requested(e, store.PushWorkingURI) {
+		opt.Working = true
+		ext := store.PushWorkingExtension()
+		e.Activate(&ext)
+	}
+	return c.PushConfigStore.SaveWith(ctx, taskID, cfg, opt)
+}
+
+// requested reports whether the call lists an extension in A2A-Extensions,
+// in one header value each or comma-separated.
+func requested(e *a2asrv.Extensions, uri string) bool {
+	for _, v := range e.RequestedURIs() {
+		for u := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(u) == uri {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setPushCapability declares push notifications on a card, with the
+// push-working extension, when the vessel delivers them.
+func setPushCapability(card *a2a.AgentCard, on bool) {
+	card.Capabilities.PushNotifications = on
+	if on {
+		card.Capabilities.Extensions = append(card.Capabilities.Extensions, store.PushWorkingExtension())
+	}
 }

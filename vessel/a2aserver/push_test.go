@@ -40,6 +40,8 @@ type receiver struct {
 	// got are the deliveries handled, in arrival order (duplicates of a
 	// delivery id included: the Receiver's own dedupe is off).
 	got []*webhook.Delivery
+	// paths are the URL paths of got.
+	paths []string
 	// fail, when set, decides the answer before Handle (down, slow, ...).
 	fail func(r *http.Request) bool
 	raw  []*http.Request
@@ -52,9 +54,11 @@ func newReceiver(t *testing.T) *receiver { return newReceiverAt(t, "") }
 func newReceiverAt(t *testing.T, addr string) *receiver {
 	t.Helper()
 	r := &receiver{t: t}
-	r.rcv = &webhook.Receiver{Token: "tok-1", Remember: -1, Handle: func(_ context.Context, d *webhook.Delivery) error {
+	r.rcv = &webhook.Receiver{Token: "tok-1", Remember: -1, Handle: func(ctx context.Context, d *webhook.Delivery) error {
+		path, _ := ctx.Value(pathKey{}).(string)
 		r.mu.Lock()
 		r.got = append(r.got, d)
+		r.paths = append(r.paths, path)
 		r.mu.Unlock()
 		return nil
 	}}
@@ -72,7 +76,7 @@ func newReceiverAt(t *testing.T, addr string) *receiver {
 			http.Redirect(w, req, "/hooks/target", http.StatusTemporaryRedirect)
 			return
 		}
-		r.rcv.ServeHTTP(w, req)
+		r.rcv.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), pathKey{}, req.URL.Path)))
 	})
 	r.srv = httptest.NewUnstartedServer(mux)
 	if addr != "" {
@@ -93,6 +97,22 @@ func (r *receiver) deliveries() []*webhook.Delivery {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*webhook.Delivery(nil), r.got...)
+}
+
+// pathKey carries a delivery's URL path to Handle.
+type pathKey struct{}
+
+// at are the deliveries handled at one URL path, in arrival order.
+func (r *receiver) at(path string) []*webhook.Delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*webhook.Delivery
+	for i, d := range r.got {
+		if r.paths[i] == path {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func (r *receiver) requests() []*http.Request {

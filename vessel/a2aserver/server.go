@@ -301,7 +301,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	_, queuing := s.cfg.Store.(store.PushQueuing)
 	pushOn := s.cfg.Outbox != nil && pushes != nil && queuing
 	card := BuildCard(a, s.base)
-	card.Capabilities.PushNotifications = pushOn
+	setPushCapability(card, pushOn)
 	if s.cfg.GRPCAddress != "" {
 		card.SupportedInterfaces = append(card.SupportedInterfaces, grpcInterface(s.cfg.GRPCAddress, a.ID))
 	}
@@ -405,7 +405,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	ag.rest = a2asrv.NewRESTHandler(h, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	ag.grpc = a2agrpc.NewHandler(h)
 	card03 := BuildCard(a, s.base)
-	card03.Capabilities.PushNotifications = pushOn
+	setPushCapability(card03, pushOn)
 	v03, err := a2acompat.CardV03JSON(context.Background(), card03, s.base+"/agents/"+a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)

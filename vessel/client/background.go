@@ -6,6 +6,9 @@ import (
 	"fmt"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 )
 
 // Webhook is where the vessel pushes a task's status changes (docs/jobs.md):
@@ -16,6 +19,21 @@ type Webhook struct {
 	Token string
 	// ID names the config; the vessel makes one when empty.
 	ID string
+	// Working asks for every WORKING status update of the task too (the
+	// turn's events, one per delivery, in order before the end), not only
+	// its terminal and interrupted states: the registration requests the
+	// push-working extension (webhook.WorkingExtension) in A2A-Extensions.
+	// A vessel that does not know it stores the webhook without it.
+	Working bool
+}
+
+// withExtension requests the push-working extension on a call registering
+// a webhook that wants WORKING updates.
+func (w *Webhook) withExtension(ctx context.Context) context.Context {
+	if !w.Working {
+		return ctx
+	}
+	return a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{a2a.SvcParamExtensions: {webhook.WorkingExtension}})
 }
 
 func (w *Webhook) config(taskID a2a.TaskID) *a2a.PushConfig {
@@ -40,6 +58,7 @@ func (c *Client) Submit(ctx context.Context, req TurnRequest, hook *Webhook) (*R
 			return nil, errors.New("client: a webhook needs a URL")
 		}
 		sreq.Config.PushConfig = hook.config("")
+		ctx = hook.withExtension(ctx)
 	}
 	res, err := c.a2a.SendMessage(ctx, sreq)
 	if err != nil {
@@ -55,7 +74,7 @@ func (c *Client) Submit(ctx context.Context, req TurnRequest, hook *Webhook) (*R
 // AddWebhook registers a webhook on a task the caller owns and returns its
 // config as stored (with its id).
 func (c *Client) AddWebhook(ctx context.Context, taskID string, hook Webhook) (*a2a.PushConfig, error) {
-	cfg, err := c.a2a.CreateTaskPushConfig(ctx, hook.config(a2a.TaskID(taskID)))
+	cfg, err := c.a2a.CreateTaskPushConfig(hook.withExtension(ctx), hook.config(a2a.TaskID(taskID)))
 	if err != nil {
 		return nil, fmt.Errorf("client: register webhook on %s: %w", taskID, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/google/uuid"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 )
 
 // MaxPushConfigsPerTask is how many push configs one task may have.
@@ -26,6 +28,9 @@ var ErrTooManyPushConfigs = fmt.Errorf("a task may have at most %d push notifica
 // configs. Lookup serves the delivery, which runs on no caller's behalf.
 type PushConfigStore interface {
 	push.ConfigStore
+	// SaveWith is Save with the vessel's own options, kept beside the
+	// config (Get and List return the A2A config alone).
+	SaveWith(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig, opt SaveOptions) (*a2a.PushConfig, error)
 	// Lookup returns a config and its owner; push.ErrPushConfigNotFound
 	// when it is gone.
 	Lookup(ctx context.Context, taskID a2a.TaskID, configID string) (*a2a.PushConfig, string, error)
@@ -146,6 +151,157 @@ const sqlitePushTable = `CREATE TABLE IF NOT EXISTS vessel_push_configs (
 	agent_id TEXT NOT NULL, task_id TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL,
 	config BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (agent_id, task_id, id))`
 
+// PushWorkingURI is the A2A extension a client requests (A2A-Extensions)
+// when it registers a push config to be told of every WORKING status
+// update of the task too, not only of its terminal and interrupted states.
+const PushWorkingURI = webhook.WorkingExtension
+
+// PushWorkingExtension is the extension as the agent card declares it.
+func PushWorkingExtension() a2a.AgentExtension {
+	return a2a.AgentExtension{
+		URI: PushWorkingURI,
+		Description: "Push notification configs registered with this extension requested (CreateTaskPushNotificationConfig, " +
+			"or SendMessage with configuration.pushNotificationConfig) are also sent every WORKING status update of the task, " +
+			"in order, besides its terminal and interrupted states.",
+		Required: false,
+	}
+}
+
+// MaxWorkingPushesPerTurn bounds the WORKING status updates pushed per
+// task between two other states (a turn): later ones are not pushed until
+// the task leaves WORKING; terminal and interrupted states always are.
+const MaxWorkingPushesPerTurn = 1000
+
+// SaveOptions are the vessel's own settings of a push config.
+type SaveOptions struct {
+	// Working: the config is sent every WORKING status update too (the
+	// PushWorkingURI extension).
+	Working bool
+}
+
+// WorkingMember is the stored config's own member holding SaveOptions.Working
+// (an A2A PushConfig has no such field; decoding into one drops it).
+const WorkingMember = "vesselWorkingUpdates"
+
+// EncodePushConfigWith is the stored form of a config with its options.
+func EncodePushConfigWith(c *a2a.PushConfig, opt SaveOptions) ([]byte, error) {
+	b, err := EncodePushConfig(c)
+	if err != nil || !opt.Working {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("encode push config: %w", err)
+	}
+	m[WorkingMember] = json.RawMessage("true")
+	if b, err = json.Marshal(m); err != nil {
+		return nil, fmt.Errorf("encode push config: %w", err)
+	}
+	return b, nil
+}
+
+// DecodePushConfigWith reads EncodePushConfigWith's form.
+func DecodePushConfigWith(raw []byte) (*a2a.PushConfig, SaveOptions, error) {
+	c, err := DecodePushConfig(raw)
+	if err != nil {
+		return nil, SaveOptions{}, err
+	}
+	var o struct {
+		Working bool `json:"vesselWorkingUpdates"`
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, SaveOptions{}, fmt.Errorf("decode push config: %w", err)
+	}
+	return c, SaveOptions{Working: o.Working}, nil
+}
+
+// StoredPushConfig is a config as the store holds it.
+type StoredPushConfig struct {
+	Config *a2a.PushConfig
+	SaveOptions
+}
+
+// PushTargets are the configs a push goes to: all of them for a terminal
+// or interrupted state, those with Working for a WORKING update.
+func PushTargets(cfgs []StoredPushConfig, p Push) []*a2a.PushConfig {
+	out := make([]*a2a.PushConfig, 0, len(cfgs))
+	for _, c := range cfgs {
+		if p.State != a2a.TaskStateWorking || c.Working {
+			out = append(out, c.Config)
+		}
+	}
+	return out
+}
+
+// AnyWorking reports whether a config wants WORKING updates.
+func AnyWorking(cfgs []StoredPushConfig) bool {
+	for _, c := range cfgs {
+		if c.Working {
+			return true
+		}
+	}
+	return false
+}
+
+// WorkingPush is the push of a WORKING status update stored in a WORKING
+// task, nil for any other event: what configs with Working are sent
+// besides PushOf's.
+func WorkingPush(event a2a.Event, task *a2a.Task) *Push {
+	e, ok := event.(*a2a.TaskStatusUpdateEvent)
+	if !ok || task == nil || e.Status.State != a2a.TaskStateWorking || task.Status.State != a2a.TaskStateWorking {
+		return nil
+	}
+	return &Push{State: a2a.TaskStateWorking, Event: e}
+}
+
+// WorkingTurn tracks, for a task running in a store, whether its configs
+// want WORKING updates and how many were pushed in the current turn.
+type WorkingTurn struct {
+	on   bool // a config with Working is (or was, until the next write with pushes) there
+	sent int  // WORKING pushes in this turn
+	capd bool // the cap was logged
+}
+
+// Next returns, for an update, the WORKING push it is worth (nil for none: no config wants it, not a WORKING status update,
+// or the turn's cap reached), and counts it. A state other than WORKING
+// starts a new turn.
+func (w *WorkingTurn) Next(event a2a.Event, task *a2a.Task, agent string) *Push {
+	if task != nil && task.Status.State != a2a.TaskStateWorking {
+		w.sent, w.capd = 0, false
+	}
+	if !w.on {
+		return nil
+	}
+	p := WorkingPush(event, task)
+	if p == nil {
+		return nil
+	}
+	if w.sent >= MaxWorkingPushesPerTurn {
+		if !w.capd {
+			w.capd = true
+			slog.Default().Warn("working updates of this turn are no longer pushed: the cap per turn is reached; its end will be",
+				"component", "store", "agent", agent, "task", string(task.ID), "cap", MaxWorkingPushesPerTurn)
+		}
+		return nil
+	}
+	w.sent++
+	return p
+}
+
+// On marks that a config wants WORKING updates.
+func (w *WorkingTurn) On() { w.on = true }
+
+// Seen records what a write with pushes found among the task's configs.
+func (w *WorkingTurn) Seen(s PushSeen) {
+	if s.Known {
+		w.on = s.Working
+	}
+}
+
+// PushSeen is what a write with pushes found: Known once the task's
+// configs were read, Working when one of them wants WORKING updates.
+type PushSeen struct{ Known, Working bool }
+
 // EncodePushConfig is the stored form of a config (task id and id are in
 // their own columns too).
 func EncodePushConfig(c *a2a.PushConfig) ([]byte, error) {
@@ -186,6 +342,11 @@ func PreparePushConfig(taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, e
 }
 
 func (s *sqlitePush) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, error) {
+	return s.SaveWith(ctx, taskID, c, SaveOptions{})
+}
+
+// SaveWith implements PushConfigStore.
+func (s *sqlitePush) SaveWith(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig, opt SaveOptions) (*a2a.PushConfig, error) {
 	owner, err := Owner(ctx)
 	if err != nil {
 		return nil, err
@@ -194,7 +355,7 @@ func (s *sqlitePush) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushCon
 	if err != nil {
 		return nil, err
 	}
-	raw, err := EncodePushConfig(cp)
+	raw, err := EncodePushConfigWith(cp, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +388,11 @@ func (s *sqlitePush) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushCon
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("save push config: %w", err)
+	}
+	if opt.Working {
+		if st, err := s.b.open(ctx, s.agent); err == nil {
+			st.wantWorking(taskID)
+		}
 	}
 	return cp, nil
 }
@@ -386,8 +552,8 @@ func (b *sqliteBackend) pushQueue() PushQueue {
 }
 
 // enqueueTx enqueues, in tx, the pushes of a task to its configs as they
-// are in tx.
-func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string, taskID a2a.TaskID, pushes []Push) error {
+// are in tx, and tells what it found in seen (nil: not wanted).
+func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string, taskID a2a.TaskID, pushes []Push, seen *PushSeen) error {
 	q := b.pushQueue()
 	if q == nil || len(pushes) == 0 {
 		return nil
@@ -397,29 +563,33 @@ func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string,
 	if err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}
-	var cfgs []*a2a.PushConfig
+	var cfgs []StoredPushConfig
 	for rows.Next() {
 		var raw []byte
 		if err := rows.Scan(&raw); err != nil {
 			rows.Close()
 			return fmt.Errorf("read push config: %w", err)
 		}
-		c, err := DecodePushConfig(raw)
+		c, opt, err := DecodePushConfigWith(raw)
 		if err != nil {
 			rows.Close()
 			return err
 		}
-		cfgs = append(cfgs, c)
+		cfgs = append(cfgs, StoredPushConfig{Config: c, SaveOptions: opt})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}
-	if len(cfgs) == 0 {
-		return nil
+	if seen != nil {
+		*seen = PushSeen{Known: true, Working: AnyWorking(cfgs)}
 	}
 	for _, p := range pushes {
-		if err := q.EnqueueTx(ctx, tx, agent, cfgs, p); err != nil {
+		to := PushTargets(cfgs, p)
+		if len(to) == 0 {
+			continue
+		}
+		if err := q.EnqueueTx(ctx, tx, agent, to, p); err != nil {
 			return fmt.Errorf("enqueue push of task %s: %w", taskID, err)
 		}
 	}

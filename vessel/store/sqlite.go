@@ -272,6 +272,10 @@ type sqliteStore struct {
 
 	mu   sync.Mutex
 	live map[a2a.TaskID]*liveTask
+	// want are tasks not running here yet given a config that wants
+	// WORKING updates (SendMessage saves the config before the task), with
+	// when.
+	want map[a2a.TaskID]time.Time
 
 	// Prepared once: the statements every turn runs.
 	insert, upsertStmt, get *sql.Stmt
@@ -289,6 +293,43 @@ type liveTask struct {
 	// pending are the pushes of writes that failed, stored with the next
 	// write of the task.
 	pending []Push
+	// working: whether its configs want WORKING updates, and how many
+	// this turn had.
+	working WorkingTurn
+}
+
+// wantWorking notes that a task was given a config that wants WORKING
+// updates.
+func (s *sqliteStore) wantWorking(id a2a.TaskID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lt := s.live[id]; lt != nil {
+		lt.working.On()
+		return
+	}
+	now := s.b.opt.Now()
+	for t, at := range s.want { // a task never created (a refused message)
+		if now.Sub(at) > wantTTL {
+			delete(s.want, t)
+		}
+	}
+	if s.want == nil {
+		s.want = map[a2a.TaskID]time.Time{}
+	}
+	s.want[id] = now
+}
+
+// wantTTL is how long a config wanting WORKING updates waits for its task.
+const wantTTL = 10 * time.Minute
+
+// takeWant reports, and forgets, whether a task being created was given a
+// config wanting WORKING updates. s.mu is held.
+func (s *sqliteStore) takeWant(id a2a.TaskID) bool {
+	if _, ok := s.want[id]; ok {
+		delete(s.want, id)
+		return true
+	}
+	return false
 }
 
 // flushUnsaved writes the ends that could not be written before.
@@ -299,7 +340,8 @@ func (s *sqliteStore) flushUnsaved(ctx context.Context) {
 		if !lt.unsaved {
 			continue
 		}
-		err := s.writeTask(ctx, lt.owner, lt.task, lt.version, lt.pending)
+		var seen PushSeen
+		err := s.writeTask(ctx, lt.owner, lt.task, lt.version, lt.pending, &seen)
 		s.b.noteWrite(err)
 		if err != nil {
 			return // still failing: try again at the next flush
@@ -309,12 +351,14 @@ func (s *sqliteStore) flushUnsaved(ctx context.Context) {
 			continue
 		}
 		lt.unsaved, lt.pending, lt.diskState = false, nil, lt.task.Status.State
+		lt.working.Seen(seen)
 	}
 }
 
 // writeTask writes a stripped task's row and, in the same transaction, the
-// deliveries of its pushes to the task's configs.
-func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task, v taskstore.TaskVersion, pushes []Push) error {
+// deliveries of its pushes to the task's configs; seen tells what it
+// found among them.
+func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task, v taskstore.TaskVersion, pushes []Push, seen *PushSeen) error {
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
@@ -332,7 +376,7 @@ func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task,
 		if _, err := tx.StmtContext(ctx, s.upsertStmt).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("write task: %w", err)
 		}
-		return s.b.enqueueTx(ctx, tx, s.agent, st.ID, pushes)
+		return s.b.enqueueTx(ctx, tx, s.agent, st.ID, pushes, seen)
 	})
 }
 
@@ -461,7 +505,7 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 			if _, err := tx.StmtContext(tctx, s.insert).ExecContext(tctx, args...); err != nil {
 				return err
 			}
-			return s.b.enqueueTx(tctx, tx, s.agent, task.ID, pushes)
+			return s.b.enqueueTx(tctx, tx, s.agent, task.ID, pushes, nil)
 		})
 		cancel()
 	}
@@ -473,8 +517,13 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 		return 0, fmt.Errorf("insert task: %w", err)
 	}
 	s.b.noteWrite(nil)
+	want := s.takeWant(task.ID)
 	if !task.Status.State.Terminal() {
-		s.live[task.ID] = &liveTask{owner: owner, version: 1, diskState: task.Status.State, task: st}
+		lt := &liveTask{owner: owner, version: 1, diskState: task.Status.State, task: st}
+		if want {
+			lt.working.On()
+		}
+		s.live[task.ID] = lt
 	}
 	return 1, nil
 }
@@ -503,9 +552,17 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 		// Only a new state goes to disk (a task found non-terminal on disk is
 		// failed at the next start whatever its last working update was),
 		// and an update with pushes, which are stored with it.
+		if s.b.pushQueue() != nil {
+			// A WORKING update, for a task whose configs want them (never
+			// one with a push of its own: those are of other states).
+			if p := lt.working.Next(req.Event, st, s.agent); p != nil {
+				pushes = append(pushes, *p)
+			}
+		}
 		pushes = append(lt.pending, pushes...)
 		if state := task.Status.State; state.Terminal() || state != lt.diskState || len(pushes) > 0 {
-			err := s.writeTask(ctx, owner, st, v, pushes)
+			var seen PushSeen
+			err := s.writeTask(ctx, owner, st, v, pushes, &seen)
 			s.b.noteWrite(err)
 			switch {
 			case err != nil:
@@ -522,6 +579,7 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 				return v, nil
 			default:
 				lt.diskState, lt.pending, lt.unsaved = state, nil, false
+				lt.working.Seen(seen)
 			}
 		}
 		lt.version, lt.task = v, st
@@ -550,7 +608,7 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 			if n, _ = res.RowsAffected(); n != 1 {
 				return nil // nothing written, nothing to tell
 			}
-			return s.b.enqueueTx(tctx, tx, s.agent, task.ID, pushes)
+			return s.b.enqueueTx(tctx, tx, s.agent, task.ID, pushes, nil)
 		})
 		cancel()
 		if err != nil {

@@ -27,7 +27,7 @@ import (
 func init() {
 	register(&command{
 		name:    "ask",
-		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest|grpc] [--approve LIST] [--background [--webhook URL --webhook-token T]] [--state DIR] [--files DIR] QUESTION...",
+		usage:   "ask [--agent ID] [--new | --conversation ID] [--url URL --key KEY --user U] [--binding jsonrpc|rest|grpc] [--approve LIST] [--background [--webhook URL --webhook-token T [--webhook-working]]] [--state DIR] [--files DIR] QUESTION...",
 		summary: "ask an agent of the local stack (or --url) and stream the answer",
 		run:     runAsk,
 	})
@@ -60,12 +60,17 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	background := fs.Bool("background", false, "start the turn in the background and print its task id (follow it with astralvessel task ID)")
 	webhookURL := fs.String("webhook", "", "with --background: a webhook URL the vessel pushes the task's status changes to (within the app's push_urls)")
 	webhookToken := fs.String("webhook-token", "", "with --webhook: the token the vessel sends with each push")
+	webhookWorking := fs.Bool("webhook-working", false, "with --webhook: push every working update of the turn too (the push-working extension), not only its end and pauses")
 	pos, code, ok := parseFlags(fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	if (*webhookURL != "" || *webhookToken != "") && !*background {
-		fmt.Fprintln(stderr, "astralvessel ask: --webhook and --webhook-token need --background")
+	if (*webhookURL != "" || *webhookToken != "" || *webhookWorking) && !*background {
+		fmt.Fprintln(stderr, "astralvessel ask: --webhook, --webhook-token and --webhook-working need --background")
+		return 2
+	}
+	if *webhookWorking && *webhookURL == "" {
+		fmt.Fprintln(stderr, "astralvessel ask: --webhook-working needs --webhook")
 		return 2
 	}
 	question, err := readQuestion(pos, *file)
@@ -132,7 +137,7 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	if *background {
 		var hook *client.Webhook
 		if *webhookURL != "" {
-			hook = &client.Webhook{URL: *webhookURL, Token: *webhookToken}
+			hook = &client.Webhook{URL: *webhookURL, Token: *webhookToken, Working: *webhookWorking}
 		}
 		res, err := c.Submit(context.Background(), client.TurnRequest{Text: question, History: past, ContextID: convID}, hook)
 		if err != nil {

@@ -48,6 +48,11 @@ func TestAskBackgroundAndTask(t *testing.T) {
 		t.Errorf("--webhook without --background: %d %s", code, errb.String())
 	}
 	errb.Reset()
+	if code := dispatch([]string{"ask", "--state", state, "--background", "--webhook-working", "hi"}, &out, &errb); code != 2 ||
+		!strings.Contains(errb.String(), "--webhook-working needs --webhook") {
+		t.Errorf("--webhook-working without --webhook: %d %s", code, errb.String())
+	}
+	errb.Reset()
 	if code := dispatch([]string{"task", "--state", state, "no-such-task"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "not found") {
 		t.Errorf("unknown task: %d %s", code, errb.String())
 	}

@@ -61,8 +61,8 @@ func NewRESTHandler(handler RequestHandler, opts ...TransportOption) http.Handle
 
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		rw.Header().Set("Content-Type", "application/json")
-		ctx, _ := NewCallContext(req.Context(), NewServiceParams(req.Header))
-		mux.ServeHTTP(rw, req.WithContext(ctx))
+		ctx, callCtx := NewCallContext(req.Context(), NewServiceParams(req.Header))
+		mux.ServeHTTP(&extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx}, req.WithContext(ctx))
 	})
 }
 

@@ -34,6 +34,12 @@ const (
 	ContentType      = "application/a2a+json"
 )
 
+// WorkingExtension is the URI of the vessel's push-working A2A extension
+// (docs/jobs.md): a push config registered with it listed in the
+// A2A-Extensions header is also sent every WORKING status update of its
+// task (the turn's events), in order before the end.
+const WorkingExtension = "urn:astralvessel:ext:push-working:v1"
+
 // Defaults of a Receiver.
 const (
 	DefaultMaxBody  = 16 << 20

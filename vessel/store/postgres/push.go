@@ -28,6 +28,14 @@ type pushStore struct {
 }
 
 func (s *pushStore) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, error) {
+	return s.SaveWith(ctx, taskID, c, vstore.SaveOptions{})
+}
+
+// SaveWith implements store.PushConfigStore. A config wanting WORKING
+// updates is known at once to this replica's store; a replica running the
+// task elsewhere learns of it at the task's next write with pushes (a
+// pause) or when it takes the task up.
+func (s *pushStore) SaveWith(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig, opt vstore.SaveOptions) (*a2a.PushConfig, error) {
 	owner, err := vstore.Owner(ctx)
 	if err != nil {
 		return nil, err
@@ -36,7 +44,7 @@ func (s *pushStore) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConf
 	if err != nil {
 		return nil, err
 	}
-	raw, err := vstore.EncodePushConfig(cp)
+	raw, err := vstore.EncodePushConfigWith(cp, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +81,9 @@ func (s *pushStore) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConf
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("save push config: %w", err)
+	}
+	if opt.Working {
+		s.db.agentStore(s.agent).wantWorking(taskID)
 	}
 	return cp, nil
 }
@@ -168,10 +179,12 @@ func (db *DB) pushOf(event a2a.Event, task *a2a.Task) *vstore.Push {
 
 // withPush runs write, which reports whether it wrote the task's row.
 // With a push, it runs in a transaction that, when the row was written,
-// also enqueues the push for each of the task's configs as they are in
-// it: the status and its deliveries are committed together or not at all.
+// also enqueues the push for each of the task's configs it goes to
+// (vstore.PushTargets) as they are in it: the status and its deliveries
+// are committed together or not at all. seen, when not nil, is told what
+// the configs were.
 func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx context.Context, q querier) (bool, error),
-	agent string, taskID a2a.TaskID) error {
+	agent string, taskID a2a.TaskID, seen *vstore.PushSeen) error {
 	qp := db.queue.Load()
 	if p == nil || qp == nil {
 		_, err := write(ctx, db.pool)
@@ -193,18 +206,22 @@ func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx conte
 		if err != nil {
 			return fmt.Errorf("list push configs: %w", err)
 		}
-		if len(raws) == 0 {
-			return nil
-		}
-		cfgs := make([]*a2a.PushConfig, 0, len(raws))
+		cfgs := make([]vstore.StoredPushConfig, 0, len(raws))
 		for _, raw := range raws {
-			c, err := vstore.DecodePushConfig(raw)
+			c, opt, err := vstore.DecodePushConfigWith(raw)
 			if err != nil {
 				return err
 			}
-			cfgs = append(cfgs, c)
+			cfgs = append(cfgs, vstore.StoredPushConfig{Config: c, SaveOptions: opt})
 		}
-		if err := (*qp).EnqueueTx(ctx, tx, agent, cfgs, *p); err != nil {
+		if seen != nil {
+			*seen = vstore.PushSeen{Known: true, Working: vstore.AnyWorking(cfgs)}
+		}
+		to := vstore.PushTargets(cfgs, *p)
+		if len(to) == 0 {
+			return nil
+		}
+		if err := (*qp).EnqueueTx(ctx, tx, agent, to, *p); err != nil {
 			return fmt.Errorf("enqueue push of task %s: %w", taskID, err)
 		}
 		return nil

@@ -35,6 +35,43 @@ type Store struct {
 
 	mu   sync.Mutex
 	live map[a2a.TaskID]*liveTask
+	// want are tasks not running here yet given a config that wants
+	// WORKING updates on this replica (SendMessage saves the config before
+	// the task), with when.
+	want map[a2a.TaskID]time.Time
+}
+
+// wantTTL is how long a config wanting WORKING updates waits for its task.
+const wantTTL = 10 * time.Minute
+
+// wantWorking notes that a task was given a config wanting WORKING updates.
+func (s *Store) wantWorking(id a2a.TaskID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lt := s.live[id]; lt != nil {
+		lt.working.On()
+		return
+	}
+	now := time.Now()
+	for t, at := range s.want { // a task never created (a refused message)
+		if now.Sub(at) > wantTTL {
+			delete(s.want, t)
+		}
+	}
+	if s.want == nil {
+		s.want = map[a2a.TaskID]time.Time{}
+	}
+	s.want[id] = now
+}
+
+// takeWant reports, and forgets, whether a task taken up here was given a
+// config wanting WORKING updates here. s.mu is held.
+func (s *Store) takeWant(id a2a.TaskID) bool {
+	if _, ok := s.want[id]; ok {
+		delete(s.want, id)
+		return true
+	}
+	return false
 }
 
 type liveTask struct {
@@ -43,6 +80,9 @@ type liveTask struct {
 	diskVersion taskstore.TaskVersion // the version in the table
 	diskState   a2a.TaskState
 	task        *a2a.Task // stripped
+	// working: whether its configs want WORKING updates, and how many
+	// this turn had.
+	working vstore.WorkingTurn
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -123,18 +163,23 @@ func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 			s.agent, string(task.ID), owner, task.ContextID, string(task.Status.State),
 			s.db.opts.ReplicaID, task.Status.Timestamp, body).Scan(&v)
 		return err == nil, err
-	}, s.agent, task.ID)
+	}, s.agent, task.ID, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
 	}
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("create task %s: %w", task.ID, err)
 	}
+	s.mu.Lock()
+	want := s.takeWant(task.ID)
 	if !task.Status.State.Terminal() {
-		s.mu.Lock()
-		s.live[task.ID] = &liveTask{owner: owner, version: 1, diskVersion: 1, diskState: task.Status.State, task: st}
-		s.mu.Unlock()
+		lt := &liveTask{owner: owner, version: 1, diskVersion: 1, diskState: task.Status.State, task: st}
+		if want {
+			lt.working.On()
+		}
+		s.live[task.ID] = lt
 	}
+	s.mu.Unlock()
 	return taskstore.TaskVersion(v), nil
 }
 
@@ -168,13 +213,22 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 				task.ID, lt.version, req.PrevVersion, taskstore.ErrConcurrentModification)
 		}
 		v := lt.version + 1
+		if s.db.queue.Load() != nil {
+			// A WORKING update, for a task whose configs want them (never
+			// one with a push of its own: those are of other states).
+			if p := lt.working.Next(req.Event, st, s.agent); p != nil {
+				push = p
+			}
+		}
 		if state != lt.diskState || state.Terminal() || push != nil {
-			if err := s.writeLive(ctx, owner, st, lt.diskVersion, v, push); err != nil {
+			var seen vstore.PushSeen
+			if err := s.writeLive(ctx, owner, st, lt.diskVersion, v, push, &seen); err != nil {
 				// Whatever happened, the table is the truth from now on.
 				delete(s.live, task.ID)
 				return taskstore.TaskVersionMissing, err
 			}
 			lt.diskVersion, lt.diskState = v, state
+			lt.working.Seen(seen)
 		}
 		lt.version, lt.task = v, st
 		if state.Terminal() {
@@ -189,22 +243,29 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		return taskstore.TaskVersionMissing, err
 	}
 	var v int64
+	var working bool // a config of the task wants WORKING updates
 	err = s.db.withPush(ctx, push, func(ctx context.Context, q querier) (bool, error) {
 		err := q.QueryRow(ctx, `
 			UPDATE vessel_tasks
 			SET task = $1, state = $2, status_ts = $3, context_id = $4, replica_id = $5,
 			    version = version + 1, updated_at = now()
 			WHERE agent_id = $6 AND id = $7 AND owner = $8 AND ($9 = 0 OR version = $9)
-			RETURNING version`,
+			RETURNING version, EXISTS (SELECT 1 FROM vessel_push_configs c
+				WHERE c.agent_id = $6 AND c.task_id = $7 AND c.config @> '{"`+vstore.WorkingMember+`": true}')`,
 			body, string(state), task.Status.Timestamp, task.ContextID, s.db.opts.ReplicaID,
-			s.agent, string(task.ID), owner, int64(req.PrevVersion)).Scan(&v)
+			s.agent, string(task.ID), owner, int64(req.PrevVersion)).Scan(&v, &working)
 		return err == nil, err
-	}, s.agent, task.ID)
+	}, s.agent, task.ID, nil)
 	if err == nil {
+		want := s.takeWant(task.ID)
 		if !state.Terminal() {
 			// This replica runs the task from now on (a follow-up turn).
-			s.live[task.ID] = &liveTask{owner: owner, version: taskstore.TaskVersion(v),
+			lt := &liveTask{owner: owner, version: taskstore.TaskVersion(v),
 				diskVersion: taskstore.TaskVersion(v), diskState: state, task: st}
+			if working || want {
+				lt.working.On()
+			}
+			s.live[task.ID] = lt
 		}
 		s.db.publish(s.agent, req.Event)
 		return taskstore.TaskVersion(v), nil
@@ -217,7 +278,8 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 
 // writeLive writes a running task's new state, only if the table still holds
 // the version this replica wrote last.
-func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVersion, v taskstore.TaskVersion, push *vstore.Push) error {
+func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVersion, v taskstore.TaskVersion, push *vstore.Push,
+	seen *vstore.PushSeen) error {
 	body, err := encodeTask(t)
 	if err != nil {
 		return err
@@ -233,7 +295,7 @@ func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVe
 			int64(v), s.agent, string(t.ID), owner, int64(diskVersion))
 		n = tag.RowsAffected()
 		return n == 1, err
-	}, s.agent, t.ID)
+	}, s.agent, t.ID, seen)
 	if err != nil {
 		return fmt.Errorf("update task %s: %w", t.ID, err)
 	}
