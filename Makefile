@@ -48,6 +48,8 @@ test-unit:
 	  echo "== go test $$m"; \
 	  (cd $$m && GOWORK=off go test $(GOTEST_FLAGS) ./...); \
 	done
+	@echo "== go test third_party/a2a-go (the tests of the vendored patches, PATCHES.md)"
+	@cd third_party/a2a-go && GOWORK=off go test $(GOTEST_FLAGS) ./...
 
 ## fuzz-short: every fuzz target of every module for FUZZTIME each (each module
 ## alone, GOWORK=off); targets are found with go test -list, so new ones join in.
