@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -159,6 +160,34 @@ func TestPushWorkingExtensionPostgres(t *testing.T) {
 	testPushWorking(t, dsn+sep+"vessel_schema="+schema)
 }
 
+// streamRPC sends SendStreamingMessage, reads the stream to its end and
+// returns the A2A-Extensions and Content-Type response headers.
+func streamRPC(t *testing.T, h *harness, hdr http.Header, params any) (string, string) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, h.url+"/agents/"+h.agentID, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = hdr.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := h.httpc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) {
+		t.Fatalf("SendStreamingMessage: HTTP %d %v %.300s", resp.StatusCode, err, b)
+	}
+	return resp.Header.Get("A2A-Extensions"), resp.Header.Get("Content-Type")
+}
+
 func testPushWorking(t *testing.T, storeURL string) {
 	rcv := newReceiver(t)
 	rig := &pushRig{}
@@ -229,6 +258,18 @@ func testPushWorking(t *testing.T, storeURL string) {
 		return len(got) > 0 && got[len(got)-1].State == a2a.TaskStateCompleted
 	})
 	checkWorkingThen(t, "a turn without a pause, /hooks/echo", rcv.at("/hooks/echo"), a2a.TaskStateCompleted, true, 0)
+	// A streamed SendStreamingMessage registering one echoes it as well:
+	// the status is sent with the first event, after the config was saved.
+	if echo, ct := streamRPC(t, h, authW, map[string]any{
+		"message": map[string]any{"messageId": "m-echo-s", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}},
+		"configuration": map[string]any{
+			"taskPushNotificationConfig": map[string]any{"url": rcv.url + "/hooks/echo-s", "token": "tok-1"}}}); !strings.Contains(echo, store.PushWorkingURI) || !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("SendStreamingMessage with a config: A2A-Extensions %q, Content-Type %q", echo, ct)
+	}
+	if echo, _ := streamRPC(t, h, authW, map[string]any{
+		"message": map[string]any{"messageId": "m-echo-s2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}}}); echo != "" {
+		t.Fatalf("SendStreamingMessage without a config: A2A-Extensions %q", echo)
+	}
 	echo, _ = rawRPC(t, h, authW, "SendMessage", map[string]any{
 		"message":       map[string]any{"messageId": "m-echo2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}},
 		"configuration": map[string]any{"returnImmediately": true}})

@@ -23,15 +23,19 @@ import (
 
 // extensionsHeaderWriter lists, in the A2A-Extensions response header, the
 // extensions activated during the call when the response's header is
-// written (vendored patch, PATCHES.md). A streamed response writes its
-// header before the call is handled and so lists none.
+// sent (vendored patch, PATCHES.md). The status is held back until the
+// first byte of the body (or finish): a streamed response writes its status
+// before the call is handled, and its first event comes only after the
+// call activated what it activates (a push config saved with the stream's
+// request), while net/http fixes the header at WriteHeader.
 type extensionsHeaderWriter struct {
 	http.ResponseWriter
 	callCtx *CallContext
-	done    bool
+	code    int  // a status written but not yet sent
+	done    bool // the header is sent
 }
 
-func (w *extensionsHeaderWriter) setHeader() {
+func (w *extensionsHeaderWriter) send() {
 	if w.done {
 		return
 	}
@@ -39,23 +43,36 @@ func (w *extensionsHeaderWriter) setHeader() {
 	if uris := w.callCtx.Extensions().ActivatedURIs(); len(uris) > 0 {
 		w.Header().Set(a2a.SvcParamExtensions, strings.Join(uris, ", "))
 	}
+	if w.code != 0 {
+		w.ResponseWriter.WriteHeader(w.code)
+	}
 }
 
-// WriteHeader implements http.ResponseWriter.
+// finish sends a status written with no body after it; the handlers that
+// install the writer call it when they return.
+func (w *extensionsHeaderWriter) finish() { w.send() }
+
+// WriteHeader implements http.ResponseWriter; 1xx answers pass at once.
 func (w *extensionsHeaderWriter) WriteHeader(code int) {
-	w.setHeader()
-	w.ResponseWriter.WriteHeader(code)
+	if code >= 100 && code < 200 {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	if w.done || w.code != 0 {
+		return // as net/http: a second status is ignored
+	}
+	w.code = code
 }
 
 // Write implements http.ResponseWriter.
 func (w *extensionsHeaderWriter) Write(b []byte) (int, error) {
-	w.setHeader()
+	w.send()
 	return w.ResponseWriter.Write(b)
 }
 
 // Flush implements http.Flusher (streamed responses need it).
 func (w *extensionsHeaderWriter) Flush() {
-	w.setHeader()
+	w.send()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -48,7 +48,9 @@ func NewJSONRPCHandler(handler RequestHandler, options ...TransportOption) http.
 func (h *jsonrpcHandler) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
 	ctx, callCtx := NewCallContext(ctx, NewServiceParams(req.Header))
-	rw = &extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx}
+	ew := &extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx}
+	defer ew.finish()
+	rw = ew
 
 	if req.Method != "POST" {
 		h.writeJSONRPCError(ctx, rw, a2a.ErrInvalidRequest, nil)

@@ -62,7 +62,9 @@ func NewRESTHandler(handler RequestHandler, opts ...TransportOption) http.Handle
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		rw.Header().Set("Content-Type", "application/json")
 		ctx, callCtx := NewCallContext(req.Context(), NewServiceParams(req.Header))
-		mux.ServeHTTP(&extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx}, req.WithContext(ctx))
+		ew := &extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx}
+		defer ew.finish()
+		mux.ServeHTTP(ew, req.WithContext(ctx))
 	})
 }
 
