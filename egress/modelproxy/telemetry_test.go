@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -65,7 +66,14 @@ func TestTaskIDLoggedNeverForwarded(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	lines := logs.FilterMessage("model request").All()
+	// The line is written once the handler returns, which can be just
+	// after the client has read the answer: wait for it.
+	var lines []observer.LoggedEntry
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if lines = logs.FilterMessage("model request").All(); len(lines) >= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(lines) != 2 {
 		t.Fatalf("want 2 lines, got %d", len(lines))
 	}
