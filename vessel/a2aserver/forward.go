@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -34,6 +38,10 @@ type carriedCall struct {
 	Narrowed  bool            `json:"narrowed,omitempty"`
 	Tools     []string        `json:"tools,omitempty"`
 	Extra     *approval.Extra `json:"extra,omitempty"`
+	// Extensions are the A2A extensions the call requested that the vessel
+	// acts on (A2A-Extensions): a push config the forwarded message
+	// registers keeps the push-working flag.
+	Extensions []string `json:"extensions,omitempty"`
 }
 
 func (c callCarrier) Capture(ctx context.Context) ([]byte, error) {
@@ -51,6 +59,9 @@ func (c callCarrier) Capture(ctx context.Context) ([]byte, error) {
 	}
 	if x := extraFrom(ctx); !x.Empty() {
 		cc.Extra = &x
+	}
+	if e, ok := a2asrv.ExtensionsFrom(ctx); ok && requested(e, store.PushWorkingURI) {
+		cc.Extensions = []string{store.PushWorkingURI}
 	}
 	b, err := json.Marshal(cc)
 	if err != nil {
@@ -83,6 +94,13 @@ func (c callCarrier) Restore(ctx context.Context, call []byte) (context.Context,
 	}
 	if cc.Extra != nil {
 		ctx = withExtra(ctx, *cc.Extra)
+	}
+	if len(cc.Extensions) > 0 {
+		params := a2asrv.NewServiceParams(nil)
+		if prev, ok := a2asrv.CallContextFrom(ctx); ok && prev.ServiceParams() != nil {
+			params = prev.ServiceParams()
+		}
+		ctx, _ = a2asrv.NewCallContext(ctx, params.With(map[string][]string{a2a.SvcParamExtensions: cc.Extensions}))
 	}
 	return auth.WithPrincipal(ctx, cc.Principal), end, nil
 }

@@ -43,6 +43,12 @@ type rig struct {
 
 func newRig(tb testing.TB, workers int) *rig {
 	tb.Helper()
+	return newRigSnooze(tb, workers, 20*time.Millisecond)
+}
+
+// newRigSnooze is newRig with an OrderSnooze (0: the default).
+func newRigSnooze(tb testing.TB, workers int, snooze time.Duration) *rig {
+	tb.Helper()
 	r := &rig{seen: map[string]int{}, order: map[string][]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		var sr a2a.StreamResponse
@@ -86,7 +92,7 @@ func newRig(tb testing.TB, workers int) *rig {
 		Configs: func(string) store.PushConfigStore { return r.pushes },
 		Policy:  func(string) (dest.Policy, error) { return pol, nil },
 		Deliver: outbox.NewDeliverer(nil, keys.SignPush).Deliver,
-		Workers: workers, PollInterval: 50 * time.Millisecond, OrderSnooze: 20 * time.Millisecond,
+		Workers: workers, PollInterval: 50 * time.Millisecond, OrderSnooze: snooze,
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -223,8 +223,15 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		if state != lt.diskState || state.Terminal() || push != nil {
 			var seen vstore.PushSeen
 			if err := s.writeLive(ctx, owner, st, lt.diskVersion, v, push, &seen); err != nil {
-				// Whatever happened, the table is the truth from now on.
-				delete(s.live, task.ID)
+				if errors.Is(err, taskstore.ErrConcurrentModification) || errors.Is(err, a2a.ErrTaskNotFound) {
+					// The row moved (another replica, the lease reaper):
+					// the table is the truth from now on.
+					delete(s.live, task.ID)
+				}
+				// Otherwise the transaction wrote nothing: the task stays
+				// here as it was, so the SDK's next write (its
+				// SetTaskFailed) starts from the version it holds, which
+				// counts the updates kept in memory only.
 				return taskstore.TaskVersionMissing, err
 			}
 			lt.diskVersion, lt.diskState = v, state
