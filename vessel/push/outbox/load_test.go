@@ -208,6 +208,18 @@ func TestDeliveriesInOrder(t *testing.T) {
 	}
 }
 
+// TestOneConfigChainWoken: one config's deliveries (a task's many
+// events, as the push-working extension makes) follow each other as each
+// ends here, without waiting for River to record the end. With an
+// OrderSnooze of an hour, a delivery that had to poll or snooze for its
+// predecessor would not come back within the wait's minutes.
+func TestOneConfigChainWoken(t *testing.T) {
+	r := newRigSnooze(t, 16, time.Hour)
+	r.enqueue(t, 1, 60)
+	r.wait(t, 60)
+	r.checkOrder(t, 1, 60)
+}
+
 // BenchmarkPushDeliveries is the load run (make load-push: 10,000
 // deliveries): b.N events, two per task (a pause, then the end), enqueued
 // and delivered signed to a loopback receiver through River on SQLite.

@@ -178,6 +178,7 @@ type Outbox struct {
 	start    func(ctx context.Context) error
 	stop     func(ctx context.Context) error
 	list     func(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
+	done     doneKeys // per key, the jobs that ended here (order.go)
 }
 
 // ErrGone means the config or its grant is gone: the delivery is dropped.

@@ -35,27 +35,55 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return river.JobCancel(fmt.Errorf("older than the maximum age %s", cfg.MaxAge))
 	}
 	// In order per key: wait a little for an earlier delivery to end
-	// (they are fetched first), else snooze and come back.
-	for wait := time.Duration(0); ; wait += cfg.OrderSnooze / 4 {
+	// (they are fetched first), woken when one ends here, else snooze and
+	// come back. Whatever this job's end, every job of its key up to it
+	// has then ended (doneKeys).
+	k := w.o.done.acquire(a.Key)
+	defer w.o.done.release(a.Key, k)
+	poll := firstOrderPoll
+	for waited := time.Duration(0); ; {
+		upTo, wake := w.o.done.state(k)
 		earlier, err := w.o.list(ctx, river.NewJobListParams().Kinds(Kind).
 			States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 				rivertype.JobStateRunning, rivertype.JobStateScheduled).
-			Where("args ->> 'key' = @key AND id < @id", river.NamedArgs{"key": a.Key, "id": job.ID}).First(1))
+			Where("args ->> 'key' = @key AND id < @id AND id > @upto", river.NamedArgs{"key": a.Key, "id": job.ID, "upto": upTo}).First(1))
 		if err != nil {
 			return fmt.Errorf("look for earlier deliveries: %w", err)
 		}
 		if len(earlier.Jobs) == 0 {
 			break
 		}
-		if wait >= cfg.OrderSnooze || earlier.Jobs[0].State != rivertype.JobStateRunning {
-			return river.JobSnooze(cfg.OrderSnooze)
+		if e := earlier.Jobs[0]; waited >= cfg.OrderSnooze || e.State != rivertype.JobStateRunning {
+			return river.JobSnooze(orderSnooze(e, cfg.OrderSnooze, time.Now()))
 		}
+		start := time.Now()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(cfg.OrderSnooze / 4):
+		case <-wake:
+		case <-time.After(poll):
+			poll = min(2*poll, cfg.OrderSnooze/4)
 		}
+		waited += time.Since(start)
 	}
+	err := w.deliver(ctx, job, log)
+	if !isRetry(err) {
+		w.o.done.ended(k, job.ID)
+	}
+	return err
+}
+
+// isRetry reports whether Work's result makes River try the job again:
+// an error that is not a cancel (a snooze never reaches here).
+func isRetry(err error) bool {
+	var cancel *rivertype.JobCancelError
+	return err != nil && !errors.As(err, &cancel)
+}
+
+// deliver sends one job once its turn in the key's order has come.
+func (w *worker) deliver(ctx context.Context, job *river.Job[Args], log *zap.Logger) error {
+	cfg := &w.o.cfg
+	a := job.Args
 	pc, owner, err := cfg.Configs(a.Agent).Lookup(ctx, a2a.TaskID(a.Task), a.Config)
 	if err != nil {
 		if isNotFound(err) {
