@@ -75,13 +75,16 @@ func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a
 	// The push-working extension, when the caller asks for it: the config
 	// is sent WORKING updates too, and the response lists the extension
 	// as activated (A2A-Extensions).
+	// A refused save activates nothing.
 	var opt store.SaveOptions
-	if e, ok := a2asrv.ExtensionsFrom(ctx); ok && requested(e, store.PushWorkingURI) {
-		opt.Working = true
+	e, ok := a2asrv.ExtensionsFrom(ctx)
+	opt.Working = ok && requested(e, store.PushWorkingURI)
+	saved, err := c.PushConfigStore.SaveWith(ctx, taskID, cfg, opt)
+	if err == nil && opt.Working {
 		ext := store.PushWorkingExtension()
 		e.Activate(&ext)
 	}
-	return c.PushConfigStore.SaveWith(ctx, taskID, cfg, opt)
+	return saved, err
 }
 
 // requested reports whether the call lists an extension in A2A-Extensions,
@@ -89,12 +92,38 @@ func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a
 func requested(e *a2asrv.Extensions, uri string) bool {
 	for _, v := range e.RequestedURIs() {
 		for u := range strings.SplitSeq(v, ",") {
-			if strings.TrimSpace(u) == uri {
+			// URNs compare their "urn" prefix and namespace id without
+			// regard to case (RFC 8141); the rest as written.
+			if urnEqual(strings.TrimSpace(u), uri) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// urnEqual compares two URNs as RFC 8141 says: the "urn:" prefix and the
+// namespace identifier case-insensitively, the namespace-specific string
+// exactly.
+func urnEqual(a, b string) bool {
+	ap, as, aok := splitURN(a)
+	bp, bs, bok := splitURN(b)
+	if !aok || !bok {
+		return a == b
+	}
+	return strings.EqualFold(ap, bp) && as == bs
+}
+
+// splitURN splits "urn:<nid>:<nss>" into "urn:<nid>" and "<nss>".
+func splitURN(u string) (string, string, bool) {
+	if len(u) < 4 || !strings.EqualFold(u[:4], "urn:") {
+		return "", "", false
+	}
+	i := strings.IndexByte(u[4:], ':')
+	if i < 0 {
+		return "", "", false
+	}
+	return u[:4+i], u[4+i+1:], true
 }
 
 // setPushCapability declares push notifications on a card, with the
