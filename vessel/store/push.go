@@ -254,6 +254,49 @@ func WorkingPush(event a2a.Event, task *a2a.Task) *Push {
 	return &Push{State: a2a.TaskStateWorking, Event: e}
 }
 
+// WantTTL is how long a config wanting WORKING updates waits for its task
+// to be running in a store (SendMessage saves the config before the task
+// exists; a refused message never creates it).
+const WantTTL = 10 * time.Minute
+
+// WorkingWants are the tasks not running in a store yet that were given a
+// config wanting WORKING updates, each for WantTTL. The store's mutex
+// guards it. Old entries are dropped at most once a minute, so a note costs
+// O(1) however many there are.
+type WorkingWants struct {
+	at     map[a2a.TaskID]time.Time
+	pruned time.Time
+}
+
+// Add notes that task id was given such a config at now.
+func (w *WorkingWants) Add(id a2a.TaskID, now time.Time) {
+	if w.at == nil {
+		w.at = map[a2a.TaskID]time.Time{}
+	}
+	if now.Sub(w.pruned) >= time.Minute {
+		w.pruned = now
+		for t, at := range w.at {
+			if now.Sub(at) > WantTTL {
+				delete(w.at, t)
+			}
+		}
+	}
+	w.at[id] = now
+}
+
+// Take reports, and forgets, whether task id was given such a config
+// within WantTTL of now.
+func (w *WorkingWants) Take(id a2a.TaskID, now time.Time) bool {
+	at, ok := w.at[id]
+	if ok {
+		delete(w.at, id)
+	}
+	return ok && now.Sub(at) <= WantTTL
+}
+
+// Len is how many are noted.
+func (w *WorkingWants) Len() int { return len(w.at) }
+
 // WorkingTurn tracks, for a task running in a store, whether its configs
 // want WORKING updates and how many were pushed in the current turn.
 type WorkingTurn struct {

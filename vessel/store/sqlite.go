@@ -272,10 +272,9 @@ type sqliteStore struct {
 
 	mu   sync.Mutex
 	live map[a2a.TaskID]*liveTask
-	// want are tasks not running here yet given a config that wants
-	// WORKING updates (SendMessage saves the config before the task), with
-	// when.
-	want map[a2a.TaskID]time.Time
+	// want are the tasks not running here yet given a config that wants
+	// WORKING updates.
+	want WorkingWants
 
 	// Prepared once: the statements every turn runs.
 	insert, upsertStmt, get *sql.Stmt
@@ -307,29 +306,13 @@ func (s *sqliteStore) wantWorking(id a2a.TaskID) {
 		lt.working.On()
 		return
 	}
-	now := s.b.opt.Now()
-	for t, at := range s.want { // a task never created (a refused message)
-		if now.Sub(at) > wantTTL {
-			delete(s.want, t)
-		}
-	}
-	if s.want == nil {
-		s.want = map[a2a.TaskID]time.Time{}
-	}
-	s.want[id] = now
+	s.want.Add(id, s.b.opt.Now())
 }
-
-// wantTTL is how long a config wanting WORKING updates waits for its task.
-const wantTTL = 10 * time.Minute
 
 // takeWant reports, and forgets, whether a task being created was given a
 // config wanting WORKING updates. s.mu is held.
 func (s *sqliteStore) takeWant(id a2a.TaskID) bool {
-	if _, ok := s.want[id]; ok {
-		delete(s.want, id)
-		return true
-	}
-	return false
+	return s.want.Take(id, s.b.opt.Now())
 }
 
 // flushUnsaved writes the ends that could not be written before.

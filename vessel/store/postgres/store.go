@@ -35,14 +35,10 @@ type Store struct {
 
 	mu   sync.Mutex
 	live map[a2a.TaskID]*liveTask
-	// want are tasks not running here yet given a config that wants
-	// WORKING updates on this replica (SendMessage saves the config before
-	// the task), with when.
-	want map[a2a.TaskID]time.Time
+	// want are the tasks not running here yet given a config that wants
+	// WORKING updates.
+	want vstore.WorkingWants
 }
-
-// wantTTL is how long a config wanting WORKING updates waits for its task.
-const wantTTL = 10 * time.Minute
 
 // wantWorking notes that a task was given a config wanting WORKING updates.
 func (s *Store) wantWorking(id a2a.TaskID) {
@@ -52,26 +48,13 @@ func (s *Store) wantWorking(id a2a.TaskID) {
 		lt.working.On()
 		return
 	}
-	now := time.Now()
-	for t, at := range s.want { // a task never created (a refused message)
-		if now.Sub(at) > wantTTL {
-			delete(s.want, t)
-		}
-	}
-	if s.want == nil {
-		s.want = map[a2a.TaskID]time.Time{}
-	}
-	s.want[id] = now
+	s.want.Add(id, time.Now())
 }
 
 // takeWant reports, and forgets, whether a task taken up here was given a
 // config wanting WORKING updates here. s.mu is held.
 func (s *Store) takeWant(id a2a.TaskID) bool {
-	if _, ok := s.want[id]; ok {
-		delete(s.want, id)
-		return true
-	}
-	return false
+	return s.want.Take(id, time.Now())
 }
 
 type liveTask struct {
