@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
 )
 
 // JSON-RPC 2.0 error codes the envelope check answers with.
@@ -53,7 +55,7 @@ func (e *EnvelopeError) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.
 // A notification (no "id") passes; the caller decides what to do with it.
 // Members other than these four are ignored.
 func ParseEnvelope(body []byte) (*Envelope, *EnvelopeError) {
-	if !json.Valid(body) {
+	if !jsonscan.Valid(body) {
 		return nil, &EnvelopeError{Code: CodeParseError, Message: "parse error: the body is not a single valid JSON value"}
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +71,50 @@ func TestPlain8(t *testing.T) {
 			t.Fatalf("word %#016x: plain8 %v", x, plain8(x))
 		}
 	}
+}
+
+// validCases are documents Valid answers on each of its two ways: read
+// whole by Skip, or left to json.Valid (escaped keys, deep nesting,
+// trailing bytes, invalid JSON).
+var validCases = []string{
+	`{"a":[1,-2.5e+3,true,false,null,"x\u00e9\n"]}`, ` {} `, `"plain string with <html> & more than eight bytes"`,
+	"\"\xff\xfe invalid UTF-8 is valid JSON\"", `{"k\u0041":1}`, `{"a\"b":[]}`, `01`, `"\x"`, `[1,]`, `{"a" 1}`,
+	`-`, `1.`, `1e`, "\"\x01\"", `{} {}`, `{}x`, `truex`, `[truex]`, ``, ` `, `nul`, `{"a":1,}`, `[1 2]`,
+	strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1),
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat("}", 70),
+	strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat("}", 69),
+}
+
+// TestValidEqualsJSONValid: Valid gives json.Valid's answer, on both of
+// its ways.
+func TestValidEqualsJSONValid(t *testing.T) {
+	fast, slow := 0, 0
+	for _, c := range validCases {
+		b := []byte(c)
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Errorf("Valid(%.40q) = %v, json.Valid %v", c, got, want)
+		}
+		s := Scanner{B: b}
+		if s.Skip() && s.End() {
+			fast++
+		} else {
+			slow++
+		}
+	}
+	if fast < 3 || slow < 10 {
+		t.Fatalf("cases read whole %d, left to json.Valid %d: both ways must be tried", fast, slow)
+	}
+}
+
+// FuzzValid checks Valid against json.Valid.
+func FuzzValid(f *testing.F) {
+	for _, c := range validCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
 }
