@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -117,4 +118,28 @@ func FuzzValid(f *testing.F) {
 			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
 	})
+}
+
+// FuzzFoldsTo checks FoldsTo against bytes.EqualFold with each name, keys
+// of other lengths included (the Kelvin sign folds to k, the long s to s).
+func FuzzFoldsTo(f *testing.F) {
+	for _, s := range []string{"role", "ROLE", "Content", "\u212aey", "\u017ftream", "rolex", "", "tool_call_id", "TOOL_CALL_\u0130D"} {
+		f.Add([]byte(s))
+	}
+	names := []string{"role", "content", "key", "stream", "tool_call_id", "id"}
+	f.Fuzz(func(t *testing.T, key []byte) {
+		want := false
+		for _, n := range names {
+			want = want || bytes.EqualFold(key, []byte(n))
+		}
+		if got := FoldsTo(key, names...); got != want {
+			t.Fatalf("FoldsTo(%q) = %v, bytes.EqualFold %v", key, got, want)
+		}
+	})
+}
+
+func TestFoldsToNonASCII(t *testing.T) {
+	if !FoldsTo([]byte("\u212aey"), "key") || !FoldsTo([]byte("\u017ftream"), "stream") || FoldsTo([]byte("keys"), "key") || !FoldsTo([]byte("KEY"), "key") {
+		t.Fatal("FoldsTo does not fold as bytes.EqualFold")
+	}
 }
