@@ -358,22 +358,8 @@ func (s *Scanner) number() bool {
 
 // FoldsTo reports whether key matches one of names case-insensitively,
 // which encoding/json accepts; callers use it to leave such keys to it.
-//
-// The names are ASCII; an ASCII key can fold to one only when its length is
-// the same (only non-ASCII runes, the Kelvin sign and the long s, fold to
-// ASCII letters), so those of other lengths are passed over unread.
 func FoldsTo(key []byte, names ...string) bool {
-	ascii := true
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
 	for _, n := range names {
-		if ascii && len(key) != len(n) {
-			continue
-		}
 		if bytes.EqualFold(key, []byte(n)) {
 			return true
 		}
