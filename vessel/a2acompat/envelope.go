@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
 )
 
 // JSON-RPC 2.0 error codes the envelope check answers with.
@@ -53,7 +55,7 @@ func (e *EnvelopeError) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.
 // A notification (no "id") passes; the caller decides what to do with it.
 // Members other than these four are ignored.
 func ParseEnvelope(body []byte) (*Envelope, *EnvelopeError) {
-	if !json.Valid(body) {
+	if !jsonscan.Valid(body) {
 		return nil, &EnvelopeError{Code: CodeParseError, Message: "parse error: the body is not a single valid JSON value"}
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
@@ -188,13 +190,23 @@ func skipString(b []byte, i int) int {
 	if i >= len(b) || b[i] != '"' {
 		return -1
 	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	// The next quote ends the string unless an odd run of backslashes comes
+	// just before it (the last of them escapes it): what reading the
+	// escapes pair by pair from the start gives, found with IndexByte.
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return -1
 }

@@ -184,3 +184,35 @@ func BenchmarkParseEnvelopeLarge(b *testing.B) {
 		}
 	}
 }
+
+// skipStringBytewise is skipString as it was, reading the escapes pair by
+// pair: the reference for the IndexByte scan.
+func skipStringBytewise(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// FuzzSkipString checks skipString against the pair-by-pair reading, from
+// every start.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"\\"x"`, `"\\\"x"`, `x"\\\\"`, `"\`, `"abc`, `""`, `"\"\\"`, `"a\\\\\"b"c"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for i := range b {
+			if got, want := skipString(b, i), skipStringBytewise(b, i); got != want {
+				t.Fatalf("skipString(%q, %d) = %d, pair by pair %d", b, i, got, want)
+			}
+		}
+	})
+}

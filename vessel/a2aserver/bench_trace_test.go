@@ -67,13 +67,19 @@ func TestBenchTurnTracing(t *testing.T) {
 	rcv := tracetest.Start(t, "vessel")
 	on := newHarness(t) // its sandbox client carries the trace (otelgrpc)
 	w2, c2 := block(on)
-	spans := rcv.Wait(t, func(s []otlpsink.Span) bool { return len(s) >= n })
-	turns := 0
-	for _, sp := range spans {
-		if sp.Name == "turn" {
-			turns++
+	// Wait for the turn spans themselves: the other spans (HTTP, gRPC, model
+	// calls) arrive beside them, so a count of all spans is reached early.
+	countTurns := func(s []otlpsink.Span) int {
+		turns := 0
+		for _, sp := range s {
+			if sp.Name == "turn" {
+				turns++
+			}
 		}
+		return turns
 	}
+	spans := rcv.Wait(t, func(s []otlpsink.Span) bool { return countTurns(s) >= n })
+	turns := countTurns(spans)
 	if turns < n {
 		t.Fatalf("only %d turn spans exported", turns)
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
@@ -114,6 +115,17 @@ func containsLineSep(s string) bool {
 func compactContent(raw []byte) bool {
 	in := false
 	for i := 0; i < len(raw); i++ {
+		if in {
+			// Eight bytes at a time while none of them is one the loop
+			// below stops at (a history's strings are long and mostly
+			// plain).
+			for i+8 <= len(raw) && contentPlain8(binary.LittleEndian.Uint64(raw[i:])) {
+				i += 8
+			}
+			if i >= len(raw) {
+				break
+			}
+		}
 		c := raw[i]
 		if in {
 			switch {
@@ -138,4 +150,20 @@ func compactContent(raw []byte) bool {
 	var s jsonscan.Scanner
 	s.Reset(raw)
 	return s.Skip() && s.End()
+}
+
+const (
+	ones8  = 0x0101010101010101
+	highs8 = 0x8080808080808080
+)
+
+// contentPlain8 reports whether none of w's eight bytes is one
+// compactContent looks at inside a string: '\\', '"', '<', '>', '&' or 0xE2
+// (the lead byte of U+2028 and U+2029). Each is the classic zero-byte test
+// on w xor the byte repeated, exact for the word as a whole.
+func contentPlain8(w uint64) bool {
+	zero := func(x uint64) uint64 { return (x - ones8) &^ x }
+	special := zero(w^('\\'*ones8)) | zero(w^('"'*ones8)) | zero(w^('<'*ones8)) |
+		zero(w^('>'*ones8)) | zero(w^('&'*ones8)) | zero(w^(0xE2*ones8))
+	return special&highs8 == 0
 }

@@ -2,9 +2,12 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -53,4 +56,63 @@ func BenchmarkEncodeHistory(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// compactContentBytewise is compactContent as it was, one byte at a time:
+// the reference for the word-at-a-time scan.
+func compactContentBytewise(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if in {
+			switch {
+			case c == '\\':
+				i++
+			case c == '"':
+				in = false
+			case c == '<', c == '>', c == '&':
+				return false
+			case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+				return false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			in = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	var s jsonscan.Scanner
+	s.Reset(raw)
+	return s.Skip() && s.End()
+}
+
+// TestContentPlain8 checks the word test against the bytes it stands for:
+// every byte value in every position of an otherwise plain word.
+func TestContentPlain8(t *testing.T) {
+	stop := func(c byte) bool { return strings.IndexByte("\\\"<>&\xe2", c) >= 0 }
+	for pos := 0; pos < 8; pos++ {
+		for v := 0; v < 256; v++ {
+			w := []byte("abcdefgh")
+			w[pos] = byte(v)
+			if got := contentPlain8(binary.LittleEndian.Uint64(w)); got == stop(byte(v)) {
+				t.Fatalf("byte %#x at %d: contentPlain8 = %v", v, pos, got)
+			}
+		}
+	}
+}
+
+// FuzzCompactContent checks compactContent against the byte-at-a-time scan.
+func FuzzCompactContent(f *testing.F) {
+	for _, s := range []string{`"plain text longer than eight bytes"`, `{"a":"x<y and more text here"}`, "\"long text \u2028 after\"",
+		"\"long text \xe2\x80 cut\"", `["aaaaaaaa\"bbbbbbbb\\","c d"]`, `"aaaaaaa\`, `{"k":"vvvvvvvvvvvvvvvv"} `, "\"\xe2\x80\xa9\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if got, want := compactContent(raw), compactContentBytewise(raw); got != want {
+			t.Fatalf("compactContent(%q) = %v, byte by byte %v", raw, got, want)
+		}
+	})
 }

@@ -594,6 +594,10 @@ func (b *sqliteBackend) pushQueue() PushQueue {
 	return nil
 }
 
+// sqliteListConfigs lists a task's push configs in the order they were
+// created (sqliteBackend.listConfigs).
+const sqliteListConfigs = `SELECT config FROM vessel_push_configs WHERE agent_id=? AND task_id=? ORDER BY created_at, id`
+
 // enqueueTx enqueues, in tx, the pushes of a task to its configs as they
 // are in tx, and tells what it found in seen (nil: not wanted).
 func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string, taskID a2a.TaskID, pushes []Push, seen *PushSeen) error {
@@ -601,8 +605,7 @@ func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string,
 	if q == nil || len(pushes) == 0 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT config FROM vessel_push_configs WHERE agent_id=? AND task_id=? ORDER BY created_at, id`,
-		agent, string(taskID))
+	rows, err := tx.StmtContext(ctx, b.listConfigs).QueryContext(ctx, agent, string(taskID))
 	if err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}

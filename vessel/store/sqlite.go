@@ -43,6 +43,10 @@ type sqliteBackend struct {
 
 	// queue, once set, enqueues the pushes of status writes (PushQueuing).
 	queue atomic.Pointer[PushQueue]
+
+	// listConfigs, prepared once, lists a task's push configs: every
+	// write with pushes runs it (enqueueTx), in its transaction.
+	listConfigs *sql.Stmt
 }
 
 // FlushInterval is how often task ends that could not be written (a full
@@ -94,6 +98,10 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 	if _, err := db.ExecContext(ctx, sqliteSelfFailedTable); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create self-failed table: %w", err)
+	}
+	if b.listConfigs, err = db.PrepareContext(ctx, sqliteListConfigs); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("prepare push config listing: %w", err)
 	}
 	for _, id := range opt.Agents {
 		if _, err := b.open(ctx, id); err != nil {

@@ -241,8 +241,7 @@ func eventSeqToSSEDataStream(ctx context.Context, req *jsonrpc.ServerRequest, ss
 			return
 		}
 
-		resp := jsonrpc.ServerResponse{JSONRPC: jsonrpc.Version, ID: req.ID, Result: a2a.StreamResponse{Event: event}}
-		bytes, err := json.Marshal(resp)
+		bytes, err := marshalStreamResponse(req, event)
 		if err != nil {
 			handleError(err)
 			return
@@ -254,6 +253,34 @@ func eventSeqToSSEDataStream(ctx context.Context, req *jsonrpc.ServerRequest, ss
 		case sseChan <- bytes:
 		}
 	}
+}
+
+// marshalStreamResponse is json.Marshal of the frame's response,
+// jsonrpc.ServerResponse{JSONRPC: jsonrpc.Version, ID: req.ID, Result:
+// a2a.StreamResponse{Event: event}}, with the envelope written by hand
+// around the event's MarshalJSON output instead of encoding/json compacting
+// that output once more (patched, PATCHES.md). The bytes are the same: the
+// output is json.Marshal's, already compact and HTML-escaped. Anything
+// failing goes through json.Marshal as before, for the same error.
+func marshalStreamResponse(req *jsonrpc.ServerRequest, event a2a.Event) ([]byte, error) {
+	slow := func() ([]byte, error) {
+		return json.Marshal(jsonrpc.ServerResponse{JSONRPC: jsonrpc.Version, ID: req.ID, Result: a2a.StreamResponse{Event: event}})
+	}
+	id, err := json.Marshal(req.ID)
+	if err != nil {
+		return slow()
+	}
+	result, err := a2a.StreamResponse{Event: event}.MarshalJSON()
+	if err != nil {
+		return slow()
+	}
+	const head, mid = `{"jsonrpc":"` + jsonrpc.Version + `","id":`, `,"result":`
+	buf := make([]byte, 0, len(head)+len(id)+len(mid)+len(result)+1)
+	buf = append(buf, head...)
+	buf = append(buf, id...)
+	buf = append(buf, mid...)
+	buf = append(buf, result...)
+	return append(buf, '}'), nil
 }
 
 func (h *jsonrpcHandler) onGetTask(ctx context.Context, raw json.RawMessage) (*a2a.Task, error) {

@@ -271,6 +271,19 @@ func (s *Scanner) Raw() ([]byte, bool) {
 	return s.B[start:s.I], true
 }
 
+// Valid reports whether b is one valid JSON value with only white space
+// around it: json.Valid's answer. A document Skip reads whole (plain keys,
+// at most MaxDepth deep; FuzzSkip checks it accepts nothing json.Valid
+// refuses) is answered without encoding/json's byte-by-byte state machine,
+// the long strings eight bytes at a time; anything else goes to json.Valid.
+func Valid(b []byte) bool {
+	s := Scanner{B: b}
+	if s.Skip() && s.End() {
+		return true
+	}
+	return json.Valid(b)
+}
+
 // Skip reads any value without keeping it, checking it is valid JSON.
 func (s *Scanner) Skip() bool { return s.skip(0) }
 
