@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,8 +98,12 @@ func TestIdleTimeoutAfterTokensIsNotRetried(t *testing.T) {
 	if !errors.As(err, &me) || me.Status != 0 {
 		t.Fatalf("not a transport-style *Error: %v", err)
 	}
-	if n.Load() != 1 || h.text.String() != "xxxxxxxxxxxxxxx" {
-		t.Fatalf("%d attempts, text %q", n.Load(), h.text.String())
+	// Not retried, and what came before the stall was kept. (All 15 pieces
+	// arrive unless the machine stalls a gap past the idle timeout, which
+	// on a loaded CI machine it did: that cuts the text short, and is the
+	// same property.)
+	if txt := h.text.String(); n.Load() != 1 || txt == "" || strings.Trim(txt, "x") != "" || len(txt) > 15 {
+		t.Fatalf("%d attempts, text %q", n.Load(), txt)
 	}
 }
 
