@@ -81,3 +81,17 @@ func TestReview3ValidStringWords(t *testing.T) {
 	}
 	rec(8)
 }
+
+// FuzzReview3Valid is FuzzValid seeded with the adversarial cases.
+func FuzzReview3Valid(f *testing.F) {
+	for _, c := range review3Cases {
+		if len(c) < 200 {
+			f.Add([]byte(c))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
+}
