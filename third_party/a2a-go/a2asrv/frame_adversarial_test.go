@@ -10,24 +10,24 @@ import (
 	"github.com/a2aproject/a2a-go/v2/internal/jsonrpc"
 )
 
-type review3PtrID struct{ V string }
+type ptrID struct{ V string }
 
-func (p *review3PtrID) MarshalJSON() ([]byte, error) { return []byte(`"ptr"`), nil }
+func (p *ptrID) MarshalJSON() ([]byte, error) { return []byte(`"ptr"`), nil }
 
-type review3BadID struct{}
+type badJSONID struct{}
 
-func (review3BadID) MarshalJSON() ([]byte, error) { return []byte(`{bad`), nil }
+func (badJSONID) MarshalJSON() ([]byte, error) { return []byte(`{bad`), nil }
 
-// TestReview3FrameEdges: ids and events the random test does not draw:
+// TestAdversarialFrameEdges: ids and events the random test does not draw:
 // raw ids with white space and HTML, ids whose marshaller fails or is on
 // the pointer, typed nil events, NaN and cyclic data after a good part,
 // a non-compact raw data value, a nil artifact, nested parts in data.
-func TestReview3FrameEdges(t *testing.T) {
+func TestAdversarialFrameEdges(t *testing.T) {
 	cyc := map[string]any{}
 	cyc["self"] = cyc
 	good := a2a.NewTextPart("<ok>\u2028")
-	ids := []any{json.RawMessage(" { \"a\" : \"<&>\" } "), json.Number("abc"), json.Number("1e400"), review3PtrID{"x"}, &review3PtrID{"x"},
-		review3BadID{}, map[string]any{"<": math.Inf(1)}, []byte("<b>"), "\xff\xed\xa0\x80", uint8(3), float32(0.1), struct{}{}}
+	ids := []any{json.RawMessage(" { \"a\" : \"<&>\" } "), json.Number("abc"), json.Number("1e400"), ptrID{"x"}, &ptrID{"x"},
+		badJSONID{}, map[string]any{"<": math.Inf(1)}, []byte("<b>"), "\xff\xed\xa0\x80", uint8(3), float32(0.1), struct{}{}}
 	events := []a2a.Event{
 		(*a2a.Message)(nil), (*a2a.Task)(nil), (*a2a.TaskStatusUpdateEvent)(nil), (*a2a.TaskArtifactUpdateEvent)(nil),
 		a2a.NewMessage(a2a.MessageRoleAgent, good, a2a.NewDataPart(math.NaN())),

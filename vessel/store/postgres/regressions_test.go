@@ -8,13 +8,13 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
-// review2: a task's end whose write (with its push) fails makes the store
+// a task's end whose write (with its push) fails makes the store
 // forget the task; the SDK then fails the task (SetTaskFailed) from the
 // version it holds. That version counts the working updates the store kept
 // in memory only, so it is not the table's: the failure is refused as a
 // concurrent modification, the task stays WORKING in the table, leased by a
 // live replica (never reaped), and no push is ever enqueued.
-func TestReview2FailAfterFailedEndIsStored(t *testing.T) {
+func TestFailAfterFailedEndIsStored(t *testing.T) {
 	dsn := testDSN(t)
 	rcv := newHookReceiver(t)
 	db := openTest(t, dsn, testSchema(t, dsn), nil)

@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// review1: a caller that goes away while its turn's admission lists a
+// a caller that goes away while its turn's admission lists a
 // tools = ["*"] server (the listing ran on the caller's request context)
 // must not leave the server offering nothing to every other caller for
 // ListRetry.
-func TestReview1CancelledListingNotRecordedAsFailure(t *testing.T) {
+func TestCancelledListingNotRecordedAsFailure(t *testing.T) {
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	var lists atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// TestReview3CompactContentWords: compactContent against the byte loop on
+// TestAdversarialCompactContentWords: compactContent against the byte loop on
 // `"` + every body up to 10 bytes of the bytes it stops at (quote,
 // backslash, HTML characters, U+2028's bytes) and plain/high bytes, + `"`,
 // so each lands in each position of the 8-byte words, escapes straddling
 // word ends included.
-func TestReview3CompactContentWords(t *testing.T) {
+func TestAdversarialCompactContentWords(t *testing.T) {
 	alpha := []byte("a\"\\<\xe2\x80\xa8\x01")
 	buf := append(make([]byte, 0, 16), '"')
 	var rec func(n int)
@@ -31,9 +31,9 @@ func TestReview3CompactContentWords(t *testing.T) {
 	rec(8)
 }
 
-// TestReview3CompactContentMeansUnchanged: where compactContent says yes,
+// TestAdversarialCompactContentMeansUnchanged: where compactContent says yes,
 // json.Marshal of the content as a RawMessage gives the same bytes.
-func TestReview3CompactContentMeansUnchanged(t *testing.T) {
+func TestAdversarialCompactContentMeansUnchanged(t *testing.T) {
 	for _, c := range []string{`"abcdefgh<"`, `"abcdefg\u003c"`, "\"abcdefgh\xe2\x80\xa8\"", "\"abcdefg\xe2\x80\xa9x\"", "\"abcdefghijklmno\xe2\x80\"",
 		"\"abcdefgh\xff\xfe\"", `"abcdefgh\\"`, `["abcdefgh","ijklmnop&"]`, `{"abcdefgh":"x"}`, `{"abcdefgh>":"x"}`, "\"abcdefgh\x7f\"", `"\"abcdefghij\""`} {
 		raw := []byte(c)

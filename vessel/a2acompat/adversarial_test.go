@@ -2,11 +2,11 @@ package a2acompat
 
 import "testing"
 
-// TestReview3SkipStringExhaustive: skipString against the pair-by-pair
+// TestAdversarialSkipStringExhaustive: skipString against the pair-by-pair
 // reading on every input up to 11 bytes of quotes, backslashes and a
 // plain byte, from every start (backslash runs of every parity before
 // every quote, at every offset).
-func TestReview3SkipStringExhaustive(t *testing.T) {
+func TestAdversarialSkipStringExhaustive(t *testing.T) {
 	alpha := []byte(`"\a`)
 	buf := make([]byte, 0, 11)
 	var rec func(n int)

@@ -13,10 +13,10 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 )
 
-// review1: a repeat of an old id that extends its expiry must not keep
+// a repeat of an old id that extends its expiry must not keep
 // later, expired ids counted against Remember. Remember says a new
 // delivery is answered 503 only "when that many unexpired ids are held".
-func TestReview1ExtendedHeadDoesNotBlockExpiry(t *testing.T) {
+func TestExtendedHeadDoesNotBlockExpiry(t *testing.T) {
 	k, jwks := keys(t)
 	var mu sync.Mutex
 	now := time.Unix(1_800_000_000, 0)
@@ -47,11 +47,11 @@ func TestReview1ExtendedHeadDoesNotBlockExpiry(t *testing.T) {
 	}
 }
 
-// review1: NewKeyCache's doc says a failed first fetch "is only
+// NewKeyCache's doc says a failed first fetch "is only
 // remembered (the first delivery tries again)". With the default Refetch
 // the first delivery within a minute of the start does not try: it is
 // answered 503 with no fetch.
-func TestReview1FirstDeliveryRefetchesAfterFailedStart(t *testing.T) {
+func TestFirstDeliveryRefetchesAfterFailedStart(t *testing.T) {
 	k, set := keys(t)
 	js := newJWKSServer(t, func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) })
 	ctx, cancel := context.WithCancel(context.Background())
@@ -75,9 +75,9 @@ func TestReview1FirstDeliveryRefetchesAfterFailedStart(t *testing.T) {
 	}
 }
 
-// review1: KeyCache.Err is documented "nil when the last fetch worked";
+// KeyCache.Err is documented "nil when the last fetch worked";
 // a background refresh that works after a failed one must clear it.
-func TestReview1ErrClearedByBackgroundRefresh(t *testing.T) {
+func TestErrClearedByBackgroundRefresh(t *testing.T) {
 	_, set := keys(t)
 	js := newJWKSServer(t, func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) })
 	ctx, cancel := context.WithCancel(context.Background())

@@ -13,11 +13,11 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 )
 
-// review2: a follow-up message with a push config and the push-working
+// a follow-up message with a push config and the push-working
 // extension, sent to a replica that does not hold the paused task, is
 // forwarded to the holding replica without its A2A-Extensions: the config
 // is stored without the flag and gets no WORKING update of the turn.
-func TestReview2ForwardedMessageKeepsPushWorking(t *testing.T) {
+func TestForwardedMessageKeepsPushWorking(t *testing.T) {
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
 	if dsn == "" {
 		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
@@ -25,7 +25,7 @@ func TestReview2ForwardedMessageKeepsPushWorking(t *testing.T) {
 	postgres.Register()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	schema := "vt_review2_" + hex.EncodeToString(b[:])
+	schema := "vt_fwdwork_" + hex.EncodeToString(b[:])
 	sep := "?"
 	if strings.Contains(dsn, "?") {
 		sep = "&"

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// review3Cases are adversarial documents for Valid: numbers, escapes,
+// adversarialCases are adversarial documents for Valid: numbers, escapes,
 // surrogates, invalid UTF-8, white space kinds, BOM, NUL, trailing bytes,
 // nesting at and past MaxDepth, strings crossing the 8-byte words.
-var review3Cases = []string{
+var adversarialCases = []string{
 	`-0`, `-0.0`, `-0e0`, `0e-0`, `1E+9`, `1e`, `1e+`, `1.`, `.1`, `+1`, `01`, `-01`, `00`, `0x1`, `1e999999999999`, `-`, `--1`,
 	`1.5.5`, `[1.5.5]`, `1e5e5`, `[01]`, `{"a":01}`, `[-]`, `[1e]`, `9007199254740993`, `-1e-400`,
 	`"\ud800"`, `"\udc00\ud800"`, `"\uD83D\uDE00"`, `"\u12"`, `"\u12g4"`, `"\u"`, `"\U0041"`, `"\'"`, `"\/"`, `"\a"`, `"\`, `"\\`, `"\\\"`,
@@ -28,17 +28,17 @@ var review3Cases = []string{
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 }
 
-func TestReview3ValidTable(t *testing.T) {
-	for _, c := range review3Cases {
+func TestAdversarialValidTable(t *testing.T) {
+	for _, c := range adversarialCases {
 		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
 			t.Errorf("Valid(%.60q) = %v, json.Valid %v", c, got, want)
 		}
 	}
 }
 
-// TestReview3ValidExhaustive: every document up to 5 bytes over an
+// TestAdversarialValidExhaustive: every document up to 5 bytes over an
 // alphabet of JSON's structural bytes, escapes and odd bytes.
-func TestReview3ValidExhaustive(t *testing.T) {
+func TestAdversarialValidExhaustive(t *testing.T) {
 	alpha := []byte("{}[]\":,\\u0-1e.tn \x01\xff")
 	buf := make([]byte, 0, 5)
 	var rec func(n int)
@@ -58,10 +58,10 @@ func TestReview3ValidExhaustive(t *testing.T) {
 	rec(5)
 }
 
-// TestReview3ValidStringWords: every string body up to 8 bytes of plain,
+// TestAdversarialValidStringWords: every string body up to 8 bytes of plain,
 // quote, backslash, control, high and 'u' bytes, so each kind lands in
 // each position of the 8-byte words rawString reads.
-func TestReview3ValidStringWords(t *testing.T) {
+func TestAdversarialValidStringWords(t *testing.T) {
 	alpha := []byte("a\"\\\x01\xe2u")
 	buf := append(make([]byte, 0, 16), '"')
 	var rec func(n int)
@@ -82,9 +82,9 @@ func TestReview3ValidStringWords(t *testing.T) {
 	rec(8)
 }
 
-// FuzzReview3Valid is FuzzValid seeded with the adversarial cases.
-func FuzzReview3Valid(f *testing.F) {
-	for _, c := range review3Cases {
+// FuzzAdversarialValid is FuzzValid seeded with the adversarial cases.
+func FuzzAdversarialValid(f *testing.F) {
+	for _, c := range adversarialCases {
 		if len(c) < 200 {
 			f.Add([]byte(c))
 		}
