@@ -115,7 +115,7 @@ func (db *DB) listenOnce(ctx context.Context) error {
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close(context.Background())
-	for _, ch := range []string{cancelChannel, followChannel, eventsChannel} {
+	for _, ch := range []string{cancelChannel, followChannel, eventsChannel, workingChannel} {
 		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
@@ -141,6 +141,8 @@ func (db *DB) listenOnce(ctx context.Context) error {
 			db.noteFollowed(n.Payload)
 		case eventsChannel:
 			db.deliver(n.Payload)
+		case workingChannel:
+			db.learnWorking(n.Payload)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -78,6 +79,15 @@ func (s *pushStore) SaveWith(ctx context.Context, taskID a2a.TaskID, c *a2a.Push
 	}
 	if tag.RowsAffected() != 1 {
 		return nil, a2a.ErrTaskNotFound
+	}
+	// The replica running the task learns of the config at once (sent on
+	// commit), not only at its next write with pushes.
+	if opt.Working {
+		if payload, ok := workingPayload(s.agent, taskID); ok {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, workingChannel, payload); err != nil {
+				return nil, fmt.Errorf("save push config: announce: %w", err)
+			}
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("save push config: %w", err)
@@ -226,4 +236,45 @@ func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx conte
 		}
 		return nil
 	})
+}
+
+// workingChannel announces a push config wanting WORKING updates, so the
+// replica running its task sends them from the next update on.
+const workingChannel = "vessel_push_working"
+
+// workingPayload is an announcement: agent and task, JSON; false when it
+// would pass PostgreSQL's 8,000-byte payload limit (the running replica
+// then learns at its next write with pushes, as without it).
+func workingPayload(agent string, task a2a.TaskID) (string, bool) {
+	b, err := json.Marshal(workingNote{Agent: agent, Task: string(task)})
+	if err != nil || len(b) > 7900 {
+		return "", false
+	}
+	return string(b), true
+}
+
+type workingNote struct {
+	Agent string `json:"agent"`
+	Task  string `json:"task"`
+}
+
+// learnWorking marks a task running here as wanting WORKING updates, from
+// an announcement; a task not running here is left alone (its replica, or
+// the one taking it up, reads the flag with the task).
+func (db *DB) learnWorking(payload string) {
+	var n workingNote
+	if json.Unmarshal([]byte(payload), &n) != nil || n.Agent == "" || n.Task == "" {
+		return
+	}
+	db.mu.Lock()
+	s := db.stores[n.Agent]
+	db.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lt := s.live[a2a.TaskID(n.Task)]; lt != nil {
+		lt.working.On()
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
@@ -115,5 +116,43 @@ func TestPushWorkingPostgres(t *testing.T) {
 	update(s2, "t1", v, a2a.TaskStateCompleted)
 	if got, want := q2.take(), []string{"w:WORKING", "w:WORKING", "w:COMPLETED", "plain:COMPLETED"}; !slices.Equal(got, want) {
 		t.Fatalf("enqueued on the second store %v, want %v", got, want)
+	}
+}
+
+// TestPushWorkingAnnounced: a push-working config saved through another
+// replica reaches the replica running the task by NOTIFY, which sends the
+// task's next WORKING updates (before, only from its next write with
+// pushes, a pause or the end).
+func TestPushWorkingAnnounced(t *testing.T) {
+	dsn := testDSN(t)
+	schema := testSchema(t, dsn)
+	runner, other := openTest(t, dsn, schema, nil), openTest(t, dsn, schema, nil)
+	q := &recQueue{}
+	runner.SetPushQueue(q)
+	alice := as("app/alice")
+	waitFor(t, alice, "the runner listens", runner.listening.Load)
+	s := runner.Agent("a")
+	mk := &a2a.Task{ID: "t9", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	v, err := s.Create(alice, mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.PushConfigs("a").SaveWith(alice, "t9", &a2a.PushConfig{ID: "w", URL: "http://127.0.0.1:1/w", Token: "k"},
+		vstore.SaveOptions{Working: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: "t9", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+		if v, err = s.Update(alice, &taskstore.UpdateRequest{Task: mk, Event: ev, PrevVersion: v}); err != nil {
+			t.Fatal(err)
+		}
+		if got := q.take(); slices.Contains(got, "w:WORKING") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the running replica never sent a WORKING update to the config saved through the other")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
