@@ -266,6 +266,14 @@ func testPushWorking(t *testing.T, storeURL string) {
 			"taskPushNotificationConfig": map[string]any{"url": rcv.url + "/hooks/echo-s", "token": "tok-1"}}}); !strings.Contains(echo, store.PushWorkingURI) || !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("SendStreamingMessage with a config: A2A-Extensions %q, Content-Type %q", echo, ct)
 	}
+	// A 0.3 caller asks with X-A2A-Extensions and is answered in it.
+	v03 := `{"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":{"kind":"message","messageId":"m-echo-03","role":"user","parts":[{"kind":"text","text":"hello"}]},` +
+		`"configuration":{"blocking":false,"pushNotificationConfig":{"url":"` + rcv.url + `/hooks/echo-03","token":"tok-1"}}}}`
+	if code, hdr, b := h.rawPost("/agents/"+h.agentID+"/a2a", v03, map[string]string{"Authorization": "Bearer " + h.keyApp1,
+		"X-Vessel-User": "alice", "X-A2A-Extensions": store.PushWorkingURI}); code != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) ||
+		!strings.Contains(hdr.Get("X-A2A-Extensions"), store.PushWorkingURI) {
+		t.Fatalf("0.3 message/send with a config: HTTP %d, X-A2A-Extensions %q, %.300s", code, hdr.Get("X-A2A-Extensions"), b)
+	}
 	if echo, _ := streamRPC(t, h, authW, map[string]any{
 		"message": map[string]any{"messageId": "m-echo-s2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}}}); echo != "" {
 		t.Fatalf("SendStreamingMessage without a config: A2A-Extensions %q", echo)

@@ -31,8 +31,18 @@ import (
 type extensionsHeaderWriter struct {
 	http.ResponseWriter
 	callCtx *CallContext
-	code    int  // a status written but not yet sent
-	done    bool // the header is sent
+	header  string // the header's name: a2a.SvcParamExtensions unless set
+	code    int    // a status written but not yet sent
+	done    bool   // the header is sent
+}
+
+// ExtensionsHeaderWriter wraps rw so that the response lists, in the header
+// named header, the extensions callCtx activated (vendored patch,
+// PATCHES.md): the 0.3 transport's X-A2A-Extensions. The caller calls
+// finish when its handler returns.
+func ExtensionsHeaderWriter(rw http.ResponseWriter, callCtx *CallContext, header string) (w http.ResponseWriter, finish func()) {
+	ew := &extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx, header: header}
+	return ew, ew.finish
 }
 
 func (w *extensionsHeaderWriter) send() {
@@ -41,7 +51,11 @@ func (w *extensionsHeaderWriter) send() {
 	}
 	w.done = true
 	if uris := w.callCtx.Extensions().ActivatedURIs(); len(uris) > 0 {
-		w.Header().Set(a2a.SvcParamExtensions, strings.Join(uris, ", "))
+		name := w.header
+		if name == "" {
+			name = a2a.SvcParamExtensions
+		}
+		w.Header().Set(name, strings.Join(uris, ", "))
 	}
 	if w.code != 0 {
 		w.ResponseWriter.WriteHeader(w.code)

@@ -49,7 +49,11 @@ func NewJSONRPCHandler(handler a2asrv.RequestHandler, opts ...a2asrv.TransportOp
 // ServeHTTP handles incoming HTTP requests.
 func (h *jsonrpcHandler) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
-	ctx, _ = a2asrv.NewCallContext(ctx, ToServiceParams(req.Header))
+	ctx, callCtx := a2asrv.NewCallContext(ctx, ToServiceParams(req.Header))
+	// Vendored patch (PATCHES.md): the activated extensions, under 0.3's
+	// header name.
+	rw, finish := a2asrv.ExtensionsHeaderWriter(rw, callCtx, "X-A2A-Extensions")
+	defer finish()
 
 	if req.Method != "POST" {
 		h.writeJSONRPCError(ctx, rw, a2a.ErrInvalidRequest, nil)
