@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -73,6 +74,10 @@ const (
 	// GRPCMinStreams is the floor of MaxConcurrentStreams: the value RFC
 	// 9113 (section 6.5.2) asks a server not to go below.
 	GRPCMinStreams = 100
+	// GRPCMaxStreams is its ceiling: max_requests_per_owner may be set up
+	// to a million, and each open call holds a goroutine and the data flow
+	// control lets in.
+	GRPCMaxStreams = 1000
 	// GRPCMinPingInterval: clients that keep long streams alive through
 	// NATs ping every 30 s or more; faster is a flood.
 	GRPCMinPingInterval = 30 * time.Second
@@ -90,7 +95,7 @@ const (
 func (s *Server) GRPCBounds() GRPCBounds {
 	streams := uint32(GRPCMinStreams)
 	if n := s.cfg.Deployment.Limits.MaxRequestsPerOwner; n > GRPCMinStreams {
-		streams = uint32(n)
+		streams = uint32(min(n, GRPCMaxStreams))
 	}
 	return GRPCBounds{
 		MaxConcurrentStreams: streams,
@@ -121,6 +126,7 @@ func (b GRPCBounds) Options() []grpc.ServerOption {
 // come after them, so they may change one (tests, credentials).
 func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	opts = append(append(s.GRPCBounds().Options(),
+		grpc.InTapHandle(s.grpcTap),
 		grpc.ChainUnaryInterceptor(s.grpcUnary),
 		grpc.ChainStreamInterceptor(s.grpcStream),
 	), opts...)
@@ -213,7 +219,35 @@ func grpcStatus(no *refusal) error {
 	return st.Err()
 }
 
+// grpcTap runs on a call's headers, before grpc-go reads its message,
+// which it reads whole before any interceptor (and so the admission, with
+// its authentication) runs. The message must arrive within the body
+// timeout the HTTP bindings give a body (Config.BodyTimeout), or the
+// call's context ends and the call with it (DEADLINE_EXCEEDED): nobody,
+// with or without credentials, holds a call open by sending its message
+// slowly or never. (A call without credentials is refused by the
+// admission, with its ErrorInfo and audit event, once its message is in.)
+func (s *Server) grpcTap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	t := time.AfterFunc(s.cfg.BodyTimeout, func() { cancel(errMessageTimeout) })
+	return context.WithValue(ctx, messageTimerKey{}, t), nil
+}
+
+// errMessageTimeout ends a call whose message did not arrive in time.
+var errMessageTimeout = status.Error(codes.DeadlineExceeded, "the request message did not arrive within the body timeout")
+
+type messageTimerKey struct{}
+
+// messageArrived stops the call's message timer (grpcTap): its message is
+// in, and the call may run as long as it needs.
+func messageArrived(ctx context.Context) {
+	if t, ok := ctx.Value(messageTimerKey{}).(*time.Timer); ok {
+		t.Stop()
+	}
+}
+
 func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	messageArrived(ctx)
 	ctx, done := s.grpcAudit(ctx, info.FullMethod)
 	defer func() { done(err) }()
 	ctx, release, err := s.grpcAdmit(ctx, info.FullMethod, req)
@@ -300,7 +334,9 @@ func (w *admittedStream) release() {
 }
 
 func (w *admittedStream) RecvMsg(m any) error {
-	if err := w.ServerStream.RecvMsg(m); err != nil {
+	err := w.ServerStream.RecvMsg(m)
+	messageArrived(w.base)
+	if err != nil {
 		return err
 	}
 	if w.ctx != nil {

@@ -3,6 +3,7 @@ package a2aserver_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -74,13 +75,22 @@ func (h *h2conn) settings() map[http2.SettingID]uint32 {
 	}
 }
 
-// open starts a call of method on stream id and sends no message, so the
-// call stays open (its handler waits for the request).
+// open starts a call of method on stream id, with authorization metadata
+// (any: the credentials are checked once the message is in) and no
+// message, so the call stays open (its handler waits for the request)
+// until the body timeout.
 func (h *h2conn) open(id uint32, method string) {
 	h.t.Helper()
+	h.openWith(id, method, [2]string{"authorization", "Bearer not-checked-before-the-message"})
+}
+
+// openWith is open with the extra header fields given (none: no
+// authorization).
+func (h *h2conn) openWith(id uint32, method string, extra ...[2]string) {
+	h.t.Helper()
 	h.hb.Reset()
-	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/lf.a2a.v1.A2AService/" + method},
-		{":authority", "vessel"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+	for _, f := range append([][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/lf.a2a.v1.A2AService/" + method},
+		{":authority", "vessel"}, {"content-type", "application/grpc"}, {"te", "trailers"}}, extra...) {
 		_ = h.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 	}
 	if err := h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.hb.Bytes(), EndHeaders: true}); err != nil {
@@ -214,4 +224,70 @@ func TestGRPCHandshakeTimeout(t *testing.T) {
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatalf("a silent connection was not closed by the server: %v", err)
 	}
+}
+
+// TestGRPCMessageBounds: a call that sends its message slowly, or never,
+// with credentials or without (they are checked once the message is in),
+// is ended after the body timeout, as the HTTP bindings end a slow body
+// (408).
+func TestGRPCMessageBounds(t *testing.T) {
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.BodyTimeout = 200 * time.Millisecond })
+	ended := func(c *h2conn, id uint32) string {
+		t.Helper()
+		_ = c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			f, err := c.fr.ReadFrame()
+			if err != nil {
+				t.Fatalf("stream %d still open (or the connection failed): %v", id, err)
+			}
+			switch f := f.(type) {
+			case *http2.HeadersFrame:
+				if f.StreamID == id && f.StreamEnded() {
+					fields, err := hpack.NewDecoder(4096, nil).DecodeFull(f.HeaderBlockFragment())
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, hf := range fields {
+						if hf.Name == "grpc-status" {
+							return hf.Value
+						}
+					}
+					return "no grpc-status"
+				}
+			case *http2.RSTStreamFrame:
+				if f.StreamID == id {
+					return "RST_STREAM " + f.ErrCode.String()
+				}
+			case *http2.GoAwayFrame:
+				t.Fatalf("GOAWAY %v", f.ErrCode)
+			}
+		}
+	}
+	c := dialH2(t, h.grpcAddr)
+	c.settings()
+	c.openWith(1, "SendMessage") // no authorization, no message
+	if got := ended(c, 1); !endedByServer(got) {
+		t.Fatalf("no credentials, no message: %s", got)
+	}
+	// Credentials, then a message header announcing 1,000 bytes and 10 of them.
+	c.open(3, "SendMessage")
+	if err := c.fr.WriteData(3, false, append([]byte{0, 0, 0, 3, 232}, make([]byte, 10)...)); err != nil {
+		t.Fatal(err)
+	}
+	if got := ended(c, 3); !endedByServer(got) {
+		t.Fatalf("slow message: %s", got)
+	}
+	// Credentials and no message at all, on a streaming method.
+	c.open(5, "SendStreamingMessage")
+	if got := ended(c, 5); !endedByServer(got) {
+		t.Fatalf("no message: %s", got)
+	}
+}
+
+// endedByServer reports whether a stream's end (what ended returned) is
+// the server giving up on the call: its trailers with a deadline or
+// cancellation status, or a reset (grpc-go resets a stream whose context
+// ended while it read the message).
+func endedByServer(got string) bool {
+	return got == fmt.Sprint(int(codes.DeadlineExceeded)) || got == fmt.Sprint(int(codes.Canceled)) || strings.HasPrefix(got, "RST_STREAM")
 }
