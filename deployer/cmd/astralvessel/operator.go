@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -74,8 +76,14 @@ func (o *operatorFlags) target() (base, token string, err error) {
 	}
 	if file == "" && token == "" {
 		deployed := filepath.Join(o.deployDir, compose.GeneratedDir, compose.OperatorTokenFile)
-		if _, err := os.Stat(deployed); err == nil {
+		_, serr := os.Stat(deployed)
+		if serr == nil {
 			file = deployed
+		} else if errors.Is(serr, fs.ErrPermission) {
+			// The deploy's output folder is root's (0700): say so rather
+			// than fall back to a local stack that is not there.
+			return "", "", fmt.Errorf("operator token: %w; %s is readable by the user who deployed only (run this with sudo, "+
+				"or copy the token somewhere of yours and pass --token-file)", serr, filepath.Dir(deployed))
 		} else if info, ierr := localstack.ReadInfo(o.state); ierr == nil && info.OperatorTokenFile != "" {
 			file = info.OperatorTokenFile
 			if base == "" {
