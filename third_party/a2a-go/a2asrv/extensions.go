@@ -38,13 +38,17 @@ func ExtensionsFrom(ctx context.Context) (*Extensions, bool) {
 
 // Active returns true if an extension has already been activated in the current CallContext using ExtensionContext.Activate.
 func (e *Extensions) Active(extension *a2a.AgentExtension) bool {
+	e.callCtx.extMu.Lock()
+	defer e.callCtx.extMu.Unlock()
 	return slices.Contains(e.callCtx.activatedExtensions, extension.URI)
 }
 
 // Activate marks extension as activated in the current CallContext. A list of activated extensions might be attached as
 // response metadata by a transport implementation.
 func (e *Extensions) Activate(extension *a2a.AgentExtension) {
-	if e.Active(extension) {
+	e.callCtx.extMu.Lock()
+	defer e.callCtx.extMu.Unlock()
+	if slices.Contains(e.callCtx.activatedExtensions, extension.URI) {
 		return
 	}
 	e.callCtx.activatedExtensions = append(e.callCtx.activatedExtensions, extension.URI)
@@ -52,6 +56,8 @@ func (e *Extensions) Activate(extension *a2a.AgentExtension) {
 
 // ActivatedURIs returns URIs of all extensions activated during call processing.
 func (e *Extensions) ActivatedURIs() []string {
+	e.callCtx.extMu.Lock()
+	defer e.callCtx.extMu.Unlock()
 	return slices.Clone(e.callCtx.activatedExtensions)
 }
 

@@ -4,6 +4,7 @@ package a2asrv
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -54,5 +55,26 @@ func TestExtensionsHeaderWriter(t *testing.T) {
 				t.Fatalf("got %d %q %q; want %d %q %q", rec.Code, rec.Header().Get(a2a.SvcParamExtensions), rec.Body.String(), tc.code, tc.header, tc.body)
 			}
 		})
+	}
+}
+
+// TestExtensionsConcurrent: an execution may activate an extension while
+// the transport reads the activated ones for the response header (run
+// with -race).
+func TestExtensionsConcurrent(t *testing.T) {
+	_, callCtx := NewCallContext(context.Background(), NewServiceParams(http.Header{}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			callCtx.Extensions().Activate(&a2a.AgentExtension{URI: fmt.Sprint("urn:example:ext:", i%7)})
+		}
+	}()
+	for range 200 {
+		_ = callCtx.Extensions().ActivatedURIs()
+	}
+	<-done
+	if n := len(callCtx.Extensions().ActivatedURIs()); n != 7 {
+		t.Fatalf("%d activated, want 7", n)
 	}
 }

@@ -15,6 +15,7 @@
 package a2asrv
 
 import (
+	"sync"
 	"context"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -43,6 +44,10 @@ type CallContext struct {
 	method              string
 	svcParams           *ServiceParams
 	activatedExtensions []string
+	// extMu guards activatedExtensions (vendored patch, PATCHES.md): an
+	// execution activates on its own goroutine while the transport may read
+	// them to write the response header.
+	extMu sync.Mutex
 
 	// User can be set by authentication middleware to provide information about
 	// the user who initiated the request.
