@@ -15,8 +15,8 @@
 package a2asrv
 
 import (
-	"sync"
 	"context"
+	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
