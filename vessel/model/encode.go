@@ -152,18 +152,10 @@ func compactContent(raw []byte) bool {
 	return s.Skip() && s.End()
 }
 
-const (
-	ones8  = 0x0101010101010101
-	highs8 = 0x8080808080808080
-)
-
 // contentPlain8 reports whether none of w's eight bytes is one
 // compactContent looks at inside a string: '\\', '"', '<', '>', '&' or 0xE2
-// (the lead byte of U+2028 and U+2029). Each is the classic zero-byte test
-// on w xor the byte repeated, exact for the word as a whole.
+// (the lead byte of U+2028 and U+2029).
 func contentPlain8(w uint64) bool {
-	zero := func(x uint64) uint64 { return (x - ones8) &^ x }
-	special := zero(w^('\\'*ones8)) | zero(w^('"'*ones8)) | zero(w^('<'*ones8)) |
-		zero(w^('>'*ones8)) | zero(w^('&'*ones8)) | zero(w^(0xE2*ones8))
-	return special&highs8 == 0
+	z := func(c byte) uint64 { return jsonscan.ZeroBytes(w ^ (uint64(c) * jsonscan.Ones)) }
+	return z('\\')|z('"')|z('<')|z('>')|z('&')|z(0xE2) == 0
 }

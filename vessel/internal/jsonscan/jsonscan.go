@@ -176,12 +176,16 @@ const (
 // plain8 reports whether none of w's eight bytes is '"', '\\' or below
 // 0x20: the classic zero-byte and less-than tests on a whole word.
 func plain8(w uint64) bool {
-	q, bs := w^('"'*ones), w^('\\'*ones)
-	special := (q - ones) &^ q
-	special |= (bs - ones) &^ bs
-	special |= (w - 0x20*ones) &^ w
-	return special&highs == 0
+	return ZeroBytes(w^('"'*Ones))|ZeroBytes(w^('\\'*Ones))|((w-0x20*ones)&^w&highs) == 0
 }
+
+// Ones is 0x01 in each of a word's eight bytes: c*Ones repeats byte c.
+const Ones = ones
+
+// ZeroBytes is nonzero when one of x's eight bytes is zero (the classic
+// test, exact for the word as a whole): ZeroBytes(w ^ c*Ones) finds byte c
+// in w, eight bytes at a time.
+func ZeroBytes(x uint64) uint64 { return (x - ones) &^ x & highs }
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
