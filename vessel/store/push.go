@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -206,6 +207,12 @@ func DecodePushConfigWith(raw []byte) (*a2a.PushConfig, SaveOptions, error) {
 	if err != nil {
 		return nil, SaveOptions{}, err
 	}
+	// The member is written by EncodePushConfigWith as is, never escaped:
+	// a config without it needs no second read (this runs for each config
+	// on each WORKING update of a task that wants them).
+	if !bytes.Contains(raw, []byte(WorkingMember)) {
+		return c, SaveOptions{}, nil
+	}
 	var o struct {
 		Working bool `json:"vesselWorkingUpdates"`
 	}
@@ -294,7 +301,7 @@ func (w *WorkingWants) Take(id a2a.TaskID, now time.Time) bool {
 	return ok && now.Sub(at) <= WantTTL
 }
 
-// Len is how many are noted.
+// Len is how many are noted (the tests read it).
 func (w *WorkingWants) Len() int { return len(w.at) }
 
 // WorkingTurn tracks, for a task running in a store, whether its configs
@@ -515,7 +522,8 @@ func (s *sqlitePush) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
 // PushWorthy reports whether an event is pushed to its task's configs,
 // and the state it reports: every status change to a terminal or
 // interrupted state (input or auth required), and a task snapshot in such
-// a state. Working updates (text pieces, tool events) are not pushed.
+// a state. Working updates (text pieces, tool events) are not pushed by
+// this rule: WorkingPush is the one for configs that want them.
 func PushWorthy(event a2a.Event) (a2a.TaskState, bool) {
 	var st a2a.TaskState
 	switch e := event.(type) {
@@ -609,23 +617,33 @@ func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string,
 	if err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}
-	var cfgs []StoredPushConfig
+	var raws [][]byte
 	for rows.Next() {
 		var raw []byte
 		if err := rows.Scan(&raw); err != nil {
 			rows.Close()
 			return fmt.Errorf("read push config: %w", err)
 		}
-		c, opt, err := DecodePushConfigWith(raw)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		cfgs = append(cfgs, StoredPushConfig{Config: c, SaveOptions: opt})
+		raws = append(raws, raw)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("list push configs: %w", err)
+	}
+	return EnqueueStored(ctx, q, tx, agent, taskID, raws, pushes, seen)
+}
+
+// EnqueueStored enqueues, in tx, each push to those of a task's configs
+// (raws, as stored, in order) that want it, and tells what it found in
+// seen (nil: not wanted): what both backends do once they read the rows.
+func EnqueueStored(ctx context.Context, q PushQueue, tx any, agent string, taskID a2a.TaskID, raws [][]byte, pushes []Push, seen *PushSeen) error {
+	cfgs := make([]StoredPushConfig, 0, len(raws))
+	for _, raw := range raws {
+		c, opt, err := DecodePushConfigWith(raw)
+		if err != nil {
+			return err
+		}
+		cfgs = append(cfgs, StoredPushConfig{Config: c, SaveOptions: opt})
 	}
 	if seen != nil {
 		*seen = PushSeen{Known: true, Working: AnyWorking(cfgs)}

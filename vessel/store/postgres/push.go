@@ -33,9 +33,10 @@ func (s *pushStore) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConf
 }
 
 // SaveWith implements store.PushConfigStore. A config wanting WORKING
-// updates is known at once to this replica's store; a replica running the
-// task elsewhere learns of it at the task's next write with pushes (a
-// pause) or when it takes the task up.
+// updates is known at once to this replica's store and announced to the
+// others on commit (workingChannel); should the announcement miss, a
+// replica running the task learns of it at the task's next write with
+// pushes (a pause) or when it takes the task up.
 func (s *pushStore) SaveWith(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig, opt vstore.SaveOptions) (*a2a.PushConfig, error) {
 	owner, err := vstore.Owner(ctx)
 	if err != nil {
@@ -216,25 +217,7 @@ func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx conte
 		if err != nil {
 			return fmt.Errorf("list push configs: %w", err)
 		}
-		cfgs := make([]vstore.StoredPushConfig, 0, len(raws))
-		for _, raw := range raws {
-			c, opt, err := vstore.DecodePushConfigWith(raw)
-			if err != nil {
-				return err
-			}
-			cfgs = append(cfgs, vstore.StoredPushConfig{Config: c, SaveOptions: opt})
-		}
-		if seen != nil {
-			*seen = vstore.PushSeen{Known: true, Working: vstore.AnyWorking(cfgs)}
-		}
-		to := vstore.PushTargets(cfgs, *p)
-		if len(to) == 0 {
-			return nil
-		}
-		if err := (*qp).EnqueueTx(ctx, tx, agent, to, *p); err != nil {
-			return fmt.Errorf("enqueue push of task %s: %w", taskID, err)
-		}
-		return nil
+		return vstore.EnqueueStored(ctx, *qp, tx, agent, taskID, raws, []vstore.Push{*p}, seen)
 	})
 }
 
