@@ -181,9 +181,16 @@ func (s *Set) Get(name string) (Tool, bool) {
 	if t, ok := s.byName[name]; ok {
 		return t, true
 	}
-	by, _ := s.current()
-	t, ok := by[name]
-	return t, ok
+	// The first expansion naming it, as current offers it (a fixed tool
+	// was looked up above), without building the whole set per call.
+	for _, e := range s.expanders {
+		for _, t := range e.Expand() {
+			if t.Def().Function.Name == name {
+				return t, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // Names lists the tools, sorted.

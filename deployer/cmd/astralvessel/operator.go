@@ -70,9 +70,7 @@ func (o *operatorFlags) target() (base, token string, err error) {
 		file = os.Getenv("VESSEL_OPERATOR_TOKEN_FILE")
 	}
 	if file == "" {
-		if t := strings.TrimSpace(os.Getenv("VESSEL_OPERATOR_TOKEN")); t != "" {
-			token = t
-		}
+		token = strings.TrimSpace(os.Getenv("VESSEL_OPERATOR_TOKEN"))
 	}
 	if file == "" && token == "" {
 		deployed := filepath.Join(o.deployDir, compose.GeneratedDir, compose.OperatorTokenFile)

@@ -48,9 +48,8 @@ func NewJSONRPCHandler(handler RequestHandler, options ...TransportOption) http.
 func (h *jsonrpcHandler) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
 	ctx, callCtx := NewCallContext(ctx, NewServiceParams(req.Header))
-	ew := &extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx}
-	defer ew.finish()
-	rw = ew
+	rw, finish := ExtensionsHeaderWriter(rw, callCtx, a2a.SvcParamExtensions)
+	defer finish()
 
 	if req.Method != "POST" {
 		h.writeJSONRPCError(ctx, rw, a2a.ErrInvalidRequest, nil)

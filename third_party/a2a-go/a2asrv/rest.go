@@ -62,8 +62,8 @@ func NewRESTHandler(handler RequestHandler, opts ...TransportOption) http.Handle
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		rw.Header().Set("Content-Type", "application/json")
 		ctx, callCtx := NewCallContext(req.Context(), NewServiceParams(req.Header))
-		ew := &extensionsHeaderWriter{ResponseWriter: rw, callCtx: callCtx}
-		defer ew.finish()
+		ew, finish := ExtensionsHeaderWriter(rw, callCtx, a2a.SvcParamExtensions)
+		defer finish()
 		mux.ServeHTTP(ew, req.WithContext(ctx))
 	})
 }

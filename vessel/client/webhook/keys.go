@@ -206,8 +206,7 @@ func (c *KeyCache) KeySet(ctx context.Context, kid string) (jwk.Set, error) {
 	if c.mayRefetch() {
 		fresh, err := c.cache.Refresh(ctx, c.url)
 		if err == nil {
-			c.fail(nil)
-			return fresh, nil
+			return fresh, nil // the post-fetch hook cleared the last error
 		}
 		c.fail(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -472,11 +473,8 @@ func (w *handoffWriter) Write(ctx context.Context, event a2a.Event) error {
 func (w *handoffWriter) unread(drained []a2a.Event) []a2a.Event {
 	var events []a2a.Event
 	for _, event := range drained {
-		for _, written := range w.written {
-			if event == written {
-				events = append(events, event)
-				break
-			}
+		if slices.Contains(w.written, event) {
+			events = append(events, event)
 		}
 	}
 	return append(events, w.stranded...)
