@@ -79,3 +79,85 @@ func TestChunkDecoderReuse(t *testing.T) {
 		}
 	}
 }
+
+// decodeLikeUnmarshal checks one decode against json.Unmarshal: the same
+// acceptance and, when accepted, the same chunk.
+func decodeLikeUnmarshal(t *testing.T, d *chunkDecoder, data []byte) {
+	t.Helper()
+	got, err := d.decode(data)
+	var want chunk
+	werr := json.Unmarshal(data, &want)
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("%q: decode error %v, json.Unmarshal error %v", data, err, werr)
+	}
+	if err != nil {
+		return
+	}
+	g, w := normalize(got), normalize(&want)
+	if !reflect.DeepEqual(g, w) {
+		gb, _ := json.Marshal(g)
+		wb, _ := json.Marshal(w)
+		t.Fatalf("%q:\n got %s\nwant %s", data, gb, wb)
+	}
+}
+
+// FuzzChunkTemplate checks the template path: after a chunk a, the chunk
+// made of a's bytes around content s (whatever s is), and then any chunk b,
+// decode as json.Unmarshal reads them.
+func FuzzChunkTemplate(f *testing.F) {
+	env := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":{"prompt_tokens":3}}`
+	for _, c := range [][3]string{
+		{env, `"ok "`, env},
+		{env, `"a\"b\u00e9"`, `{"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}]}`},
+		{env, `"a","content":"b"`, env},
+		{env, `"a" `, env},
+		{env, `null`, env},
+		{env, `"a`, env},
+		{env, `"` + "\xff" + `"`, env},
+		{env, `""`, `"x"`},
+		{`{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]}`, `"c"`, env},
+		{`{"choices":[{"delta":{"role":"assistant","content":""}}]}`, `"x"`, `{"choices":[{"delta":{"content":"y"}}]}`},
+		{`{"choices":[{"delta":{"content":"a","content":"b"}}]}`, `"c"`, env},
+	} {
+		f.Add([]byte(c[0]), []byte(c[1]), []byte(c[2]))
+	}
+	f.Fuzz(func(t *testing.T, a, s, b []byte) {
+		var d chunkDecoder
+		decodeLikeUnmarshal(t, &d, a)
+		if d.tpl {
+			mid := append(append(append([]byte(nil), d.pre...), s...), d.post...)
+			decodeLikeUnmarshal(t, &d, mid)
+		}
+		decodeLikeUnmarshal(t, &d, b)
+	})
+}
+
+// TestChunkTemplateStream decodes a stream in one envelope, checking each
+// chunk against json.Unmarshal and which ones the template read.
+func TestChunkTemplateStream(t *testing.T) {
+	pre := `{"choices":[{"delta":{"content":`
+	post := `},"finish_reason":null,"index":0}],"created":1,"id":"c","model":"m"}`
+	chunks := []string{`{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null,"index":0}],"created":1,"id":"c","model":"m"}`}
+	for _, s := range []string{`"one"`, `" two"`, `"\u00e9\n"`, `null`, `"after null"`, `"x","reasoning":"y"`, `"z"`} {
+		chunks = append(chunks, pre+s+post)
+	}
+	chunks = append(chunks, `{"choices":[{"delta":{"content":"end"},"finish_reason":"stop","index":0}],"created":1,"id":"c","model":"m"}`)
+	var d chunkDecoder
+	var hits []int
+	for i, c := range chunks {
+		// again sets only what decode would set from the same bytes.
+		if d.again([]byte(c)) {
+			hits = append(hits, i)
+		}
+		decodeLikeUnmarshal(t, &d, []byte(c))
+	}
+	// " two" and the escaped string follow "one"'s template; the role
+	// chunk's envelope differs, a null content leaves no template, two
+	// tokens in the string's place or another envelope are not the template.
+	if want := []int{2, 3}; !reflect.DeepEqual(hits, want) {
+		t.Fatalf("template read chunks %v, want %v", hits, want)
+	}
+	if !d.tpl || d.ch.Choices[0].Delta.Content != "end" {
+		t.Fatalf("the last chunk left no template: %+v", d.ch)
+	}
+}
