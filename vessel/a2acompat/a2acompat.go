@@ -151,10 +151,15 @@ func Handler(v1, v0 http.Handler) http.Handler {
 				ctx = turn.WithAside(ctx, aside)
 			}
 		}
-		ph, err := newIDPlaceholder()
-		if err != nil {
-			WriteError(w, &EnvelopeError{Code: -32603, Message: "internal error", ID: env.ID})
-			return
+		// An id the SDK echoes byte for byte goes to it as is; any other
+		// (numbers, escapes) as a placeholder swapped back in the answer.
+		ph, asSent := echoedAsSent(env.ID)
+		if !asSent {
+			var err error
+			if ph, err = newIDPlaceholder(); err != nil {
+				WriteError(w, &EnvelopeError{Code: -32603, Message: "internal error", ID: env.ID})
+				return
+			}
 		}
 		canon, err := canonicalBody(env.Method, ph, params)
 		if err != nil {
@@ -177,7 +182,11 @@ func Handler(v1, v0 http.Handler) http.Handler {
 				r2.Header.Add(VersionParam, v)
 			}
 		}
-		out := newIDWriter(w, []byte(`"`+ph+`"`), id)
+		var from []byte
+		if !asSent {
+			from = []byte(`"` + ph + `"`)
+		}
+		out := newIDWriter(w, from, id)
 		defer out.finish()
 		if IsV03Method(env.Method) {
 			// The method already says which protocol this is; an

@@ -104,6 +104,45 @@ func TestIDWriterSplits(t *testing.T) {
 	}
 }
 
+// TestEchoedAsSent: only string ids that encoding/json reads and writes
+// back unchanged pass to the SDK as they are.
+func TestEchoedAsSent(t *testing.T) {
+	for id, want := range map[string]bool{
+		`"abc-123"`: true, `"req 7 ~!@#$%^*()_+={}[]|:;',.?/"`: true, `""`: true,
+		`"a<b"`: false, `"a>b"`: false, `"a&b"`: false, `"\u0041"`: false, `"a\"b"`: false, `"é"`: false,
+		"\"a\tb\"": false, `12`: false, `1e3`: false, `null`: false, `"`: false, ``: false, `"x`: false,
+	} {
+		s, ok := echoedAsSent([]byte(id))
+		if ok != want {
+			t.Errorf("%s: %v, want %v", id, ok, want)
+			continue
+		}
+		if ok {
+			if b, _ := json.Marshal(s); string(b) != id {
+				t.Errorf("%s: encoding/json writes it back as %s", id, b)
+			}
+		}
+	}
+}
+
+// TestIDWriterPlain: without a placeholder every write passes unchanged.
+func TestIDWriterPlain(t *testing.T) {
+	rec := httptest.NewRecorder()
+	iw := newIDWriter(rec, nil, []byte(`"x"`))
+	for _, p := range []string{`data: {"id":"x"}`, "\n\n", `"vessel-rpc-id-`} {
+		if n, err := iw.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("%q: %d %v", p, n, err)
+		}
+	}
+	iw.Flush()
+	if got := rec.Body.String(); got != `data: {"id":"x"}`+"\n\n"+`"vessel-rpc-id-` || !rec.Flushed {
+		t.Fatalf("%q", got)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("content type %q", ct)
+	}
+}
+
 func TestHandlerMethodsAndNotifications(t *testing.T) {
 	ran := 0
 	h := Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }))

@@ -19,12 +19,30 @@ func newIDPlaceholder() (string, error) {
 	return "vessel-rpc-id-" + hex.EncodeToString(b), nil
 }
 
+// echoedAsSent returns the string an id is, when the SDK would write it
+// back exactly as sent: a JSON string of printable ASCII that
+// encoding/json neither unescapes on reading nor escapes on writing (no
+// backslash, quote or HTML character), as request ids mostly are.
+func echoedAsSent(id []byte) (string, bool) {
+	if len(id) < 2 || id[0] != '"' || id[len(id)-1] != '"' {
+		return "", false
+	}
+	in := id[1 : len(id)-1]
+	for _, c := range in {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return "", false
+		}
+	}
+	return string(in), true
+}
+
 // idWriter replaces the placeholder (with its quotes) by the raw id in
 // everything written, plain answers and SSE frames alike, and gives an
 // answer without a Content-Type (the SDK's 0.3 handler writes its errors
 // that way) application/json. A tail that could be the start of a
 // placeholder split across two writes is held back until the next write,
 // Flush or finish; an SSE frame ends with a blank line, which never is.
+// With no placeholder (from empty) it only sets the Content-Type.
 type idWriter struct {
 	w       http.ResponseWriter
 	from    []byte
@@ -56,6 +74,12 @@ func (iw *idWriter) defaultType() {
 
 func (iw *idWriter) Write(p []byte) (int, error) {
 	iw.defaultType()
+	if len(iw.from) == 0 {
+		if _, err := iw.w.Write(p); err != nil {
+			return 0, fmt.Errorf("a2acompat: write answer: %w", err)
+		}
+		return len(p), nil
+	}
 	buf := append(iw.pending, p...)
 	out := bytes.ReplaceAll(buf, iw.from, iw.to)
 	// Hold back the longest tail that is a proper prefix of the placeholder.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +112,10 @@ func TestJSONRPCNotificationsRunNothing(t *testing.T) {
 func TestJSONRPCIDEchoedExactly(t *testing.T) {
 	h := newHarness(t)
 	hdr := appHdr(h.keyApp1, "alice")
-	for _, id := range []string{`12345678901234567890`, `1e3`, `-0.5`, `"\u0041b"`, `"x"`, `null`} {
+	// Plain string ids go to the SDK as they are; the rest (numbers,
+	// escapes, HTML characters encoding/json would escape) as a placeholder.
+	for _, id := range []string{`12345678901234567890`, `1e3`, `-0.5`, `"\u0041b"`, `"x"`, `null`, `"a<b>&c"`,
+		`"req-7 ~!@#$%^*()_+={}[]|:;',.?/"`, `"é"`} {
 		for _, body := range []string{
 			`{"jsonrpc":"2.0","id":` + id + `,"method":"GetTask","params":{"id":"no-such"}}`,
 			`{"jsonrpc":"2.0","id":` + id + `,"method":"tasks/get","params":{"id":"no-such"}}`,
@@ -124,23 +128,25 @@ func TestJSONRPCIDEchoedExactly(t *testing.T) {
 		}
 	}
 	hdr["Accept"] = "text/event-stream"
-	status, rh, b := h.rawPost("/agents/field-guide", `{"jsonrpc":"2.0","id":12345678901234567890,"method":"SendStreamingMessage","params":{"message":{"messageId":"s1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`, hdr)
-	if status != 200 || !strings.HasPrefix(rh.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("stream: %d %s", status, b)
-	}
-	frames := 0
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		data, ok := bytes.CutPrefix(line, []byte("data: "))
-		if !ok {
-			continue
+	for i, id := range []string{`12345678901234567890`, `"stream-1"`, `"a&b"`} {
+		status, rh, b := h.rawPost("/agents/field-guide", `{"jsonrpc":"2.0","id":`+id+`,"method":"SendStreamingMessage","params":{"message":{"messageId":"s`+strconv.Itoa(i)+`","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`, hdr)
+		if status != 200 || !strings.HasPrefix(rh.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("stream: %d %s", status, b)
 		}
-		frames++
-		if a := decodeAnswer(t, data); string(a.ID) != "12345678901234567890" {
-			t.Fatalf("frame id %s: %s", a.ID, data)
+		frames := 0
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			data, ok := bytes.CutPrefix(line, []byte("data: "))
+			if !ok {
+				continue
+			}
+			frames++
+			if a := decodeAnswer(t, data); string(a.ID) != id {
+				t.Fatalf("frame id %s, want %s: %s", a.ID, id, data)
+			}
 		}
-	}
-	if frames < 3 {
-		t.Fatalf("%d frames: %s", frames, b)
+		if frames < 3 {
+			t.Fatalf("%d frames: %s", frames, b)
+		}
 	}
 }
 
