@@ -233,8 +233,10 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) *refusal {
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		// Only what has arrived takes memory: a declared length is not
-		// reserved whole for a caller that may never send it.
-		buf.Grow(int(min(r.ContentLength, 1<<20)))
+		// reserved whole for a caller that may never send it. ReadFrom
+		// wants MinRead bytes free to see the end: without them it would
+		// grow (copy) the whole body once more after its last byte.
+		buf.Grow(int(min(r.ContentLength, 1<<20)) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
 	if deadlineSet {
