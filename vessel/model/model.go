@@ -166,6 +166,12 @@ func (c *MessageCache) fill(msgs []transcript.Message) error {
 	}
 	before := c.enc
 	c.enc = slices.Grow(c.enc, est)
+	// The lists get an entry per message: room for as many as msgs has
+	// room for (the loop makes it with room for the turn's usual steps)
+	// makes them once instead of growing them message by message.
+	room := max(cap(msgs), len(msgs))
+	c.ends = slices.Grow(c.ends, room-len(c.ends))
+	c.content = slices.Grow(c.content, room-len(c.content))
 	if cap(before) > 0 && &before[:1][0] != &c.enc[:1][0] {
 		// The buffer moved: the contents pointing into it follow, so the
 		// old one is not kept alive.

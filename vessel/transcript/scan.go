@@ -29,7 +29,7 @@ func scanEnvelope(b []byte, env *Envelope) bool {
 				env.Messages = nil
 				return true
 			}
-			env.Messages = make([]Message, 0, messagesIn(b))
+			env.Messages = make([]Message, 0, messagesIn(b)+SpareMessages)
 			return s.Array(func() bool {
 				env.Messages = append(env.Messages, Message{})
 				return scanMessage(&s, &env.Messages[len(env.Messages)-1])

@@ -17,6 +17,10 @@ const MediaType = "application/vnd.astralvessel.transcript+json"
 // MaxMessages is the most messages a history may hold.
 const MaxMessages = 2000
 
+// SpareMessages is the room a parsed history's list usually has after its
+// messages: a turn puts its own there without another copy of the list.
+const SpareMessages = 8
+
 // MaxToolCallID is the longest tool call id, in bytes, a history may hold;
 // the model client cuts longer ids to it and the loop keeps renamed ids
 // within it, so a turn's transcript is always a history the next accepts.
