@@ -244,7 +244,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.ModelHTTP == nil {
-		cfg.ModelHTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}}
+		// model.DialContext saves a copy buffer per call; with a dialer set,
+		// HTTP/2 must be asked for to stay as it was without one.
+		cfg.ModelHTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second,
+			DialContext: model.DialContext, ForceAttemptHTTP2: true}}
 	}
 	base := PublicBase(cfg.Deployment.Vessel)
 	if cfg.PublicURL != "" {

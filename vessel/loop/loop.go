@@ -157,7 +157,7 @@ const (
 type Input struct {
 	Turn    *tools.Turn
 	Text    string
-	History []transcript.Message // Run takes it over and sets it to nil
+	History []transcript.Message // Run takes it over (and may reuse its list) and sets it to nil
 	Images  []Image
 	Tools   []tools.Tool // already narrowed to what the caller may use
 }
@@ -391,10 +391,22 @@ func (r *runner) run(ctx context.Context) {
 	r.prompt = prompt
 	userMsg := transcript.Message{Role: "user", Content: transcript.Text(in.Text)}
 	res.Messages = append(res.Messages, userMsg)
-	msgs := make([]transcript.Message, 0, len(in.History)+8)
-	msgs = append(msgs, transcript.Message{Role: "system", Content: transcript.Text(prompt)})
-	msgs = append(msgs, in.History...)
-	in.History = nil // msgs holds it now: one list of the history per turn, not two
+	// msgs is the system message, the history and the user message. The
+	// history's own list becomes it when it has the room (a parsed one has,
+	// see transcript.SpareMessages): one list of the history per turn.
+	hist := in.History
+	in.History = nil // Run takes it over
+	system := transcript.Message{Role: "system", Content: transcript.Text(prompt)}
+	var msgs []transcript.Message
+	if n := len(hist); cap(hist)-n >= transcript.SpareMessages {
+		msgs = hist[:n+1]
+		copy(msgs[1:], hist[:n])
+		msgs[0] = system
+	} else {
+		msgs = make([]transcript.Message, 0, n+transcript.SpareMessages)
+		msgs = append(msgs, system)
+		msgs = append(msgs, hist...)
+	}
 	msgs = append(msgs, userContent(in.Text, in.Images))
 	r.msgs = msgs
 

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -165,6 +166,12 @@ func (c *MessageCache) fill(msgs []transcript.Message) error {
 	}
 	before := c.enc
 	c.enc = slices.Grow(c.enc, est)
+	// The lists get an entry per message: room for as many as msgs has
+	// room for (the loop makes it with room for the turn's usual steps)
+	// makes them once instead of growing them message by message.
+	room := max(cap(msgs), len(msgs))
+	c.ends = slices.Grow(c.ends, room-len(c.ends))
+	c.content = slices.Grow(c.content, room-len(c.content))
 	if cap(before) > 0 && &before[:1][0] != &c.enc[:1][0] {
 		// The buffer moved: the contents pointing into it follow, so the
 		// old one is not kept alive.
@@ -208,12 +215,48 @@ type requestBody struct {
 	n     int64
 }
 
-func (b *requestBody) reader() io.Reader {
-	rs := make([]io.Reader, len(b.parts))
-	for i, p := range b.parts {
-		rs[i] = bytes.NewReader(p)
+func (b *requestBody) reader() *bodyReader { return &bodyReader{parts: b.parts} }
+
+// bodyReader reads a requestBody's pieces in order, without changing them
+// (GetBody reads them again). Its WriteTo writes them as they are:
+// io.MultiReader's allocates a 32 KB copy buffer, and the transport copies
+// a body once more after its Content-Length bytes, to see nothing is left.
+type bodyReader struct {
+	parts [][]byte
+	i     int // the piece being read
+	off   int // how much of it is read
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	n := 0
+	for r.i < len(r.parts) && n < len(p) {
+		c := copy(p[n:], r.parts[r.i][r.off:])
+		n += c
+		if r.off += c; r.off == len(r.parts[r.i]) {
+			r.i, r.off = r.i+1, 0
+		}
 	}
-	return io.MultiReader(rs...)
+	if n == 0 && r.i == len(r.parts) && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for ; r.i < len(r.parts); r.i, r.off = r.i+1, 0 {
+		rest := r.parts[r.i][r.off:]
+		c, err := w.Write(rest)
+		n += int64(c)
+		r.off += c
+		if err != nil {
+			return n, err
+		}
+		if c < len(rest) {
+			return n, io.ErrShortWrite
+		}
+	}
+	return n, nil
 }
 
 // bytes joins the pieces.
@@ -592,9 +635,25 @@ func fit(s string, n int) string {
 	return s[:n]
 }
 
+// streamReaderSize is the size of the buffer a stream is read through;
+// longer lines go to readLine's own buffer.
+const streamReaderSize = 64 << 10
+
+// streamReaders holds the readers of finished streams: a turn makes a call
+// per step, and each would otherwise allocate its buffer. The buffer's size
+// is fixed, so a pooled reader never holds more than streamReaderSize.
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamReaderSize) }}
+
 // readStream reads an SSE answer; progress is called for every data line.
 func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response, bool, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := streamReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	// Nothing read through br outlives the call: lines are decoded into
+	// strings (copies) before the next read, so br can be reused after it.
+	defer func() {
+		br.Reset(nil)
+		streamReaders.Put(br)
+	}()
 	out := &Response{}
 	var content strings.Builder
 	type partial struct {

@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"bytes"
+
 	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
 )
 
@@ -9,11 +11,11 @@ import (
 // false for anything it does not read exactly as json.Decoder would
 // (duplicate or case-folded keys, wrong types, trailing data), and Parse
 // then decodes the document the usual way, with its error messages.
+//
+// The messages' contents are slices of b, not copies (see Parse).
 func scanEnvelope(b []byte, env *Envelope) bool {
 	var s jsonscan.Scanner
 	s.Reset(b)
-	// Contents are copied into one buffer rather than one allocation each;
-	arena := make([]byte, 0, len(b)) // contents are parts of b: it never grows
 	var seen jsonscan.Fields
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
@@ -27,12 +29,10 @@ func scanEnvelope(b []byte, env *Envelope) bool {
 				env.Messages = nil
 				return true
 			}
-			env.Messages = make([]Message, 0, 16)
+			env.Messages = make([]Message, 0, messagesIn(b)+SpareMessages)
 			return s.Array(func() bool {
 				env.Messages = append(env.Messages, Message{})
-				var ok bool
-				ok, arena = scanMessage(&s, &env.Messages[len(env.Messages)-1], arena)
-				return ok
+				return scanMessage(&s, &env.Messages[len(env.Messages)-1])
 			})
 		}
 		return !jsonscan.FoldsTo(key, "version", "messages") && s.Skip()
@@ -40,9 +40,19 @@ func scanEnvelope(b []byte, env *Envelope) bool {
 	return ok && s.End()
 }
 
-func scanMessage(s *jsonscan.Scanner, m *Message, arena []byte) (bool, []byte) {
+// messagesIn is the size to give the list of b's messages so that it is
+// allocated once: a message of the usual shape has a "role" key, and the
+// count is more only where the word is also a value or another key. It is
+// bounded, so that a hostile document cannot make it large: a list longer
+// than MaxMessages is refused anyway, and a message with a role takes at
+// least 12 bytes ({"role":""} and a comma).
+func messagesIn(b []byte) int {
+	return min(bytes.Count(b, []byte(`"role"`)), MaxMessages+1, len(b)/12+1)
+}
+
+func scanMessage(s *jsonscan.Scanner, m *Message) bool {
 	var seen jsonscan.Fields
-	ok := s.Object(func(key []byte) bool {
+	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "role":
 			return seen.First(1) && s.StrKnown(&m.Role, "user", "assistant", "tool")
@@ -54,9 +64,7 @@ func scanMessage(s *jsonscan.Scanner, m *Message, arena []byte) (bool, []byte) {
 			if !ok {
 				return false
 			}
-			start := len(arena)
-			arena = append(arena, raw...)
-			m.Content = arena[start:len(arena):len(arena)]
+			m.Content = raw[:len(raw):len(raw)] // an append copies it, never writes into b
 			return true
 		case "name":
 			return seen.First(4) && s.Str(&m.Name)
@@ -78,7 +86,6 @@ func scanMessage(s *jsonscan.Scanner, m *Message, arena []byte) (bool, []byte) {
 		}
 		return !jsonscan.FoldsTo(key, "role", "content", "name", "tool_call_id", "tool_calls") && s.Skip()
 	})
-	return ok, arena
 }
 
 func scanToolCall(s *jsonscan.Scanner, tc *ToolCall) bool {

@@ -17,6 +17,10 @@ const MediaType = "application/vnd.astralvessel.transcript+json"
 // MaxMessages is the most messages a history may hold.
 const MaxMessages = 2000
 
+// SpareMessages is the room a parsed history's list usually has after its
+// messages: a turn puts its own there without another copy of the list.
+const SpareMessages = 8
+
 // MaxToolCallID is the longest tool call id, in bytes, a history may hold;
 // the model client cuts longer ids to it and the loop keeps renamed ids
 // within it, so a turn's transcript is always a history the next accepts.
@@ -92,7 +96,9 @@ func (e *Error) Error() string { return e.Reason }
 
 func invalid(format string, args ...any) error { return &Error{Reason: fmt.Sprintf(format, args...)} }
 
-// Parse decodes and validates an envelope from JSON.
+// Parse decodes and validates an envelope from JSON. The messages' Content
+// may be slices of b (a long history is then held once): b must not change
+// while they are in use.
 func Parse(b []byte) (*Envelope, error) {
 	if !utf8.Valid(b) {
 		return nil, invalid("the history is not valid UTF-8")
@@ -216,8 +222,10 @@ func (m *Message) validate(i int, pending map[string]bool) error {
 }
 
 func isEmpty(c json.RawMessage) bool {
-	s := string(bytes.TrimSpace(c))
-	return s == "" || s == "null" || s == `""` || s == "[]"
+	// The comparisons of a converted []byte allocate nothing; a string
+	// variable holding it would be a copy per message.
+	c = bytes.TrimSpace(c)
+	return len(c) == 0 || string(c) == "null" || string(c) == `""` || string(c) == "[]"
 }
 
 // checkContent accepts a string, null (unless required) or a list of text
