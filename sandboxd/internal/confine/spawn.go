@@ -56,11 +56,12 @@ func (e *StepError) Unwrap() error { return e.Errno }
 
 // ruleset builds the call's Landlock ruleset. The V6 config is exact: on
 // an older kernel it fails instead of degrading.
+// With s.Grants, the read-only trees and devices come from its held
+// descriptors instead of s.ReadOnly and s.Devices.
 func ruleset(s *Spec) (int, uint32, error) {
-	rules := []landlock.Rule{
-		landlock.RODirs(s.ReadOnly...),
-		landlock.PathAccess(workspaceAccess, s.ReadWrite...),
-		landlock.PathAccess(deviceAccess, s.Devices...),
+	rules := []landlock.Rule{landlock.PathAccess(workspaceAccess, s.ReadWrite...)}
+	if s.Grants == nil {
+		rules = append(rules, landlock.RODirs(s.ReadOnly...), landlock.PathAccess(deviceAccess, s.Devices...))
 	}
 	fd, flags, err := landlock.V6.NewRulesetFD(rules...)
 	if err != nil {
@@ -68,6 +69,12 @@ func ruleset(s *Spec) (int, uint32, error) {
 	}
 	if fd < 0 {
 		return -1, 0, fmt.Errorf("the Landlock ruleset is empty")
+	}
+	if s.Grants != nil {
+		if err := s.Grants.addTo(fd); err != nil {
+			unix.Close(fd)
+			return -1, 0, fmt.Errorf("building the Landlock ruleset: %w", err)
+		}
 	}
 	return fd, flags, nil
 }
