@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -96,5 +97,37 @@ func TestOpenGrantsRefusesAMissingPath(t *testing.T) {
 	}
 	if _, err := OpenGrants(nil, []string{"/dev/no-such-device"}); err == nil {
 		t.Fatal("a missing device was granted")
+	}
+}
+
+// Starts reuse child stacks: more starts at once than stacks are kept,
+// then again, all run and report their own output.
+func TestManyStartsAtOnce(t *testing.T) {
+	ro := systemTrees()
+	g, err := OpenGrants(ro, []string{"/dev/null"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		var wg sync.WaitGroup
+		for i := range 24 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				want := strings.Repeat("x", i+1) + "\n"
+				out, code := runConfined(t, ro, []string{"/dev/null"}, t.TempDir(), g, "echo "+strings.TrimSpace(want))
+				if out != want || code != 0 {
+					t.Errorf("round %d start %d: %q exit %d", round, i, out, code)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	// A failing start still says which step failed, through the report pipe.
+	filter, _ := BuildFilter()
+	_, err = Start(Options{Spec: Spec{Path: "/no/such/program", Argv: []string{"x"}, ReadOnly: ro,
+		ReadWrite: []string{t.TempDir()}, Grants: g, Filter: filter}, Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "/no/such/program") {
+		t.Fatalf("exec of a missing program: %v", err)
 	}
 }

@@ -91,7 +91,8 @@ func pipe() (*os.File, int, error) {
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, -1, err
 	}
-	if err := unix.SetNonblock(fds[0], true); err != nil {
+	// A fresh pipe's read end has no other status flags to keep.
+	if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 		return nil, -1, err
@@ -183,7 +184,8 @@ func Start(opts Options) (*Process, error) {
 		p.stdin = stdinW
 	}
 	if pidfd >= 0 {
-		if unix.SetNonblock(pidfd, true) == nil {
+		// A fresh pidfd has no other status flags to keep.
+		if _, err := unix.FcntlInt(uintptr(pidfd), unix.F_SETFL, unix.O_NONBLOCK); err == nil {
 			p.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
 		} else {
 			unix.Close(pidfd)
