@@ -175,9 +175,13 @@ type remover struct {
 func (r *remover) empty(dfd, depth int) error {
 	buf := make([]byte, direntBuf)
 	var names []string
-	for {
-		if _, err := unix.Seek(dfd, 0, 0); err != nil {
-			return err
+	// Every caller hands over a directory it has just opened, so the
+	// first pass starts at the beginning without a seek.
+	for pass := 0; ; pass++ {
+		if pass > 0 {
+			if _, err := unix.Seek(dfd, 0, 0); err != nil {
+				return err
+			}
 		}
 		var err error
 		if names, err = readNames(dfd, buf, names); err != nil {
