@@ -91,7 +91,8 @@ func pipe() (*os.File, int, error) {
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, -1, err
 	}
-	if err := unix.SetNonblock(fds[0], true); err != nil {
+	// A fresh pipe's read end has no other status flags to keep.
+	if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 		return nil, -1, err
@@ -183,7 +184,8 @@ func Start(opts Options) (*Process, error) {
 		p.stdin = stdinW
 	}
 	if pidfd >= 0 {
-		if unix.SetNonblock(pidfd, true) == nil {
+		// A fresh pidfd has no other status flags to keep.
+		if _, err := unix.FcntlInt(uintptr(pidfd), unix.F_SETFL, unix.O_NONBLOCK); err == nil {
 			p.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
 		} else {
 			unix.Close(pidfd)
@@ -276,12 +278,18 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 		stream int
 		data   []byte
 	}
+	// Each reader ends with a chunk of stream 0 once its pipe is closed,
+	// so the loop below knows when both are done without a goroutine
+	// waiting for them to close the channel.
 	chunks := make(chan chunk, 4)
-	var readers sync.WaitGroup
-	for stream, f := range map[int]*os.File{Stdout: p.stdout, Stderr: p.stderr} {
-		readers.Add(1)
+	readers := 0
+	for stream, f := range [...]*os.File{Stdout: p.stdout, Stderr: p.stderr} {
+		if f == nil {
+			continue // index 0 is no stream
+		}
+		readers++
 		go func() {
-			defer readers.Done()
+			defer func() { chunks <- chunk{} }()
 			defer f.Close()
 			// Pooled read buffers; each chunk gets a copy of just its
 			// bytes (most calls print a few bytes, and a fresh 32 KiB
@@ -303,7 +311,6 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 			}
 		}()
 	}
-	go func() { readers.Wait(); close(chunks) }()
 
 	// The timer kills on its own, so a caller that stopped reading (and
 	// blocks emit) cannot keep the call alive past its timeout.
@@ -311,10 +318,15 @@ func (p *Process) Wait(emit func(stream int, data []byte) error) Result {
 		t := time.AfterFunc(p.opts.Timeout, func() { p.Kill("timeout") })
 		defer t.Stop()
 	}
-	sent := map[int]int64{}
+	var sent [Stderr + 1]int64
 	truncated := false
 	emitting := true
-	for c := range chunks {
+	for readers > 0 {
+		c := <-chunks
+		if c.stream == 0 {
+			readers--
+			continue
+		}
 		// The chunk's share of the budget is back once it has been
 		// passed on (emit is synchronous) or dropped.
 		held := int64(len(c.data))

@@ -88,3 +88,32 @@ func TestPollExitLeavesTheLeaderUnreaped(t *testing.T) {
 		t.Fatal("pollExit without a pidfd claims to have waited")
 	}
 }
+
+// Wait passes on every byte of both streams, each in order, and returns
+// only once both pipes have closed.
+func TestWaitPassesBothStreamsWhole(t *testing.T) {
+	p := startShell(t, `i=0; while [ $i -lt 3000 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done`)
+	var out, errs strings.Builder
+	res := p.Wait(func(stream int, data []byte) error {
+		switch stream {
+		case Stdout:
+			out.Write(data)
+		case Stderr:
+			errs.Write(data)
+		default:
+			t.Errorf("a chunk of stream %d", stream)
+		}
+		return nil
+	})
+	if res.Code != 0 || res.Truncated {
+		t.Fatalf("result %+v", res)
+	}
+	var wantOut, wantErr strings.Builder
+	for i := range 3000 {
+		wantOut.WriteString("out" + strconv.Itoa(i) + "\n")
+		wantErr.WriteString("err" + strconv.Itoa(i) + "\n")
+	}
+	if out.String() != wantOut.String() || errs.String() != wantErr.String() {
+		t.Fatalf("stdout %d bytes (want %d), stderr %d bytes (want %d)", out.Len(), wantOut.Len(), errs.Len(), wantErr.Len())
+	}
+}

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -109,9 +110,39 @@ static int sweep_child(void *arg) {
 	_exit(0);
 }
 
+// Child stacks are kept for the next start: a fresh mapping per start cost
+// an mmap, page faults on the pages the child touched, and an munmap
+// whose TLB shootdown reaches every CPU running one of sandboxd's threads.
+// A stack is free again once clone returns (CLONE_VFORK: the child has
+// exec'd or exited). What a child left on it is sandboxd's own memory.
+#define KEPT_STACKS 16
+static pthread_mutex_t stacks_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *kept[KEPT_STACKS];
+static int nkept;
+
+static void *take_stack(void) {
+	void *stack = NULL;
+	pthread_mutex_lock(&stacks_mu);
+	if (nkept > 0) stack = kept[--nkept];
+	pthread_mutex_unlock(&stacks_mu);
+	if (stack != NULL) return stack;
+	stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	return stack == MAP_FAILED ? NULL : stack;
+}
+
+static void give_stack(void *stack) {
+	pthread_mutex_lock(&stacks_mu);
+	if (nkept < KEPT_STACKS) {
+		kept[nkept++] = stack;
+		stack = NULL;
+	}
+	pthread_mutex_unlock(&stacks_mu);
+	if (stack != NULL) munmap(stack, STACK_SIZE);
+}
+
 int sbx_kill_user(uint32_t uid, uint32_t gid) {
-	void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) return -errno;
+	void *stack = take_stack();
+	if (stack == NULL) return -errno;
 	uint32_t id[2] = {uid, gid};
 	sigset_t all, old;
 	sigfillset(&all);
@@ -121,13 +152,13 @@ int sbx_kill_user(uint32_t uid, uint32_t gid) {
 	int pid = clone(sweep_child, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, id);
 	int err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, STACK_SIZE);
+	give_stack(stack);
 	return pid < 0 ? -err : pid;
 }
 
 int sbx_spawn(struct sbx_spawn *s) {
-	void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) return -errno;
+	void *stack = take_stack();
+	if (stack == NULL) return -errno;
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -137,6 +168,6 @@ int sbx_spawn(struct sbx_spawn *s) {
 	int pid = clone(child, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, s, &s->pidfd);
 	int err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, STACK_SIZE);
+	give_stack(stack);
 	return pid < 0 ? -err : pid;
 }

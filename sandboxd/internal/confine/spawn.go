@@ -8,8 +8,8 @@ import "C"
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"unsafe"
 
@@ -56,11 +56,12 @@ func (e *StepError) Unwrap() error { return e.Errno }
 
 // ruleset builds the call's Landlock ruleset. The V6 config is exact: on
 // an older kernel it fails instead of degrading.
+// With s.Grants, the read-only trees and devices come from its held
+// descriptors instead of s.ReadOnly and s.Devices.
 func ruleset(s *Spec) (int, uint32, error) {
-	rules := []landlock.Rule{
-		landlock.RODirs(s.ReadOnly...),
-		landlock.PathAccess(workspaceAccess, s.ReadWrite...),
-		landlock.PathAccess(deviceAccess, s.Devices...),
+	rules := []landlock.Rule{landlock.PathAccess(workspaceAccess, s.ReadWrite...)}
+	if s.Grants == nil {
+		rules = append(rules, landlock.RODirs(s.ReadOnly...), landlock.PathAccess(deviceAccess, s.Devices...))
 	}
 	fd, flags, err := landlock.V6.NewRulesetFD(rules...)
 	if err != nil {
@@ -68,6 +69,12 @@ func ruleset(s *Spec) (int, uint32, error) {
 	}
 	if fd < 0 {
 		return -1, 0, fmt.Errorf("the Landlock ruleset is empty")
+	}
+	if s.Grants != nil {
+		if err := s.Grants.addTo(fd); err != nil {
+			unix.Close(fd)
+			return -1, 0, fmt.Errorf("building the Landlock ruleset: %w", err)
+		}
 	}
 	return fd, flags, nil
 }
@@ -156,11 +163,16 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 		}
 	}
 	defer unix.Close(rfd)
-	reportR, reportW, err := pipe()
-	if err != nil {
+	// The report pipe is read once the child has exec'd or exited, when
+	// its write ends are closed or about to be (another start's child
+	// holds a copy only until its own exec): a plain blocking descriptor,
+	// with no poller registration.
+	var report [2]int
+	if err := unix.Pipe2(report[:], unix.O_CLOEXEC); err != nil {
 		return 0, -1, fmt.Errorf("report pipe: %w", err)
 	}
-	defer reportR.Close()
+	reportR, reportW := report[0], report[1]
+	defer unix.Close(reportR)
 	reportOpen := true
 	defer func() {
 		if reportOpen {
@@ -219,7 +231,7 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 	pidfd := int(cs.pidfd)
 	// The child has exec'd (closing the report pipe) or failed and said why.
 	var msg [8]byte
-	if n, _ := io.ReadFull(reportR, msg[:]); n == len(msg) {
+	if readFull(reportR, msg[:]) == len(msg) {
 		step := int32(binary.NativeEndian.Uint32(msg[:4]))
 		errno := unix.Errno(binary.NativeEndian.Uint32(msg[4:]))
 		if pidfd >= 0 {
@@ -234,6 +246,23 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 		return 0, -1, &StepError{Step: stepNames[step], Errno: errno}
 	}
 	return pid, pidfd, nil
+}
+
+// readFull reads fd until buf is full or the end (or an error); it
+// returns how much it read.
+func readFull(fd int, buf []byte) int {
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || m <= 0 {
+			break
+		}
+		n += m
+	}
+	return n
 }
 
 // KillUser sends SIGKILL to every process of uid, from a short-lived

@@ -20,7 +20,10 @@ type Spec struct {
 	ReadWrite []string
 	// Devices are device files it may read and write (/dev/null).
 	Devices []string
-	Limits  Limits
+	// Grants, when set, holds ReadOnly and Devices opened beforehand
+	// (OpenGrants of the same paths); rulesets use it instead of them.
+	Grants *Grants
+	Limits Limits
 	// Filter is the seccomp BPF program from BuildFilter.
 	Filter []byte
 }

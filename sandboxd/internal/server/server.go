@@ -87,6 +87,8 @@ type Server struct {
 	roots  tools.Roots
 	ro     []string
 	devs   []string
+	// grants holds ro and devs open for the calls' rulesets.
+	grants *confine.Grants
 }
 
 // DefaultOutputBudget is how much call output sandboxd holds at once, all
@@ -150,6 +152,11 @@ func New(cfg Config) (*Server, error) {
 			s.devs = append(s.devs, d)
 		}
 	}
+	g, err := confine.OpenGrants(s.ro, s.devs)
+	if err != nil {
+		return nil, err
+	}
+	s.grants = g
 	return s, nil
 }
 
@@ -453,6 +460,7 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		ReadOnly:  s.ro,
 		ReadWrite: []string{turn.Dir},
 		Devices:   s.devs,
+		Grants:    s.grants,
 		Limits:    limits,
 		Filter:    s.cfg.Filter,
 	}

@@ -27,6 +27,13 @@ import (
 // maxRequest bounds a request message (arguments of one tool call).
 const maxRequest = 16_000_000
 
+// streamWindow and connWindow are the gRPC flow-control windows of one
+// call and of one vessel's connection.
+const (
+	streamWindow = 1 << 20
+	connWindow   = 4 << 20
+)
+
 // authorized checks "authorization: Bearer <token>" in constant time.
 func authorized(ctx context.Context, token string) error {
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -67,8 +74,14 @@ func (s *Server) NewAPI(ctx context.Context) (*API, error) {
 		return h(srv, ss)
 	}
 	// With tracing on, each call continues the vessel's trace (otelgrpc).
+	// Static flow-control windows: with the default dynamic ones every
+	// request's data made the server send a bandwidth-estimate ping (and a
+	// window update) and read its ack, two frames and a wake-up per call
+	// for requests of a few hundred bytes. The windows bound what one
+	// vessel may send ahead, below the 16 MiB the estimate could grow to.
 	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.UnaryInterceptor(unary), grpc.StreamInterceptor(streamAuth),
-		grpc.MaxRecvMsgSize(maxRequest)}, telemetry.GRPCServerOptions()...)...)
+		grpc.MaxRecvMsgSize(maxRequest), grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow)},
+		telemetry.GRPCServerOptions()...)...)
 	sandboxv1.RegisterRunServiceServer(gs, s)
 
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{

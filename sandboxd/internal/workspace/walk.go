@@ -25,21 +25,29 @@ const openDirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O
 const direntBuf = 8 << 10
 
 // readNames reads the next names of the directory fd into names[:0]; an
-// empty result is the end of the directory.
-func readNames(fd int, buf []byte, names []string) ([]string, error) {
+// empty result is the end of the directory. short reports that the last
+// read left room for another entry in buf: on Linux the directory had
+// ended then, though a file system may also return less, so it is only a
+// hint, to be checked (removal tries rmdir, which fails on what remains).
+func readNames(fd int, buf []byte, names []string) (_ []string, short bool, _ error) {
 	names = names[:0]
 	for len(names) == 0 {
 		n, err := unix.Getdents(fd, buf)
 		if err != nil {
-			return names, err
+			return names, false, err
 		}
 		if n <= 0 {
-			return names, nil
+			return names, true, nil
 		}
+		short = len(buf)-n >= maxDirent
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 	}
-	return names, nil
+	return names, short, nil
 }
+
+// maxDirent is the largest entry getdents64 returns: its 19-byte header
+// and a 255-byte name with its NUL, padded to 8 bytes.
+const maxDirent = 280
 
 // cost is what an entry uses on disk: its allocated blocks (fallocate
 // with --keep-size allocates without growing the size; a sparse file
@@ -68,7 +76,7 @@ func (u *usage) walk(fd, depth int, stop int64) bool {
 	var names []string
 	for {
 		var err error
-		names, err = readNames(fd, buf, names)
+		names, _, err = readNames(fd, buf, names)
 		for _, name := range names {
 			var st unix.Stat_t
 			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
@@ -140,10 +148,13 @@ func removeTree(dir string) error {
 		return fmt.Errorf("opening %s: %w", dir, err)
 	}
 	r := remover{top: top}
-	err = r.empty(top, 1)
+	gone, err := r.empty(top, 1, func() error { return unix.Rmdir(dir) })
 	unix.Close(top)
 	if err != nil {
 		return fmt.Errorf("emptying %s: %w", dir, err)
+	}
+	if gone {
+		return nil
 	}
 	if err := unix.Rmdir(dir); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("removing %s: %w", dir, err)
@@ -159,7 +170,8 @@ func emptyDir(dir string) error {
 	}
 	defer unix.Close(top)
 	r := remover{top: top}
-	return r.empty(top, 1)
+	_, err = r.empty(top, 1, nil)
+	return err
 }
 
 // removeDepth is how many directory descriptors a removal keeps open.
@@ -172,19 +184,28 @@ type remover struct {
 
 // empty removes every entry of the directory dfd, reading it again from
 // the start until nothing is left, and fails when a pass removes nothing.
-func (r *remover) empty(dfd, depth int) error {
+// With rmdir (which removes the directory itself), a pass whose read was
+// short tries it at once instead of reading again to see the directory
+// empty: gone reports it succeeded; a directory not yet empty (something
+// made meanwhile, or a short read that was not the end) is read again.
+func (r *remover) empty(dfd, depth int, rmdir func() error) (gone bool, _ error) {
 	buf := make([]byte, direntBuf)
 	var names []string
-	for {
-		if _, err := unix.Seek(dfd, 0, 0); err != nil {
-			return err
+	// Every caller hands over a directory it has just opened, so the
+	// first pass starts at the beginning without a seek.
+	for pass := 0; ; pass++ {
+		if pass > 0 {
+			if _, err := unix.Seek(dfd, 0, 0); err != nil {
+				return false, err
+			}
 		}
+		var short bool
 		var err error
-		if names, err = readNames(dfd, buf, names); err != nil {
-			return err
+		if names, short, err = readNames(dfd, buf, names); err != nil {
+			return false, err
 		}
 		if len(names) == 0 {
-			return nil
+			return false, nil
 		}
 		removed := 0
 		var last error
@@ -196,7 +217,15 @@ func (r *remover) empty(dfd, depth int) error {
 			removed++
 		}
 		if removed == 0 {
-			return last
+			return false, last
+		}
+		if short && rmdir != nil {
+			switch err := rmdir(); {
+			case err == nil || errors.Is(err, unix.ENOENT):
+				return true, nil
+			case !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EEXIST):
+				return false, fmt.Errorf("removing the emptied directory: %w", err)
+			}
 		}
 	}
 }
@@ -229,10 +258,13 @@ func (r *remover) remove(dfd int, name string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", name, err)
 	}
-	err = r.empty(child, depth+1)
+	gone, err := r.empty(child, depth+1, func() error { return unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR) })
 	unix.Close(child)
 	if err != nil {
 		return err
+	}
+	if gone {
+		return nil
 	}
 	if err := unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("removing %s: %w", name, err)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -108,5 +109,67 @@ func TestRemoveTreeFollowsNoSymlink(t *testing.T) {
 	}
 	if st, err := os.Stat(keep); err != nil || st.Mode().Perm() != 0o400 {
 		t.Fatalf("the symlinked file changed or went: %v", err)
+	}
+}
+
+// A directory listed over many reads (more entries than one read's buffer
+// holds), with subdirectories of its own, is removed whole.
+func TestRemoveTreeOfManyEntries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "h")
+	sub := filepath.Join(dir, "w", "sub")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("n", 200)
+	for i := range 300 {
+		for _, d := range []string{dir, sub} {
+			if err := os.WriteFile(filepath.Join(d, long+strconv.Itoa(i)), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Mkdir(filepath.Join(sub, "empty"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeTree(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s is still there: %v", dir, err)
+	}
+}
+
+// Files made while a removal runs never let it report success with the
+// directory still there: it either removes everything or fails.
+func TestRemoveTreeWhileFilesAppear(t *testing.T) {
+	for round := range 20 {
+		dir := filepath.Join(t.TempDir(), "h")
+		w := filepath.Join(dir, "w")
+		if err := os.MkdirAll(w, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 50 {
+			_ = os.WriteFile(filepath.Join(w, "f"+strconv.Itoa(i)), nil, 0o600)
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = os.WriteFile(filepath.Join(w, "late"+strconv.Itoa(i)), nil, 0o600)
+			}
+		}()
+		err := removeTree(dir)
+		close(stop)
+		<-done
+		_, statErr := os.Lstat(dir)
+		if err == nil && !os.IsNotExist(statErr) {
+			t.Fatalf("round %d: removeTree reported success, but %s remains (%v)", round, dir, statErr)
+		}
 	}
 }
