@@ -668,9 +668,13 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 	done := false
 	for !done {
 		line, err := readLine(br, &long, lim.Line)
-		if le := (*LimitError)(nil); errors.As(err, &le) {
-			out.Content = content.String()
-			return out, started, le
+		if err != nil {
+			// Declared here, not per line: errors.As's target escapes.
+			var le *LimitError
+			if errors.As(err, &le) {
+				out.Content = content.String()
+				return out, started, le
+			}
 		}
 		if err != nil && len(line) == 0 {
 			if errors.Is(err, io.EOF) {
