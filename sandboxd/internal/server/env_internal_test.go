@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -41,5 +42,26 @@ func TestCallEnvSkipsUserDatabase(t *testing.T) {
 	}
 	if passwd, err := os.ReadFile("/etc/passwd"); err == nil && bytes.Contains(passwd, []byte(":60999:")) {
 		t.Fatal("uid 60999 is in /etc/passwd: pick another for this test")
+	}
+}
+
+// TestCallLocaleFoundAsNamed: the call's LANG names an installed locale
+// directory as it is spelled (glibc looks there first, and only then under
+// a normalised name), and it is UTF-8.
+func TestCallLocaleFoundAsNamed(t *testing.T) {
+	var lang string
+	for _, kv := range env("/", "") {
+		if v, ok := strings.CutPrefix(kv, "LANG="); ok {
+			lang = v
+		}
+	}
+	if st, err := os.Stat("/usr/lib/locale/" + lang + "/LC_CTYPE"); err != nil || st.IsDir() {
+		t.Fatalf("LANG=%s is not an installed locale under that name: %v", lang, err)
+	}
+	cmd := exec.Command("locale", "charmap")
+	cmd.Env = env("/", "")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "UTF-8" {
+		t.Fatalf("locale charmap: %q %v", out, err)
 	}
 }

@@ -402,7 +402,10 @@ func env(ws, box string) []string {
 		"TMPDIR=" + ws,
 		"PWD=" + ws,
 		"VESSEL_OUTBOX=" + box,
-		"LANG=C.UTF-8",
+		// glibc's own name for the C.UTF-8 locale (its directory): spelled
+		// C.UTF-8, every program first failed to open each of its 12
+		// categories under that name, then found them under this one.
+		"LANG=C.utf8",
 		"TERM=dumb",
 		// Without SHELL, bash looks its user up to fill it in: the call's
 		// uid is in no user database, so every call loaded glibc's NSS
