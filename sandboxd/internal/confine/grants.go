@@ -15,10 +15,12 @@ const roAccess = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
 // Grants are the read-only trees and device files every call is granted,
 // opened once (O_PATH) so a turn's ruleset adds their rules from these
 // descriptors instead of looking up and opening every path again. A rule
-// binds to the inode a descriptor names either way; should a path be
-// replaced later, the held one names the old inode and grants less, never
-// more. The descriptors are close-on-exec and the launcher closes all but
-// stdio, so no call ever holds one.
+// binds to the inode a descriptor names either way, but here to the one
+// named at start: a tree root replaced later stays granted as it was (a
+// tree renamed elsewhere stays readable there, the new one is not granted)
+// until sandboxd restarts; only root can move these trees. The descriptors
+// are close-on-exec and the launcher closes all but stdio, so no call ever
+// holds one.
 type Grants struct {
 	ro, devs []int
 }

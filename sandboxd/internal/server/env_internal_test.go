@@ -65,3 +65,27 @@ func TestCallLocaleFoundAsNamed(t *testing.T) {
 		t.Fatalf("locale charmap: %q %v", out, err)
 	}
 }
+
+// TestLocaleName: C.UTF-8 is named as it is installed, C.UTF-8 when both
+// or neither spelling is there.
+func TestLocaleName(t *testing.T) {
+	for _, c := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{"C.utf8"}, "C.utf8"},
+		{[]string{"C.UTF-8"}, "C.UTF-8"},
+		{[]string{"C.UTF-8", "C.utf8"}, "C.UTF-8"},
+		{nil, "C.UTF-8"},
+	} {
+		root := t.TempDir()
+		for _, d := range c.dirs {
+			if err := os.Mkdir(root+"/"+d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := localeName(root); got != c.want {
+			t.Errorf("%v: %s, want %s", c.dirs, got, c.want)
+		}
+	}
+}

@@ -394,6 +394,24 @@ func (s *Server) command(tool, args, ws string) ([]string, []byte, time.Duration
 	return nil, nil, 0, fmt.Errorf("unknown tool %q", tool)
 }
 
+// callLang is the C.UTF-8 locale under the name this system installs it
+// by. glibc looks a locale up as spelled, then under its normalised name
+// (C.utf8): where it is installed as C.utf8 (glibc 2.35 and later), a
+// LANG of C.UTF-8 made every program fail to open each of its 12
+// categories before finding them; older Debian and Ubuntu install it as
+// C.UTF-8, which C.utf8 would never find.
+var callLang = localeName("/usr/lib/locale")
+
+// localeName picks the spelling of C.UTF-8 installed under dir.
+func localeName(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "C.UTF-8")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, "C.utf8")); err == nil {
+			return "C.utf8"
+		}
+	}
+	return "C.UTF-8"
+}
+
 // env is the whole environment of a call: nothing from sandboxd's own.
 func env(ws, box string) []string {
 	return []string{
@@ -402,10 +420,7 @@ func env(ws, box string) []string {
 		"TMPDIR=" + ws,
 		"PWD=" + ws,
 		"VESSEL_OUTBOX=" + box,
-		// glibc's own name for the C.UTF-8 locale (its directory): spelled
-		// C.UTF-8, every program first failed to open each of its 12
-		// categories under that name, then found them under this one.
-		"LANG=C.utf8",
+		"LANG=" + callLang,
 		"TERM=dumb",
 		// Without SHELL, bash looks its user up to fill it in: the call's
 		// uid is in no user database, so every call loaded glibc's NSS
