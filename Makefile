@@ -10,7 +10,7 @@ STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 
 .PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules \
-        run images e2e bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
+        run images e2e versions bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
 
 all: build
 
@@ -48,7 +48,8 @@ test-unit:
 	  echo "== go test $$m"; \
 	  (cd $$m && GOWORK=off go test $(GOTEST_FLAGS) ./...); \
 	done
-	@echo "== go test third_party/a2a-go (the tests of the vendored patches, PATCHES.md)"
+	@echo "== go test third_party/a2a-go (upstream v2.4.0's own tests and the patches' tests, PATCHES.md)"
+	@./third_party/a2a-go/patches/check.sh
 	@cd third_party/a2a-go && GOWORK=off go test $(GOTEST_FLAGS) ./...
 
 ## fuzz-short: every fuzz target of every module for FUZZTIME each (each module
@@ -89,8 +90,12 @@ modules:
 	  (cd $$m && GOWORK=off go build ./... && GOWORK=off go vet ./...); \
 	done
 
-## lint: gofmt, go vet and staticcheck over every module
-lint: fmt vet staticcheck
+## lint: gofmt, go vet and staticcheck over every module, and one version of
+## each shared dependency across every module's go.mod
+lint: fmt vet staticcheck versions
+
+versions:
+	@./deploy/check-versions.sh $(MODULES)
 
 fmt:
 	@out=$$(git ls-files -co --exclude-standard '*.go' | xargs -r gofmt -l); \

@@ -33,7 +33,7 @@ require (
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gowebpki/jcs v1.0.2 // indirect
-	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
 	github.com/lestrrat-go/blackmagic v1.0.4 // indirect
 	github.com/lestrrat-go/httpcc v1.0.1 // indirect
 	github.com/lestrrat-go/httprc v1.0.6 // indirect
@@ -53,7 +53,7 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261104224025-d1e00e9f33ab // indirect
@@ -61,5 +61,6 @@ require (
 
 replace github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
 
-// a2a-go v2.4.0 with one patch (pooled gob copies): third_party/a2a-go/PATCHES.md
+// a2a-go v2.4.0 with the patches listed in third_party/a2a-go/PATCHES.md
+// (each with what is lost without it); vessel/client uses plain upstream.
 replace github.com/a2aproject/a2a-go/v2 => ../third_party/a2a-go

@@ -26,7 +26,7 @@ require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261104224025-d1e00e9f33ab // indirect
@@ -39,5 +39,6 @@ replace (
 	github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
 )
 
-// a2a-go v2.4.0 with one patch (pooled gob copies): third_party/a2a-go/PATCHES.md
+// a2a-go v2.4.0 with the patches listed in third_party/a2a-go/PATCHES.md
+// (each with what is lost without it); vessel/client uses plain upstream.
 replace github.com/a2aproject/a2a-go/v2 => ../third_party/a2a-go

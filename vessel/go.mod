@@ -102,5 +102,6 @@ replace (
 	github.com/astraldeep/astralvessel-go/vessel/client => ./client
 )
 
-// a2a-go v2.4.0 with one patch (pooled gob copies): third_party/a2a-go/PATCHES.md
+// a2a-go v2.4.0 with the patches listed in third_party/a2a-go/PATCHES.md
+// (each with what is lost without it); vessel/client uses plain upstream.
 replace github.com/a2aproject/a2a-go/v2 => ../third_party/a2a-go

@@ -24,11 +24,12 @@ require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-// a2a-go v2.4.0 with one patch (pooled gob copies): third_party/a2a-go/PATCHES.md
-replace github.com/a2aproject/a2a-go/v2 => ../../third_party/a2a-go
+// Plain upstream a2a-go, no replace: applications that import this module
+// get upstream (Go ignores a dependency's replace), so its tests run
+// against upstream too (third_party/a2a-go/PATCHES.md).
