@@ -12,12 +12,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 // CardKeyFile is the vessel's card-signing key set (a JWK set of EC P-256
-// private keys, see vessel/client/cardsig), mounted into the vessel only.
+// private keys, see deployer/cardsign), mounted into the vessel only.
 const CardKeyFile = "card-signing.jwks"
 
 // OperatorTokenFile is the operator API's token (docs/operations.md,
@@ -205,7 +205,7 @@ func keepOrCreate(dir, name string) (string, error) {
 func keepOrCreateCardKey(p string) error {
 	b, err := os.ReadFile(p)
 	if err == nil {
-		if _, err := cardsig.ParseKeys(b); err != nil {
+		if _, err := cardsign.ParseKeys(b); err != nil {
 			return fmt.Errorf("secrets: %s: %w; fix it or delete it to generate a new key", p, err)
 		}
 		if err := os.Chmod(p, 0o600); err != nil {
@@ -216,7 +216,7 @@ func keepOrCreateCardKey(p string) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("secrets: %w", err)
 	}
-	k, err := cardsig.Generate()
+	k, err := cardsign.Generate()
 	if err != nil {
 		return fmt.Errorf("secrets: %w", err)
 	}

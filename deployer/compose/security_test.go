@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -609,7 +609,7 @@ func TestCardKeyGeneratedKeptAndChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cardsig.ParseKeys(first); err != nil {
+	if _, err := cardsign.ParseKeys(first); err != nil {
 		t.Fatalf("generated key set: %v", err)
 	}
 	if _, _, err := WriteSecrets(out, d); err != nil {

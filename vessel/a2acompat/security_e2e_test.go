@@ -30,9 +30,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
@@ -105,7 +105,7 @@ func newSecVessel(t *testing.T) *secVessel {
 	if v.signKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := jwk.FromRaw(v.signKey.Public())
+	pub, _ := jwk.Import(v.signKey.Public())
 	_ = pub.Set(jwk.KeyIDKey, "p1")
 	set := jwk.NewSet()
 	_ = set.AddKey(pub)
@@ -476,7 +476,7 @@ func (v *secVessel) token(t *testing.T, sub string) string {
 		"exp": time.Now().Add(5 * time.Minute).Unix()})
 	hdr := jws.NewHeaders()
 	_ = hdr.Set(jws.KeyIDKey, "p1")
-	tok, err := jws.Sign(claims, jws.WithKey(jwa.ES256, v.signKey, jws.WithProtectedHeaders(hdr)))
+	tok, err := jws.Sign(claims, jws.WithKey(jwa.ES256(), v.signKey, jws.WithProtectedHeaders(hdr)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,9 +32,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
@@ -85,7 +85,7 @@ func (e *e2e) token(t *testing.T, scope string) string {
 	payload, _ := json.Marshal(claims)
 	hdr := jws.NewHeaders()
 	_ = hdr.Set(jws.KeyIDKey, "k1")
-	tok, err := jws.Sign(payload, jws.WithKey(jwa.ES256, e.signKey, jws.WithProtectedHeaders(hdr)))
+	tok, err := jws.Sign(payload, jws.WithKey(jwa.ES256(), e.signKey, jws.WithProtectedHeaders(hdr)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func newE2E(t *testing.T) *e2e {
 	if e.signKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := jwk.FromRaw(e.signKey.Public())
+	pub, _ := jwk.Import(e.signKey.Public())
 	_ = pub.Set(jwk.KeyIDKey, "k1")
 	set := jwk.NewSet()
 	_ = set.AddKey(pub)

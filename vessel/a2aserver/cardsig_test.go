@@ -12,21 +12,22 @@ import (
 	"testing"
 
 	"github.com/gowebpki/jcs"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
-func withCardKeys(t *testing.T) (serverOpt, *cardsig.Keys) {
+func withCardKeys(t *testing.T) (serverOpt, *cardsign.Keys) {
 	t.Helper()
-	raw, err := cardsig.Generate()
+	raw, err := cardsign.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := cardsig.ParseKeys(raw)
+	keys, err := cardsign.ParseKeys(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,9 @@ func TestSignedCardVerifiesIndependently(t *testing.T) {
 	if err != nil || set.Len() != 1 {
 		t.Fatalf("jwks: %v %s", err, jwksBody)
 	}
-	if k, _ := set.Key(0); k.KeyID() != keys.KeyID() {
-		t.Fatalf("kid %s, want %s", k.KeyID(), keys.KeyID())
+	k, _ := set.Key(0)
+	if kid, _ := k.KeyID(); kid != keys.KeyID() {
+		t.Fatalf("kid %s, want %s", kid, keys.KeyID())
 	}
 	if strings.Contains(string(jwksBody), `"d":`) {
 		t.Fatal("the JWKS holds the private key")

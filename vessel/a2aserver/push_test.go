@@ -19,9 +19,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
@@ -130,11 +130,11 @@ type pushRig struct {
 // retries) on the harness's SQLite task store, signing with a card key.
 func withPush(t *testing.T, rig *pushRig, rcv *receiver, tweak func(c *outbox.Config)) (serverOpt, harnessOpt) {
 	t.Helper()
-	raw, err := cardsig.Generate()
+	raw, err := cardsign.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := cardsig.ParseKeys(raw)
+	keys, err := cardsign.ParseKeys(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func withPush(t *testing.T, rig *pushRig, rcv *receiver, tweak func(c *outbox.Co
 	return so, ho
 }
 
-func openOutbox(t *testing.T, c *a2aserver.Config, keys *cardsig.Keys, tweak func(c *outbox.Config)) *outbox.Outbox {
+func openOutbox(t *testing.T, c *a2aserver.Config, keys *cardsign.Keys, tweak func(c *outbox.Config)) *outbox.Outbox {
 	t.Helper()
 	pb := c.Store.(store.PushBackend)
 	d := c.Deployment

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/deployer/usage"
@@ -134,7 +135,7 @@ type Config struct {
 	Now func() time.Time
 	// CardKeys, when set, sign every agent card (A2A 1.0 §8) and their
 	// public halves are served at cardsig.JWKSPath.
-	CardKeys *cardsig.Keys
+	CardKeys *cardsign.Keys
 	// Admission decides what callers may start (vessel/admission); nil
 	// builds one from the deployment's [limits].
 	Admission *admission.Controller

@@ -19,6 +19,8 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client/jwks"
 )
 
 // Options say how the client authenticates and which HTTP client it uses.
@@ -53,6 +55,10 @@ type Options struct {
 	// transport credentials among them the connection is plaintext, as
 	// the vessel serves it.
 	GRPCDialOptions []grpc.DialOption
+	// CardKeys pins the keys the agent's card must be signed with when it
+	// is read with verification (Card); empty trusts the keys the vessel
+	// serves beside the card.
+	CardKeys CardKeys
 }
 
 // Binding names an A2A protocol binding the vessel serves.
@@ -92,6 +98,7 @@ type Client struct {
 	agentID  string
 	headers  http.Header
 	a2a      *a2aclient.Client
+	cardKeys *jwks.Cache
 }
 
 // New returns a client for the agent agentID of the vessel at baseURL
@@ -167,6 +174,9 @@ func New(baseURL, agentID string, opts Options) (*Client, error) {
 	}
 
 	c := &Client{base: base, hc: hc, endpoint: endpoint, agentID: agentID, headers: h}
+	if c.cardKeys, err = newCardKeyCache(base, hc, opts.CardKeys); err != nil {
+		return nil, err
+	}
 	ac, err := a2aclient.NewFromEndpoints(context.Background(),
 		[]*a2a.AgentInterface{iface},
 		a2aclient.WithDefaultsDisabled(), transport,

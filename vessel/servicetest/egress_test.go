@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jwt"
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jwt"
 )
 
 // recorder is a stand-in for the egress: it notes every request and
@@ -108,7 +108,7 @@ agents = ["guide"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	jk, err := jwk.FromRaw(key)
+	jk, err := jwk.Import(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ agents = ["guide"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.RS256, jk))
+	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.RS256(), jk))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jws"
 )
 
 // The attack corpus: tokens that must be refused, and valid tokens that must
@@ -33,11 +33,11 @@ var seg = base64.RawURLEncoding.EncodeToString
 func signSegments(t testing.TB, s signer, alg jwa.SignatureAlgorithm, header, claims string) string {
 	t.Helper()
 	signing := seg([]byte(header)) + "." + seg([]byte(claims))
-	signer, err := jws.NewSigner(alg)
+	signer, err := jws.SignerFor(alg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := signer.Sign([]byte(signing), s.key)
+	sig, err := signer.Sign(s.key, []byte(signing))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func respell(t testing.TB, f *fixture, i int, from, to byte) string {
 	for n := 0; n < 2000; n++ {
 		// '~' and '?' three times in a row: one of each lands where
 		// base64 spells it '-' or '_'.
-		tok := signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"RS256","kid":%q,"n":"~~~???%d"}`, f.rs.kid, n), claimsWith("jti", fmt.Sprintf(`"~~~???%d"`, n)))
+		tok := signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"RS256","kid":%q,"n":"~~~???%d"}`, f.rs.kid, n), claimsWith("jti", fmt.Sprintf(`"~~~???%d"`, n)))
 		parts := strings.Split(tok, ".")
 		if j := strings.IndexByte(parts[i], from); j >= 0 {
 			parts[i] = parts[i][:j] + string(to) + parts[i][j+1:]
@@ -116,7 +116,7 @@ func setTrailingBit(t testing.TB, f *fixture, i int) string {
 	t.Helper()
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	for n := 0; n < 100; n++ {
-		tok := signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"RS256","kid":%q,"n":"%d"}`, f.rs.kid, n), claimsWith("jti", fmt.Sprintf(`"%d"`, n)))
+		tok := signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"RS256","kid":%q,"n":"%d"}`, f.rs.kid, n), claimsWith("jti", fmt.Sprintf(`"%d"`, n)))
 		parts := strings.Split(tok, ".")
 		if len(parts[i])%4 == 0 {
 			continue // no spare bits
@@ -132,7 +132,7 @@ func setTrailingBit(t testing.TB, f *fixture, i int) string {
 func attackCorpus(t testing.TB, f *fixture) []corpusToken {
 	good := goodClaims()
 	h := rsHeader(f)
-	rs := func(claims string) string { return signSegments(t, f.rs, jwa.RS256, h, claims) }
+	rs := func(claims string) string { return signSegments(t, f.rs, jwa.RS256(), h, claims) }
 	at := func(d time.Duration) string { return fmt.Sprint(t0.Add(d).Unix()) }
 	var c []corpusToken
 	add := func(name, tok string) { c = append(c, corpusToken{name: name, token: tok}) }
@@ -152,9 +152,9 @@ func attackCorpus(t testing.TB, f *fixture) []corpusToken {
 	add("duplicate inside a nested claim", rs(claimsWith("ctx", `{"a":1,"a":2}`)))
 	noSub := claimsWith("sub", "")
 	add("escaped claim name s\\u0075b", rs(noSub[:len(noSub)-1]+`,"s\u0075b":"user-42"}`))
-	add("alg twice in the header", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"none","alg":"RS256","kid":%q}`, f.rs.kid), claimsWith()))
-	add("kid twice in the header", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"RS256","kid":"nope","kid":%q}`, f.rs.kid), claimsWith()))
-	add("ALG instead of alg", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"ALG":"RS256","kid":%q}`, f.rs.kid), claimsWith()))
+	add("alg twice in the header", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"none","alg":"RS256","kid":%q}`, f.rs.kid), claimsWith()))
+	add("kid twice in the header", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"RS256","kid":"nope","kid":%q}`, f.rs.kid), claimsWith()))
+	add("ALG instead of alg", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"ALG":"RS256","kid":%q}`, f.rs.kid), claimsWith()))
 
 	// Types of each claim.
 	for _, tc := range []struct{ claim, value string }{
@@ -172,8 +172,8 @@ func attackCorpus(t testing.TB, f *fixture) []corpusToken {
 	add("claims are a string", rs(`"`+iss+`"`))
 	add("claims with a byte order mark", rs("\ufeff"+claimsWith()))
 	add("trailing data after the claims", rs(claimsWith()+` {}`))
-	add("header kid as a number", signSegments(t, f.rs, jwa.RS256, `{"alg":"RS256","kid":1}`, claimsWith()))
-	add("header alg as a list", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":["RS256"],"kid":%q}`, f.rs.kid), claimsWith()))
+	add("header kid as a number", signSegments(t, f.rs, jwa.RS256(), `{"alg":"RS256","kid":1}`, claimsWith()))
+	add("header alg as a list", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":["RS256"],"kid":%q}`, f.rs.kid), claimsWith()))
 
 	// Encodings, padding and alphabets.
 	valid := sign(t, f.rs, good)
@@ -200,9 +200,9 @@ func attackCorpus(t testing.TB, f *fixture) []corpusToken {
 	add("alg None", rawToken(map[string]any{"alg": "None", "kid": f.rs.kid}, good, []byte("x")))
 	add("alg NONE", rawToken(map[string]any{"alg": "NONE", "kid": f.rs.kid}, good, []byte("x")))
 	add("alg empty", rawToken(map[string]any{"alg": "", "kid": f.rs.kid}, good, []byte("x")))
-	add("alg rs256 lower case", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"rs256","kid":%q}`, f.rs.kid), claimsWith()))
+	add("alg rs256 lower case", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"rs256","kid":%q}`, f.rs.kid), claimsWith()))
 	add("alg ES256K", rawToken(map[string]any{"alg": "ES256K", "kid": f.ec.kid}, good, []byte("sig")))
-	add("no alg", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"kid":%q}`, f.rs.kid), claimsWith()))
+	add("no alg", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"kid":%q}`, f.rs.kid), claimsWith()))
 	rsaPub := f.rs.key.Public().(*rsa.PublicKey)
 	derPub, _ := x509.MarshalPKIXPublicKey(rsaPub)
 	for _, secret := range []struct {
@@ -219,25 +219,25 @@ func attackCorpus(t testing.TB, f *fixture) []corpusToken {
 	ecPub, _ := x509.MarshalPKIXPublicKey(f.ec.key.Public())
 	ecSigning := seg([]byte(fmt.Sprintf(`{"alg":"HS256","kid":%q}`, f.ec.kid))) + "." + seg([]byte(claimsWith()))
 	add("HS256 with the EC public key as secret", ecSigning+"."+seg(hs256(ecPub, ecSigning)))
-	add("RS256 under the EC key's kid", signWith(t, f.rs, jwa.RS256, f.ec.kid, good))
-	add("ES384 under a P-256 key", signSegments(t, f.ec, jwa.ES256, fmt.Sprintf(`{"alg":"ES384","kid":%q}`, f.ec.kid), claimsWith()))
-	add("EdDSA header over an ES256 signature", signSegments(t, f.ec, jwa.ES256, fmt.Sprintf(`{"alg":"EdDSA","kid":%q}`, f.ec.kid), claimsWith()))
-	add("RS512 signature under an RS256 header", signSegments(t, f.rs, jwa.RS512, h, claimsWith()))
-	add("unknown kid", signWith(t, f.rs, jwa.RS256, "nope", good))
-	add("kid with a path", signWith(t, f.rs, jwa.RS256, "../"+f.rs.kid, good))
-	add("kid differing in case", signWith(t, f.rs, jwa.RS256, strings.ToUpper(f.rs.kid), good))
-	add("other issuer's key under astral's kid", signWith(t, f.other, jwa.RS256, f.rs.kid, good))
+	add("RS256 under the EC key's kid", signWith(t, f.rs, jwa.RS256(), f.ec.kid, good))
+	add("ES384 under a P-256 key", signSegments(t, f.ec, jwa.ES256(), fmt.Sprintf(`{"alg":"ES384","kid":%q}`, f.ec.kid), claimsWith()))
+	add("EdDSA header over an ES256 signature", signSegments(t, f.ec, jwa.ES256(), fmt.Sprintf(`{"alg":"EdDSA","kid":%q}`, f.ec.kid), claimsWith()))
+	add("RS512 signature under an RS256 header", signSegments(t, f.rs, jwa.RS512(), h, claimsWith()))
+	add("unknown kid", signWith(t, f.rs, jwa.RS256(), "nope", good))
+	add("kid with a path", signWith(t, f.rs, jwa.RS256(), "../"+f.rs.kid, good))
+	add("kid differing in case", signWith(t, f.rs, jwa.RS256(), strings.ToUpper(f.rs.kid), good))
+	add("other issuer's key under astral's kid", signWith(t, f.other, jwa.RS256(), f.rs.kid, good))
 	add("other issuer's key and kid", sign(t, f.other, good))
-	add("partner token signed with astral's key", signWith(t, f.rs, jwa.RS256, f.other.kid,
+	add("partner token signed with astral's key", signWith(t, f.rs, jwa.RS256(), f.other.kid,
 		map[string]any{"iss": "https://partner.example.test", "sub": "u", "aud": "vessel", "exp": t0.Add(time.Hour).Unix()}))
 	tampered := strings.Split(valid, ".")
 	add("tampered claims", tampered[0]+"."+seg([]byte(claimsWith("sub", `"admin"`)))+"."+tampered[2])
 	add("tampered header", seg([]byte(fmt.Sprintf(`{"alg":"RS256","kid":%q}`, f.rs.kid)))+"."+tampered[1]+"."+tampered[2])
 	add("crit header", rawToken(map[string]any{"alg": "RS256", "kid": f.rs.kid, "crit": []string{"exp"}}, good, []byte("s")))
-	add("crit header, signed", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"RS256","kid":%q,"crit":["x"],"x":1}`, f.rs.kid), claimsWith()))
+	add("crit header, signed", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"RS256","kid":%q,"crit":["x"],"x":1}`, f.rs.kid), claimsWith()))
 	otherJWK := strings.TrimSuffix(strings.TrimPrefix(string(jwksOf(t, f.other)), `{"keys":[`), `]}`)
-	add("attacker's key embedded as jwk", signSegments(t, f.other, jwa.RS256, `{"alg":"RS256","jwk":`+otherJWK+`}`, claimsWith()))
-	add("attacker's key set named by jku", signSegments(t, f.other, jwa.RS256, fmt.Sprintf(`{"alg":"RS256","kid":%q,"jku":"http://127.0.0.1:1/certs"}`, f.other.kid), claimsWith()))
+	add("attacker's key embedded as jwk", signSegments(t, f.other, jwa.RS256(), `{"alg":"RS256","jwk":`+otherJWK+`}`, claimsWith()))
+	add("attacker's key set named by jku", signSegments(t, f.other, jwa.RS256(), fmt.Sprintf(`{"alg":"RS256","kid":%q,"jku":"http://127.0.0.1:1/certs"}`, f.other.kid), claimsWith()))
 	add("b64 false", rawToken(map[string]any{"alg": "RS256", "kid": f.rs.kid, "b64": false}, good, []byte("s")))
 
 	// Issuer, audience, authorized party.
@@ -282,13 +282,13 @@ func attackCorpus(t testing.TB, f *fixture) []corpusToken {
 	add("aud with raw invalid UTF-8", rs(claimsWith("aud", "[\"research-vessel\",\"\xff\"]")))
 	add("aud with a lone surrogate", rs(claimsWith("aud", `["research-vessel","\ud800"]`)))
 	add("lone surrogate in a private claim", rs(claimsWith("name", `{"first":"\ud800"}`)))
-	add("invalid UTF-8 in the header", signSegments(t, f.rs, jwa.RS256, "{\"alg\":\"RS256\",\"kid\":\"rsa-1\",\"x\":\"\xff\"}", claimsWith()))
-	add("lone surrogate in the header kid", signSegments(t, f.rs, jwa.RS256, `{"alg":"RS256","kid":"rsa-1\ud800"}`, claimsWith()))
+	add("invalid UTF-8 in the header", signSegments(t, f.rs, jwa.RS256(), "{\"alg\":\"RS256\",\"kid\":\"rsa-1\",\"x\":\"\xff\"}", claimsWith()))
+	add("lone surrogate in the header kid", signSegments(t, f.rs, jwa.RS256(), `{"alg":"RS256","kid":"rsa-1\ud800"}`, claimsWith()))
 	add("invalid UTF-8 in a claim name", rs(claimsWith()[:len(claimsWith())-1]+",\"\xff\":1}"))
 
 	// Size and shape.
 	add("oversized claims", sign(t, f.rs, with(good, "pad", strings.Repeat("A", 20000))))
-	add("oversized header", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"RS256","kid":%q,"pad":"%s"}`, f.rs.kid, strings.Repeat("A", 17000)), claimsWith()))
+	add("oversized header", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"RS256","kid":%q,"pad":"%s"}`, f.rs.kid, strings.Repeat("A", 17000)), claimsWith()))
 	add("nested too deep", rs(claimsWith("deep", strings.Repeat("[", 70)+strings.Repeat("]", 70))))
 	add("empty", "")
 	add("one dot", ".")
@@ -309,17 +309,17 @@ func attackCorpus(t testing.TB, f *fixture) []corpusToken {
 
 func validCorpus(t testing.TB, f *fixture) []corpusToken {
 	h := rsHeader(f)
-	rs := func(claims string) string { return signSegments(t, f.rs, jwa.RS256, h, claims) }
+	rs := func(claims string) string { return signSegments(t, f.rs, jwa.RS256(), h, claims) }
 	at := func(d time.Duration) string { return fmt.Sprint(t0.Add(d).Unix()) }
 	const owner = "astral|user-42"
 	return []corpusToken{
 		{"RS256", sign(t, f.rs, goodClaims()), owner},
-		{"RS512", signWith(t, f.rs, jwa.RS512, f.rs.kid, goodClaims()), owner},
-		{"PS256", signWith(t, f.rs, jwa.PS256, f.rs.kid, goodClaims()), owner},
-		{"PS512", signWith(t, f.rs, jwa.PS512, f.rs.kid, goodClaims()), owner},
+		{"RS512", signWith(t, f.rs, jwa.RS512(), f.rs.kid, goodClaims()), owner},
+		{"PS256", signWith(t, f.rs, jwa.PS256(), f.rs.kid, goodClaims()), owner},
+		{"PS512", signWith(t, f.rs, jwa.PS512(), f.rs.kid, goodClaims()), owner},
 		{"ES256", sign(t, f.ec, goodClaims()), owner},
 		{"EdDSA", sign(t, f.ed, goodClaims()), owner},
-		{"no kid, one fitting key", signWith(t, f.ed, jwa.EdDSA, "", goodClaims()), owner},
+		{"no kid, one fitting key", signWith(t, f.ed, jwa.EdDSA(), "", goodClaims()), owner},
 		{"aud as a string", rs(claimsWith("aud", `"research-vessel"`)), owner},
 		{"iss with a trailing slash", rs(claimsWith("iss", fmt.Sprintf("%q", iss+"/"))), owner},
 		{"scp as a list", rs(claimsWith("scope", "", "scp", `["tools:files","tools:read"]`)), owner},
@@ -330,7 +330,7 @@ func validCorpus(t testing.TB, f *fixture) []corpusToken {
 		{"nbf 0, as older Keycloak sends", rs(claimsWith("nbf", "0")), owner},
 		{"SUB and Azp are private claims", rs(claimsWith("SUB", `"bob"`, "Azp", `"x"`)), owner},
 		{"same name in different objects", rs(claimsWith("a", `{"sub":1}`, "b", `{"sub":2}`)), owner},
-		{"unknown header members", signSegments(t, f.rs, jwa.RS256, fmt.Sprintf(`{"alg":"RS256","kid":%q,"x5t":"abc","cty":"x"}`, f.rs.kid), claimsWith()), owner},
+		{"unknown header members", signSegments(t, f.rs, jwa.RS256(), fmt.Sprintf(`{"alg":"RS256","kid":%q,"x5t":"abc","cty":"x"}`, f.rs.kid), claimsWith()), owner},
 		{"escaped characters in values", rs(claimsWith("sub", `"user\u002d42"`)), owner},
 		{"non-ASCII sub", rs(claimsWith("sub", `"José"`)), "astral|José"},
 		{"surrogate pair in sub", rs(claimsWith("sub", `"user-\ud83d\ude00"`)), "astral|user-😀"},

@@ -33,13 +33,14 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
-	jwxjwt "github.com/lestrrat-go/jwx/v2/jwt"
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
+	jwxjwt "github.com/lestrrat-go/jwx/v3/jwt"
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/client/jwks"
 )
 
 // ErrInvalidToken is wrapped by every refusal of a token.
@@ -97,7 +98,7 @@ func (p *Principal) MayCall(agent string) bool { return slices.Contains(p.Agents
 type issuer struct {
 	cfg   spec.Issuer
 	iss   string // configured issuer, trailing slash trimmed
-	keys  *keySet
+	keys  *jwks.Cache
 	azps  map[string]bool
 	agent []string
 }
@@ -143,28 +144,15 @@ func New(cfg Config) (*Verifier, error) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	v.stop = stop
-	// The cache's window is how often it looks for due refreshes; it may
-	// not exceed the refresh interval, and jwk.Cache wants at least 1 s.
-	window := min(max(maxAge, time.Second), 15*time.Minute)
-	cache := jwk.NewCache(ctx, jwk.WithRefreshWindow(window), jwk.WithErrSink(logSink{v.log}))
 	for _, ic := range cfg.Issuers {
-		var fetcher jwk.HTTPClient
-		if ic.JWKSURL != "" {
-			fetcher = newURLFetcher(client, ic.JWKSURL, timeout)
-		} else {
-			p := ic.JWKSFile
-			if !filepath.IsAbs(p) && cfg.BaseDir != "" {
-				p = filepath.Join(cfg.BaseDir, p)
-			}
-			fetcher = &fileFetcher{path: p}
+		onError := func(err error) {
+			v.log.Warn("issuer key set refresh failed; the previous keys stay in use", zap.String("issuer", ic.ID), zap.Error(err))
 		}
-		ks := &keySet{issuerID: ic.ID, cache: cache, life: ctx, minInterval: refresh, maxAge: maxAge, now: v.now}
-		ks.register = func(entry string) error {
-			return cache.Register(entry,
-				jwk.WithHTTPClient(fetcher),
-				jwk.WithRefreshInterval(max(maxAge, window)),
-				jwk.WithPostFetcher(jwk.PostFetchFunc(ks.postFetch)))
+		file := ic.JWKSFile
+		if file != "" && !filepath.IsAbs(file) && cfg.BaseDir != "" {
+			file = filepath.Join(cfg.BaseDir, file)
 		}
+		ks := newKeySet(ctx, client, ic.JWKSURL, file, timeout, refresh, maxAge, v.now, onError)
 		is := &issuer{
 			cfg:   ic,
 			iss:   strings.TrimSuffix(ic.Issuer, "/"),
@@ -180,13 +168,6 @@ func New(cfg Config) (*Verifier, error) {
 		v.issuers = append(v.issuers, is)
 	}
 	return v, nil
-}
-
-// logSink logs the key cache's background refresh failures.
-type logSink struct{ log *zap.Logger }
-
-func (s logSink) Error(err error) {
-	s.log.Warn("issuer key set refresh failed; the previous keys stay in use", zap.Error(err))
 }
 
 // Close stops the background refresh of key sets. Tokens can still be
@@ -205,10 +186,10 @@ func orDefault(d, def time.Duration) time.Duration {
 // secret (algorithm confusion) or unsigned is refused before any key is
 // looked at.
 var allowedAlgs = map[string]jwa.SignatureAlgorithm{
-	"RS256": jwa.RS256, "RS384": jwa.RS384, "RS512": jwa.RS512,
-	"PS256": jwa.PS256, "PS384": jwa.PS384, "PS512": jwa.PS512,
-	"ES256": jwa.ES256, "ES384": jwa.ES384, "ES512": jwa.ES512,
-	"EdDSA": jwa.EdDSA,
+	"RS256": jwa.RS256(), "RS384": jwa.RS384(), "RS512": jwa.RS512(),
+	"PS256": jwa.PS256(), "PS384": jwa.PS384(), "PS512": jwa.PS512(),
+	"ES256": jwa.ES256(), "ES384": jwa.ES384(), "ES512": jwa.ES512(),
+	"EdDSA": jwa.EdDSA(),
 }
 
 func refuse(format string, args ...any) error {
@@ -260,15 +241,16 @@ func (v *Verifier) verify(ctx context.Context, token string) (p *Principal, issu
 }
 
 func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, t *strictToken, iss string, alg jwa.SignatureAlgorithm) (*Principal, error) {
-	keys, err := is.keys.get(ctx)
+	keys, err := is.keys.Keys(ctx)
 	if err != nil {
 		return nil, refuse("issuer %s: no keys: %v", is.cfg.ID, err)
 	}
 	cands := candidates(keys, t.kid, alg)
-	if len(cands) == 0 && t.kid != "" && !hasKid(keys, t.kid) {
+	if _, known := keys.LookupKeyID(t.kid); len(cands) == 0 && t.kid != "" && !known {
 		// A kid the set lacks may be a newly rotated key: reload, rate limited.
-		keys = is.keys.refresh(ctx)
-		cands = candidates(keys, t.kid, alg)
+		if keys, err = is.keys.KeysFor(ctx, t.kid); err == nil {
+			cands = candidates(keys, t.kid, alg)
+		}
 	}
 	if len(cands) == 0 {
 		if t.kid == "" {
@@ -279,7 +261,7 @@ func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, t *
 	// Only the selected keys, each for the header's (allowed) algorithm:
 	// jwx never picks a key or an algorithm of its own.
 	provider := jws.KeyProviderFunc(func(_ context.Context, sink jws.KeySink, sig *jws.Signature, _ *jws.Message) error {
-		if sig.ProtectedHeaders().Algorithm() != alg {
+		if a, ok := sig.ProtectedHeaders().Algorithm(); !ok || a != alg {
 			return fmt.Errorf("header algorithm changed between readings")
 		}
 		for _, k := range cands {
@@ -303,7 +285,7 @@ func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, t *
 	if err != nil {
 		return nil, refuse("issuer %s: %v", is.cfg.ID, err)
 	}
-	sub := tok.Subject()
+	sub, _ := tok.Subject()
 	if sub == "" || len(sub) > maxSubjectBytes || strings.IndexFunc(sub, unicode.IsControl) >= 0 {
 		return nil, refuse("issuer %s: sub is empty, longer than %d bytes or has control characters", is.cfg.ID, maxSubjectBytes)
 	}
@@ -334,33 +316,38 @@ func (v *Verifier) verifyWith(ctx context.Context, is *issuer, token string, t *
 		IssuerID: is.cfg.ID,
 		Scopes:   scopes,
 		Agents:   append([]string(nil), is.agent...),
-		Expires:  tok.Expiration(),
+		Expires:  expiration(tok),
 	}, nil
 }
 
 // azpValidator checks the authorized party against the issuer's list; with
 // no list, azp is not looked at.
 func azpValidator(allowed map[string]bool) jwxjwt.Validator {
-	return jwxjwt.ValidatorFunc(func(_ context.Context, t jwxjwt.Token) jwxjwt.ValidationError {
+	return jwxjwt.ValidatorFunc(func(_ context.Context, t jwxjwt.Token) error {
 		if allowed == nil {
 			return nil
 		}
-		v, ok := t.Get("azp")
-		azp, isString := v.(string)
-		if !ok || !isString || !allowed[azp] {
-			return jwxjwt.NewValidationError(errors.New("authorized party (azp) missing or not allowed"))
+		var azp string
+		if err := t.Get("azp", &azp); err != nil || !allowed[azp] {
+			return errors.New("authorized party (azp) missing or not allowed")
 		}
 		return nil
 	})
 }
 
+func expiration(t jwxjwt.Token) time.Time {
+	exp, _ := t.Expiration()
+	return exp
+}
+
 // candidates picks the keys a token may be verified with: those with its
 // kid (or every key when it has none, as long as exactly one fits) whose
 // type and curve suit alg and whose own alg, if any, equals alg.
-func candidates(keys []jwk.Key, kid string, alg jwa.SignatureAlgorithm) []jwk.Key {
+func candidates(keys jwk.Set, kid string, alg jwa.SignatureAlgorithm) []jwk.Key {
 	var out []jwk.Key
-	for _, k := range keys {
-		if kid != "" && k.KeyID() != kid {
+	for i := range keys.Len() {
+		k, _ := keys.Key(i)
+		if id, _ := k.KeyID(); kid != "" && id != kid {
 			continue
 		}
 		if !keyFits(k, alg) {
@@ -374,32 +361,28 @@ func candidates(keys []jwk.Key, kid string, alg jwa.SignatureAlgorithm) []jwk.Ke
 	return out
 }
 
-func hasKid(keys []jwk.Key, kid string) bool {
-	for _, k := range keys {
-		if k.KeyID() == kid {
-			return true
-		}
-	}
-	return false
-}
-
 func keyFits(k jwk.Key, alg jwa.SignatureAlgorithm) bool {
-	if ka := k.Algorithm(); ka != nil && ka.String() != "" && ka.String() != alg.String() {
+	if ka, ok := k.Algorithm(); ok && ka.String() != "" && ka.String() != alg.String() {
 		return false
 	}
 	switch alg {
-	case jwa.RS256, jwa.RS384, jwa.RS512, jwa.PS256, jwa.PS384, jwa.PS512:
-		return k.KeyType() == jwa.RSA
-	case jwa.ES256, jwa.ES384, jwa.ES512:
+	case jwa.RS256(), jwa.RS384(), jwa.RS512(), jwa.PS256(), jwa.PS384(), jwa.PS512():
+		return k.KeyType() == jwa.RSA()
+	case jwa.ES256(), jwa.ES384(), jwa.ES512():
 		ek, ok := k.(jwk.ECDSAPublicKey)
 		if !ok {
 			return false
 		}
-		want := map[jwa.SignatureAlgorithm]jwa.EllipticCurveAlgorithm{jwa.ES256: jwa.P256, jwa.ES384: jwa.P384, jwa.ES512: jwa.P521}[alg]
-		return ek.Crv() == want
-	case jwa.EdDSA:
+		want := map[jwa.SignatureAlgorithm]jwa.EllipticCurveAlgorithm{jwa.ES256(): jwa.P256(), jwa.ES384(): jwa.P384(), jwa.ES512(): jwa.P521()}[alg]
+		crv, _ := ek.Crv()
+		return crv == want
+	case jwa.EdDSA():
 		ok, isOKP := k.(jwk.OKPPublicKey)
-		return isOKP && ok.Crv() == jwa.Ed25519
+		if !isOKP {
+			return false
+		}
+		crv, _ := ok.Crv()
+		return crv == jwa.Ed25519()
 	}
 	return false
 }
@@ -407,9 +390,12 @@ func keyFits(k jwk.Key, alg jwa.SignatureAlgorithm) bool {
 // stringOrList reads a private claim that is a string or a list of strings
 // (its JSON type was checked by the strict reading).
 func stringOrList(t jwxjwt.Token, name string) ([]string, error) {
-	v, ok := t.Get(name)
-	if !ok {
+	if !t.Has(name) {
 		return nil, nil
+	}
+	var v any
+	if err := t.Get(name, &v); err != nil {
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	switch v := v.(type) {
 	case string:

@@ -30,9 +30,9 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -88,14 +88,14 @@ func newSigners(t testing.TB) (rs, ec, ed, other signer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return signer{"rsa-1", jwa.RS256, r1}, signer{"ec-1", jwa.ES256, eck}, signer{"ed-1", jwa.EdDSA, edk}, signer{"rsa-other", jwa.RS256, r2}
+	return signer{"rsa-1", jwa.RS256(), r1}, signer{"ec-1", jwa.ES256(), eck}, signer{"ed-1", jwa.EdDSA(), edk}, signer{"rsa-other", jwa.RS256(), r2}
 }
 
 // jwksOf renders the public keys as a JWKS document.
 func jwksOf(t testing.TB, ss ...signer) []byte {
 	set := jwk.NewSet()
 	for _, s := range ss {
-		k, err := jwk.FromRaw(s.key.Public())
+		k, err := jwk.Import(s.key.Public())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,14 +238,14 @@ func TestGoodTokens(t *testing.T) {
 	// PS256 with the same RSA key, and a token whose iss has the trailing
 	// slash the config lacks (here: config has it, token does not, and the
 	// reverse).
-	if _, err := f.v.Verify(context.Background(), signWith(t, f.rs, jwa.PS256, f.rs.kid, goodClaims())); err != nil {
+	if _, err := f.v.Verify(context.Background(), signWith(t, f.rs, jwa.PS256(), f.rs.kid, goodClaims())); err != nil {
 		t.Fatalf("PS256 refused: %v", err)
 	}
 	if _, err := f.v.Verify(context.Background(), sign(t, f.rs, with(goodClaims(), "iss", iss+"/"))); err != nil {
 		t.Fatalf("trailing slash refused: %v", err)
 	}
 	// No kid: accepted because exactly one key of the set fits RS256.
-	if _, err := f.v.Verify(context.Background(), signWith(t, f.rs, jwa.RS256, "", goodClaims())); err != nil {
+	if _, err := f.v.Verify(context.Background(), signWith(t, f.rs, jwa.RS256(), "", goodClaims())); err != nil {
 		t.Fatalf("no kid, one fitting key: %v", err)
 	}
 	// scp as a list, aud as a string, within skew of exp.
@@ -303,13 +303,13 @@ func rawTokenBytes(t testing.TB, hdr map[string]any, payload []byte, s signer) s
 // used, even though its type fits.
 func TestKeyAlgMismatch(t *testing.T) {
 	rs, _, _, _ := newSigners(t)
-	k, _ := jwk.FromRaw(rs.key.Public())
+	k, _ := jwk.Import(rs.key.Public())
 	_ = k.Set(jwk.KeyIDKey, "k")
-	_ = k.Set(jwk.AlgorithmKey, jwa.RS512)
+	_ = k.Set(jwk.AlgorithmKey, jwa.RS512())
 	set := jwk.NewSet()
 	_ = set.AddKey(k)
 	// An oct key under the same kid must never be used either.
-	oct, _ := jwk.FromRaw([]byte("a shared secret of some length.."))
+	oct, _ := jwk.Import([]byte("a shared secret of some length.."))
 	_ = oct.Set(jwk.KeyIDKey, "k")
 	_ = set.AddKey(oct)
 	doc, _ := json.Marshal(set)
@@ -320,10 +320,10 @@ func TestKeyAlgMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS256, "k", goodClaims())); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS256(), "k", goodClaims())); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("RS256 under an RS512 key: err = %v", err)
 	}
-	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS512, "k", goodClaims())); err != nil {
+	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS512(), "k", goodClaims())); err != nil {
 		t.Fatalf("RS512 under its key: %v", err)
 	}
 	h, _ := json.Marshal(map[string]any{"alg": "HS256", "kid": "k"})
@@ -351,7 +351,7 @@ func TestUnknownKidFlood(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			_, err := f.v.Verify(ctx, signWith(t, f.rs, jwa.RS256, fmt.Sprintf("made-up-%d", i), goodClaims()))
+			_, err := f.v.Verify(ctx, signWith(t, f.rs, jwa.RS256(), fmt.Sprintf("made-up-%d", i), goodClaims()))
 			if !errors.Is(err, ErrInvalidToken) {
 				t.Errorf("unknown kid accepted or odd error: %v", err)
 			}
@@ -364,7 +364,7 @@ func TestUnknownKidFlood(t *testing.T) {
 	}
 	f.clk.add(31 * time.Second)
 	for i := 0; i < 200; i++ {
-		_, _ = f.v.Verify(ctx, signWith(t, f.rs, jwa.RS256, fmt.Sprintf("again-%d", i), goodClaims()))
+		_, _ = f.v.Verify(ctx, signWith(t, f.rs, jwa.RS256(), fmt.Sprintf("again-%d", i), goodClaims()))
 	}
 	if n := f.fetches.Load(); n != 2 {
 		t.Fatalf("after one interval: %d fetches, want 2", n)
@@ -505,7 +505,7 @@ func TestNoKidSeveralKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS256, "", goodClaims())); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(context.Background(), signWith(t, rs, jwa.RS256(), "", goodClaims())); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("ambiguous key accepted: %v", err)
 	}
 }

@@ -1,114 +1,113 @@
-package cardsig
+package cardsig_test
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwk"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
+	"github.com/astraldeep/astralvessel-go/vessel/client/internal/testsign"
 )
 
-func signedCard(t *testing.T, k *Keys, card string) []byte {
+func newKey(t *testing.T, kid string) *testsign.Keys {
 	t.Helper()
-	sig, err := k.Sign([]byte(card))
+	k, err := testsign.New(kid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(card), &m); err != nil {
-		t.Fatal(err)
-	}
-	m["signatures"] = []Signature{sig}
-	b, _ := json.Marshal(m)
-	return b
+	return k
 }
 
-func TestSignVerifyTamperRotate(t *testing.T) {
-	raw, err := Generate()
+// TestVerifyCard: a card signed by any JOSE signer verifies against the
+// key set holding its key, in any member order; changed, unsigned or
+// signed by a key outside the set, it is refused.
+func TestVerifyCard(t *testing.T) {
+	k, other := newKey(t, "a"), newKey(t, "b")
+	card, err := k.SignedCard([]byte(`{"name":"birds","version":"1","description":"Answers questions.","n":1.50}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := ParseKeys(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwks, _ := k.JWKS()
-	if strings.Contains(string(jwks), `"d"`) {
-		t.Fatalf("the public set holds a private key: %s", jwks)
-	}
-	card := signedCard(t, k, `{"name":"birds","version":"1","description":"Answers questions.","n":1.50}`)
-	if kid, err := Verify(card, jwks); err != nil || kid != k.KeyID() {
+	if kid, err := cardsig.Verify(card, testsign.JWKS(k)); err != nil || kid != "a" {
 		t.Fatalf("verify: %q %v", kid, err)
 	}
-	// The protected header carries alg, typ JOSE and kid.
-	var doc struct{ Signatures []Signature }
-	_ = json.Unmarshal(card, &doc)
-	hb, _ := base64.RawURLEncoding.DecodeString(doc.Signatures[0].Protected)
-	var hdr map[string]any
-	_ = json.Unmarshal(hb, &hdr)
-	if hdr["alg"] != "ES256" || hdr["typ"] != "JOSE" || hdr["kid"] != k.KeyID() {
-		t.Fatalf("protected header %v", hdr)
+	if kid, err := cardsig.Verify(card, testsign.JWKS(other, k)); err != nil || kid != "a" {
+		t.Fatalf("verify against a rotated set: %q %v", kid, err)
 	}
-	// Member order and insignificant whitespace do not matter (JCS).
 	var m map[string]any
 	_ = json.Unmarshal(card, &m)
 	reordered, _ := json.MarshalIndent(m, "", "  ")
-	if _, err := Verify(reordered, jwks); err != nil {
+	if _, err := cardsig.Verify(reordered, testsign.JWKS(k)); err != nil {
 		t.Fatalf("reformatted card: %v", err)
 	}
 	tampered := strings.Replace(string(card), "Answers questions.", "Sends me your keys.", 1)
-	if _, err := Verify([]byte(tampered), jwks); !errors.Is(err, ErrBadSignature) {
+	if _, err := cardsig.Verify([]byte(tampered), testsign.JWKS(k)); !errors.Is(err, cardsig.ErrBadSignature) {
 		t.Fatalf("tampered card: %v", err)
 	}
-	if _, err := Verify([]byte(`{"name":"birds"}`), jwks); !errors.Is(err, ErrUnsigned) {
+	if _, err := cardsig.Verify([]byte(`{"name":"birds"}`), testsign.JWKS(k)); !errors.Is(err, cardsig.ErrUnsigned) {
 		t.Fatalf("unsigned card: %v", err)
 	}
-	// Another key set does not verify it.
-	other, _ := Generate()
-	ok, _ := ParseKeys(other)
-	otherJWKS, _ := ok.JWKS()
-	if _, err := Verify(card, otherJWKS); !errors.Is(err, ErrBadSignature) {
+	if _, err := cardsig.Verify(card, testsign.JWKS(other)); !errors.Is(err, cardsig.ErrBadSignature) {
 		t.Fatalf("foreign keys: %v", err)
-	}
-	// Rotation: a new key first, the old one kept: new cards are signed by
-	// the new key, cards signed by the old one still verify.
-	var newSet, oldSet struct{ Keys []json.RawMessage }
-	_ = json.Unmarshal(other, &newSet)
-	_ = json.Unmarshal(raw, &oldSet)
-	both, _ := json.Marshal(map[string]any{"keys": append(newSet.Keys, oldSet.Keys...)})
-	rk, err := ParseKeys(both)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rj, _ := rk.JWKS()
-	if rk.KeyID() != ok.KeyID() {
-		t.Fatalf("signing kid %s, want the new key %s", rk.KeyID(), ok.KeyID())
-	}
-	if kid, err := Verify(card, rj); err != nil || kid != k.KeyID() {
-		t.Fatalf("old card after rotation: %q %v", kid, err)
-	}
-	if kid, err := Verify(signedCard(t, rk, `{"name":"birds"}`), rj); err != nil || kid != ok.KeyID() {
-		t.Fatalf("new card after rotation: %q %v", kid, err)
 	}
 }
 
-func TestParseKeysRefuses(t *testing.T) {
-	for _, bad := range []string{``, `{"keys":[]}`, `{"kty":"oct","k":"c2VjcmV0"}`, `not json`} {
-		if _, err := ParseKeys([]byte(bad)); err == nil {
-			t.Errorf("%q accepted", bad)
+// TestDuplicateMembersRefused: a signed card with a member named twice
+// (so Go reads the last, other readers the first) is refused, at the top,
+// nested, and in the signature's protected header; the signed card
+// without the duplicate still verifies.
+func TestDuplicateMembersRefused(t *testing.T) {
+	k := newKey(t, "a")
+	card, err := k.SignedCard([]byte(`{"name":"field-guide-reader","skills":[{"id":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The canonical form signed keeps "name" once; a reader taking the
+	// first member would see "gated".
+	dupTop := strings.Replace(string(card), `"name":"field-guide-reader"`, `"name":"gated","name":"field-guide-reader"`, 1)
+	dupNested := strings.Replace(string(card), `{"id":"x"}`, `{"id":"y","id":"x"}`, 1)
+	for name, doc := range map[string]string{"top": dupTop, "nested": dupNested} {
+		if _, err := cardsig.Verify([]byte(doc), testsign.JWKS(k)); !errors.Is(err, cardsig.ErrDuplicateMember) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, err := cardsig.Canonical([]byte(doc)); !errors.Is(err, cardsig.ErrDuplicateMember) {
+			t.Errorf("%s: canonical form made: %v", name, err)
 		}
 	}
-	raw, _ := Generate()
-	var s struct{ Keys []json.RawMessage }
-	_ = json.Unmarshal(raw, &s)
-	dup, _ := json.Marshal(map[string]any{"keys": []json.RawMessage{s.Keys[0], s.Keys[0]}})
-	if _, err := ParseKeys(dup); err == nil {
-		t.Error("a kid twice accepted")
+	if _, err := cardsig.Verify(card, testsign.JWKS(k)); err != nil {
+		t.Fatalf("the card itself: %v", err)
 	}
-	// A public key cannot sign.
-	k, _ := ParseKeys(raw)
-	pub, _ := k.JWKS()
-	if _, err := ParseKeys(pub); err == nil {
-		t.Error("a public key accepted as a signing key")
+	if _, err := cardsig.Verify([]byte(`{"name":"a"} {}`), testsign.JWKS(k)); err == nil {
+		t.Fatal("trailing data accepted")
+	}
+}
+
+// TestVerifyPush: a push signature made by any JOSE signer verifies over
+// the exact body against a set holding its key, and names its claims.
+func TestVerifyPush(t *testing.T) {
+	k := newKey(t, "p")
+	set, err := jwk.Parse(testsign.JWKS(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"statusUpdate":{"taskId":"t1"}}`)
+	c := cardsig.PushClaims{Audience: "https://app.internal:8443/hooks/a", TaskID: "t1", DeliveryID: "d1", IssuedAt: time.Unix(1_800_000_000, 0)}
+	sig, err := k.SignPush(body, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := cardsig.VerifyPush(sig, body, set)
+	if err != nil || h.PushClaims != c || h.KeyID != "p" {
+		t.Fatalf("verify: %+v %v", h, err)
+	}
+	if _, err := cardsig.VerifyPush(sig, append(body, ' '), set); !errors.Is(err, cardsig.ErrBadPush) {
+		t.Fatalf("changed body: %v", err)
+	}
+	oset, _ := jwk.Parse(testsign.JWKS(newKey(t, "q")))
+	if _, err := cardsig.VerifyPush(sig, body, oset); !errors.Is(err, cardsig.ErrUnknownKey) {
+		t.Fatalf("another set: %v", err)
 	}
 }

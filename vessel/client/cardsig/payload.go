@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 )
 
 // PushType is the typ of a push notification's signature.
@@ -48,29 +47,6 @@ type PushClaims struct {
 	IssuedAt time.Time
 }
 
-// SignPush signs a push notification body (the exact bytes sent) for one
-// attempt and returns the detached compact JWS "protected..signature".
-func (k *Keys) SignPush(body []byte, c PushClaims) (string, error) {
-	if c.Audience == "" || c.TaskID == "" || c.DeliveryID == "" || c.IssuedAt.IsZero() {
-		return "", errors.New("cardsig: a push signature needs its audience, task, delivery id and time")
-	}
-	h := jws.NewHeaders()
-	for name, v := range map[string]any{jws.TypeKey: PushType, jws.KeyIDKey: k.sign.KeyID(),
-		"aud": c.Audience, "iat": c.IssuedAt.Unix(), DeliveryHeader: c.DeliveryID, TaskHeader: c.TaskID} {
-		if err := h.Set(name, v); err != nil {
-			return "", fmt.Errorf("cardsig: header %s: %w", name, err)
-		}
-	}
-	compact, err := jws.Sign(nil, jws.WithKey(jwa.ES256, k.sign, jws.WithProtectedHeaders(h)), jws.WithDetachedPayload(body))
-	if err != nil {
-		return "", fmt.Errorf("cardsig: sign push: %w", err)
-	}
-	if _, err := splitCompact(compact); err != nil {
-		return "", err
-	}
-	return string(compact), nil
-}
-
 // PushHeader is the protected header of a push signature, read without
 // verifying it (ReadPush).
 type PushHeader struct {
@@ -79,8 +55,8 @@ type PushHeader struct {
 }
 
 // ReadPush decodes a push signature's protected header, checking that it
-// carries typ PushType, alg ES256, kid and every claim with its type. It
-// does not verify anything: VerifyPush does.
+// carries typ PushType, alg ES256, kid and every claim with its type, each
+// once. It does not verify anything: VerifyPush does.
 func ReadPush(signature string) (PushHeader, error) {
 	sig, err := splitCompact([]byte(signature))
 	if err != nil {
@@ -89,6 +65,9 @@ func ReadPush(signature string) (PushHeader, error) {
 	hb, err := base64.RawURLEncoding.DecodeString(sig.Protected)
 	if err != nil {
 		return PushHeader{}, fmt.Errorf("%w: protected header is not base64url", ErrBadPush)
+	}
+	if err := noDuplicates(hb); err != nil {
+		return PushHeader{}, fmt.Errorf("%w: protected header: %w", ErrBadPush, err)
 	}
 	var hdr struct {
 		Alg      string      `json:"alg"`
@@ -102,7 +81,7 @@ func ReadPush(signature string) (PushHeader, error) {
 	if err := json.Unmarshal(hb, &hdr); err != nil {
 		return PushHeader{}, fmt.Errorf("%w: protected header: %w", ErrBadPush, err)
 	}
-	if hdr.Typ != PushType || hdr.Alg != jwa.ES256.String() || hdr.Kid == "" {
+	if hdr.Typ != PushType || hdr.Alg != "ES256" || hdr.Kid == "" {
 		return PushHeader{}, fmt.Errorf("%w: the protected header must carry kid, alg ES256 and typ %s", ErrBadPush, PushType)
 	}
 	iat, err := strconv.ParseInt(hdr.Iat.String(), 10, 64)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,29 +17,24 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
+	"github.com/astraldeep/astralvessel-go/vessel/client/internal/testsign"
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 )
 
-func keys(t testing.TB) (*cardsig.Keys, []byte) {
+var kids atomic.Int64
+
+func keys(t testing.TB) (*testsign.Keys, []byte) {
 	t.Helper()
-	raw, err := cardsig.Generate()
+	k, err := testsign.New(fmt.Sprintf("k%d", kids.Add(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := cardsig.ParseKeys(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwks, err := k.JWKS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k, jwks
+	return k, testsign.JWKS(k)
 }
 
 func static(t testing.TB, jwks []byte) webhook.KeySource {
@@ -60,7 +56,7 @@ func body(t testing.TB, state a2a.TaskState) []byte {
 	return b
 }
 
-func sign(t testing.TB, k *cardsig.Keys, b []byte, aud, task, id string, at time.Time) string {
+func sign(t testing.TB, k *testsign.Keys, b []byte, aud, task, id string, at time.Time) string {
 	t.Helper()
 	sig, err := k.SignPush(b, cardsig.PushClaims{Audience: aud, TaskID: task, DeliveryID: id, IssuedAt: at})
 	if err != nil {
@@ -207,20 +203,17 @@ func (failing) KeySet(context.Context, string) (jwk.Set, error) {
 // unbound is a signature in the old form: typ, kid and delivery id only.
 func unbound(t *testing.T, b []byte) string {
 	t.Helper()
-	raw, err := cardsig.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := jwk.Parse(raw)
+	k, _ := keys(t)
+	set, err := jwk.Parse(k.PrivateJWKS())
 	if err != nil {
 		t.Fatal(err)
 	}
 	key, _ := set.Key(0)
 	h := jws.NewHeaders()
 	_ = h.Set(jws.TypeKey, cardsig.PushType)
-	_ = h.Set(jws.KeyIDKey, key.KeyID())
+	_ = h.Set(jws.KeyIDKey, k.KeyID())
 	_ = h.Set(cardsig.DeliveryHeader, "d2")
-	sig, err := jws.Sign(nil, jws.WithKey(jwa.ES256, key, jws.WithProtectedHeaders(h)), jws.WithDetachedPayload(b))
+	sig, err := jws.Sign(nil, jws.WithKey(jwa.ES256(), key, jws.WithProtectedHeaders(h)), jws.WithDetachedPayload(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +526,7 @@ func TestKeysDownStaleSetUsed(t *testing.T) {
 // error that says which, answered 503.
 func TestHostileJWKS(t *testing.T) {
 	k, set := keys(t)
-	raw, _ := cardsig.Generate() // a private key set
+	raw := k.PrivateJWKS() // a private key set
 	var one struct {
 		Keys []json.RawMessage `json:"keys"`
 	}

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
@@ -107,7 +107,7 @@ func main() {
 // keys) from VESSEL_CARD_SIGNING_KEY_FILE or VESSEL_CARD_SIGNING_KEY; with
 // neither, cards are served unsigned. A key that cannot be read stops the
 // start: a deployment that signs its cards must not serve them unsigned.
-func loadCardKeys() (*cardsig.Keys, error) {
+func loadCardKeys() (*cardsign.Keys, error) {
 	v, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_CARD_SIGNING_KEY")
 	if err != nil {
 		return nil, fmt.Errorf("card-signing key: %w", err)
@@ -115,7 +115,7 @@ func loadCardKeys() (*cardsig.Keys, error) {
 	if !ok || v == "" {
 		return nil, nil
 	}
-	k, err := cardsig.ParseKeys([]byte(v))
+	k, err := cardsign.ParseKeys([]byte(v))
 	if err != nil {
 		return nil, fmt.Errorf("card-signing key: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
@@ -21,7 +22,7 @@ import (
 
 // openOutbox starts the push notification outbox in the task store
 // (docs/jobs.md); the returned stop ends it before the store closes.
-func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, keys *cardsig.Keys,
+func openOutbox(ctx context.Context, backend store.Backend, d *spec.Deployment, keys *cardsign.Keys,
 	met *a2aserver.Metrics, log *zap.Logger) (*outbox.Outbox, func(), error) {
 	pb, ok := backend.(store.PushBackend)
 	if !ok {

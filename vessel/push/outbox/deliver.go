@@ -29,7 +29,7 @@ const (
 	DeliveryIDHeader = "X-Vessel-Delivery-Id"
 	// AttemptHeader counts attempts from 1.
 	AttemptHeader = "X-Vessel-Delivery-Attempt"
-	// SignatureHeader is a detached JWS over the body (cardsig.SignPush),
+	// SignatureHeader is a detached JWS over the body (cardsign.Keys.SignPush),
 	// bound to the webhook URL, task, delivery id and time of the attempt.
 	SignatureHeader = "X-Vessel-Signature"
 )
@@ -42,7 +42,7 @@ var ErrPermanent = errors.New("permanent push delivery failure")
 type Deliverer struct {
 	direct, egress *http.Client
 	// Sign, when set, signs each attempt's body for its webhook URL, task,
-	// delivery id and time (cardsig.Keys.SignPush).
+	// delivery id and time (cardsign.Keys.SignPush).
 	Sign func(body []byte, c cardsig.PushClaims) (string, error)
 	// UserAgent names the vessel.
 	UserAgent string

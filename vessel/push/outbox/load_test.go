@@ -16,7 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -79,8 +79,8 @@ func newRigSnooze(tb testing.TB, workers int, snooze time.Duration) *rig {
 	tb.Cleanup(func() { b.Close() })
 	r.tasks = b.Agent("a")
 	r.pushes = b.(store.PushBackend).PushConfigs("a")
-	raw, _ := cardsig.Generate()
-	keys, err := cardsig.ParseKeys(raw)
+	raw, _ := cardsign.Generate()
+	keys, err := cardsign.ParseKeys(raw)
 	if err != nil {
 		tb.Fatal(err)
 	}

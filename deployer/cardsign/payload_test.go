@@ -1,15 +1,16 @@
-package cardsig
+package cardsign
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 )
 
 // A push signature carries its binding in the protected header, as a
@@ -31,7 +32,7 @@ func TestSignPushBinding(t *testing.T) {
 	}
 	body := []byte(`{"statusUpdate":{"taskId":"t1"}}`)
 	at := time.Unix(1_800_000_000, 0)
-	c := PushClaims{Audience: "https://app.internal:8443/hooks/a", TaskID: "t1", DeliveryID: "d1", IssuedAt: at}
+	c := cardsig.PushClaims{Audience: "https://app.internal:8443/hooks/a", TaskID: "t1", DeliveryID: "d1", IssuedAt: at}
 	sig, err := k.SignPush(body, c)
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +46,8 @@ func TestSignPushBinding(t *testing.T) {
 	if err := json.Unmarshal(hb, &hdr); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"alg": "ES256", "typ": PushType, "kid": k.KeyID(), "aud": c.Audience,
-		"iat": float64(at.Unix()), DeliveryHeader: "d1", TaskHeader: "t1"}
+	want := map[string]any{"alg": "ES256", "typ": cardsig.PushType, "kid": k.KeyID(), "aud": c.Audience,
+		"iat": float64(at.Unix()), cardsig.DeliveryHeader: "d1", cardsig.TaskHeader: "t1"}
 	if len(hdr) != len(want) {
 		t.Fatalf("header %v", hdr)
 	}
@@ -61,21 +62,21 @@ func TestSignPushBinding(t *testing.T) {
 	if got, err := jws.Verify([]byte(attached), jws.WithKeySet(pub, jws.WithRequireKid(true))); err != nil || string(got) != string(body) {
 		t.Fatalf("attached verify: %q %v", got, err)
 	}
-	h, err := VerifyPush(sig, body, pub)
+	h, err := cardsig.VerifyPush(sig, body, pub)
 	if err != nil || h.PushClaims != c || h.KeyID != k.KeyID() {
 		t.Fatalf("verify: %+v %v", h, err)
 	}
-	if _, err := VerifyPush(sig, append(body, ' '), pub); !errors.Is(err, ErrBadPush) {
+	if _, err := cardsig.VerifyPush(sig, append(body, ' '), pub); !errors.Is(err, cardsig.ErrBadPush) {
 		t.Fatalf("changed body: %v", err)
 	}
 	other, _ := Generate()
 	ok, _ := ParseKeys(other)
 	oj, _ := ok.JWKS()
 	oset, _ := jwk.Parse(oj)
-	if _, err := VerifyPush(sig, body, oset); !errors.Is(err, ErrUnknownKey) {
+	if _, err := cardsig.VerifyPush(sig, body, oset); !errors.Is(err, cardsig.ErrUnknownKey) {
 		t.Fatalf("another set: %v", err)
 	}
-	for _, miss := range []PushClaims{
+	for _, miss := range []cardsig.PushClaims{
 		{TaskID: "t1", DeliveryID: "d1", IssuedAt: at},
 		{Audience: "u", DeliveryID: "d1", IssuedAt: at},
 		{Audience: "u", TaskID: "t1", IssuedAt: at},
