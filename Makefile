@@ -96,6 +96,9 @@ lint: fmt vet staticcheck versions
 
 versions:
 	@./deploy/check-versions.sh $(MODULES)
+	@# applications get plain upstream a2a-go through vessel/client, so its tests must too
+	@r=$$(cd vessel/client && GOWORK=off go list -m -f '{{.Replace}}' github.com/a2aproject/a2a-go/v2); \
+	if [ "$$r" != "<nil>" ]; then echo "vessel/client replaces a2a-go ($$r): it must use plain upstream"; exit 1; fi
 
 fmt:
 	@out=$$(git ls-files -co --exclude-standard '*.go' | xargs -r gofmt -l); \
