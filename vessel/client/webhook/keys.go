@@ -144,7 +144,7 @@ func (c *KeyCache) Err() error { return c.cache.Err() }
 func (c *KeyCache) KeySet(ctx context.Context, kid string) (jwk.Set, error) {
 	set, err := c.cache.KeysFor(ctx, kid)
 	if err != nil {
-		return nil, fmt.Errorf("no key set from %s yet: %w", c.url, err)
+		return nil, fmt.Errorf("key set from %s: %w", c.url, err) // err says "no key set yet"
 	}
 	return set, nil
 }
