@@ -139,6 +139,7 @@ func (v *validator) run() {
 	v.searchEngines()
 	v.telemetry()
 	agents := v.agents()
+	v.routes()
 	v.budgets(agents)
 	v.apps(agents)
 	v.issuers(agents)
@@ -238,11 +239,16 @@ func (v *validator) egress() {
 	if e.UpstreamURL == "" {
 		c.add("egress.upstream_url", "required: the OpenAI-compatible model endpoint, e.g. \"env:VESSEL_UPSTREAM_MODEL_URL\"")
 	} else if v.resolve("egress.upstream_url", &e.UpstreamURL) {
-		if msg := checkURL(e.UpstreamURL, !e.AllowHTTPUpstream); msg != "" {
-			if strings.HasPrefix(e.UpstreamURL, "http://") {
-				msg += "; set allow_http_upstream = true to allow plain HTTP"
+		// The egress's own check (ResolveRoute): what it would refuse at
+		// start is refused here, with the line.
+		_, ps := ResolveRoute(DefaultRoute, e.defaultRoute(), true)
+		for _, p := range ps {
+			switch p.Key {
+			case "url":
+				c.add("egress.upstream_url", "%s", strings.Replace(p.Msg, "allow_http = true (allow_http_upstream for [egress])", "allow_http_upstream = true", 1))
+			case "auth":
+				c.add("egress.upstream_auth", "%s", p.Msg)
 			}
-			c.add("egress.upstream_url", "%s", msg)
 		}
 	}
 	for i, s := range e.AllowCIDRs {
