@@ -28,6 +28,7 @@ type Record struct {
 	User       string    `json:"user"`  // the end user within the app
 	Agent      string    `json:"agent"`
 	Model      string    `json:"model"`
+	Route      string    `json:"route,omitempty"` // the model route ([models]; "default" for [egress] upstream_url)
 	Status     string    `json:"status"`
 	TokensIn   int64     `json:"tokens_in"`
 	TokensOut  int64     `json:"tokens_out"`

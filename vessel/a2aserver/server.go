@@ -362,9 +362,13 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
+	shape, err := newAnswerShape(a.Manifest.Model.ResponseFormat)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
 	met := s.cfg.Metrics.forAgent(a.ID, a.Manifest.Model.Name)
 	ag.exec = &executor{
-		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String(telemetry.FieldAgent, a.ID)), met: met,
+		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String(telemetry.FieldAgent, a.ID)), met: met, shape: shape,
 		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, ModelSettings: settings, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
 			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
 			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
