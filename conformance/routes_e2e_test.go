@@ -111,6 +111,7 @@ func TestLocalStackTwoRoutes(t *testing.T) {
 			t.Errorf("%s: went through the classic route: %v, want %v", c.agent, got, c.viaFront)
 		}
 	}
+	t.Logf("classic route served %d requests; stack at %s", served.Load(), info.URL)
 	if n := refused.Load(); n != 0 {
 		t.Errorf("the classic front refused %d requests of the wrong shape", n)
 	}
