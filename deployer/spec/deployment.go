@@ -236,21 +236,7 @@ func lastAddr(p netip.Prefix) netip.Addr {
 
 func (v *validator) egress() {
 	c, e := v.c, &v.d.Egress
-	if e.UpstreamURL == "" {
-		c.add("egress.upstream_url", "required: the OpenAI-compatible model endpoint, e.g. \"env:VESSEL_UPSTREAM_MODEL_URL\"")
-	} else if v.resolve("egress.upstream_url", &e.UpstreamURL) {
-		// The egress's own check (ResolveRoute): what it would refuse at
-		// start is refused here, with the line.
-		_, ps := ResolveRoute(DefaultRoute, e.defaultRoute(), true)
-		for _, p := range ps {
-			switch p.Key {
-			case "url":
-				c.add("egress.upstream_url", "%s", strings.Replace(p.Msg, "allow_http = true (allow_http_upstream for [egress])", "allow_http_upstream = true", 1))
-			case "auth":
-				c.add("egress.upstream_auth", "%s", p.Msg)
-			}
-		}
-	}
+	v.upstream()
 	for i, s := range e.AllowCIDRs {
 		if _, err := netip.ParsePrefix(s); err != nil {
 			c.add(fmt.Sprintf("egress.allow_cidrs[%d]", i), "invalid CIDR %q; want e.g. 10.20.0.0/16", s)

@@ -104,42 +104,14 @@ func CheckRouteName(name string) string {
 // ResolveRoute checks a route whose URL is resolved (no env: left) and
 // whose key, when hasKey, is present. It is the one check of both
 // `validate` and the egress, so validate refuses exactly what the egress
-// would refuse at start. The key's variable is checked only when keyEnv
-// is non-empty (the default route's key has a fixed variable).
+// would refuse at start.
 func ResolveRoute(name string, r ModelRoute, hasKey bool) (*ResolvedRoute, []RouteProblem) {
 	var ps []RouteProblem
 	add := func(key, format string, args ...any) {
 		ps = append(ps, RouteProblem{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	out := &ResolvedRoute{Name: name, Query: url.Values{}, Headers: http.Header{}}
-	u, err := url.Parse(strings.TrimSpace(r.URL))
-	switch {
-	case r.URL == "":
-		add("url", "required: the OpenAI-compatible base URL, e.g. https://api.example.com/v1")
-	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
-		add("url", "invalid URL %q; want https://host/path", r.URL)
-	case u.Scheme == "http" && !r.AllowHTTP:
-		add("url", "%s is plain HTTP; allow it with allow_http = true (allow_http_upstream for [egress])", u.Redacted())
-	case u.User != nil:
-		add("url", "the URL must not carry credentials; name the key with key = \"env:NAME\"")
-	case u.Fragment != "":
-		add("url", "the URL must not carry a fragment")
-	default:
-		q, err := url.ParseQuery(u.RawQuery)
-		if err != nil {
-			add("url", "the URL's query does not parse: %v", err)
-		}
-		for k, vs := range q {
-			for _, v := range vs {
-				out.Query.Add(k, v)
-			}
-		}
-		b := *u
-		b.RawQuery, b.ForceQuery = "", false
-		b.Path = strings.TrimSuffix(b.Path, "/")
-		b.RawPath = ""
-		out.Base = &b
-	}
+	out.Base = resolveURL(r, out.Query, add)
 	for _, k := range slices.Sorted(maps.Keys(r.Query)) {
 		switch {
 		case k == "":
@@ -165,19 +137,57 @@ func ResolveRoute(name string, r ModelRoute, hasKey bool) (*ResolvedRoute, []Rou
 		}
 		out.Headers.Set(h, r.Headers[h])
 	}
-	out.Auth = r.Auth
+	out.Auth = resolveAuth(r, hasKey, add)
+	return out, ps
+}
+
+// resolveURL checks r's URL and moves its query into q; nil when refused.
+func resolveURL(r ModelRoute, q url.Values, add func(key, format string, args ...any)) *url.URL {
+	u, err := url.Parse(strings.TrimSpace(r.URL))
+	switch {
+	case r.URL == "":
+		add("url", "required: the OpenAI-compatible base URL, e.g. https://api.example.com/v1")
+	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
+		add("url", "invalid URL %q; want https://host/path", r.URL)
+	case u.Scheme == "http" && !r.AllowHTTP:
+		add("url", "%s is plain HTTP; allow it with allow_http = true (allow_http_upstream for [egress])", u.Redacted())
+	case u.User != nil:
+		add("url", "the URL must not carry credentials; name the key with key = \"env:NAME\"")
+	case u.Fragment != "":
+		add("url", "the URL must not carry a fragment")
+	default:
+		uq, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			add("url", "the URL's query does not parse: %v", err)
+		}
+		for k, vs := range uq {
+			q[k] = append(q[k], vs...)
+		}
+		b := *u
+		b.RawQuery, b.ForceQuery = "", false
+		b.Path = strings.TrimSuffix(b.Path, "/")
+		b.RawPath = ""
+		return &b
+	}
+	return nil
+}
+
+// resolveAuth checks r's auth style against its key; the style in use.
+func resolveAuth(r ModelRoute, hasKey bool, add func(key, format string, args ...any)) string {
+	named := r.Key != "" || r.KeyEnv != ""
+	auth := r.Auth
 	switch r.Auth {
 	case "":
-		out.Auth = AuthNone
-		if hasKey || r.Key != "" || r.KeyEnv != "" {
-			out.Auth = AuthBearer
+		auth = AuthNone
+		if hasKey || named {
+			auth = AuthBearer
 		}
 	case AuthBearer, AuthAPIKey:
-		if !hasKey && r.Key == "" && r.KeyEnv == "" {
+		if !hasKey && !named {
 			add("auth", "auth %q sends a key; name it with key = \"env:NAME\"", r.Auth)
 		}
 	case AuthNone:
-		if r.Key != "" || r.KeyEnv != "" {
+		if named {
 			add("key", "auth = \"none\" sends no key; remove key or choose auth bearer or api-key")
 		}
 	default:
@@ -190,7 +200,7 @@ func ResolveRoute(name string, r ModelRoute, hasKey bool) (*ResolvedRoute, []Rou
 			add("key", "%s is one of the egress's own settings; name another variable", name)
 		}
 	}
-	return out, ps
+	return auth
 }
 
 // hopHeaders are the headers a route may not set: hop-by-hop ones, the
@@ -264,6 +274,29 @@ func (v *validator) routes() {
 		}
 		if _, ok := v.d.Models[a.ModelRoute]; !ok {
 			v.c.add(fmt.Sprintf("agents[%d].model_route", i), "unknown route %q; define [models.%s] or leave model_route out for [egress] upstream_url", a.ModelRoute, a.ModelRoute)
+		}
+	}
+}
+
+// upstream checks [egress] upstream_url and upstream_auth as the route
+// "default", with the egress's own check (ResolveRoute): what it would
+// refuse at start is refused here, with the line.
+func (v *validator) upstream() {
+	e := &v.d.Egress
+	if e.UpstreamURL == "" {
+		v.c.add("egress.upstream_url", "required: the OpenAI-compatible model endpoint, e.g. \"env:VESSEL_UPSTREAM_MODEL_URL\"")
+		return
+	}
+	if !v.resolve("egress.upstream_url", &e.UpstreamURL) {
+		return
+	}
+	_, ps := ResolveRoute(DefaultRoute, e.defaultRoute(), true)
+	for _, p := range ps {
+		switch p.Key {
+		case "url":
+			v.c.add("egress.upstream_url", "%s", strings.Replace(p.Msg, "allow_http = true (allow_http_upstream for [egress])", "allow_http_upstream = true", 1))
+		case "auth":
+			v.c.add("egress.upstream_auth", "%s", p.Msg)
 		}
 	}
 }
