@@ -376,8 +376,17 @@ func CheckRouteKeys(d *Deployment, env Env) error {
 			c.add("models."+n+".key", "%s (the key of route %s, read by the egress)", missing(env, r.KeyEnv), n)
 		}
 	}
+	if a := d.Egress.UpstreamAuth; a == AuthBearer || a == AuthAPIKey {
+		// The default route's key is the operator's VESSEL_MODEL_KEY.
+		if v, ok := env(ModelKeyVar); !ok || strings.TrimSpace(v) == "" {
+			c.add("egress.upstream_auth", "%s (upstream_auth %q sends the model key)", missing(env, ModelKeyVar), a)
+		}
+	}
 	if len(errs) > 0 {
 		return errs
 	}
 	return nil
 }
+
+// ModelKeyVar is the operator's variable holding the default route's key.
+const ModelKeyVar = "VESSEL_MODEL_KEY"

@@ -84,6 +84,11 @@ func TestRoutesLoaded(t *testing.T) {
 	if err := CheckRouteKeys(d, envOf(map[string]string{"AZURE_KEY": "k", "AZURE_V1_KEY": "k2"})); err != nil {
 		t.Errorf("keys set: %v", err)
 	}
+	d.Egress.UpstreamAuth = AuthAPIKey
+	if err := CheckRouteKeys(d, envOf(map[string]string{"AZURE_KEY": "k", "AZURE_V1_KEY": "k2"})); err == nil ||
+		!strings.Contains(err.Error(), "egress.upstream_auth: environment variable VESSEL_MODEL_KEY is not set") {
+		t.Errorf("default route key: %v", err)
+	}
 }
 
 // TestRoutesRefusedWithLine: each refusal names the file, the line of the
