@@ -65,12 +65,11 @@ const (
 
 // Bounds of a route's extras.
 const (
-	MaxRoutes           = 32
-	MaxRouteQuery       = 16
-	MaxRouteHeaders     = 16
-	MaxRouteValueBytes  = 1024
-	routeNameMaxLen     = 32
-	routeKeyEnvReserved = "VESSEL_EGRESS_"
+	MaxRoutes          = 32
+	MaxRouteQuery      = 16
+	MaxRouteHeaders    = 16
+	MaxRouteValueBytes = 1024
+	routeNameMaxLen    = 32
 )
 
 var routeNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
@@ -196,11 +195,19 @@ func resolveAuth(r ModelRoute, hasKey bool, add func(key, format string, args ..
 	if r.Key != "" {
 		if name, ok := strings.CutPrefix(r.Key, "env:"); !ok || !envNamePattern.MatchString(name) {
 			add("key", "want key = \"env:NAME\": the egress reads the key from variable NAME; a key is never written in this file")
-		} else if strings.HasPrefix(name, routeKeyEnvReserved) {
+		} else if reservedKeyVar(name) {
 			add("key", "%s is one of the egress's own settings; name another variable", name)
 		}
 	}
 	return auth
+}
+
+// reservedKeyVar reports whether a route's key may not come from the
+// variable name: the egress's own settings, which the key would replace in
+// its environment.
+func reservedKeyVar(name string) bool {
+	return strings.HasPrefix(name, "VESSEL_EGRESS_") || strings.HasPrefix(name, "VESSEL_UPSTREAM_") ||
+		strings.HasPrefix(name, "OTEL_") || name == "GOMEMLIMIT"
 }
 
 // hopHeaders are the headers a route may not set: hop-by-hop ones, the
