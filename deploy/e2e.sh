@@ -125,6 +125,14 @@ printf '%s\n' "" "[[apps]]" 'id = "e2e-narrow"' 'key_sha256 = "env:E2E_NARROW_AP
 printf 'E2E_NARROW_APP_KEY=%s\nE2E_NARROW_APP_KEY_SHA256=%s\n' "$narrow_key" "$(printf '%s' "$narrow_key" | sha256sum | cut -d' ' -f1)" >>"$dep/.env"
 # The scripted model speaks plain HTTP on the outside network.
 sed -i -E 's/^(upstream_url *=.*)$/\1\nallow_http_upstream = true/' "$dep/deployment.toml"
+# A second model route, Azure classic in shape (api-version query, key in an api-key header), served by
+# the scripted model as well: field-guide-reader's turns take it (docs/models.md); its key reaches the
+# egress alone (verify.py).
+sed -i -E '0,/^id = "field-guide-reader"$/s//&\nmodel_route = "classic"/' "$dep/deployment.toml"
+grep -q '^model_route = "classic"$' "$dep/deployment.toml" || die "deployment.toml has no field-guide-reader agent for the second model route"
+printf '%s\n' "" "[models.classic]" 'url = "http://scripted-model:8080/v1?api-version=2024-10-21"' \
+	'key = "env:E2E_CLASSIC_MODEL_KEY"' 'auth = "api-key"' 'allow_http = true' >>"$dep/deployment.toml"
+printf 'E2E_CLASSIC_MODEL_KEY=e2e-classic-%s\n' "$(rand)" >>"$dep/.env"
 if [[ $project != astralvessel ]]; then
 	# A second project on one host needs its own name and front network.
 	sed -i -E "s/^(project *= *).*/\1\"$project\"/; s/^(front_subnet *= *).*/\1\"172.31.248.0\/24\"/; s/^(front_address *= *).*/\1\"172.31.248.10\"/" "$dep/deployment.toml"
@@ -380,6 +388,7 @@ prom_expect "vessel tool calls" 'sum(vessel_tool_calls_total)' 30 || failed=1
 prom_expect "sandboxd calls" 'sum(sandboxd_calls_total)' 30 || failed=1
 prom_expect "egress model requests" 'sum(egress_model_requests_total{source="forwarded"})' 30 || failed=1
 prom_expect "egress model tokens by agent" 'sum(egress_model_tokens_total{agent!~"unknown|invalid|other"})' 30 || failed=1
+prom_expect "egress model requests on the second route" 'sum(egress_model_requests_total{route="classic",source="forwarded"})' 30 || failed=1
 prom_expect "egress decisions" 'sum(egress_proxy_decisions_total{decision="deny"})' 30 || failed=1
 
 step "usage and audit"

@@ -451,6 +451,10 @@ def secrets(dep, rep, env):
     if mk:
         items.append(("the model key", mk, {"egress"}))
     for k, v in env.items():
+        # The keys of [models] routes (docs/models.md): the egress's alone, as the model key.
+        if k.endswith("_MODEL_KEY") and k not in ("VESSEL_MODEL_KEY", "VESSEL_UPSTREAM_MODEL_KEY") and v:
+            items.append((f"model route key {k}", v, {"egress"}))
+    for k, v in env.items():
         if k.endswith("APP_KEY") and v:
             items.append((f"app key {k}", v, set()))
             digest = hashlib.sha256(v.encode()).hexdigest()

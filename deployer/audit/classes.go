@@ -143,6 +143,7 @@ type Decision struct {
 	Port     int
 	Task     string
 	Kind     string // "proxy" or "model"
+	Route    string // a model request's route ([models]); empty for the proxy
 	Time     time.Time
 	Protocol string // "tcp"
 }
@@ -157,6 +158,9 @@ func NetworkActivity(d *Decision) *Event {
 		ActionID:       1, Action: "Allowed", DispositionID: 1, Disposition: "Allowed",
 		Device:   hostDevice(),
 		Unmapped: map[string]any{"method": d.Method, "kind": d.Kind},
+	}
+	if d.Route != "" {
+		e.Unmapped["route"] = d.Route
 	}
 	e.Metadata.CorrelationUID = d.Task
 	switch {

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -170,10 +171,16 @@ func (g *gen) checkEnvRefs() error {
 		fields = append(fields, f)
 	}
 	sort.Strings(fields)
+	routeKeys := g.d.RouteKeyVars()
 	for _, f := range fields {
 		name := g.d.EnvRefs[f]
 		if slices.Contains(modelKeyVars, name) {
 			return fmt.Errorf("compose: %s refers to env:%s, the model key, which only the egress may hold; the vessel would be given it", f, name)
+		}
+		for _, r := range slices.Sorted(maps.Keys(routeKeys)) {
+			if routeKeys[r] == name {
+				return fmt.Errorf("compose: %s refers to env:%s, the key of model route %s, which only the egress may hold; the vessel would be given it", f, name, r)
+			}
 		}
 	}
 	return nil
@@ -445,6 +452,16 @@ func (g *gen) egress() (*service, error) {
 	}
 	if e.AllowHTTPUpstream {
 		s.Environment["VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM"] = "1"
+	}
+	if e.UpstreamAuth != "" {
+		s.Environment["VESSEL_UPSTREAM_MODEL_AUTH"] = e.UpstreamAuth
+	}
+	if routes := g.d.EncodeRoutes(); routes != "" {
+		s.Environment["VESSEL_EGRESS_ROUTES"] = escape(routes)
+		// Each route's key comes from the operator's .env, and only here.
+		for _, name := range g.d.RouteKeyVars() {
+			s.Environment[name] = "${" + name + "}"
+		}
 	}
 	if g.d.Budgets.Any() {
 		s.Environment["VESSEL_EGRESS_BUDGETS"] = escape(g.d.Budgets.Encode())

@@ -765,3 +765,47 @@ func TestOperatorTokenGenerated(t *testing.T) {
 		t.Fatalf("the vessel does not mount its operator token at %s: %v", path, v.Volumes)
 	}
 }
+
+// TestRouteKeysOnlyInEgress: each [models] route's key variable reaches
+// the egress alone (by name, as ${NAME} from the operator's .env); no
+// other service's environment, command or labels mention it, and the
+// routes the egress gets carry variable names, never a value.
+func TestRouteKeysOnlyInEgress(t *testing.T) {
+	extra := "[models.azure]\nurl = \"https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21\"\n" +
+		"key = \"env:AZURE_OPENAI_KEY\"\nauth = \"api-key\"\n[models.v1]\nurl = \"https://r.openai.azure.com/openai/v1\"\nkey = \"env:AZURE_V1_KEY\"\n"
+	d, src := twoAgents(t, extra, map[string]string{"AZURE_OPENAI_KEY": "az-real-1", "AZURE_V1_KEY": "az-real-2"})
+	f := composeOf(t, d, src)
+	out, err := yaml.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "az-real-") {
+		t.Fatal("a route key's value is in the Compose file")
+	}
+	for _, name := range keys(f.Services) {
+		s := f.Services[name]
+		b, _ := yaml.Marshal(s)
+		for _, v := range []string{"AZURE_OPENAI_KEY", "AZURE_V1_KEY"} {
+			if name == "egress" {
+				if s.Environment[v] != "${"+v+"}" {
+					t.Errorf("egress lacks %s: %v", v, s.Environment)
+				}
+				continue
+			}
+			if strings.Contains(string(b), v) {
+				t.Errorf("service %s mentions %s:\n%s", name, v, b)
+			}
+		}
+	}
+	routes, err := spec.ParseRoutes(strings.ReplaceAll(f.Services["egress"].Environment["VESSEL_EGRESS_ROUTES"], "$$", "$"))
+	if err != nil || routes["azure"].KeyEnv != "AZURE_OPENAI_KEY" || routes["azure"].Auth != "api-key" {
+		t.Errorf("egress routes %v, %v", routes, err)
+	}
+	// Naming a route's key variable elsewhere in the file would hand it
+	// to the vessel: refused.
+	d, src = twoAgents(t, extra+"[agents.services.records]\nurl = \"http://app:8000\"\nheaders = { \"X-Key\" = \"env:AZURE_V1_KEY\" }\n",
+		map[string]string{"AZURE_OPENAI_KEY": "az-real-1", "AZURE_V1_KEY": "az-real-2"})
+	if _, err := Generate(d, Options{OutDir: filepath.Dir(d.Path), SourceDir: src}); err == nil || !strings.Contains(err.Error(), "key of model route v1") {
+		t.Fatalf("route key named for the vessel: %v", err)
+	}
+}

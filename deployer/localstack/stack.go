@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -377,6 +378,9 @@ func (pl *plan) egressService() (service, error) {
 	if pl.d.Budgets.Any() {
 		vars["VESSEL_EGRESS_BUDGETS"] = pl.d.Budgets.Encode()
 	}
+	if err := pl.egressRoutes(vars); err != nil {
+		return service{}, err
+	}
 	maps.Copy(vars, tracingVars(pl.d, "egress", ""))
 	pl.vesselVars["VESSEL_EGRESS_PROXY"] = "http://" + proxyAddr
 	pl.egressModelAddr = modelAddr
@@ -492,8 +496,10 @@ func (pl *plan) vesselService(i int, sandboxArgs, agents []string) (service, err
 	} else {
 		vars["VESSEL_MODEL_BASE_URL"], vars["VESSEL_MODEL_KEY"] = egressModelURL(pl), pl.keys.egress
 	}
-	env := processEnv(operatorEnviron(pl.cfg.Env, pl.d), vars,
-		"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE", "VESSEL_OPERATOR_TOKEN")
+	drop := []string{"VESSEL_UPSTREAM_MODEL_KEY", "VESSEL_SANDBOX_MASTER_TOKEN_FILE", "VESSEL_MODEL_KEY_FILE", "VESSEL_OPERATOR_TOKEN"}
+	// The routes' keys are the egress's alone.
+	drop = append(drop, slices.Collect(maps.Values(pl.d.RouteKeyVars()))...)
+	env := processEnv(operatorEnviron(pl.cfg.Env, pl.d), vars, drop...)
 	url := "http://" + addr
 	args := append(vesselArgs(pl.vesselDep, addr, grpcAddr, sandboxArgs), "--metrics-listen", metricsAddr)
 	return service{

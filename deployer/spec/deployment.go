@@ -139,6 +139,7 @@ func (v *validator) run() {
 	v.searchEngines()
 	v.telemetry()
 	agents := v.agents()
+	v.routes()
 	v.budgets(agents)
 	v.apps(agents)
 	v.issuers(agents)
@@ -235,16 +236,7 @@ func lastAddr(p netip.Prefix) netip.Addr {
 
 func (v *validator) egress() {
 	c, e := v.c, &v.d.Egress
-	if e.UpstreamURL == "" {
-		c.add("egress.upstream_url", "required: the OpenAI-compatible model endpoint, e.g. \"env:VESSEL_UPSTREAM_MODEL_URL\"")
-	} else if v.resolve("egress.upstream_url", &e.UpstreamURL) {
-		if msg := checkURL(e.UpstreamURL, !e.AllowHTTPUpstream); msg != "" {
-			if strings.HasPrefix(e.UpstreamURL, "http://") {
-				msg += "; set allow_http_upstream = true to allow plain HTTP"
-			}
-			c.add("egress.upstream_url", "%s", msg)
-		}
-	}
+	v.upstream()
 	for i, s := range e.AllowCIDRs {
 		if _, err := netip.ParsePrefix(s); err != nil {
 			c.add(fmt.Sprintf("egress.allow_cidrs[%d]", i), "invalid CIDR %q; want e.g. 10.20.0.0/16", s)

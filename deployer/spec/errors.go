@@ -273,10 +273,11 @@ func fieldType(t reflect.Type, key []string) reflect.Type {
 }
 
 func tomlField(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+	// VisibleFields: the keys of an embedded struct (Model's
+	// RequestSettings) are the table's own.
+	for _, f := range reflect.VisibleFields(t) {
 		tag := strings.Split(f.Tag.Get("toml"), ",")[0]
-		if tag == name {
+		if !f.Anonymous && tag == name {
 			return f, true
 		}
 	}
@@ -296,9 +297,9 @@ func allowedKeys(root reflect.Type, table []string) string {
 		return ""
 	}
 	var keys []string
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("toml"), ",")[0]
-		if tag != "" && tag != "-" {
+	for _, f := range reflect.VisibleFields(t) {
+		tag := strings.Split(f.Tag.Get("toml"), ",")[0]
+		if !f.Anonymous && tag != "" && tag != "-" {
 			keys = append(keys, tag)
 		}
 	}

@@ -180,6 +180,7 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 	} else if m.Model.APIKey == "" {
 		c.add("model.api_key", `must not be empty; leave it out for the default %q`, DefaultAPIKey)
 	}
+	validateRequestSettings(c, &m.Model.RequestSettings)
 	if !c.set("model.max_steps") {
 		m.Model.MaxSteps = DefaultMaxSteps
 	} else if m.Model.MaxSteps < 1 || m.Model.MaxSteps > maxMaxSteps {

@@ -26,6 +26,10 @@ type Deployment struct {
 	Issuers   []Issuer  `toml:"issuers"`
 	Agents    []Agent   `toml:"agents"`
 
+	// Models are the named model routes ([models.<name>], routes.go);
+	// [egress] upstream_url is the route "default".
+	Models map[string]ModelRoute `toml:"models"`
+
 	// EnvRefs maps each field written as env:NAME (e.g. "apps[0].key_sha256")
 	// to NAME, so deploy can pass the same variables to the vessel.
 	EnvRefs map[string]string `toml:"-"`
@@ -63,6 +67,12 @@ type Egress struct {
 	UpstreamURL string `toml:"upstream_url"` // required; env: reference allowed
 	// AllowHTTPUpstream permits a plain-HTTP upstream (otherwise HTTPS only).
 	AllowHTTPUpstream bool `toml:"allow_http_upstream"`
+	// UpstreamAuth is how the egress sends VESSEL_MODEL_KEY upstream:
+	// bearer (default with a key), api-key or none, as a route's auth.
+	UpstreamAuth string `toml:"upstream_auth"`
+	// UpstreamTokenParam is the default route's token parameter name, as
+	// a route's token_param.
+	UpstreamTokenParam string `toml:"upstream_token_param"`
 	// AllowCIDRs and AllowHosts open the web proxy to extra destinations
 	// (an intranet site); they are logged at start.
 	AllowCIDRs []string `toml:"allow_cidrs"`
@@ -126,6 +136,9 @@ type Agent struct {
 	// Web is the agent's domain policy at the egress ([agents.web]); nil
 	// means no names policy (the egress's address checks still apply).
 	Web *Web `toml:"web"`
+	// ModelRoute names the [models] route of the agent's model requests;
+	// empty is [egress] upstream_url (the route "default").
+	ModelRoute string `toml:"model_route"`
 
 	// PackageDir is Package resolved to an absolute path.
 	PackageDir string `toml:"-"`
@@ -319,6 +332,8 @@ type Model struct {
 	// are not data.
 	FirstByteTimeoutSecs int `toml:"first_byte_timeout_seconds"`
 	IdleTimeoutSecs      int `toml:"idle_timeout_seconds"`
+	// RequestSettings are the request fields (settings.go).
+	RequestSettings
 }
 
 // Builtins is the [tools] table of vessel.toml: which built-in tools are on.

@@ -28,6 +28,7 @@ type Record struct {
 	User       string    `json:"user"`  // the end user within the app
 	Agent      string    `json:"agent"`
 	Model      string    `json:"model"`
+	Route      string    `json:"route,omitempty"` // the model route ([models]; "default" for [egress] upstream_url)
 	Status     string    `json:"status"`
 	TokensIn   int64     `json:"tokens_in"`
 	TokensOut  int64     `json:"tokens_out"`
@@ -88,15 +89,18 @@ const (
 	ByApp   Group = "app"
 	ByUser  Group = "user" // by owner: a user id means something only within its app
 	ByAgent Group = "agent"
+	// ByRoute sums by model route; records written before routes count
+	// as "default", the route they took.
+	ByRoute Group = "route"
 )
 
 // ParseGroup reads --by.
 func ParseGroup(s string) (Group, error) {
 	switch g := Group(s); g {
-	case ByApp, ByUser, ByAgent:
+	case ByApp, ByUser, ByAgent, ByRoute:
 		return g, nil
 	}
-	return "", fmt.Errorf("group %q: want app, user or agent", s)
+	return "", fmt.Errorf("group %q: want app, user, agent or route", s)
 }
 
 func (g Group) key(r *Record) string {
@@ -105,6 +109,11 @@ func (g Group) key(r *Record) string {
 		return r.App
 	case ByUser:
 		return r.Owner
+	case ByRoute:
+		if r.Route == "" {
+			return "default"
+		}
+		return r.Route
 	}
 	return r.Agent
 }

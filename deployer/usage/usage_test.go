@@ -43,7 +43,9 @@ func TestSummariseRotatedLogs(t *testing.T) {
 	// Outside the range below: before From and at To.
 	_ = rc.Record(rec("app1", "early", "alpha", "ok", -time.Hour, 1000, 1000))
 	_ = rc.Record(rec("app1", "late", "alpha", "ok", 24*time.Hour, 1000, 1000))
-	_ = rc.Record(rec("app1", "bob", "beta", "model_error", time.Minute, 7, 0))
+	onRoute := rec("app1", "bob", "beta", "model_error", time.Minute, 7, 0)
+	onRoute.Route = "azure"
+	_ = rc.Record(onRoute)
 	if err := rc.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +91,11 @@ func TestSummariseRotatedLogs(t *testing.T) {
 	s, _ = SummariseFiles([]string{path}, from, to, ByAgent)
 	if len(s.Rows) != 2 || s.Rows[1].Key != "beta" || s.Rows[1].Statuses["model_error"] != 1 {
 		t.Errorf("by agent: %+v", s.Rows)
+	}
+	// Records without a route (written before routes) took the default one.
+	s, _ = SummariseFiles([]string{path}, from, to, ByRoute)
+	if len(s.Rows) != 2 || s.Rows[0].Key != "azure" || s.Rows[0].Turns != 1 || s.Rows[1].Key != "default" || s.Rows[1].Turns != n {
+		t.Errorf("by route: %+v", s.Rows)
 	}
 	s, _ = SummariseFiles([]string{path}, from, to, ByUser)
 	if len(s.Rows) != 3 || s.Rows[0].Key != "app1/bob" {

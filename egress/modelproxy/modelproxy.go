@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -42,9 +43,15 @@ type Config struct {
 	// as base_url, e.g. https://api.example.com/v1). A request for
 	// /v1/<rest> is sent to Upstream + /<rest>.
 	Upstream string
-	// Key is the real model key, sent upstream as a bearer token. May be
+	// Key is the real model key, sent upstream as UpstreamAuth says. May be
 	// empty for upstreams that need none.
 	Key string
+	// UpstreamAuth is the default route's auth style (spec.AuthBearer,
+	// AuthAPIKey, AuthNone); empty is bearer with a key, none without.
+	UpstreamAuth string
+	// Routes are the named routes besides the default one (Upstream); a
+	// request picks one with spec.RouteHeader.
+	Routes []Route
 	// Token is what callers must present as "Authorization: Bearer".
 	Token string
 	// AllowHTTP permits a plain-HTTP upstream (local models, tests).
@@ -70,8 +77,8 @@ type Config struct {
 
 // Handler is the passthrough http.Handler.
 type Handler struct {
-	base      *url.URL
-	key       string
+	routes    map[string]*route // by name; spec.DefaultRoute is Upstream
+	def       *route
 	tokenHash [32]byte
 	rp        *httputil.ReverseProxy
 	log       *zap.Logger
@@ -86,24 +93,25 @@ func New(c Config) (*Handler, error) {
 	if c.Token == "" {
 		return nil, errors.New("modelproxy: an egress token is required")
 	}
-	u, err := url.Parse(strings.TrimSpace(c.Upstream))
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("modelproxy: upstream URL %q is not an absolute URL", c.Upstream)
-	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !c.AllowHTTP {
-			return nil, fmt.Errorf("modelproxy: upstream %s is plain HTTP; set VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM=1 to allow it", u.Redacted())
+	def, err := newRoute(spec.DefaultRoute, spec.ModelRoute{URL: c.Upstream, Auth: c.UpstreamAuth, AllowHTTP: c.AllowHTTP}, c.Key)
+	if err != nil {
+		if strings.Contains(err.Error(), "plain HTTP") {
+			err = fmt.Errorf("%w (VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM=1 allows it)", err)
 		}
-	default:
-		return nil, fmt.Errorf("modelproxy: upstream scheme %q is not http(s)", u.Scheme)
+		return nil, err
 	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("modelproxy: upstream URL must not carry credentials, a query or a fragment")
+	routes := map[string]*route{spec.DefaultRoute: def}
+	for _, r := range c.Routes {
+		if msg := spec.CheckRouteName(r.Name); msg != "" {
+			return nil, fmt.Errorf("modelproxy: %s", msg)
+		}
+		if _, dup := routes[r.Name]; dup {
+			return nil, fmt.Errorf("modelproxy: route %s is named twice", r.Name)
+		}
+		if routes[r.Name], err = newRoute(r.Name, r.Route, r.Key); err != nil {
+			return nil, err
+		}
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -113,7 +121,7 @@ func New(c Config) (*Handler, error) {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
+	h := &Handler{routes: routes, def: def, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
 	if c.Budgets.Any() {
 		h.ledger = newLedger(c.Budgets, c.Now)
 	}
@@ -140,8 +148,8 @@ func New(c Config) (*Handler, error) {
 	return h, nil
 }
 
-// Upstream returns the upstream base URL for start-up logs.
-func (h *Handler) Upstream() string { return h.base.String() }
+// Upstream returns the default route's base URL for start-up logs.
+func (h *Handler) Upstream() string { return h.def.Base.String() }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/health" || !telemetry.TracingOn() {
@@ -166,6 +174,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong egress token")
 		return
 	}
+	rt, ok := h.pickRoute(r)
+	if !ok {
+		h.logReq(r, http.StatusBadRequest, start, "unknown route")
+		writeError(w, http.StatusBadRequest, "unknown_route", fmt.Sprintf("route %q (%s) is not configured at the egress; configured: %s",
+			truncate(r.Header.Get(spec.RouteHeader), 64), spec.RouteHeader, strings.Join(h.Routes(), ", ")))
+		return
+	}
+	r = r.WithContext(withRoute(r.Context(), rt))
 	if r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
 		h.logReq(r, http.StatusNotFound, start, "path outside /v1")
 		writeError(w, http.StatusNotFound, "not_found", "only /v1/... is forwarded")
@@ -212,7 +228,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	h.rp.ServeHTTP(sw, r)
 	class := statusClass(sw.code())
-	h.met.requests.WithLabelValues(class, "forwarded").Inc()
+	h.met.requests.WithLabelValues(class, "forwarded", rt.Name).Inc()
 	h.met.duration.WithLabelValues(class).Observe(time.Since(start).Seconds())
 	h.logReq(r, sw.code(), start, "")
 }
@@ -283,19 +299,33 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	in := pr.In.URL
 	rest := strings.TrimPrefix(in.Path, "/v1")
 	out := pr.Out
-	out.URL.Scheme = h.base.Scheme
-	out.URL.Host = h.base.Host
-	out.URL.Path = h.base.Path + rest
+	rt := routeFrom(pr.In.Context())
+	if rt == nil {
+		rt = h.def
+	}
+	base := rt.Base
+	out.URL.Scheme = base.Scheme
+	out.URL.Host = base.Host
+	out.URL.Path = base.Path + rest
 	out.URL.RawPath = ""
 	out.URL.RawQuery = in.RawQuery
-	out.Host = h.base.Host
+	if len(rt.Query) > 0 {
+		// The route's parameters (Azure's api-version) win over the
+		// caller's of the same name.
+		q := in.Query()
+		maps.Copy(q, rt.Query)
+		out.URL.RawQuery = q.Encode()
+	}
+	out.Host = base.Host
 	// The caller's credentials never travel on; the model key replaces them.
 	// Nor does the turn's task id, which is for the egress's log only.
 	out.Header.Del(telemetry.TaskIDHeader)
 	telemetry.StripTraceHeaders(out.Header) // the trace is the deployment's own
 	out.Header.Del(telemetry.AgentHeader)
 	out.Header.Del(telemetry.OwnerHeader)
+	out.Header.Del(spec.RouteHeader)
 	out.Header.Del("Authorization")
+	out.Header.Del("Api-Key")
 	out.Header.Del("Proxy-Authorization")
 	out.Header.Del("Cookie")
 	// The caller's Accept-Encoding would make the transport hand over the
@@ -303,9 +333,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	// token counts) and the key scrubbing must read plain bytes, so the
 	// transport asks for gzip itself and decompresses.
 	out.Header.Del("Accept-Encoding")
-	if h.key != "" {
-		out.Header.Set("Authorization", "Bearer "+h.key)
-	}
+	rt.authorize(out.Header)
 	// Do not leak the internal network layout upstream.
 	out.Header.Del("Forwarded")
 	out.Header.Del("X-Forwarded-For")
@@ -321,23 +349,22 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 func (h *Handler) scrubResponse(resp *http.Response) error {
 	if resp.StatusCode == http.StatusOK && resp.Body != nil {
 		agent := agentFrom(resp.Request.Context())
+		rl := routeLabel(routeFrom(resp.Request.Context()))
 		ur := newUsageReader(resp.Body, resp.Header.Get("Content-Type"), func(in, out int64) {
-			h.met.tokens.WithLabelValues(agent, "in").Add(float64(in))
-			h.met.tokens.WithLabelValues(agent, "out").Add(float64(out))
+			h.met.tokens.WithLabelValues(agent, "in", rl).Add(float64(in))
+			h.met.tokens.WithLabelValues(agent, "out", rl).Add(float64(out))
 		})
 		if wh, ok := resp.Request.Context().Value(whoKey{}).(who); ok && h.ledger != nil {
-			ur.report = h.spend(wh)
+			ur.report = h.spend(wh, rl)
 		}
 		resp.Body = ur
 	}
-	if h.key == "" {
+	if !h.anyKey() {
 		return nil
 	}
 	for k, vs := range resp.Header {
 		for i, v := range vs {
-			if strings.Contains(v, h.key) {
-				resp.Header[k][i] = strings.ReplaceAll(v, h.key, "[redacted]")
-			}
+			resp.Header[k][i] = h.redact(v)
 		}
 	}
 	if resp.StatusCode < 400 {
@@ -348,7 +375,7 @@ func (h *Handler) scrubResponse(resp *http.Response) error {
 	if err != nil {
 		return fmt.Errorf("modelproxy: read upstream error body: %w", err)
 	}
-	body = bytes.ReplaceAll(body, []byte(h.key), []byte("[redacted]"))
+	body = h.redactBytes(body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
@@ -368,23 +395,21 @@ func (h *Handler) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 		w.WriteHeader(499)
 		return
 	}
+	rt := routeFrom(r.Context())
+	if rt == nil {
+		rt = h.def
+	}
 	h.log.Warn("model upstream unreachable",
-		zap.String("upstream", h.base.Host),
+		zap.String("route", rt.Name), zap.String("upstream", rt.Base.Host),
 		zap.String("error", h.redact(err.Error())))
 	writeError(w, http.StatusBadGateway, "upstream_unavailable",
 		"the model endpoint behind the egress did not answer")
 }
 
-func (h *Handler) redact(s string) string {
-	if h.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, h.key, "[redacted]")
-}
-
 func (h *Handler) logReq(r *http.Request, status int, start time.Time, note string) {
+	rt := routeFrom(r.Context())
 	if note != "" {
-		h.met.requests.WithLabelValues(statusClass(status), "refused").Inc()
+		h.met.requests.WithLabelValues(statusClass(status), "refused", routeLabel(rt)).Inc()
 	}
 	fields := []zap.Field{
 		zap.String("method", r.Method),
@@ -398,24 +423,24 @@ func (h *Handler) logReq(r *http.Request, status int, start time.Time, note stri
 	if a := r.Header.Get(telemetry.AgentHeader); a != "" {
 		fields = append(fields, zap.String(telemetry.FieldAgent, telemetry.CleanTaskID(a)))
 	}
+	if rt != nil {
+		fields = append(fields, zap.String("route", rt.Name))
+	}
 	if note != "" {
 		fields = append(fields, zap.String("note", note))
 	}
 	h.log.Info("model request", fields...)
 	if h.audit != nil {
-		port, _ := strconv.Atoi(h.base.Port())
-		if port == 0 {
-			port = 443
-			if h.base.Scheme == "http" {
-				port = 80
-			}
+		dst := rt
+		if dst == nil {
+			dst = h.def
 		}
 		reason := "forwarded"
 		if note != "" {
 			reason = note
 		}
 		ev := audit.NetworkActivity(&audit.Decision{Allow: note == "", Failed: status == http.StatusBadGateway, Reason: reason,
-			Method: r.Method, Remote: r.RemoteAddr, Host: h.base.Hostname(), Port: port,
+			Method: r.Method, Remote: r.RemoteAddr, Host: dst.Base.Hostname(), Port: dst.port(), Route: routeLabel(rt),
 			Task: telemetry.CleanTaskID(r.Header.Get(telemetry.TaskIDHeader)), Kind: "model", Time: time.Now()})
 		if err := h.audit.Emit(ev); err != nil {
 			h.log.Warn("audit event not written", zap.Error(err))
@@ -479,7 +504,7 @@ type whoKey struct{}
 // comes (a running total is charged by its growth), and cuts a stream
 // whose usage goes past a ceiling with an SSE error event (when canCut:
 // something of the answer is still to come).
-func (h *Handler) spend(wh who) func(in, out int64, canCut bool) []byte {
+func (h *Handler) spend(wh who, route string) func(in, out int64, canCut bool) []byte {
 	var charged int64
 	return func(in, out int64, canCut bool) []byte {
 		total := in + out
@@ -492,7 +517,7 @@ func (h *Handler) spend(wh who) func(in, out int64, canCut bool) []byte {
 		h.met.cuts.WithLabelValues(o.scope).Inc()
 		h.log.Warn("model answer cut: token budget exceeded", zap.String("scope", o.scope),
 			zap.Int64("used", o.used), zap.Int64("limit", o.limit),
-			zap.String(telemetry.FieldTask, wh.turn), zap.String(telemetry.FieldAgent, wh.agent))
+			zap.String(telemetry.FieldTask, wh.turn), zap.String(telemetry.FieldAgent, wh.agent), zap.String("route", route))
 		return budgetEvent(o.message(true))
 	}
 }
@@ -503,4 +528,15 @@ func (h *Handler) spend(wh who) func(in, out int64, canCut bool) []byte {
 func budgetEvent(msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "egress_error", "code": BudgetCode}})
 	return append(append([]byte("\ndata: "), b...), "\n\n"...)
+}
+
+// pickRoute is the route a request names (spec.RouteHeader), the default
+// route when it names none.
+func (h *Handler) pickRoute(r *http.Request) (*route, bool) {
+	name := r.Header.Get(spec.RouteHeader)
+	if name == "" {
+		return h.def, true
+	}
+	rt, ok := h.routes[name]
+	return rt, ok
 }

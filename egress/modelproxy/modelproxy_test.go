@@ -81,7 +81,7 @@ func TestConfigValidation(t *testing.T) {
 	if _, err := New(Config{Upstream: "https://model.test/v1"}); err == nil {
 		t.Fatal("missing token accepted")
 	}
-	for _, u := range []string{"", "model.test/v1", "ftp://model.test", "https://u:p@model.test/v1", "https://model.test/v1?x=1"} {
+	for _, u := range []string{"", "model.test/v1", "ftp://model.test", "https://u:p@model.test/v1", "https://model.test/v1#x"} {
 		if _, err := New(Config{Upstream: u, Token: "t"}); err == nil {
 			t.Errorf("%q accepted", u)
 		}

@@ -92,8 +92,8 @@ func TestTaskIDLoggedNeverForwarded(t *testing.T) {
 	resp.Body.Close()
 	out := string(b)
 	for _, want := range []string{
-		`egress_model_requests_total{class="2xx",source="forwarded"} 1`,
-		`egress_model_requests_total{class="4xx",source="refused"} 1`,
+		`egress_model_requests_total{class="2xx",route="default",source="forwarded"} 1`,
+		`egress_model_requests_total{class="4xx",route="unknown",source="refused"} 1`,
 		`egress_model_upstream_duration_seconds_count{class="2xx"} 1`,
 	} {
 		if !strings.Contains(out, want) {

@@ -91,8 +91,8 @@ func TestTokensByAgent(t *testing.T) {
 		{"beta", "in", 5}, {"beta", "out", 3},
 		{"unknown", "in", 5}, {"invalid", "out", 3},
 	} {
-		if got := testutil.ToFloat64(met.tokens.WithLabelValues(c.agent, c.dir)); got != c.want {
-			t.Errorf("egress_model_tokens_total{agent=%q,direction=%q} = %v, want %v", c.agent, c.dir, got, c.want)
+		if got := testutil.ToFloat64(met.tokens.WithLabelValues(c.agent, c.dir, "default")); got != c.want {
+			t.Errorf("egress_model_tokens_total{agent=%q,direction=%q,route=\"default\"} = %v, want %v", c.agent, c.dir, got, c.want)
 		}
 	}
 	mu.Lock()

@@ -52,6 +52,8 @@ type executor struct {
 	deadline time.Duration
 	log      *zap.Logger
 	met      *agentMetrics
+	// shape is the agent's structured answer (structured.go); nil for text.
+	shape *answerShape
 
 	// policy is the agent's approval policy; self is the agent's handler
 	// behind the call interceptors, through which a timed-out pause sends
@@ -254,6 +256,7 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 func (e *executor) finishTurn(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, res *loop.Result,
 	listening bool, accepted []string, finish func(*loop.Result)) {
 	cancelled := res.Status == loop.StatusCancelled
+	e.checkStructured(res)
 	if listening {
 		listening = e.emitOutputs(ec, res, accepted, func(ev a2a.Event, err error) bool {
 			if !yield(ev, err) {
@@ -277,7 +280,8 @@ func (e *executor) finishTurn(ctx context.Context, ec *a2asrv.ExecutorContext, y
 	}
 	state := a2a.TaskStateCompleted
 	switch res.Status {
-	case loop.StatusDeadline, loop.StatusModelError, loop.StatusOutputLimit, loop.StatusShutdown, loop.StatusApprovalTimeout:
+	case loop.StatusDeadline, loop.StatusModelError, loop.StatusOutputLimit, loop.StatusShutdown, loop.StatusApprovalTimeout,
+		loop.StatusSchemaMismatch:
 		state = a2a.TaskStateFailed
 	}
 	yield(statusEvent(ec, state, res.FinishedEvent()), nil)
@@ -326,6 +330,9 @@ func (e *executor) emitOutputs(ec *a2asrv.ExecutorContext, res *loop.Result, acc
 			parts = append(parts, &a2a.Part{Content: a2a.Data{Value: map[string]any{"_ui_components": jsonShaped(res.Components)}},
 				MediaType: MediaPrimitives})
 		}
+	}
+	if p := e.structuredPart(res); p != nil {
+		parts = append(parts, p)
 	}
 	ev := a2a.NewArtifactEvent(ec, parts...)
 	ev.Artifact.Name = ArtifactAnswer
@@ -492,7 +499,7 @@ func (e *executor) recordUsage(ec *a2asrv.ExecutorContext, r *loop.Result) {
 		calls += len(r.Messages[i].ToolCalls)
 	}
 	rec := &usage.Record{Time: time.Now().UTC(), Task: string(ec.TaskID), Context: ec.ContextID, Owner: owner, App: app, User: user,
-		Agent: e.agent.ID, Model: e.agent.Manifest.Model.Name, Status: r.Status,
+		Agent: e.agent.ID, Model: e.agent.Manifest.Model.Name, Route: e.agent.Route(), Status: r.Status,
 		TokensIn: int64(r.PromptTokens), TokensOut: int64(r.CompletionTokens), Steps: int64(r.Steps), ToolCalls: int64(calls),
 		Files: int64(len(r.Files)), DurationMS: r.Total.Milliseconds()}
 	if err := e.srv.cfg.Usage.Record(rec); err != nil {

@@ -1,11 +1,13 @@
 package a2aserver_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -268,6 +270,8 @@ type harness struct {
 	// modelHeaders holds the headers of the last model request (an
 	// http.Header): what the egress would see.
 	modelHeaders atomic.Value
+	// modelBody holds the body of the last model request (a []byte).
+	modelBody atomic.Value
 	// grpcAddr is the gRPC listener (GRPCServer), on every harness; the
 	// cards declare it with selfCards.
 	grpcAddr string
@@ -309,6 +313,10 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 	h.model = scripted.NewServer(sc)
 	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.modelHeaders.Store(r.Header.Clone())
+		if b, err := io.ReadAll(r.Body); err == nil {
+			h.modelBody.Store(b)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
 		h.model.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ms.Close)

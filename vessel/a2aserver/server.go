@@ -344,7 +344,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		if base == "" {
 			base = s.cfg.ModelBaseURL
 		}
-		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP, Agent: a.ID,
+		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP, Agent: a.ID, Route: a.ModelRoute,
 			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
 			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}
@@ -359,10 +359,18 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 			failures: s.cfg.Metrics.endFailures.WithLabelValues(a.ID),
 			log:      s.log.With(zap.String(telemetry.FieldAgent, a.ID))}
 	}
+	settings, err := model.NewSettings(a.Manifest.Model.RequestSettings, s.cfg.Deployment.TokenParam(a))
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	shape, err := newAnswerShape(a.Manifest.Model.ResponseFormat)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
 	met := s.cfg.Metrics.forAgent(a.ID, a.Manifest.Model.Name)
 	ag.exec = &executor{
-		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String(telemetry.FieldAgent, a.ID)), met: met,
-		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
+		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String(telemetry.FieldAgent, a.ID)), met: met, shape: shape,
+		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, ModelSettings: settings, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
 			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
 			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
 		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},

@@ -130,6 +130,10 @@ type Config struct {
 	Approval *approval.Policy
 	// NewApprovalID names a pause; default a random id.
 	NewApprovalID func() string
+
+	// ModelSettings are the agent's request settings (vessel.toml
+	// [model]); nil sends none.
+	ModelSettings *model.Settings
 }
 
 // Observer hears of a turn's model and tool calls. It is called from the
@@ -451,7 +455,7 @@ func (r *runner) steps(ctx context.Context) {
 	cfg, res := r.cfg, r.res
 	for ; ; r.step++ {
 		final := r.step >= r.maxSteps
-		req := &model.Request{Model: cfg.ModelName, Messages: r.msgs, Tools: r.defs, Cache: r.cache,
+		req := &model.Request{Model: cfg.ModelName, Messages: r.msgs, Tools: r.defs, Cache: r.cache, Settings: cfg.ModelSettings,
 			Limits: model.Limits{Text: max(r.maxText-r.textUsed, 1), Reasoning: max(r.maxText-r.reasoning, 1),
 				Arguments: r.maxArgs, AllArguments: max(r.maxAllArgs-r.argsUsed, 1)}}
 		if final {

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -49,6 +50,9 @@ type Request struct {
 	// Limits bound what this call may stream; over one, the stream is
 	// closed at once and Complete returns a *LimitError.
 	Limits Limits
+	// Settings are the agent's request settings (settings.go); nil sends
+	// none.
+	Settings *Settings
 }
 
 // Limits bound one call's output. Zero fields take the defaults below.
@@ -280,8 +284,9 @@ func encodeRequest(req *Request) (*requestBody, error) {
 	if len(req.Messages) > 0 {
 		msgs = c.enc[:c.ends[len(req.Messages)-1]]
 	}
-	// head ends with "}"; the messages go in as its last member.
-	head = append(head[:len(head)-1], `,"messages":[`...)
+	// head ends with "}"; the settings, then the messages go in as its
+	// last members.
+	head = append(appendSettings(head[:len(head)-1], req.Settings), `,"messages":[`...)
 	b := &requestBody{parts: [][]byte{head, msgs, []byte("]}")}}
 	for _, p := range b.parts {
 		b.n += int64(len(p))
@@ -318,6 +323,9 @@ type Client struct {
 	// Agent, when set, is sent as telemetry.AgentHeader: the egress counts
 	// tokens by it and never forwards it.
 	Agent string
+	// Route, when set, is sent as spec.RouteHeader: the egress forwards
+	// the request to that model route, and never forwards the header.
+	Route string
 	HTTP  *http.Client
 	// Attempts is how many times a call is tried while nothing has streamed
 	// (default 4); Backoff the first wait, doubled each time (default 250ms).
@@ -514,6 +522,9 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	telemetry.InjectHTTP(ctx, hreq.Header) // the egress continues the trace and removes the headers
 	if c.Agent != "" {
 		hreq.Header.Set(telemetry.AgentHeader, c.Agent) // likewise
+	}
+	if c.Route != "" {
+		hreq.Header.Set(spec.RouteHeader, c.Route) // likewise
 	}
 	if o := telemetry.OwnerFrom(ctx); o != "" {
 		hreq.Header.Set(telemetry.OwnerHeader, url.PathEscape(o)) // the egress's owner budget; likewise

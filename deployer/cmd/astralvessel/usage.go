@@ -16,8 +16,8 @@ import (
 func init() {
 	register(&command{
 		name:    "usage",
-		usage:   "usage [LOG...] [--from T] [--to T] [--by app|user|agent] [--json]",
-		summary: "sum the vessel's usage log(s) by app, user or agent over a time range",
+		usage:   "usage [LOG...] [--from T] [--to T] [--by app|user|agent|route] [--json]",
+		summary: "sum the vessel's usage log(s) by app, user, agent or model route over a time range",
 		help: "LOG is a usage log the vessel writes (--usage-log), read with its rotated files;\n" +
 			"without LOG, $VESSEL_USAGE_LOG. T is RFC 3339 (2026-12-01T10:00:00Z) or a date (2026-12-01, UTC);\n" +
 			"records with from <= time < to count. Malformed lines are reported on stderr and skipped.",
@@ -44,7 +44,7 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("usage", stderr)
 	fromS := fs.String("from", "", "count records at or after this time (default: all)")
 	toS := fs.String("to", "", "count records before this time (default: all)")
-	byS := fs.String("by", "agent", "group by app, user (the owner, <app>/<user>) or agent")
+	byS := fs.String("by", "agent", "group by app, user (the owner, <app>/<user>), agent or route (the model route)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, code, ok := parseFlags(fs, args, stdout, stderr)
 	if !ok {

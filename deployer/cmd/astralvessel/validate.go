@@ -65,6 +65,11 @@ func loadChecked(file, envFile string, stderr io.Writer) (*spec.Deployment, stri
 	if err == nil {
 		err = spec.CheckHostPaths(d)
 	}
+	if err == nil {
+		// The egress refuses to start without a route's key; the vessel,
+		// which loads the same file, never holds them.
+		err = spec.CheckRouteKeys(d, env)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		if h := envHint(err, file, used); h != "" {

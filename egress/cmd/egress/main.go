@@ -8,11 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -79,6 +81,9 @@ const usage = `usage: egress [--model-listen ADDR (default :8080)] [--proxy-list
 environment:
   VESSEL_UPSTREAM_MODEL_URL          the model's OpenAI-compatible base URL (required)
   VESSEL_UPSTREAM_MODEL_KEY          the model key, added to forwarded requests
+  VESSEL_UPSTREAM_MODEL_AUTH         how the key is sent: bearer (default with a key), api-key or none
+  VESSEL_EGRESS_ROUTES               JSON model routes from [models] (a request picks one with X-Vessel-Route);
+                                     each names the variable holding its key (key_env), read from this environment
   VESSEL_EGRESS_TOKEN_FILE           file holding the token callers must present (or VESSEL_EGRESS_TOKEN)
   VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM  1 to allow a plain-HTTP upstream
   VESSEL_EGRESS_ALLOW_CIDRS          extra CIDRs the web proxy may reach (comma-separated)
@@ -99,6 +104,8 @@ type config struct {
 	metricsListen, logLevel  string
 	auditLog                 string
 	upstream, key, token     string
+	upstreamAuth             string
+	routes                   []modelproxy.Route
 	allowHTTP                bool
 	policy                   guard.Config
 	clients                  *webproxy.Clients
@@ -125,6 +132,13 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 		return nil, errors.New("VESSEL_UPSTREAM_MODEL_URL is not set")
 	}
 	c.key = strings.TrimSpace(getenv("VESSEL_UPSTREAM_MODEL_KEY"))
+	c.upstreamAuth = strings.TrimSpace(getenv("VESSEL_UPSTREAM_MODEL_AUTH"))
+	if v := strings.TrimSpace(getenv("VESSEL_EGRESS_ROUTES")); v != "" {
+		var err error
+		if c.routes, err = loadRoutes(v, getenv); err != nil {
+			return nil, fmt.Errorf("VESSEL_EGRESS_ROUTES: %w", err)
+		}
+	}
 	token, _, err := spec.LookupFile(func(name string) (string, bool) {
 		v := getenv(name)
 		return v, v != ""
@@ -197,7 +211,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 		defer aw.Close()
 	}
 	mh, err := modelproxy.New(modelproxy.Config{
-		Upstream: c.upstream, Key: c.key, Token: c.token, AllowHTTP: c.allowHTTP,
+		Upstream: c.upstream, Key: c.key, UpstreamAuth: c.upstreamAuth, Routes: c.routes, Token: c.token, AllowHTTP: c.allowHTTP,
 		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg), Audit: aw, Budgets: c.budgets,
 	})
 	if err != nil {
@@ -260,7 +274,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 	go func() { errc <- serve(psrv, pln) }()
 	log.Info("egress listening",
 		zap.String("model", mln.Addr().String()), zap.String("proxy", pln.Addr().String()),
-		zap.String("upstream", mh.Upstream()), zap.Bool("model_key_set", c.key != ""))
+		zap.String("upstream", mh.Upstream()), zap.Bool("model_key_set", c.key != ""), zap.Strings("routes", mh.Routes()))
 	if ready != nil {
 		ready(mln.Addr().String(), pln.Addr().String())
 	}
@@ -315,4 +329,23 @@ func listenPort(a net.Addr) uint16 {
 	_, p, _ := net.SplitHostPort(a.String())
 	n, _ := strconv.Atoi(p)
 	return uint16(n)
+}
+
+// loadRoutes reads the routes of VESSEL_EGRESS_ROUTES and their keys, each
+// from the variable the route names (never from the JSON itself).
+func loadRoutes(v string, getenv func(string) string) ([]modelproxy.Route, error) {
+	m, err := spec.ParseRoutes(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]modelproxy.Route, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		r := m[name]
+		key := ""
+		if r.KeyEnv != "" {
+			key = strings.TrimSpace(getenv(r.KeyEnv))
+		}
+		out = append(out, modelproxy.Route{Name: name, Route: r, Key: key})
+	}
+	return out, nil
 }

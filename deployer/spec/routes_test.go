@@ -1,0 +1,176 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// withRoutes appends tables to the fixture's deployment file and gives
+// agent alpha a route (empty: none).
+func withRoutes(route, tables string) map[string]string {
+	dep := fixture["deploy/deployment.toml"]
+	if route != "" {
+		dep = strings.Replace(dep, "id = \"alpha\"\n", "id = \"alpha\"\nmodel_route = \""+route+"\"\n", 1)
+	}
+	return map[string]string{"deploy/deployment.toml": dep + "\n" + tables + "\n"}
+}
+
+// lineOf is the 1-based line of the first line of text holding s.
+func lineOf(text, s string) int {
+	for i, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+const azureRoutes = `[models.azure]
+url = "https://res.openai.azure.com/openai/deployments/gpt?api-version=2024-10-21"
+key = "env:AZURE_KEY"
+auth = "api-key"
+token_param = "max_completion_tokens"
+headers = { "X-Team" = "birds" }
+
+[models.v1]
+url = "https://res.openai.azure.com/openai/v1/"
+key = "env:AZURE_V1_KEY"
+
+[models.local]
+url = "http://127.0.0.1:11434/v1"
+allow_http = true
+query = { mode = "fast" }
+`
+
+func TestRoutesLoaded(t *testing.T) {
+	d, err := loadFixture(t, withRoutes("azure", azureRoutes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	az := d.Models["azure"]
+	if az.KeyEnv != "AZURE_KEY" || az.TokenParam != TokenParamMaxCompletionTokens || az.Auth != AuthAPIKey {
+		t.Errorf("azure = %+v", az)
+	}
+	if d.TokenParam(&d.Agents[0]) != TokenParamMaxCompletionTokens || d.TokenParam(&d.Agents[1]) != TokenParamMaxTokens {
+		t.Errorf("token params %q %q", d.TokenParam(&d.Agents[0]), d.TokenParam(&d.Agents[1]))
+	}
+	if d.Agents[0].Route() != "azure" || d.Agents[1].Route() != DefaultRoute {
+		t.Errorf("routes %q %q", d.Agents[0].Route(), d.Agents[1].Route())
+	}
+	enc := d.EncodeRoutes()
+	if strings.Contains(enc, "env:") || !strings.Contains(enc, `"key_env":"AZURE_KEY"`) {
+		t.Errorf("encoded routes: %s", enc)
+	}
+	back, err := ParseRoutes(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, ps := ResolveRoute("azure", back["azure"], true)
+	if len(ps) != 0 || rr.Auth != AuthAPIKey || rr.Query.Get("api-version") != "2024-10-21" ||
+		rr.Base.String() != "https://res.openai.azure.com/openai/deployments/gpt" || rr.Headers.Get("X-Team") != "birds" {
+		t.Errorf("resolved %+v %v", rr, ps)
+	}
+	if rr, _ := ResolveRoute("v1", back["v1"], true); rr.Auth != AuthBearer || rr.Base.Path != "/openai/v1" {
+		t.Errorf("v1 resolved %+v", rr)
+	}
+	if rr, _ := ResolveRoute("local", back["local"], false); rr.Auth != AuthNone || rr.Query.Get("mode") != "fast" {
+		t.Errorf("local resolved %+v", rr)
+	}
+	if err := CheckRouteKeys(d, envOf(map[string]string{"AZURE_KEY": "k"})); err == nil ||
+		!strings.Contains(err.Error(), "models.v1.key: environment variable AZURE_V1_KEY is not set") {
+		t.Errorf("missing key: %v", err)
+	}
+	if err := CheckRouteKeys(d, envOf(map[string]string{"AZURE_KEY": "k", "AZURE_V1_KEY": "k2"})); err != nil {
+		t.Errorf("keys set: %v", err)
+	}
+	d.Egress.UpstreamAuth = AuthAPIKey
+	if err := CheckRouteKeys(d, envOf(map[string]string{"AZURE_KEY": "k", "AZURE_V1_KEY": "k2"})); err == nil ||
+		!strings.Contains(err.Error(), "egress.upstream_auth: environment variable VESSEL_MODEL_KEY is not set") {
+		t.Errorf("default route key: %v", err)
+	}
+}
+
+// TestRoutesRefusedWithLine: each refusal names the file, the line of the
+// offending key and the key.
+func TestRoutesRefusedWithLine(t *testing.T) {
+	for _, tc := range []struct{ route, tables, at, key, want string }{
+		{"", "[models.x]\nurl = \"https://h/v1\"\nkey = \"sk-literal\"\n", "key = ", "models.x.key", `want key = "env:NAME"`},
+		{"", "[models.x]\nurl = \"http://h/v1\"\n", "http://h/v1", "models.x.url", "plain HTTP"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nauth = \"api-key\"\n", "auth = ", "models.x.auth", "sends a key"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nauth = \"basic\"\n", "auth = ", "models.x.auth", `unknown auth "basic"`},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nkey = \"env:K\"\nauth = \"none\"\n", "key = ", "models.x.key", "sends no key"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\n[models.x.headers]\nAuthorization = \"Bearer a\"\n", "Authorization", "models.x.headers.Authorization", "may not set it"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\n[models.x.headers]\nConnection = \"close\"\n", "Connection", "models.x.headers.Connection", "hop-by-hop"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\n[models.x.headers]\napi-key = \"k\"\n", "api-key", "models.x.headers.api-key", "may not set it"},
+		{"", "[models.x]\nurl = \"https://h/v1?api-version=1\"\n[models.x.query]\napi-version = \"2\"\n", "api-version = ", "models.x.query.api-version", "also in the URL"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\ntoken_param = \"max_output\"\n", "token_param", "models.x.token_param", "unknown token parameter"},
+		{"", "[models.default]\nurl = \"https://h/v1\"\n", "[models.default]", "models.default", "route of [egress] upstream_url"},
+		{"", "[models.Bad]\nurl = \"https://h/v1\"\n", "[models.Bad]", "models.Bad", "invalid route name"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nkey = \"env:VESSEL_EGRESS_TOKEN\"\n", "key = ", "models.x.key", "egress's own settings"},
+		{"nowhere", "", "model_route", "agents[alpha].model_route", `unknown route "nowhere"`},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			files := withRoutes(tc.route, tc.tables)
+			_, err := loadFixture(t, files)
+			want := fmt.Sprintf("deployment.toml:%d: %s: ", lineOf(files["deploy/deployment.toml"], tc.at), tc.key)
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant %q … %q", err, want, tc.want)
+			}
+		})
+	}
+}
+
+// TestUpstreamQueryAccepted: an Azure classic upstream_url with its
+// api-version and upstream_auth = "api-key" loads (the egress accepts the
+// same), a fragment is refused at its line.
+func TestUpstreamQueryAccepted(t *testing.T) {
+	env := map[string]string{}
+	for k, v := range fixtureEnv {
+		env[k] = v
+	}
+	dep := strings.Replace(fixture["deploy/deployment.toml"], `upstream_url = "env:UPSTREAM"`,
+		"upstream_url = \"https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21\"\nupstream_auth = \"api-key\"", 1)
+	if _, err := loadFixture(t, map[string]string{"deploy/deployment.toml": dep}); err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(dep, "?api-version", "#x?api-version", 1)
+	_, err := loadFixture(t, map[string]string{"deploy/deployment.toml": bad})
+	if want := fmt.Sprintf("deployment.toml:%d: egress.upstream_url: ", lineOf(bad, "upstream_url")); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("fragment: %v", err)
+	}
+	bad = strings.Replace(dep, `upstream_auth = "api-key"`, `upstream_auth = "key"`, 1)
+	_, err = loadFixture(t, map[string]string{"deploy/deployment.toml": bad})
+	if want := fmt.Sprintf("deployment.toml:%d: egress.upstream_auth: ", lineOf(bad, "upstream_auth")); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("auth: %v", err)
+	}
+}
+
+// FuzzResolveRoute: any route the check accepts has a base URL without a
+// query, credentials or fragment, an auth style, and only headers a route
+// may set; nothing panics.
+func FuzzResolveRoute(f *testing.F) {
+	f.Add("https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "api-key", "env:K", "api-version", "1", "X-Team", "a", false)
+	f.Add("http://127.0.0.1:11434/v1", "", "", "", "", "Connection", "close", true)
+	f.Add("https://u:p@h/v1#f", "bearer", "literal", "a", "b", "Authorization", "x\r\ny", false)
+	f.Fuzz(func(t *testing.T, u, auth, key, qk, qv, hk, hv string, allowHTTP bool) {
+		r := ModelRoute{URL: u, Auth: auth, Key: key, Query: map[string]string{qk: qv}, Headers: map[string]string{hk: hv}, AllowHTTP: allowHTTP}
+		rr, ps := ResolveRoute("x", r, key != "")
+		if len(ps) > 0 {
+			return
+		}
+		if rr.Base == nil || rr.Base.RawQuery != "" || rr.Base.User != nil || rr.Base.Fragment != "" || (rr.Base.Scheme == "http" && !allowHTTP) {
+			t.Fatalf("accepted base %v", rr.Base)
+		}
+		if rr.Auth != AuthBearer && rr.Auth != AuthAPIKey && rr.Auth != AuthNone {
+			t.Fatalf("auth %q", rr.Auth)
+		}
+		for h, vs := range rr.Headers {
+			for _, v := range vs {
+				if RouteHeaderProblem(h, v) != "" {
+					t.Fatalf("accepted header %q: %q", h, v)
+				}
+			}
+		}
+	})
+}
