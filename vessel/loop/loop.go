@@ -47,6 +47,12 @@ const (
 	// StatusApprovalTimeout: no decision came in time and the policy says
 	// a timeout fails the turn.
 	StatusApprovalTimeout = "approval_timeout"
+	// StatusIncomplete: a step's answer ended normally but is not a
+	// complete answer; Reason says why (model.IncompleteLength,
+	// IncompleteContentFilter, IncompleteRefusal, IncompleteBadArguments)
+	// and the answer is what was streamed (the refusal's text for a
+	// refusal). No tool call of that step runs.
+	StatusIncomplete = "incomplete"
 )
 
 // Event types.
@@ -188,7 +194,8 @@ type Result struct {
 	Steps            int
 	Error            string // a short reason for model_error, output_limit, shutdown and approval_timeout
 	// Reason classifies a model_error: ReasonBudget when the egress
-	// refused or cut the call for a token budget; else "".
+	// refused or cut the call for a token budget; and an incomplete turn:
+	// the model.Incomplete reason; else "".
 	Reason  string
 	Started time.Time
 	Total   time.Duration
@@ -480,6 +487,10 @@ func (r *runner) steps(ctx context.Context) {
 			r.overLimit(resp, err, r.maxText-r.textUsed, r.maxText, r.maxArgs)
 			return
 		}
+		if errors.Is(err, model.ErrIncomplete) && resp != nil && ctx.Err() == nil {
+			r.incomplete(resp, err)
+			return
+		}
 		if err != nil {
 			r.fail(ctx, err)
 			return
@@ -495,7 +506,7 @@ func (r *runner) steps(ctx context.Context) {
 			calls = nil // tools were not offered; ignore any the model invents
 		}
 		uniqueIDs(calls)
-		am := transcript.Message{Role: "assistant", ToolCalls: calls}
+		am := transcript.Message{Role: "assistant", ToolCalls: calls, Extra: resp.Extra}
 		if resp.Content != "" || len(calls) == 0 {
 			am.Content = transcript.Text(resp.Content)
 		}
@@ -639,6 +650,28 @@ func (r *runner) overLimit(resp *model.Response, err error, remaining, maxText, 
 	r.res.Answer = answer
 }
 
+// incomplete ends a turn whose step's answer is not a complete one (see
+// StatusIncomplete). The text streamed is the answer and is kept in the
+// transcript without the step's tool calls, so the next turn's history is
+// valid and shows what the caller saw.
+func (r *runner) incomplete(resp *model.Response, err error) {
+	var ie *model.IncompleteError
+	errors.As(err, &ie)
+	r.res.Status, r.res.Reason, r.res.Error = StatusIncomplete, ie.Reason, ie.Error()
+	r.res.PromptTokens += resp.Usage.PromptTokens
+	r.res.CompletionTokens += resp.Usage.CompletionTokens
+	answer := resp.Content
+	if resp.Refusal != "" {
+		answer += resp.Refusal
+	}
+	if len(answer) > r.maxText-r.textUsed {
+		answer = ""
+	}
+	am := transcript.Message{Role: "assistant", Content: transcript.Text(answer), Extra: resp.Extra}
+	r.res.Messages = append(r.res.Messages, am)
+	r.res.Answer = answer
+}
+
 // fail sets the status for a turn stopped by err.
 func (r *runner) fail(ctx context.Context, err error) {
 	cause := context.Cause(ctx)
@@ -657,6 +690,9 @@ func (r *runner) fail(ctx context.Context, err error) {
 		var me *model.Error
 		if errors.As(err, &me) {
 			r.res.Error = me.Error()
+			// A failed call's tokens are still spent.
+			r.res.PromptTokens += me.Usage.PromptTokens
+			r.res.CompletionTokens += me.Usage.CompletionTokens
 			if me.Budget() {
 				r.res.Reason = ReasonBudget
 			}

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -109,6 +108,8 @@ const (
 	LimitAllArguments = "all_arguments"
 	LimitLine         = "line"
 	LimitToolCalls    = "tool_calls"
+	// LimitExtra: the provider fields to send back (MaxExtraBytes).
+	LimitExtra = "provider_fields"
 )
 
 // ErrOutputLimit is matched (errors.Is) by every *LimitError.
@@ -135,6 +136,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("the tool calls' arguments together went over %d bytes", e.Limit)
 	case LimitToolCalls:
 		return fmt.Sprintf("the model asked for more than %d tool calls at once", e.Limit)
+	case LimitExtra:
+		return fmt.Sprintf("the model's provider fields went over %d bytes", e.Limit)
 	}
 	return fmt.Sprintf("a line of the model's stream went over %d bytes", e.Limit)
 }
@@ -295,11 +298,17 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 }
 
-// Response is a finished call. Reasoning is passed to the Handler only,
-// never kept, so a long reasoning stream costs no memory.
+// Response is a finished call.
 type Response struct {
-	Content      string
-	ToolCalls    []transcript.ToolCall
+	Content string
+	// Refusal is the model's refusal text (delta.refusal), when it refused.
+	Refusal   string
+	ToolCalls []transcript.ToolCall // each with its provider fields in Extra
+	// Extra holds the message's provider fields to send back in the
+	// assistant message: reasoning_content or reasoning (joined from the
+	// stream, within Limits.Reasoning), and any field of the delta the
+	// reader does not know.
+	Extra        []byte
 	Usage        Usage
 	FinishReason string
 }
@@ -392,6 +401,12 @@ type Error struct {
 	Code       string
 	Err        error
 	retryAfter time.Duration
+	// Usage is what the provider counted for the failed call (an error
+	// chunk's usage, or the stream's so far): the turn still counts it.
+	Usage Usage
+	// stream: the error came in the answer's stream (an error event or
+	// chunk, a broken-off stream): never retried.
+	stream bool
 }
 
 // BudgetCode is the code of an answer the egress refused or cut because a
@@ -412,7 +427,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) retryable() bool {
-	if e.Budget() {
+	if e.Budget() || e.stream {
 		return false
 	}
 	return e.Status == 0 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout || e.Status >= 500
@@ -446,7 +461,7 @@ func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Respon
 		if err == nil {
 			return resp, nil
 		}
-		if errors.Is(err, ErrOutputLimit) {
+		if errors.Is(err, ErrOutputLimit) || errors.Is(err, ErrIncomplete) {
 			return resp, err
 		}
 		if ctx.Err() != nil {
@@ -532,7 +547,7 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		e := &Error{Status: resp.StatusCode, Message: errorMessage(msg), Code: errorCode(msg)}
+		e := &Error{Status: resp.StatusCode, Message: sanitize(errorMessage(msg)), Code: errorCode(msg)}
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
 			e.retryAfter = time.Duration(s) * time.Second
 		}
@@ -633,159 +648,6 @@ func fit(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// streamReaderSize is the size of the buffer a stream is read through;
-// longer lines go to readLine's own buffer.
-const streamReaderSize = 64 << 10
-
-// streamReaders holds the readers of finished streams: a turn makes a call
-// per step, and each would otherwise allocate its buffer. The buffer's size
-// is fixed, so a pooled reader never holds more than streamReaderSize.
-var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamReaderSize) }}
-
-// readStream reads an SSE answer; progress is called for every data line.
-func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response, bool, error) {
-	br := streamReaders.Get().(*bufio.Reader)
-	br.Reset(r)
-	// Nothing read through br outlives the call: lines are decoded into
-	// strings (copies) before the next read, so br can be reused after it.
-	defer func() {
-		br.Reset(nil)
-		streamReaders.Put(br)
-	}()
-	out := &Response{}
-	var content strings.Builder
-	type partial struct {
-		id, name string
-		args     strings.Builder
-	}
-	var calls []*partial
-	var dec chunkDecoder
-	var long []byte
-	allArgs, reasoning := 0, 0
-	started := false
-	done := false
-	for !done {
-		line, err := readLine(br, &long, lim.Line)
-		if err != nil {
-			// Declared here, not per line: errors.As's target escapes.
-			var le *LimitError
-			if errors.As(err, &le) {
-				out.Content = content.String()
-				return out, started, le
-			}
-		}
-		if err != nil && len(line) == 0 {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, started, &Error{Message: "stream broke", Err: err}
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if !bytes.HasPrefix(line, []byte("data:")) {
-			if err != nil {
-				break
-			}
-			continue
-		}
-		progress()
-		data := bytes.TrimSpace(line[5:])
-		if string(data) == "[DONE]" {
-			done = true
-			break
-		}
-		ch, jerr := dec.decode(data)
-		if jerr != nil {
-			return nil, started, &Error{Message: "malformed stream chunk", Err: jerr}
-		}
-		if ch.Error != nil {
-			return nil, started, &Error{Message: truncate(ch.Error.Message, 300), Code: ch.Error.code()}
-		}
-		if ch.Usage != nil {
-			out.Usage = *ch.Usage
-		}
-		for _, c := range ch.Choices {
-			d := c.Delta
-			if d.ReasoningContent != "" || d.Reasoning != "" {
-				started = true
-				rs := d.ReasoningContent + d.Reasoning
-				if reasoning+len(rs) > lim.Reasoning {
-					if cut := fit(rs, lim.Reasoning-reasoning); cut != "" {
-						h.Reasoning(cut)
-					}
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitReasoning, Limit: lim.Reasoning}
-				}
-				reasoning += len(rs)
-				h.Reasoning(rs)
-			}
-			if d.Content != "" {
-				started = true
-				if content.Len()+len(d.Content) > lim.Text {
-					if cut := fit(d.Content, lim.Text-content.Len()); cut != "" {
-						content.WriteString(cut)
-						h.Text(cut)
-					}
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitText, Limit: lim.Text}
-				}
-				content.WriteString(d.Content)
-				h.Text(d.Content)
-			}
-			for _, tc := range d.ToolCalls {
-				started = true
-				if tc.Index < 0 {
-					return nil, started, &Error{Message: "tool call with a negative index"}
-				}
-				if tc.Index >= MaxToolCalls {
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitToolCalls, Limit: MaxToolCalls}
-				}
-				for tc.Index >= len(calls) {
-					calls = append(calls, &partial{})
-				}
-				p := calls[tc.Index]
-				if tc.ID != "" {
-					p.id = fit(tc.ID, transcript.MaxToolCallID)
-				}
-				if len(p.name)+len(tc.Function.Name)+p.args.Len()+len(tc.Function.Arguments) > lim.Arguments {
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitArguments, Limit: lim.Arguments}
-				}
-				if allArgs += len(tc.Function.Name) + len(tc.Function.Arguments); allArgs > lim.AllArguments {
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitAllArguments, Limit: lim.AllArguments}
-				}
-				if tc.Function.Name != "" {
-					p.name += tc.Function.Name
-				}
-				p.args.WriteString(tc.Function.Arguments)
-			}
-			if c.FinishReason != nil {
-				out.FinishReason = *c.FinishReason
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	if !done && out.FinishReason == "" {
-		return nil, started, &Error{Message: "stream ended early"}
-	}
-	out.Content = content.String()
-	for i, p := range calls {
-		if p.name == "" {
-			continue
-		}
-		id := p.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
-		}
-		out.ToolCalls = append(out.ToolCalls, transcript.ToolCall{ID: id, Type: "function",
-			Function: transcript.FunctionCall{Name: p.name, Arguments: p.args.String()}})
-	}
-	return out, started, nil
 }
 
 // readWhole handles a server that ignored stream:true. The body counts as
