@@ -64,6 +64,9 @@ const (
 	EventToolFinished   = "tool.finished"
 	EventFileAttached   = "file.attached"
 	EventTurnFinished   = "turn.finished"
+	// EventModelRetry: a model call failed before anything streamed and is
+	// tried again after wait_ms.
+	EventModelRetry = "model.retry"
 )
 
 // ErrCancelled is the cancel cause of a turn stopped by CancelTask.
@@ -370,6 +373,16 @@ func (r *runner) Reasoning(d string) {
 	r.noteFirstToken()
 	r.reasoning += len(d)
 	r.send(Event{"type": EventReasoningDelta, "text": d})
+}
+
+// Retry implements model.Retrier: the caller hears of each retry.
+func (r *runner) Retry(attempt int, wait time.Duration, err error) {
+	ev := Event{"type": EventModelRetry, "attempt": attempt, "wait_ms": wait.Milliseconds(), "step": r.step + 1}
+	var me *model.Error
+	if errors.As(err, &me) {
+		ev["error"] = me.Error()
+	}
+	r.send(ev)
 }
 
 func (r *runner) noteFirstToken() {

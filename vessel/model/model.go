@@ -14,12 +14,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/vessel/internal/backoff"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -328,10 +328,17 @@ type Client struct {
 	// tokens by it and never forwards it.
 	Agent string
 	HTTP  *http.Client
-	// Attempts is how many times a call is tried while nothing has streamed
-	// (default 4); Backoff the first wait, doubled each time (default 250ms).
-	Attempts int
-	Backoff  time.Duration
+	// The retry policy. Attempts is how many times a call is tried while
+	// nothing has streamed (default 4); Backoff the first wait, doubled
+	// each time up to MaxBackoff (default 250 ms and 10 s, ±25% jitter, never
+	// over MaxBackoff). A Retry-After is honoured up to MaxBackoff. Budget
+	// bounds the whole call until its first data line, waits and attempts
+	// together (default DefaultBudget): each attempt's first-byte timeout is
+	// cut to what is left, and no retry starts that could not end in it.
+	Attempts   int
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Budget     time.Duration
 	// FirstByteTimeout bounds the wait from sending a request to the first
 	// data line of its answer; IdleTimeout the gap between data lines after
 	// that. SSE comments and blank lines are not progress. A call that times
@@ -341,11 +348,57 @@ type Client struct {
 	IdleTimeout      time.Duration
 }
 
-// Default stream timeouts.
+// Default stream timeouts and retry policy.
 const (
 	DefaultFirstByteTimeout = 60 * time.Second
 	DefaultIdleTimeout      = 60 * time.Second
+	DefaultAttempts         = 4
+	DefaultBackoff          = 250 * time.Millisecond
+	DefaultMaxBackoff       = 10 * time.Second
+	DefaultBudget           = 90 * time.Second
 )
+
+// Retrier is a Handler told of each retry before its wait: the attempt
+// about to be made (2 for the first retry), the wait, and the failure.
+type Retrier interface {
+	Retry(attempt int, wait time.Duration, err error)
+}
+
+type retryPolicy struct {
+	attempts                       int
+	base, limit, budget, firstByte time.Duration
+}
+
+func (c *Client) policy() retryPolicy {
+	p := retryPolicy{attempts: c.Attempts, base: c.Backoff, limit: c.MaxBackoff, budget: c.Budget, firstByte: c.FirstByteTimeout}
+	if p.attempts <= 0 {
+		p.attempts = DefaultAttempts
+	}
+	if p.base <= 0 {
+		p.base = DefaultBackoff
+	}
+	if p.limit <= 0 {
+		p.limit = DefaultMaxBackoff
+	}
+	if p.budget <= 0 {
+		p.budget = DefaultBudget
+	}
+	if p.firstByte <= 0 {
+		p.firstByte = DefaultFirstByteTimeout
+	}
+	return p
+}
+
+// wait is the wait before retry i after err: the backoff, or the
+// server's Retry-After when longer, never over the cap.
+func (p retryPolicy) wait(i int, err error) time.Duration {
+	w := backoff.Delay(i, p.base, p.limit)
+	var me *Error
+	if errors.As(err, &me) && me.Status != 0 && me.retryAfter > w {
+		w = me.retryAfter
+	}
+	return min(w, p.limit)
+}
 
 // TimeoutError is the cause of a call stopped because the model sent
 // nothing for too long.
@@ -434,30 +487,33 @@ func (e *Error) retryable() bool {
 }
 
 // Complete streams one chat completion, retrying failures that happen
-// before the first delta. Over one of req.Limits it returns the response so
-// far with a *LimitError, without retrying.
+// before the first delta within the retry policy (see Client). Over one
+// of req.Limits it returns the response so far with a *LimitError, and
+// for an answer that ended but is not complete the response with an
+// *IncompleteError, without retrying.
 func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Response, error) {
 	body, err := encodeRequest(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode model request: %w", err)
 	}
-	attempts := c.Attempts
-	if attempts <= 0 {
-		attempts = 4
-	}
-	wait := c.Backoff
-	if wait <= 0 {
-		wait = 250 * time.Millisecond
-	}
+	p := c.policy()
+	deadline := time.Now().Add(p.budget)
 	var last error
-	for i := range attempts {
+	for i := range p.attempts {
 		if i > 0 {
+			wait := p.wait(i, last)
+			if time.Until(deadline) <= wait {
+				return nil, last // no time left in the budget for another attempt
+			}
+			if r, ok := h.(Retrier); ok {
+				r.Retry(i+1, wait, last)
+			}
 			if err := sleep(ctx, wait); err != nil {
 				return nil, err
 			}
-			wait *= 2
 		}
-		resp, started, err := c.once(ctx, body, req.Limits.withDefaults(), h)
+		first := min(p.firstByte, time.Until(deadline))
+		resp, started, err := c.once(ctx, body, req.Limits.withDefaults(), h, first)
 		if err == nil {
 			return resp, nil
 		}
@@ -471,9 +527,6 @@ func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Respon
 		var me *Error
 		if started || !errors.As(err, &me) || !me.retryable() {
 			return nil, err
-		}
-		if me.Status != 0 && me.retryAfter > wait && me.retryAfter <= 10*time.Second {
-			wait = me.retryAfter
 		}
 	}
 	return nil, last
@@ -490,11 +543,8 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-func (c *Client) once(ctx context.Context, body *requestBody, lim Limits, h Handler) (*Response, bool, error) {
-	first, idle := c.FirstByteTimeout, c.IdleTimeout
-	if first <= 0 {
-		first = DefaultFirstByteTimeout
-	}
+func (c *Client) once(ctx context.Context, body *requestBody, lim Limits, h Handler, first time.Duration) (*Response, bool, error) {
+	idle := c.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
@@ -548,8 +598,8 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		e := &Error{Status: resp.StatusCode, Message: sanitize(errorMessage(msg)), Code: errorCode(msg)}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			e.retryAfter = time.Duration(s) * time.Second
+		if d, ok := backoff.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			e.retryAfter = d
 		}
 		return nil, false, e
 	}

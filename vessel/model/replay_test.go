@@ -1,0 +1,170 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
+)
+
+// loadCase reads a replay file: its "# source:" header lines name where
+// the stream comes from and are not sent.
+func loadCase(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "providers", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("# source: ")) {
+		t.Fatalf("%s does not name its source", name)
+	}
+	for bytes.HasPrefix(b, []byte("# ")) {
+		b = b[bytes.IndexByte(b, '\n')+1:]
+	}
+	return b
+}
+
+// replay serves a recorded stream on loopback and counts requests.
+func replay(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+type call struct{ id, name, args, extra string }
+
+// TestReplayProviders replays each provider's recorded stream through a
+// real HTTP server and checks the exact outcome: the answer, the tool
+// calls, the status and reason, the tokens, and what the next request of
+// the turn sends back.
+func TestReplayProviders(t *testing.T) {
+	for _, c := range []struct {
+		file       string
+		text       string
+		calls      []call
+		incomplete string // the IncompleteError reason, if any
+		errMsg     string // a substring of the *Error's message, if any
+		in, out    int
+		extra      string // the assistant message's provider fields
+		reasoning  string
+	}{
+		{file: "openai/text.sse", text: "Hello there.", in: 9, out: 3},
+		{file: "openai/parallel_tools.sse", calls: []call{{"call_a", "get_weather", `{"city":"Paris"}`, ""}, {"call_b", "get_weather", `{"city":"Oslo"}`, ""}}, in: 80, out: 40},
+		{file: "openai/length.sse", text: `{"`, incomplete: IncompleteLength, in: 12, out: 1},
+		{file: "openai/refusal.sse", text: "I'm sorry, I can't help with that.", incomplete: IncompleteRefusal},
+		{file: "openai/tool_cut_by_length.sse", incomplete: IncompleteLength, calls: []call{{"call_x", "bash", `{"command":"ls -`, ""}}},
+		{file: "azure/content_filter.sse", text: "Hey Jude, better", incomplete: IncompleteContentFilter},
+		{file: "gemini/parallel_tools.sse", calls: []call{
+			{"function-call-1", "species", `{"name":"osprey"}`, `{"extra_content":{"google":{"thought_signature":"CiQBVKhc7sig1=="}}}`},
+			{"function-call-2", "species", `{"name":"heron"}`, ""}}, in: 50, out: 20},
+		{file: "deepseek/thinking_tool.sse", calls: []call{{"call_00_ds", "get_date", "{}", ""}}, in: 30, out: 25,
+			extra: `{"reasoning_content":"The user wants the date.\n"}`, reasoning: "The user wants the date.\n"},
+		{file: "groq/usage.sse", text: "Fast.", in: 15, out: 2},
+		{file: "vllm/error_object.sse", text: "Part", errMsg: "The decoder prompt is longer than the maximum model length"},
+		{file: "llamacpp/error_event.sse", text: "Partial", errMsg: "the request exceeds the available context size"},
+		{file: "llamacpp/event_error.sse", text: "Partial", errMsg: "slot unavailable"},
+		{file: "ollama/bare_error.sse", text: "Hal", errMsg: "model runner has unexpectedly stopped"},
+		{file: "mistral/tool_call.sse", calls: []call{{"D681PevKs", "retrieve_payment_status", `{"transaction_id": "T1001"}`, ""}}, in: 90, out: 30},
+		{file: "openrouter/error_with_usage.sse", text: "Some", errMsg: "Provider disconnected unexpectedly", in: 10, out: 4},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			srv, n := replay(t, loadCase(t, c.file))
+			var h rec
+			resp, err := (&Client{BaseURL: srv.URL, Backoff: 1}).Complete(context.Background(), req(), &h)
+			if got := n.Load(); got != 1 {
+				t.Fatalf("%d requests: a provider's answer is never retried", got)
+			}
+			if h.text.String() != c.text {
+				t.Fatalf("text streamed %q, want %q", h.text.String(), c.text)
+			}
+			if h.reasoning.String() != c.reasoning {
+				t.Fatalf("reasoning %q, want %q", h.reasoning.String(), c.reasoning)
+			}
+			var me *Error
+			var ie *IncompleteError
+			switch {
+			case c.errMsg != "":
+				if !errors.As(err, &me) || !strings.Contains(me.Message, c.errMsg) {
+					t.Fatalf("err %v, want a model error with %q", err, c.errMsg)
+				}
+				if me.Usage.PromptTokens != c.in || me.Usage.CompletionTokens != c.out {
+					t.Fatalf("usage %+v, want %d/%d", me.Usage, c.in, c.out)
+				}
+				return
+			case c.incomplete != "":
+				if !errors.As(err, &ie) || ie.Reason != c.incomplete {
+					t.Fatalf("err %v, want incomplete %s", err, c.incomplete)
+				}
+			case err != nil:
+				t.Fatal(err)
+			}
+			if resp.Usage.PromptTokens != c.in || resp.Usage.CompletionTokens != c.out {
+				t.Fatalf("usage %+v, want %d/%d", resp.Usage, c.in, c.out)
+			}
+			if got := resp.Content + resp.Refusal; got != c.text {
+				t.Fatalf("answer %q, want %q", got, c.text)
+			}
+			if string(resp.Extra) != c.extra {
+				t.Fatalf("provider fields %s, want %s", resp.Extra, c.extra)
+			}
+			var got []call
+			for _, tc := range resp.ToolCalls {
+				got = append(got, call{tc.ID, tc.Function.Name, tc.Function.Arguments, string(tc.Extra)})
+			}
+			if len(got) != len(c.calls) || len(got) > 0 && !equalCalls(got, c.calls) {
+				t.Fatalf("calls %+v, want %+v", got, c.calls)
+			}
+			// The next request of the turn sends the fields back unchanged.
+			next := req()
+			next.Messages = append(next.Messages, transcript.Message{Role: "assistant", Content: transcript.Text(resp.Content),
+				ToolCalls: resp.ToolCalls, Extra: resp.Extra})
+			body, err := encodeRequest(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sent struct {
+				Messages []json.RawMessage `json:"messages"`
+			}
+			if err := json.Unmarshal(body.bytes(), &sent); err != nil {
+				t.Fatalf("next request %s: %v", body.bytes(), err)
+			}
+			last := string(sent.Messages[len(sent.Messages)-1])
+			for _, want := range append([]string{strings.Trim(c.extra, "{}")}, extrasOf(c.calls)...) {
+				if !strings.Contains(last, want) {
+					t.Fatalf("next request's assistant message %s lacks %s", last, want)
+				}
+			}
+		})
+	}
+}
+
+func equalCalls(a, b []call) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func extrasOf(calls []call) []string {
+	var out []string
+	for _, c := range calls {
+		out = append(out, strings.Trim(c.extra, "{}"))
+	}
+	return out
+}
