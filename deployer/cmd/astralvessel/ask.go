@@ -401,6 +401,9 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 		dim, undim = "\x1b[2m", "\x1b[0m"
 	}
 	inReasoning, wroteText := false, false
+	// toolSince: a tool ran after text was written; the next text (the
+	// final answer) starts a new paragraph instead of joining it.
+	toolSince := false
 	endReasoning := func() {
 		if inReasoning {
 			fmt.Fprintf(stderr, "%s\n", undim)
@@ -432,11 +435,20 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 				fmt.Fprint(stderr, e.Text)
 			case client.TextDelta:
 				endReasoning()
+				if toolSince {
+					sep := "\n"
+					if midLine {
+						sep = "\n\n"
+					}
+					fmt.Fprint(stdout, sep)
+					toolSince = false
+				}
 				fmt.Fprint(stdout, e.Text)
 				wroteText = true
 				midLine = !strings.HasSuffix(e.Text, "\n")
 			case client.ToolStarted:
 				endReasoning()
+				toolSince = wroteText
 				fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, argsPreview(e.Arguments), undim)
 			case client.ApprovalRequired:
 				endReasoning()
