@@ -53,7 +53,8 @@ type delta struct {
 	Reasoning        string
 	Refusal          string
 	ToolCalls        []toolCallDelta
-	// Extra are the members of no field above (nor role, function_call):
+	// Extra are the members of no field above (nor role, function_call,
+	// annotations, audio):
 	// provider fields carried back opaquely.
 	Extra []member
 }
@@ -97,8 +98,8 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 			return s.Str(&d.Reasoning)
 		case "refusal":
 			return s.Str(&d.Refusal)
-		case "role", "function_call":
-			return s.Skip()
+		case "role", "function_call", "annotations", "audio":
+			return s.Skip() // OpenAI's own, not accepted back as sent
 		case "tool_calls":
 			d.ToolCalls = d.ToolCalls[:0]
 			if s.Null() {
@@ -110,7 +111,7 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 				return scanToolCall(s, &d.ToolCalls[len(d.ToolCalls)-1])
 			})
 		}
-		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "tool_calls") {
+		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "tool_calls") {
 			return false
 		}
 		raw, ok := s.Raw()

@@ -38,7 +38,11 @@ func replay(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
-		w.Header().Set("Content-Type", "text/event-stream")
+		ct := "text/event-stream"
+		if bytes.HasPrefix(body, []byte("{")) {
+			ct = "application/json" // a server that ignored stream:true
+		}
+		w.Header().Set("Content-Type", ct)
 		_, _ = w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
@@ -75,11 +79,35 @@ func TestReplayProviders(t *testing.T) {
 			extra: `{"reasoning_content":"The user wants the date.\n"}`, reasoning: "The user wants the date.\n"},
 		{file: "groq/usage.sse", text: "Fast.", in: 15, out: 2},
 		{file: "vllm/error_object.sse", text: "Part", errMsg: "The decoder prompt is longer than the maximum model length"},
-		{file: "llamacpp/error_event.sse", text: "Partial", errMsg: "the request exceeds the available context size"},
+		{file: "llamacpp/error_event.sse", text: "Partial", errMsg: "the request exceeds the available context size. try increasing"},
 		{file: "llamacpp/event_error.sse", text: "Partial", errMsg: "slot unavailable"},
 		{file: "ollama/bare_error.sse", text: "Hal", errMsg: "model runner has unexpectedly stopped"},
 		{file: "mistral/tool_call.sse", calls: []call{{"D681PevKs", "retrieve_payment_status", `{"transaction_id": "T1001"}`, ""}}, in: 90, out: 30},
 		{file: "openrouter/error_with_usage.sse", text: "Some", errMsg: "Provider disconnected unexpectedly", in: 10, out: 4},
+		{file: "openrouter/reasoning.sse", text: "Done.", in: 12, out: 6, reasoning: "Think.",
+			extra: `{"reasoning_details":[{"type":"reasoning.text","text":"Think.","format":"anthropic-claude-v1","index":0}],"reasoning":"Think."}`},
+		{file: "openai/tool.sse", calls: []call{{"call_1", "bash", `{"command":"ls"}`, ""}}, in: 50, out: 10},
+		{file: "openai/whole_parallel.json", calls: []call{{"call_w1", "bash", `{"command":"ls"}`, ""}, {"call_w2", "bash", `{"command":"pwd"}`, ""}}, in: 30, out: 20},
+		{file: "openai/whole_length.json", text: `{"a": [1, 2`, incomplete: IncompleteLength, in: 5, out: 8},
+		{file: "azure/text.sse", text: "Fine.", in: 14, out: 2},
+		{file: "anthropic/text.sse", text: "Hello from Claude.", in: 11, out: 5},
+		{file: "anthropic/tool.sse", calls: []call{{"toolu_01", "get_weather", `{"city": "Rome"}`, ""}}, in: 40, out: 12},
+		{file: "anthropic/length.sse", text: "The list: 1.", incomplete: IncompleteLength, in: 8, out: 4},
+		{file: "together/text.sse", text: "Hi!", in: 6, out: 2},
+		{file: "together/parallel_tools.sse", calls: []call{{"call_t1", "get_weather", `{"city":"Lima"}`, ""}, {"call_t2", "get_weather", `{"city":"Quito"}`, ""}}, in: 70, out: 30},
+		{file: "lmstudio/text.sse", text: "Local answer.", in: 20, out: 3},
+		{file: "lmstudio/tool.sse", calls: []call{{"365174485", "get_delivery_date", `{"order_id":"123"}`, ""}}},
+		{file: "ollama/text.sse", text: "Hallo.", in: 26, out: 4},
+		{file: "ollama/tool.sse", calls: []call{{"call_o1", "get_weather", `{"city":"Toronto"}`, ""}}},
+		{file: "vllm/reasoning_tool.sse", calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33,
+			reasoning: "Check the weather.", extra: `{"reasoning":"Check the weather."}`},
+		{file: "vllm/length.sse", text: "Once upon a", incomplete: IncompleteLength, in: 5, out: 3},
+		{file: "gemini/text.sse", text: "Ospreys eat fish.", in: 8, out: 5},
+		{file: "gemini/content_filter.sse", text: "I can", incomplete: IncompleteContentFilter, in: 9, out: 2},
+		{file: "mistral/length.sse", text: "Paris is the", incomplete: IncompleteLength, in: 10, out: 2},
+		{file: "mistral/parallel_tools.sse", calls: []call{{"aaaaaaaaa", "retrieve_payment_status", `{"transaction_id": "T1"}`, ""}, {"bbbbbbbbb", "retrieve_payment_date", `{"transaction_id": "T1"}`, ""}}, in: 90, out: 40},
+		{file: "deepseek/text.sse", text: "Hello!", in: 10, out: 2},
+		{file: "groq/tool.sse", calls: []call{{"call_g1", "calculate", `{"expression":"25 * 4"}`, ""}}, in: 300, out: 20},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			srv, n := replay(t, loadCase(t, c.file))

@@ -494,3 +494,57 @@ func (e *extras) object() json.RawMessage {
 	}
 	return append(b, '}')
 }
+
+// wholeAnswer is a non-streamed answer: a chunk whose choices hold a
+// message instead of a delta (the same fields).
+type wholeAnswer struct {
+	chunk
+	Choices []struct {
+		Message      delta   `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+}
+
+// readWhole handles a server that ignored stream:true: the answer is read
+// as one delta, with the stream's rules (limits, provider fields,
+// outcomes). The body counts as one line for the limits.
+func readWhole(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
+	body, err := io.ReadAll(io.LimitReader(r, int64(lim.Line)+1))
+	if err != nil {
+		return nil, false, &Error{Message: "response broke", Err: err}
+	}
+	if len(body) > lim.Line {
+		return &Response{}, false, &LimitError{What: LimitLine, Limit: lim.Line}
+	}
+	st := &streamState{lim: lim, h: h, progress: func() {}}
+	var v wholeAnswer
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, false, &Error{Message: "malformed response", Err: err}
+	}
+	if u := v.usage(); u != nil {
+		st.out.Usage = *u
+	}
+	if v.failed() {
+		return nil, false, st.failure(st.payloadError(body))
+	}
+	if len(v.Choices) == 0 {
+		return nil, false, st.failure(&Error{Message: "response has no choices"})
+	}
+	c := v.Choices[0]
+	for i := range c.Message.ToolCalls {
+		if c.Message.ToolCalls[i].Index == nil {
+			c.Message.ToolCalls[i].Index = &i // whole calls: one per entry
+		}
+	}
+	if err := st.choice(&choice{Delta: c.Message, FinishReason: c.FinishReason}); err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			resp, _, err := st.cut(le)
+			return resp, true, err
+		}
+		return nil, true, st.failure(err)
+	}
+	st.done = true
+	resp, _, err := st.finish()
+	return resp, true, err
+}
