@@ -11,7 +11,7 @@ import (
 // MaxExtraBytes bounds a message's Extra together with its tool calls'
 // (a model's reasoning is bounded by max_answer_bytes, 1 MiB by default,
 // and may double in size as a JSON string).
-const MaxExtraBytes = 4 << 20
+const MaxExtraBytes = 8 << 20
 
 // knownMessageKeys and knownCallKeys are the members the types read
 // themselves; every other member goes to Extra.
