@@ -42,7 +42,7 @@ type streamState struct {
 	lim      Limits
 	h        Handler
 	progress func()
-	dec      chunkDecoder
+	dec      *chunkDecoder // its own object: its scans' closures make it escape, the state need not
 	out      Response
 
 	content, refusal strings.Builder
@@ -73,7 +73,7 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 		br.Reset(nil)
 		streamReaders.Put(br)
 	}()
-	st := &streamState{lim: lim, h: h, progress: progress}
+	st := &streamState{lim: lim, h: h, progress: progress, dec: new(chunkDecoder)}
 	var long []byte
 	for !st.done {
 		line, err := readLine(br, &long, lim.Line)
@@ -106,8 +106,9 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 
 // cut is the answer so far of a stream stopped over a limit.
 func (st *streamState) cut(le *LimitError) (*Response, bool, error) {
-	st.out.Content = st.content.String()
-	return &st.out, st.started, le
+	out := st.out // a copy: the state itself stays on the reader's stack
+	out.Content = st.content.String()
+	return &out, st.started, le
 }
 
 // failure gives a failed stream's error the tokens it counted.
@@ -122,15 +123,7 @@ func (st *streamState) failure(err error) error {
 // line handles one line of the stream (its end removed).
 func (st *streamState) line(line []byte) error {
 	switch {
-	case len(line) == 0:
-		st.event = "" // an event ends at a blank line
-		return nil
-	case line[0] == ':':
-		return nil // a comment: not progress
-	case bytes.HasPrefix(line, []byte("event:")):
-		st.event = string(bytes.TrimSpace(line[6:]))
-		return nil
-	case bytes.HasPrefix(line, []byte("data:")):
+	case bytes.HasPrefix(line, []byte("data:")): // most lines: first
 		st.progress()
 		data := bytes.TrimSpace(line[5:])
 		if st.event == "error" {
@@ -141,6 +134,14 @@ func (st *streamState) line(line []byte) error {
 			return nil
 		}
 		return st.chunk(data)
+	case len(line) == 0:
+		st.event = "" // an event ends at a blank line
+		return nil
+	case line[0] == ':':
+		return nil // a comment: not progress
+	case bytes.HasPrefix(line, []byte("event:")):
+		st.event = string(bytes.TrimSpace(line[6:]))
+		return nil
 	case bytes.HasPrefix(line, []byte("error:")):
 		// llama.cpp before PR 16109: "error: {...}", then data: [DONE].
 		st.progress()
@@ -165,7 +166,16 @@ func (st *streamState) chunk(data []byte) error {
 		return st.payloadError(data)
 	}
 	for i := range ch.Choices {
-		if err := st.choice(&ch.Choices[i]); err != nil {
+		c := &ch.Choices[i]
+		if d := &c.Delta; c.FinishReason == nil && d.ReasoningContent == "" && d.Reasoning == "" && d.Refusal == "" &&
+			len(d.ToolCalls) == 0 && len(d.Extra) == 0 {
+			// Most chunks: one piece of text, or nothing.
+			if err := st.text(d.Content, &st.content); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := st.choice(c); err != nil {
 			return err
 		}
 	}
@@ -253,44 +263,51 @@ func (st *streamState) text(s string, b *strings.Builder) error {
 		return nil
 	}
 	st.started = true
-	used := st.content.Len() + st.refusal.Len()
-	if used+len(s) > st.lim.Text {
-		if cut := fit(s, st.lim.Text-used); cut != "" {
-			b.WriteString(cut)
-			st.h.Text(cut)
-		}
-		return &LimitError{What: LimitText, Limit: st.lim.Text}
+	if used := st.content.Len() + st.refusal.Len(); used+len(s) <= st.lim.Text {
+		b.WriteString(s)
+		st.h.Text(s)
+		return nil
 	}
-	b.WriteString(s)
-	st.h.Text(s)
-	return nil
+	return st.overText(s, b)
+}
+
+// overText passes on what fits of a piece over the text limit.
+func (st *streamState) overText(s string, b *strings.Builder) error {
+	if cut := fit(s, st.lim.Text-st.content.Len()-st.refusal.Len()); cut != "" {
+		b.WriteString(cut)
+		st.h.Text(cut)
+	}
+	return &LimitError{What: LimitText, Limit: st.lim.Text}
 }
 
 // reason passes on and keeps the delta's reasoning.
 func (st *streamState) reason(d *delta) error {
-	for _, p := range [2]struct {
-		key string
-		s   string
-		b   *strings.Builder
-	}{{"reasoning_content", d.ReasoningContent, &st.reasoningContent}, {"reasoning", d.Reasoning, &st.reasoning}} {
-		if p.s == "" {
-			continue
-		}
-		st.started = true
-		if st.reasoningN+len(p.s) > st.lim.Reasoning {
-			if cut := fit(p.s, st.lim.Reasoning-st.reasoningN); cut != "" {
-				st.h.Reasoning(cut)
-			}
-			st.out.Content = st.content.String()
-			return &LimitError{What: LimitReasoning, Limit: st.lim.Reasoning}
-		}
-		st.reasoningN += len(p.s)
-		if p.b.Len() == 0 {
-			st.reasoningOrder = append(st.reasoningOrder, p.key)
-		}
-		p.b.WriteString(p.s)
-		st.h.Reasoning(p.s)
+	if d.ReasoningContent == "" && d.Reasoning == "" {
+		return nil
 	}
+	if err := st.reasonPiece("reasoning_content", d.ReasoningContent, &st.reasoningContent); err != nil {
+		return err
+	}
+	return st.reasonPiece("reasoning", d.Reasoning, &st.reasoning)
+}
+
+func (st *streamState) reasonPiece(key, s string, b *strings.Builder) error {
+	if s == "" {
+		return nil
+	}
+	st.started = true
+	if st.reasoningN+len(s) > st.lim.Reasoning {
+		if cut := fit(s, st.lim.Reasoning-st.reasoningN); cut != "" {
+			st.h.Reasoning(cut)
+		}
+		return &LimitError{What: LimitReasoning, Limit: st.lim.Reasoning}
+	}
+	st.reasoningN += len(s)
+	if b.Len() == 0 {
+		st.reasoningOrder = append(st.reasoningOrder, key)
+	}
+	b.WriteString(s)
+	st.h.Reasoning(s)
 	return nil
 }
 
@@ -380,7 +397,8 @@ func (st *streamState) gather(e *extras, ms []member) error {
 
 // finish ends a stream that ended: the response, or why it is not one.
 func (st *streamState) finish() (*Response, bool, error) {
-	out := &st.out
+	out := new(Response)
+	*out = st.out
 	if !st.done && out.FinishReason == "" {
 		return nil, st.started, st.failure(&Error{Message: "stream ended early"})
 	}
