@@ -77,7 +77,7 @@ var filterReasons = map[string]bool{"content_filter": true, "safety": true, "rec
 // secretLike matches what may be a credential in a provider's message
 // (OpenAI's "Incorrect API key provided: sk-...", a bearer token, a long
 // random token): it is never shown.
-var secretLike = regexp.MustCompile(`(?i)(bearer\s+\S+|\b(sk|pk|rk|gsk|xai|key|api[-_]?key)[-_][A-Za-z0-9*._-]{6,}|AIza[0-9A-Za-z_-]{10,}|[A-Za-z0-9+/_*.-]{32,})`)
+var secretLike = regexp.MustCompile(`(?i)(bearer\s+\S+|\b(sk|pk|rk|gsk|xai|key|api[-_]?key)[-_][A-Za-z0-9*_-]{6,}|AIza[0-9A-Za-z_-]{10,}|[A-Za-z0-9_*-]{32,})`)
 
 // sanitize is a provider's error message as it may be shown: one line of
 // printable text, credentials removed, at most 300 bytes.
