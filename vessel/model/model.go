@@ -333,8 +333,9 @@ type Client struct {
 	// each time up to MaxBackoff (default 250 ms and 10 s, ±25% jitter, never
 	// over MaxBackoff). A Retry-After is honoured up to MaxBackoff. Budget
 	// bounds the whole call until its first data line, waits and attempts
-	// together (default DefaultBudget): each attempt's first-byte timeout is
-	// cut to what is left, and no retry starts that could not end in it.
+	// together (default the larger of DefaultBudget and 1.5 × the first-byte
+	// timeout): each attempt's first-byte timeout is cut to what is left,
+	// and no retry starts whose wait would pass it.
 	Attempts   int
 	Backoff    time.Duration
 	MaxBackoff time.Duration
@@ -380,11 +381,13 @@ func (c *Client) policy() retryPolicy {
 	if p.limit <= 0 {
 		p.limit = DefaultMaxBackoff
 	}
-	if p.budget <= 0 {
-		p.budget = DefaultBudget
-	}
 	if p.firstByte <= 0 {
 		p.firstByte = DefaultFirstByteTimeout
+	}
+	if p.budget <= 0 {
+		// A model configured to think long before its first token keeps
+		// room for a retry.
+		p.budget = max(DefaultBudget, p.firstByte*3/2)
 	}
 	return p
 }
@@ -457,8 +460,9 @@ type Error struct {
 	// Usage is what the provider counted for the failed call (an error
 	// chunk's usage, or the stream's so far): the turn still counts it.
 	Usage Usage
-	// stream: the error came in the answer's stream (an error event or
-	// chunk, a broken-off stream): never retried.
+	// stream: the provider sent the error in the answer's stream (an error
+	// event, line or chunk) or ended it with finish_reason error: never
+	// retried.
 	stream bool
 }
 

@@ -95,3 +95,17 @@ func TestSilentModelWithinBudget(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestBudgetFollowsFirstByteTimeout: a long first-byte timeout (a local
+// model reading a long prompt) is not cut by the default budget.
+func TestBudgetFollowsFirstByteTimeout(t *testing.T) {
+	if p := (&Client{}).policy(); p.budget != DefaultBudget || p.firstByte != DefaultFirstByteTimeout {
+		t.Fatalf("%+v", p)
+	}
+	if p := (&Client{FirstByteTimeout: 10 * time.Minute}).policy(); p.budget != 15*time.Minute {
+		t.Fatalf("%+v", p)
+	}
+	if p := (&Client{FirstByteTimeout: time.Second, Budget: time.Minute}).policy(); p.budget != time.Minute {
+		t.Fatalf("%+v", p)
+	}
+}
