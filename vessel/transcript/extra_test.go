@@ -39,3 +39,15 @@ func TestExtraBounded(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestExtraOnlyOnAssistantMessages: an application's own keys on user and
+// tool messages are not sent on to the model.
+func TestExtraOnlyOnAssistantMessages(t *testing.T) {
+	env, err := Parse([]byte(`{"version":1,"messages":[{"role":"user","content":"q","created_at":1},{"role":"assistant","content":"a","reasoning":"r"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Messages[0].Extra != nil || string(env.Messages[1].Extra) != `{"reasoning":"r"}` {
+		t.Fatalf("%s / %s", env.Messages[0].Extra, env.Messages[1].Extra)
+	}
+}

@@ -118,6 +118,14 @@ func Parse(b []byte) (*Envelope, error) {
 	if err := env.Validate(); err != nil {
 		return nil, err
 	}
+	for i := range env.Messages {
+		if env.Messages[i].Role != "assistant" {
+			// Only a model's own messages carry provider fields back; an
+			// application's extra keys on its own messages would be refused
+			// by strict providers.
+			env.Messages[i].Extra = nil
+		}
+	}
 	return env, nil
 }
 
