@@ -107,6 +107,7 @@ func TestReplayProviders(t *testing.T) {
 		{file: "mistral/length.sse", text: "Paris is the", incomplete: IncompleteLength, in: 10, out: 2},
 		{file: "mistral/parallel_tools.sse", calls: []call{{"aaaaaaaaa", "retrieve_payment_status", `{"transaction_id": "T1"}`, ""}, {"bbbbbbbbb", "retrieve_payment_date", `{"transaction_id": "T1"}`, ""}}, in: 90, out: 40},
 		{file: "deepseek/text.sse", text: "Hello!", in: 10, out: 2},
+		{file: "groq/reasoning_tool.sse", calls: []call{{"fc_1", "calculate", `{"expression":"2+2"}`, ""}}, in: 120, out: 30, reasoning: "Need a sum."},
 		{file: "groq/tool.sse", calls: []call{{"call_g1", "calculate", `{"expression":"25 * 4"}`, ""}}, in: 300, out: 20},
 	} {
 		t.Run(c.file, func(t *testing.T) {
@@ -171,6 +172,9 @@ func TestReplayProviders(t *testing.T) {
 				t.Fatalf("next request %s: %v", body.bytes(), err)
 			}
 			last := string(sent.Messages[len(sent.Messages)-1])
+			if c.extra == "" && strings.Contains(last, `"reasoning`) {
+				t.Fatalf("reasoning sent back where the provider refuses it: %s", last)
+			}
 			for _, want := range append([]string{strings.Trim(c.extra, "{}")}, extrasOf(c.calls)...) {
 				if !strings.Contains(last, want) {
 					t.Fatalf("next request's assistant message %s lacks %s", last, want)

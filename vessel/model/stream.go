@@ -61,6 +61,10 @@ type streamState struct {
 	event   string // the SSE event: of the lines being read
 	started bool
 	done    bool
+	// strict: the stream is Groq's (it carries x_groq), whose API refuses
+	// any field it does not know on a message, its own reasoning too: no
+	// provider field is kept to be sent back.
+	strict bool
 }
 
 // readStream reads an SSE answer; progress is called for every data line.
@@ -165,6 +169,7 @@ func (st *streamState) chunk(data []byte) error {
 	if ch.failed() {
 		return st.payloadError(data)
 	}
+	st.strict = st.strict || ch.XGroq != nil
 	for i := range ch.Choices {
 		c := &ch.Choices[i]
 		if d := &c.Delta; c.FinishReason == nil && d.ReasoningContent == "" && d.Reasoning == "" && d.Refusal == "" &&
@@ -412,6 +417,9 @@ func (st *streamState) finish() (*Response, bool, error) {
 		v, _ := json.Marshal(b.String()) // a string always marshals
 		st.extra.set(k, v)
 	}
+	if st.strict {
+		st.extra = extras{}
+	}
 	out.Extra = st.extra.object()
 	if st.allIndexed() {
 		slices.SortStableFunc(st.calls, func(a, b *partialCall) int { return a.index - b.index })
@@ -432,8 +440,11 @@ func (st *streamState) finish() (*Response, bool, error) {
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i)
 		}
-		out.ToolCalls = append(out.ToolCalls, transcript.ToolCall{ID: id, Type: "function",
-			Function: transcript.FunctionCall{Name: p.name, Arguments: args}, Extra: p.extra.object()})
+		tc := transcript.ToolCall{ID: id, Type: "function", Function: transcript.FunctionCall{Name: p.name, Arguments: args}}
+		if !st.strict {
+			tc.Extra = p.extra.object()
+		}
+		out.ToolCalls = append(out.ToolCalls, tc)
 	}
 	if err := finishOutcome(out, bad); err != nil {
 		return out, st.started, st.failure(err)
