@@ -114,3 +114,23 @@ func FuzzToolCallOrder(f *testing.F) {
 		}
 	})
 }
+
+// TestSameIndexNewID: a server that numbers every parallel call 0 still
+// gives two calls when the second comes with its own id and name; a piece
+// repeating the first call's id continues it.
+func TestSameIndexNewID(t *testing.T) {
+	stream := `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\"x\":"}}]}}]}
+
+data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"arguments":"1}"}}]}}]}
+
+data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"f","arguments":"{\"x\":2}"}}]}}]}
+
+data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+`
+	resp, _, err := readStream(strings.NewReader(stream), Limits{}.withDefaults(), func() {}, nopHandler{})
+	if err != nil || len(resp.ToolCalls) != 2 || resp.ToolCalls[0].Function.Arguments != `{"x":1}` || resp.ToolCalls[1].ID != "b" || resp.ToolCalls[1].Function.Arguments != `{"x":2}` {
+		t.Fatalf("%v %+v", err, resp)
+	}
+}

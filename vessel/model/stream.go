@@ -355,7 +355,7 @@ func (st *streamState) callFor(tc *toolCallDelta) (*partialCall, error) {
 		if i >= len(st.slots) {
 			st.slots = append(st.slots, make([]*partialCall, i+1-len(st.slots))...)
 		}
-		if st.slots[i] == nil {
+		if p := st.slots[i]; p == nil || st.anotherCall(p, tc) {
 			p, err := st.newCall(i)
 			if err != nil {
 				return nil, err
@@ -377,6 +377,13 @@ func (st *streamState) callFor(tc *toolCallDelta) (*partialCall, error) {
 		return st.calls[len(st.calls)-1], nil
 	}
 	return st.newCall(-1)
+}
+
+// anotherCall reports whether a delta at the index of call p starts
+// another call: a new id and a name (servers that number every parallel
+// call 0).
+func (st *streamState) anotherCall(p *partialCall, tc *toolCallDelta) bool {
+	return tc.ID != "" && p.id != "" && tc.Function.Name != "" && fit(tc.ID, transcript.MaxToolCallID) != p.id
 }
 
 func (st *streamState) newCall(index int) (*partialCall, error) {
