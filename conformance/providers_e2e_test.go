@@ -80,22 +80,7 @@ func TestLocalStackProviderReplays(t *testing.T) {
 	srv := httptest.NewServer(up)
 	defer srv.Close()
 
-	orig, err := os.ReadFile("testdata/deployment.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(orig), "[egress]\n", "[egress]\nallow_http_upstream = true\n", 1)
-	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
-	dep := filepath.Join(t.TempDir(), "deployment.toml")
-	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "VESSEL_") {
-			env = append(env, kv)
-		}
-	}
+	dep, env := upstreamDeployment(t)
 	env = append(env, "VESSEL_UPSTREAM_MODEL_URL="+srv.URL+"/v1", "VESSEL_MODEL_KEY=sk-replay")
 	info := startUp(t, bin, env, dep)
 	appKey, err := os.ReadFile(info.AppKeyFile)
@@ -141,4 +126,28 @@ func TestLocalStackProviderReplays(t *testing.T) {
 			}
 		})
 	}
+}
+
+// upstreamDeployment writes the conformance deployment allowed a plain-HTTP
+// upstream (a model on loopback), with its package paths made absolute, and
+// returns it with the environment without VESSEL_ variables.
+func upstreamDeployment(t *testing.T) (string, []string) {
+	t.Helper()
+	orig, err := os.ReadFile("testdata/deployment.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(orig), "[egress]\n", "[egress]\nallow_http_upstream = true\n", 1)
+	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
+	dep := filepath.Join(t.TempDir(), "deployment.toml")
+	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "VESSEL_") {
+			env = append(env, kv)
+		}
+	}
+	return dep, env
 }
