@@ -77,9 +77,12 @@ func (r *runner) incomplete(resp *model.Response, err error) {
 	if len(answer) > r.maxText-r.textUsed {
 		answer = ""
 	}
+	r.res.Answer = answer
+	if answer == "" {
+		return // an empty assistant message would make the transcript a history the next turn refuses
+	}
 	am := transcript.Message{Role: "assistant", Content: transcript.Text(answer), Extra: resp.Extra}
 	r.res.Messages = append(r.res.Messages, am)
-	r.res.Answer = answer
 }
 
 // fail sets the status for a turn stopped by err.

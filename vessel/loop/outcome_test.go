@@ -83,6 +83,11 @@ func TestIncompleteToolCallNotRun(t *testing.T) {
 	if ev := res.FinishedEvent(); ev["reason"] != "length" || ev["status"] != "incomplete" {
 		t.Fatalf("%v", ev)
 	}
+	// Nothing was said: the transcript is the question alone, a history the
+	// next turn accepts.
+	if len(res.Messages) != 1 || res.Messages[0].Role != "user" {
+		t.Fatalf("transcript %+v", res.Messages)
+	}
 }
 
 const thinkingTool = `data: {"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"Need the date."}}]}
