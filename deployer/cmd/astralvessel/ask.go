@@ -536,6 +536,9 @@ func (v *turnView) show(ev client.Event, taskID string) {
 			fmt.Fprintln(v.stdout)
 			v.midLine = false
 		}
+	case client.ModelRetry:
+		v.endReasoning()
+		fmt.Fprintf(v.stderr, "%s[model: %s; trying again in %s]%s\n", v.dim, e.Error, e.Wait.Round(time.Millisecond), v.undim)
 	case client.ToolFinished:
 		state := "ok"
 		if !e.OK {

@@ -119,6 +119,7 @@ func (f *fakeAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		var before []a2a.Event
 		if f.toolBetween {
 			before = []a2a.Event{
+				status(ec, a2a.TaskStateWorking, "model.retry", map[string]any{"attempt": 2, "wait_ms": 1500, "error": "model answered 429: slow down"}),
 				status(ec, a2a.TaskStateWorking, "text.delta", map[string]any{"text": "Let me look."}),
 				status(ec, a2a.TaskStateWorking, "tool.started", map[string]any{"call_id": "c1", "name": "bash", "arguments": "{}"}),
 				status(ec, a2a.TaskStateWorking, "tool.finished", map[string]any{"call_id": "c1", "name": "bash", "ok": true}),
@@ -296,7 +297,8 @@ func (s *checkedStream) RecvMsg(m any) error {
 // TestAskBindingGRPC: --binding grpc reads the gRPC address from the
 // agent's card and asks there, naming the agent as tenant.
 // TestAskSeparatesTextBeforeATool: text written before a tool call and
-// the final answer are two paragraphs, not one glued line.
+// the final answer are two paragraphs, not one glued line; a model retry
+// is shown on stderr.
 func TestAskSeparatesTextBeforeATool(t *testing.T) {
 	agent := &fakeAgent{toolBetween: true}
 	srv, state := fakeStack(t, agent)
@@ -307,6 +309,9 @@ func TestAskSeparatesTextBeforeATool(t *testing.T) {
 	}
 	if out.String() != "Let me look.\n\nOspreys.\n" {
 		t.Fatalf("stdout %q", out.String())
+	}
+	if !strings.Contains(errb.String(), "[model: model answered 429: slow down; trying again in 1.5s]") {
+		t.Fatalf("stderr %q: the retry is not shown", errb.String())
 	}
 }
 
