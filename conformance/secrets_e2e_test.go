@@ -42,23 +42,8 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 	waitTCP(t, modelAddr)
 
 	// The conformance deployment, allowed a plain-HTTP upstream (the model
-	// here is on loopback), with its package paths made absolute.
-	orig, err := os.ReadFile("testdata/deployment.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(orig), "[egress]\n", "[egress]\nallow_http_upstream = true\n", 1)
-	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
-	dep := filepath.Join(t.TempDir(), "deployment.toml")
-	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "VESSEL_") {
-			env = append(env, kv)
-		}
-	}
+	// here is on loopback).
+	dep, env := upstreamDeployment(t)
 	env = append(env, "VESSEL_UPSTREAM_MODEL_URL=http://"+modelAddr+"/v1", "VESSEL_MODEL_KEY="+key)
 	info := startUp(t, bin, env, dep)
 

@@ -30,6 +30,11 @@ import (
 // EventMetaKey is the status-update metadata key naming the event type.
 const EventMetaKey = "vessel.event"
 
+// ReasonMetaKey is the final status update's metadata key holding
+// turn.finished's reason (budget, or an incomplete answer's: length,
+// content_filter, refusal, bad_tool_arguments).
+const ReasonMetaKey = "vessel.reason"
+
 // Artifact names.
 const (
 	ArtifactTranscript = "transcript"
@@ -281,10 +286,14 @@ func (e *executor) finishTurn(ctx context.Context, ec *a2asrv.ExecutorContext, y
 	state := a2a.TaskStateCompleted
 	switch res.Status {
 	case loop.StatusDeadline, loop.StatusModelError, loop.StatusOutputLimit, loop.StatusShutdown, loop.StatusApprovalTimeout,
-		loop.StatusSchemaMismatch:
+		loop.StatusSchemaMismatch, loop.StatusIncomplete:
 		state = a2a.TaskStateFailed
 	}
-	yield(statusEvent(ec, state, res.FinishedEvent()), nil)
+	up := statusEvent(ec, state, res.FinishedEvent())
+	if res.Reason != "" {
+		up.Metadata[ReasonMetaKey] = res.Reason // machine-readable, beside the event's own reason
+	}
+	yield(up, nil)
 }
 
 // emitOutputs sends the transcript (when accepted), files and the answer.

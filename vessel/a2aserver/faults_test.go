@@ -16,6 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
 
 // brokenModel is an OpenAI-compatible server that misbehaves in the way the
@@ -71,6 +72,9 @@ func newBrokenModel(t *testing.T) *brokenModel {
 		case "huge arguments": // a tool call whose arguments never end
 			head = `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"bash","arguments":""}}]}}]}` + "\n\n"
 			line = `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("a", 16<<10) + `"}}]}}]}` + "\n\n"
+		case "cut by length": // a stop at the token limit, mid-answer
+			write(`data: {"choices":[{"delta":{"content":"{\""},"finish_reason":"length"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}` + "\n\ndata: [DONE]\n\n")
+			return
 		default:
 			write(`data: {"choices":[{"delta":{"content":"fine"},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
 			return
@@ -123,6 +127,31 @@ func (p *heapPeak) growth() uint64 {
 	close(p.stop)
 	p.wg.Wait()
 	return p.peak - p.base
+}
+
+// TestIncompleteAnswerFails: an answer cut at the model's token limit is
+// never stored as completed: the task fails with status incomplete, and
+// the reason is in turn.finished and in the final status's metadata.
+func TestIncompleteAnswerFails(t *testing.T) {
+	bm := newBrokenModel(t)
+	h := newHarness(t, func(d *spec.Deployment) {
+		d.Agents[0].Manifest.Model.BaseURL = bm.srv.URL + "/v1"
+	})
+	var evs []a2a.Event
+	for ev, err := range h.client("field-guide").SendStreamingMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg("cut by length")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	state, data := lastEvent(t, evs)
+	su := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
+	if state != a2a.TaskStateFailed || data["status"] != "incomplete" || data["reason"] != "length" || su.Metadata[a2aserver.ReasonMetaKey] != "length" {
+		t.Fatalf("final: %s %v %v", state, data, su.Metadata)
+	}
+	if !strings.HasPrefix(fmt.Sprint(data["error"]), "incomplete: length") || fmt.Sprint(data["completion_tokens"]) != "1" {
+		t.Fatalf("final: %v", data)
+	}
 }
 
 // TestModelOutputLimits: a model streaming 50 MB of text, one 20 MB chunk,

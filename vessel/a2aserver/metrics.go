@@ -178,6 +178,8 @@ func (am *agentMetrics) ModelCall(d time.Duration, err error) {
 	switch {
 	case errors.Is(err, model.ErrOutputLimit):
 		kind = "output_limit"
+	case errors.Is(err, model.ErrIncomplete):
+		kind = "incomplete"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		kind = "stopped"
 	}

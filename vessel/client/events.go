@@ -19,7 +19,17 @@ const (
 	EventToolFinished   = "tool.finished"
 	EventFileAttached   = "file.attached"
 	EventTurnFinished   = "turn.finished"
+	EventModelRetry     = "model.retry"
 )
+
+// ModelRetry says a model call failed before anything streamed and is
+// tried again after Wait.
+type ModelRetry struct {
+	Attempt int // the attempt about to be made (2 for the first retry)
+	Wait    time.Duration
+	Error   string
+	Data    map[string]any
+}
 
 // TurnStarted is the first event of a turn: the task exists.
 type TurnStarted struct {
@@ -119,6 +129,7 @@ func (TranscriptChunk) isEvent() {}
 func (Answer) isEvent()          {}
 func (TurnFinished) isEvent()    {}
 func (Unknown) isEvent()         {}
+func (ModelRetry) isEvent()      {}
 
 // field helpers: the first present key wins, so a few spellings are accepted.
 
@@ -206,6 +217,9 @@ func decodeEvent(typ string, data map[string]any) Event {
 		}
 	case EventTurnFinished:
 		return decodeTurnFinished(data)
+	case EventModelRetry:
+		return ModelRetry{Attempt: integer(data, "attempt"), Wait: time.Duration(integer(data, "wait_ms")) * time.Millisecond,
+			Error: str(data, "error"), Data: data}
 	}
 	return Unknown{Type: typ, Data: data}
 }

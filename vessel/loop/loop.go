@@ -47,6 +47,12 @@ const (
 	// StatusApprovalTimeout: no decision came in time and the policy says
 	// a timeout fails the turn.
 	StatusApprovalTimeout = "approval_timeout"
+	// StatusIncomplete: a step's answer ended normally but is not a
+	// complete answer; Reason says why (model.IncompleteLength,
+	// IncompleteContentFilter, IncompleteRefusal, IncompleteBadArguments)
+	// and the answer is what was streamed (the refusal's text for a
+	// refusal). No tool call of that step runs.
+	StatusIncomplete = "incomplete"
 )
 
 // Event types.
@@ -58,6 +64,9 @@ const (
 	EventToolFinished   = "tool.finished"
 	EventFileAttached   = "file.attached"
 	EventTurnFinished   = "turn.finished"
+	// EventModelRetry: a model call failed before anything streamed and is
+	// tried again after wait_ms.
+	EventModelRetry = "model.retry"
 )
 
 // ErrCancelled is the cancel cause of a turn stopped by CancelTask.
@@ -192,7 +201,8 @@ type Result struct {
 	Steps            int
 	Error            string // a short reason for model_error, output_limit, shutdown and approval_timeout
 	// Reason classifies a model_error: ReasonBudget when the egress
-	// refused or cut the call for a token budget; else "".
+	// refused or cut the call for a token budget; and an incomplete turn:
+	// the model.Incomplete reason; else "".
 	Reason  string
 	Started time.Time
 	Total   time.Duration
@@ -342,49 +352,6 @@ func (r *runner) send(ev Event) {
 	r.emit(ev)
 }
 
-// Text implements model.Handler, merging small pieces.
-func (r *runner) Text(d string) {
-	r.noteFirstToken()
-	if r.text.Len() == 0 {
-		r.textAt = time.Now()
-	}
-	r.text.WriteString(d)
-	max := r.cfg.CoalesceBytes
-	if max <= 0 {
-		max = 1024
-	}
-	delay := r.cfg.CoalesceDelay
-	if delay <= 0 {
-		delay = 25 * time.Millisecond
-	}
-	if r.text.Len() >= max || time.Since(r.textAt) >= delay {
-		r.flushText()
-	}
-}
-
-// Reasoning implements model.Handler.
-func (r *runner) Reasoning(d string) {
-	r.noteFirstToken()
-	r.reasoning += len(d)
-	r.send(Event{"type": EventReasoningDelta, "text": d})
-}
-
-func (r *runner) noteFirstToken() {
-	if !r.sawText {
-		r.sawText = true
-		r.res.FirstToken = time.Since(r.res.Started)
-	}
-}
-
-func (r *runner) flushText() {
-	if r.text.Len() == 0 {
-		return
-	}
-	s := r.text.String()
-	r.text.Reset()
-	r.emit(Event{"type": EventTextDelta, "text": s})
-}
-
 func (r *runner) run(ctx context.Context) {
 	cfg, in, res := r.cfg, r.in, r.res
 	prompt, err := cfg.Prompt()
@@ -484,6 +451,10 @@ func (r *runner) steps(ctx context.Context) {
 			r.overLimit(resp, err, r.maxText-r.textUsed, r.maxText, r.maxArgs)
 			return
 		}
+		if errors.Is(err, model.ErrIncomplete) && resp != nil && ctx.Err() == nil {
+			r.incomplete(resp, err)
+			return
+		}
 		if err != nil {
 			r.fail(ctx, err)
 			return
@@ -499,7 +470,7 @@ func (r *runner) steps(ctx context.Context) {
 			calls = nil // tools were not offered; ignore any the model invents
 		}
 		uniqueIDs(calls)
-		am := transcript.Message{Role: "assistant", ToolCalls: calls}
+		am := transcript.Message{Role: "assistant", ToolCalls: calls, Extra: resp.Extra}
 		if resp.Content != "" || len(calls) == 0 {
 			am.Content = transcript.Text(resp.Content)
 		}
@@ -591,83 +562,6 @@ func (r *runner) pause(calls []transcript.ToolCall) bool {
 	r.res.Status = StatusPaused
 	r.res.Pause = &Pause{r: r, calls: calls, Request: req, since: now}
 	return true
-}
-
-// checkLimits reports a *model.LimitError when resp holds more than the
-// call's limits allow.
-func checkLimits(resp *model.Response, text, args, allArgs int) error {
-	if len(resp.Content) > text {
-		return &model.LimitError{What: model.LimitText, Limit: text}
-	}
-	if len(resp.ToolCalls) > model.MaxToolCalls {
-		return &model.LimitError{What: model.LimitToolCalls, Limit: model.MaxToolCalls}
-	}
-	all := 0
-	for _, c := range resp.ToolCalls {
-		n := len(c.Function.Name) + len(c.Function.Arguments)
-		if n > args {
-			return &model.LimitError{What: model.LimitArguments, Limit: args}
-		}
-		if all += n; all > allArgs {
-			return &model.LimitError{What: model.LimitAllArguments, Limit: allArgs}
-		}
-	}
-	return nil
-}
-
-// overLimit ends a turn whose model output went over a limit. The text the
-// caller has seen (at most the limit) is the answer; no tool call runs.
-func (r *runner) overLimit(resp *model.Response, err error, remaining, maxText, maxArgs int) {
-	r.res.Status = StatusOutputLimit
-	var le *model.LimitError
-	errors.As(err, &le)
-	switch le.What {
-	case model.LimitText:
-		r.res.Error = fmt.Sprintf("the model's text went over the turn's limit of %d bytes (max_answer_bytes)", maxText)
-	case model.LimitReasoning:
-		r.res.Error = fmt.Sprintf("the model's reasoning went over the turn's limit of %d bytes (max_answer_bytes)", maxText)
-	case model.LimitArguments:
-		r.res.Error = fmt.Sprintf("a tool call's arguments went over the limit of %d bytes (max_tool_arguments_bytes)", maxArgs)
-	case model.LimitAllArguments:
-		r.res.Error = fmt.Sprintf("the turn's tool-call arguments went over %d bytes together (%d × max_tool_arguments_bytes)",
-			model.TurnArgumentsFactor*maxArgs, model.TurnArgumentsFactor)
-	default:
-		r.res.Error = le.Error()
-	}
-	answer := ""
-	if resp != nil && len(resp.Content) <= remaining {
-		answer = resp.Content
-	}
-	am := transcript.Message{Role: "assistant", Content: transcript.Text(answer)}
-	r.res.Messages = append(r.res.Messages, am)
-	r.res.Answer = answer
-}
-
-// fail sets the status for a turn stopped by err.
-func (r *runner) fail(ctx context.Context, err error) {
-	cause := context.Cause(ctx)
-	switch {
-	case errors.Is(cause, ErrCancelled):
-		r.res.Status = StatusCancelled
-	case errors.Is(cause, ErrShutdown):
-		r.res.Status = StatusShutdown
-		r.res.Error = "the vessel was stopping and the turn did not finish within its shutdown grace period"
-	case errors.Is(cause, ErrDeadline), errors.Is(cause, context.DeadlineExceeded):
-		r.res.Status = StatusDeadline
-	case ctx.Err() != nil:
-		r.res.Status = StatusCancelled
-	default:
-		r.res.Status = StatusModelError
-		var me *model.Error
-		if errors.As(err, &me) {
-			r.res.Error = me.Error()
-			if me.Budget() {
-				r.res.Reason = ReasonBudget
-			}
-		} else {
-			r.res.Error = "the model call failed"
-		}
-	}
 }
 
 func userContent(text string, images []Image) transcript.Message {
@@ -894,32 +788,6 @@ func truncate(s string, n int) string {
 	}
 	rs := []rune(s)
 	return string(rs[:n]) + "…"
-}
-
-// uniqueIDs renames, in place, calls whose id an earlier call of the step
-// already has ("c1" again becomes "c1~2"). A model that repeats an id (or
-// leaves ids out and collides with the generated call_<n>) would otherwise
-// make one approval decision cover two calls, and leave a transcript that
-// the next turn's history check refuses (an id used twice). A name that
-// would outgrow the transcript's id limit falls back to call_<i>~<n>. The
-// step's assistant message shares calls, so each tool result still answers
-// its own call.
-func uniqueIDs(calls []transcript.ToolCall) {
-	if len(calls) < 2 {
-		return
-	}
-	seen := make(map[string]bool, len(calls))
-	for i := range calls {
-		id := calls[i].ID
-		for n := 2; seen[id]; n++ {
-			suffix := "~" + strconv.Itoa(n)
-			if id = calls[i].ID + suffix; len(id) > transcript.MaxToolCallID {
-				id = "call_" + strconv.Itoa(i) + suffix
-			}
-		}
-		seen[id] = true
-		calls[i].ID = id
-	}
 }
 
 // randomID is a pause's id: 16 random bytes in hex.

@@ -9,19 +9,30 @@ import (
 
 // chunk is one streamed chat-completion chunk, reduced to what a step uses.
 type chunk struct {
-	Choices []choice    `json:"choices"`
-	Usage   *Usage      `json:"usage"`
-	Error   *chunkError `json:"error"`
+	// Object is "error" in older vLLM's error chunks (no error wrapper).
+	Object  string          `json:"object"`
+	Choices []choice        `json:"choices"`
+	Usage   *Usage          `json:"usage"`
+	Error   json.RawMessage `json:"error"` // an object or a string, by provider
+	XGroq   *struct {
+		Usage *Usage `json:"usage"`
+	} `json:"x_groq"` // Groq puts the usage here
 }
 
-type chunkError struct {
-	Message string `json:"message"`
-	Code    any    `json:"code"` // a string or a number, by provider
+// failed reports whether the chunk is an error, in any shape providers use.
+func (c *chunk) failed() bool {
+	return c.Object == "error" || len(c.Error) > 0 && string(c.Error) != "null"
 }
 
-func (e *chunkError) code() string {
-	c, _ := e.Code.(string)
-	return truncate(c, 64)
+// usage is the chunk's token count, wherever the provider put it.
+func (c *chunk) usage() *Usage {
+	if c.Usage != nil {
+		return c.Usage
+	}
+	if c.XGroq != nil {
+		return c.XGroq.Usage
+	}
+	return nil
 }
 
 type choice struct {
@@ -29,21 +40,170 @@ type choice struct {
 	FinishReason *string `json:"finish_reason"`
 }
 
-type delta struct {
-	Content          string          `json:"content"`
-	ReasoningContent string          `json:"reasoning_content"`
-	Reasoning        string          `json:"reasoning"`
-	ToolCalls        []toolCallDelta `json:"tool_calls"`
+// member is one member of an object the reader does not know, kept as
+// sent: its key (plain, no escapes) and its value. Both point into the
+// stream line and are only valid until the next is read.
+type member struct {
+	key, raw []byte
 }
 
+type delta struct {
+	Content          string
+	ReasoningContent string
+	Reasoning        string
+	Refusal          string
+	ToolCalls        []toolCallDelta
+	// Extra are the members of no field above (nor role, function_call,
+	// annotations, audio):
+	// provider fields carried back opaquely.
+	Extra []member
+}
+
+// UnmarshalJSON reads a delta as the chunk scanner does; a delta the
+// scanner cannot read (escaped or case-folded keys) is read by
+// encoding/json into the named fields, without Extra.
+func (d *delta) UnmarshalJSON(b []byte) error {
+	var s jsonscan.Scanner
+	s.Reset(b)
+	if scanDelta(&s, d, s.Str) && s.End() {
+		return nil
+	}
+	var v struct {
+		Content          string          `json:"content"`
+		ReasoningContent string          `json:"reasoning_content"`
+		Reasoning        string          `json:"reasoning"`
+		Refusal          string          `json:"refusal"`
+		ToolCalls        []toolCallDelta `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*d = delta{Content: v.Content, ReasoningContent: v.ReasoningContent, Reasoning: v.Reasoning,
+		Refusal: v.Refusal, ToolCalls: v.ToolCalls}
+	return nil
+}
+
+// scanDelta reads a delta object; content reads the content string.
+func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
+	if s.Null() {
+		return true
+	}
+	return s.Object(func(k []byte) bool {
+		switch string(k) {
+		case "content":
+			return content(&d.Content)
+		case "reasoning_content":
+			return s.Str(&d.ReasoningContent)
+		case "reasoning":
+			return s.Str(&d.Reasoning)
+		case "refusal":
+			return s.Str(&d.Refusal)
+		case "role", "function_call", "annotations", "audio":
+			return s.Skip() // OpenAI's own, not accepted back as sent
+		case "tool_calls":
+			d.ToolCalls = d.ToolCalls[:0]
+			if s.Null() {
+				d.ToolCalls = nil
+				return true
+			}
+			return s.Array(func() bool {
+				d.ToolCalls = append(d.ToolCalls, toolCallDelta{})
+				return scanToolCall(s, &d.ToolCalls[len(d.ToolCalls)-1])
+			})
+		}
+		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "tool_calls") {
+			return false
+		}
+		raw, ok := s.Raw()
+		if ok && !emptyValue(raw) {
+			d.Extra = append(d.Extra, member{key: k, raw: raw})
+		}
+		return ok
+	})
+}
+
+// emptyValue: null and "" say nothing to send back.
+func emptyValue(raw []byte) bool { return string(raw) == "null" || string(raw) == `""` }
+
 type toolCallDelta struct {
-	Index    int    `json:"index"`
-	ID       string `json:"id"`
-	Type     string `json:"type"`
+	// Index orders a call's pieces; nil when the provider sends none
+	// (Gemini): the pieces are then keyed by id.
+	Index    *int
+	ID       string
+	Type     string
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+		Name      string
+		Arguments string
+	}
+	Extra []member // Gemini's extra_content, and any other per-call field
+}
+
+// UnmarshalJSON reads a tool call delta as the scanner does, or by
+// encoding/json without Extra.
+func (tc *toolCallDelta) UnmarshalJSON(b []byte) error {
+	var s jsonscan.Scanner
+	s.Reset(b)
+	if scanToolCall(&s, tc) && s.End() {
+		return nil
+	}
+	var v struct {
+		Index    *int   `json:"index"`
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*tc = toolCallDelta{Index: v.Index, ID: v.ID, Type: v.Type}
+	tc.Function.Name, tc.Function.Arguments = v.Function.Name, v.Function.Arguments
+	return nil
+}
+
+func scanToolCall(s *jsonscan.Scanner, tc *toolCallDelta) bool {
+	return s.Object(func(k []byte) bool {
+		switch string(k) {
+		case "index":
+			if s.Null() {
+				tc.Index = nil
+				return true
+			}
+			var i int
+			if !s.Int(&i) {
+				return false
+			}
+			tc.Index = &i
+			return true
+		case "id":
+			return s.Str(&tc.ID)
+		case "type":
+			return s.Str(&tc.Type)
+		case "function":
+			if s.Null() {
+				return true
+			}
+			return s.Object(func(fk []byte) bool {
+				switch string(fk) {
+				case "name":
+					return s.Str(&tc.Function.Name)
+				case "arguments":
+					return s.Str(&tc.Function.Arguments)
+				}
+				return !jsonscan.FoldsTo(fk, "name", "arguments") && s.Skip()
+			})
+		}
+		if jsonscan.FoldsTo(k, "index", "id", "type", "function") {
+			return false
+		}
+		raw, ok := s.Raw()
+		if ok && !emptyValue(raw) {
+			tc.Extra = append(tc.Extra, member{key: k, raw: raw})
+		}
+		return ok
+	})
 }
 
 // chunkDecoder decodes chunks. A stream has one chunk per token, so the
@@ -116,6 +276,11 @@ func (d *chunkDecoder) keepTemplate(data []byte) {
 	if d.contents != 1 || d.contentStart < 0 {
 		return
 	}
+	for _, c := range d.ch.Choices {
+		if len(c.Delta.Extra) > 0 || len(c.Delta.ToolCalls) > 0 {
+			return // they point into data, which the next line overwrites
+		}
+	}
 	d.pre = append(d.pre[:0], data[:d.contentStart]...)
 	d.post = append(d.post[:0], data[d.contentEnd:]...)
 	d.tpl, d.tplChoice = true, d.contentChoice
@@ -141,7 +306,7 @@ func (d *chunkDecoder) content(i int, v *string) bool {
 func (d *chunkDecoder) fast(data []byte) (ok bool) {
 	d.s.Reset(data)
 	d.ch.Choices = d.ch.Choices[:0]
-	d.ch.Usage, d.ch.Error = nil, nil
+	d.ch.Usage, d.ch.Error, d.ch.XGroq, d.ch.Object = nil, nil, nil, ""
 	d.contents = 0
 	defer d.s.Reset(nil)
 	seenChoices := false
@@ -171,10 +336,12 @@ func (d *chunkDecoder) fast(data []byte) (ok bool) {
 				}
 				return !jsonscan.FoldsTo(k, "prompt_tokens", "completion_tokens") && d.s.Skip()
 			})
-		case "error":
-			return false // rare: encoding/json reads it
+		case "object":
+			return d.s.StrKnown(&d.ch.Object, "chat.completion.chunk", "error")
+		case "error", "x_groq":
+			return false // rare: encoding/json reads them
 		}
-		return !jsonscan.FoldsTo(key, "choices", "usage", "error") && d.s.Skip()
+		return !jsonscan.FoldsTo(key, "choices", "usage", "error", "object", "x_groq") && d.s.Skip()
 	}) {
 		return false
 	}
@@ -208,22 +375,7 @@ func (d *chunkDecoder) choices() bool {
 				c.FinishReason = s
 				return true
 			case "delta":
-				if d.s.Null() {
-					return true
-				}
-				return d.s.Object(func(k []byte) bool {
-					switch string(k) {
-					case "content":
-						return d.content(n-1, &c.Delta.Content)
-					case "reasoning_content":
-						return d.s.Str(&c.Delta.ReasoningContent)
-					case "reasoning":
-						return d.s.Str(&c.Delta.Reasoning)
-					case "tool_calls":
-						return false // a few per step: encoding/json reads them
-					}
-					return !jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "tool_calls") && d.s.Skip()
-				})
+				return scanDelta(&d.s, &c.Delta, func(v *string) bool { return d.content(n-1, v) })
 			}
 			return !jsonscan.FoldsTo(key, "finish_reason", "delta") && d.s.Skip()
 		})

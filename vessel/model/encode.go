@@ -27,6 +27,10 @@ func estimate(m *transcript.Message) int {
 	if m.ToolCallID != "" {
 		n += len(`,"tool_call_id":""`) + len(m.ToolCallID)
 	}
+	n += len(m.Extra)
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Extra)
+	}
 	return n
 }
 
@@ -41,8 +45,10 @@ func appendMessage(b []byte, m *transcript.Message) ([]byte, bool) {
 	}
 	ok := plainString(m.Role) && plainString(m.Name) && plainString(m.ToolCallID)
 	for _, tc := range m.ToolCalls {
-		ok = ok && plainString(tc.ID) && plainString(tc.Type) && plainString(tc.Function.Name) && plainString(tc.Function.Arguments)
+		ok = ok && plainString(tc.ID) && plainString(tc.Type) && plainString(tc.Function.Name) && plainString(tc.Function.Arguments) &&
+			plainExtra(tc.Extra)
 	}
+	ok = ok && plainExtra(m.Extra)
 	if !ok || len(m.Content) > 0 && !compactContent(m.Content) {
 		return b, false
 	}
@@ -72,7 +78,9 @@ func appendMessage(b []byte, m *transcript.Message) ([]byte, bool) {
 			b = append(b, tc.Function.Name...)
 			b = append(b, `","arguments":"`...)
 			b = append(b, tc.Function.Arguments...)
-			b = append(b, `"}}`...)
+			b = append(b, `"}`...)
+			b = transcript.AppendExtra(b, tc.Extra)
+			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
@@ -81,7 +89,14 @@ func appendMessage(b []byte, m *transcript.Message) ([]byte, bool) {
 		b = append(b, m.ToolCallID...)
 		b = append(b, '"')
 	}
+	b = transcript.AppendExtra(b, m.Extra)
 	return append(b, '}'), true
+}
+
+// plainExtra reports whether json.Marshal writes extra's members as they
+// are: none, or a compact object.
+func plainExtra(extra []byte) bool {
+	return len(extra) == 0 || extra[0] == '{' && compactContent(extra)
 }
 
 // plainString reports whether encoding/json writes s as it is between

@@ -116,3 +116,31 @@ func FuzzCompactContent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMarshalExtra: a message's and a call's provider fields are written
+// by the encoder exactly as json.Marshal writes them, and the result is
+// valid JSON holding them.
+func FuzzMarshalExtra(f *testing.F) {
+	f.Add([]byte(`{"reasoning_content":"think \"a\""}`), []byte(`{"extra_content":{"google":{"thought_signature":"c2ln"}}}`))
+	f.Add([]byte(`{}`), []byte(``))
+	f.Add([]byte(`{ "a": 1 }`), []byte(`{"b":[1,2]}`))
+	f.Add([]byte(`{"a":"<b>"}`), []byte(`[1]`))
+	f.Fuzz(func(t *testing.T, extra, callExtra []byte) {
+		m := transcript.Message{Role: "assistant", Content: transcript.Text("x"), Extra: extra,
+			ToolCalls: []transcript.ToolCall{{ID: "c", Type: "function", Function: transcript.FunctionCall{Name: "f", Arguments: "{}"}, Extra: callExtra}}}
+		want, werr := json.Marshal(&m)
+		got, ok := appendMessage(nil, &m)
+		if !ok {
+			return
+		}
+		if werr != nil {
+			t.Fatalf("json.Marshal refuses (%v) what the encoder wrote: %s", werr, got)
+		}
+		if !bytes.Equal(got, want) || !json.Valid(got) {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+		if len(got) > estimate(&m) {
+			t.Fatalf("estimate %d for %d bytes", estimate(&m), len(got))
+		}
+	})
+}

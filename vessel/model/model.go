@@ -14,14 +14,13 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/vessel/internal/backoff"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -113,6 +112,8 @@ const (
 	LimitAllArguments = "all_arguments"
 	LimitLine         = "line"
 	LimitToolCalls    = "tool_calls"
+	// LimitExtra: the provider fields to send back (MaxExtraBytes).
+	LimitExtra = "provider_fields"
 )
 
 // ErrOutputLimit is matched (errors.Is) by every *LimitError.
@@ -139,6 +140,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("the tool calls' arguments together went over %d bytes", e.Limit)
 	case LimitToolCalls:
 		return fmt.Sprintf("the model asked for more than %d tool calls at once", e.Limit)
+	case LimitExtra:
+		return fmt.Sprintf("the model's provider fields went over %d bytes", e.Limit)
 	}
 	return fmt.Sprintf("a line of the model's stream went over %d bytes", e.Limit)
 }
@@ -300,11 +303,17 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 }
 
-// Response is a finished call. Reasoning is passed to the Handler only,
-// never kept, so a long reasoning stream costs no memory.
+// Response is a finished call.
 type Response struct {
-	Content      string
-	ToolCalls    []transcript.ToolCall
+	Content string
+	// Refusal is the model's refusal text (delta.refusal), when it refused.
+	Refusal   string
+	ToolCalls []transcript.ToolCall // each with its provider fields in Extra
+	// Extra holds the message's provider fields to send back in the
+	// assistant message: reasoning_content or reasoning (joined from the
+	// stream, within Limits.Reasoning), and any field of the delta the
+	// reader does not know.
+	Extra        []byte
 	Usage        Usage
 	FinishReason string
 }
@@ -327,10 +336,18 @@ type Client struct {
 	// the request to that model route, and never forwards the header.
 	Route string
 	HTTP  *http.Client
-	// Attempts is how many times a call is tried while nothing has streamed
-	// (default 4); Backoff the first wait, doubled each time (default 250ms).
-	Attempts int
-	Backoff  time.Duration
+	// The retry policy. Attempts is how many times a call is tried while
+	// nothing has streamed (default 4); Backoff the first wait, doubled
+	// each time up to MaxBackoff (default 250 ms and 10 s, ±25% jitter, never
+	// over MaxBackoff). A Retry-After is honoured up to MaxBackoff. Budget
+	// bounds the whole call until its first data line, waits and attempts
+	// together (default the larger of DefaultBudget and 1.5 × the first-byte
+	// timeout): each attempt's first-byte timeout is cut to what is left,
+	// and no retry starts whose wait would pass it.
+	Attempts   int
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Budget     time.Duration
 	// FirstByteTimeout bounds the wait from sending a request to the first
 	// data line of its answer; IdleTimeout the gap between data lines after
 	// that. SSE comments and blank lines are not progress. A call that times
@@ -340,11 +357,59 @@ type Client struct {
 	IdleTimeout      time.Duration
 }
 
-// Default stream timeouts.
+// Default stream timeouts and retry policy.
 const (
 	DefaultFirstByteTimeout = 60 * time.Second
 	DefaultIdleTimeout      = 60 * time.Second
+	DefaultAttempts         = 4
+	DefaultBackoff          = 250 * time.Millisecond
+	DefaultMaxBackoff       = 10 * time.Second
+	DefaultBudget           = 90 * time.Second
 )
+
+// Retrier is a Handler told of each retry before its wait: the attempt
+// about to be made (2 for the first retry), the wait, and the failure.
+type Retrier interface {
+	Retry(attempt int, wait time.Duration, err error)
+}
+
+type retryPolicy struct {
+	attempts                       int
+	base, limit, budget, firstByte time.Duration
+}
+
+func (c *Client) policy() retryPolicy {
+	p := retryPolicy{attempts: c.Attempts, base: c.Backoff, limit: c.MaxBackoff, budget: c.Budget, firstByte: c.FirstByteTimeout}
+	if p.attempts <= 0 {
+		p.attempts = DefaultAttempts
+	}
+	if p.base <= 0 {
+		p.base = DefaultBackoff
+	}
+	if p.limit <= 0 {
+		p.limit = DefaultMaxBackoff
+	}
+	if p.firstByte <= 0 {
+		p.firstByte = DefaultFirstByteTimeout
+	}
+	if p.budget <= 0 {
+		// A model configured to think long before its first token keeps
+		// room for a retry.
+		p.budget = max(DefaultBudget, p.firstByte*3/2)
+	}
+	return p
+}
+
+// wait is the wait before retry i after err: the backoff, or the
+// server's Retry-After when longer, never over the cap.
+func (p retryPolicy) wait(i int, err error) time.Duration {
+	w := backoff.Delay(i, p.base, p.limit)
+	var me *Error
+	if errors.As(err, &me) && me.Status != 0 && me.retryAfter > w {
+		w = me.retryAfter
+	}
+	return min(w, p.limit)
+}
 
 // TimeoutError is the cause of a call stopped because the model sent
 // nothing for too long.
@@ -400,6 +465,13 @@ type Error struct {
 	Code       string
 	Err        error
 	retryAfter time.Duration
+	// Usage is what the provider counted for the failed call (an error
+	// chunk's usage, or the stream's so far): the turn still counts it.
+	Usage Usage
+	// stream: the provider sent the error in the answer's stream (an error
+	// event, line or chunk) or ended it with finish_reason error: never
+	// retried.
+	stream bool
 }
 
 // BudgetCode is the code of an answer the egress refused or cut because a
@@ -420,41 +492,44 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) retryable() bool {
-	if e.Budget() {
+	if e.Budget() || e.stream {
 		return false
 	}
 	return e.Status == 0 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout || e.Status >= 500
 }
 
 // Complete streams one chat completion, retrying failures that happen
-// before the first delta. Over one of req.Limits it returns the response so
-// far with a *LimitError, without retrying.
+// before the first delta within the retry policy (see Client). Over one
+// of req.Limits it returns the response so far with a *LimitError, and
+// for an answer that ended but is not complete the response with an
+// *IncompleteError, without retrying.
 func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Response, error) {
 	body, err := encodeRequest(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode model request: %w", err)
 	}
-	attempts := c.Attempts
-	if attempts <= 0 {
-		attempts = 4
-	}
-	wait := c.Backoff
-	if wait <= 0 {
-		wait = 250 * time.Millisecond
-	}
+	p := c.policy()
+	deadline := time.Now().Add(p.budget)
 	var last error
-	for i := range attempts {
+	for i := range p.attempts {
 		if i > 0 {
+			wait := p.wait(i, last)
+			if time.Until(deadline) <= wait {
+				return nil, last // no time left in the budget for another attempt
+			}
+			if r, ok := h.(Retrier); ok {
+				r.Retry(i+1, wait, last)
+			}
 			if err := sleep(ctx, wait); err != nil {
 				return nil, err
 			}
-			wait *= 2
 		}
-		resp, started, err := c.once(ctx, body, req.Limits.withDefaults(), h)
+		first := min(p.firstByte, time.Until(deadline))
+		resp, started, err := c.once(ctx, body, req.Limits.withDefaults(), h, first)
 		if err == nil {
 			return resp, nil
 		}
-		if errors.Is(err, ErrOutputLimit) {
+		if errors.Is(err, ErrOutputLimit) || errors.Is(err, ErrIncomplete) {
 			return resp, err
 		}
 		if ctx.Err() != nil {
@@ -464,9 +539,6 @@ func (c *Client) Complete(ctx context.Context, req *Request, h Handler) (*Respon
 		var me *Error
 		if started || !errors.As(err, &me) || !me.retryable() {
 			return nil, err
-		}
-		if me.Status != 0 && me.retryAfter > wait && me.retryAfter <= 10*time.Second {
-			wait = me.retryAfter
 		}
 	}
 	return nil, last
@@ -483,11 +555,8 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-func (c *Client) once(ctx context.Context, body *requestBody, lim Limits, h Handler) (*Response, bool, error) {
-	first, idle := c.FirstByteTimeout, c.IdleTimeout
-	if first <= 0 {
-		first = DefaultFirstByteTimeout
-	}
+func (c *Client) once(ctx context.Context, body *requestBody, lim Limits, h Handler, first time.Duration) (*Response, bool, error) {
+	idle := c.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
@@ -543,9 +612,9 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		e := &Error{Status: resp.StatusCode, Message: errorMessage(msg), Code: errorCode(msg)}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			e.retryAfter = time.Duration(s) * time.Second
+		e := &Error{Status: resp.StatusCode, Message: sanitize(errorMessage(msg)), Code: errorCode(msg)}
+		if d, ok := backoff.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			e.retryAfter = d
 		}
 		return nil, false, e
 	}
@@ -644,227 +713,6 @@ func fit(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// streamReaderSize is the size of the buffer a stream is read through;
-// longer lines go to readLine's own buffer.
-const streamReaderSize = 64 << 10
-
-// streamReaders holds the readers of finished streams: a turn makes a call
-// per step, and each would otherwise allocate its buffer. The buffer's size
-// is fixed, so a pooled reader never holds more than streamReaderSize.
-var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamReaderSize) }}
-
-// readStream reads an SSE answer; progress is called for every data line.
-func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response, bool, error) {
-	br := streamReaders.Get().(*bufio.Reader)
-	br.Reset(r)
-	// Nothing read through br outlives the call: lines are decoded into
-	// strings (copies) before the next read, so br can be reused after it.
-	defer func() {
-		br.Reset(nil)
-		streamReaders.Put(br)
-	}()
-	out := &Response{}
-	var content strings.Builder
-	type partial struct {
-		id, name string
-		args     strings.Builder
-	}
-	var calls []*partial
-	var dec chunkDecoder
-	var long []byte
-	allArgs, reasoning := 0, 0
-	started := false
-	done := false
-	for !done {
-		line, err := readLine(br, &long, lim.Line)
-		if err != nil {
-			// Declared here, not per line: errors.As's target escapes.
-			var le *LimitError
-			if errors.As(err, &le) {
-				out.Content = content.String()
-				return out, started, le
-			}
-		}
-		if err != nil && len(line) == 0 {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, started, &Error{Message: "stream broke", Err: err}
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if !bytes.HasPrefix(line, []byte("data:")) {
-			if err != nil {
-				break
-			}
-			continue
-		}
-		progress()
-		data := bytes.TrimSpace(line[5:])
-		if string(data) == "[DONE]" {
-			done = true
-			break
-		}
-		ch, jerr := dec.decode(data)
-		if jerr != nil {
-			return nil, started, &Error{Message: "malformed stream chunk", Err: jerr}
-		}
-		if ch.Error != nil {
-			return nil, started, &Error{Message: truncate(ch.Error.Message, 300), Code: ch.Error.code()}
-		}
-		if ch.Usage != nil {
-			out.Usage = *ch.Usage
-		}
-		for _, c := range ch.Choices {
-			d := c.Delta
-			if d.ReasoningContent != "" || d.Reasoning != "" {
-				started = true
-				rs := d.ReasoningContent + d.Reasoning
-				if reasoning+len(rs) > lim.Reasoning {
-					if cut := fit(rs, lim.Reasoning-reasoning); cut != "" {
-						h.Reasoning(cut)
-					}
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitReasoning, Limit: lim.Reasoning}
-				}
-				reasoning += len(rs)
-				h.Reasoning(rs)
-			}
-			if d.Content != "" {
-				started = true
-				if content.Len()+len(d.Content) > lim.Text {
-					if cut := fit(d.Content, lim.Text-content.Len()); cut != "" {
-						content.WriteString(cut)
-						h.Text(cut)
-					}
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitText, Limit: lim.Text}
-				}
-				content.WriteString(d.Content)
-				h.Text(d.Content)
-			}
-			for _, tc := range d.ToolCalls {
-				started = true
-				if tc.Index < 0 {
-					return nil, started, &Error{Message: "tool call with a negative index"}
-				}
-				if tc.Index >= MaxToolCalls {
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitToolCalls, Limit: MaxToolCalls}
-				}
-				for tc.Index >= len(calls) {
-					calls = append(calls, &partial{})
-				}
-				p := calls[tc.Index]
-				if tc.ID != "" {
-					p.id = fit(tc.ID, transcript.MaxToolCallID)
-				}
-				if len(p.name)+len(tc.Function.Name)+p.args.Len()+len(tc.Function.Arguments) > lim.Arguments {
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitArguments, Limit: lim.Arguments}
-				}
-				if allArgs += len(tc.Function.Name) + len(tc.Function.Arguments); allArgs > lim.AllArguments {
-					out.Content = content.String()
-					return out, started, &LimitError{What: LimitAllArguments, Limit: lim.AllArguments}
-				}
-				if tc.Function.Name != "" {
-					p.name += tc.Function.Name
-				}
-				p.args.WriteString(tc.Function.Arguments)
-			}
-			if c.FinishReason != nil {
-				out.FinishReason = *c.FinishReason
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	if !done && out.FinishReason == "" {
-		return nil, started, &Error{Message: "stream ended early"}
-	}
-	out.Content = content.String()
-	for i, p := range calls {
-		if p.name == "" {
-			continue
-		}
-		id := p.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
-		}
-		out.ToolCalls = append(out.ToolCalls, transcript.ToolCall{ID: id, Type: "function",
-			Function: transcript.FunctionCall{Name: p.name, Arguments: p.args.String()}})
-	}
-	return out, started, nil
-}
-
-// readWhole handles a server that ignored stream:true. The body counts as
-// one line for the limits.
-func readWhole(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
-	var v struct {
-		Choices []struct {
-			Message struct {
-				Content          *string               `json:"content"`
-				ReasoningContent string                `json:"reasoning_content"`
-				ToolCalls        []transcript.ToolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage Usage `json:"usage"`
-	}
-	body, err := io.ReadAll(io.LimitReader(r, int64(lim.Line)+1))
-	if err != nil {
-		return nil, false, &Error{Message: "response broke", Err: err}
-	}
-	if len(body) > lim.Line {
-		return &Response{}, false, &LimitError{What: LimitLine, Limit: lim.Line}
-	}
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, false, &Error{Message: "malformed response", Err: err}
-	}
-	if len(v.Choices) == 0 {
-		return nil, false, &Error{Message: "response has no choices"}
-	}
-	m := v.Choices[0].Message
-	out := &Response{Usage: v.Usage, FinishReason: v.Choices[0].FinishReason}
-	if len(m.ReasoningContent) > lim.Reasoning {
-		if cut := fit(m.ReasoningContent, lim.Reasoning); cut != "" {
-			h.Reasoning(cut)
-		}
-		return &Response{}, true, &LimitError{What: LimitReasoning, Limit: lim.Reasoning}
-	}
-	if m.ReasoningContent != "" {
-		h.Reasoning(m.ReasoningContent)
-	}
-	if m.Content != nil {
-		out.Content = *m.Content
-	}
-	if len(out.Content) > lim.Text {
-		out.Content = fit(out.Content, lim.Text)
-		if out.Content != "" {
-			h.Text(out.Content)
-		}
-		return out, true, &LimitError{What: LimitText, Limit: lim.Text}
-	}
-	if out.Content != "" {
-		h.Text(out.Content)
-	}
-	if len(m.ToolCalls) > MaxToolCalls {
-		return out, true, &LimitError{What: LimitToolCalls, Limit: MaxToolCalls}
-	}
-	all := 0
-	for _, tc := range m.ToolCalls {
-		n := len(tc.Function.Name) + len(tc.Function.Arguments)
-		if n > lim.Arguments {
-			return out, true, &LimitError{What: LimitArguments, Limit: lim.Arguments}
-		}
-		if all += n; all > lim.AllArguments {
-			return out, true, &LimitError{What: LimitAllArguments, Limit: lim.AllArguments}
-		}
-	}
-	out.ToolCalls = m.ToolCalls
-	return out, true, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

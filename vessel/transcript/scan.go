@@ -84,7 +84,12 @@ func scanMessage(s *jsonscan.Scanner, m *Message) bool {
 				return scanToolCall(s, &m.ToolCalls[len(m.ToolCalls)-1])
 			})
 		}
-		return !jsonscan.FoldsTo(key, "role", "content", "name", "tool_call_id", "tool_calls") && s.Skip()
+		if jsonscan.FoldsTo(key, "role", "content", "name", "tool_call_id", "tool_calls") {
+			return false
+		}
+		raw, ok := s.Raw()
+		m.Extra = addMember(m.Extra, key, raw)
+		return ok
 	})
 }
 
@@ -114,6 +119,11 @@ func scanToolCall(s *jsonscan.Scanner, tc *ToolCall) bool {
 				return !jsonscan.FoldsTo(k, "name", "arguments") && s.Skip()
 			})
 		}
-		return !jsonscan.FoldsTo(key, "id", "type", "function") && s.Skip()
+		if jsonscan.FoldsTo(key, "id", "type", "function") {
+			return false
+		}
+		raw, ok := s.Raw()
+		tc.Extra = addMember(tc.Extra, key, raw)
+		return ok
 	})
 }

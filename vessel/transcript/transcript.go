@@ -41,6 +41,11 @@ type Message struct {
 	Name       string          `json:"name,omitempty"`
 	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`
+	// Extra holds the message's other members as a JSON object, kept
+	// opaque and written back after the ones above: a provider's
+	// reasoning_content, reasoning or reasoning_details, which some
+	// providers need sent back (see Extra's methods).
+	Extra json.RawMessage `json:"-"`
 }
 
 // ToolCall is an assistant's request to run a tool.
@@ -48,6 +53,9 @@ type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
+	// Extra holds the call's other members as a JSON object, sent back
+	// unchanged (Gemini's extra_content with its thought_signature).
+	Extra json.RawMessage `json:"-"`
 }
 
 // FunctionCall names the tool and carries its arguments as a JSON string.
@@ -110,6 +118,14 @@ func Parse(b []byte) (*Envelope, error) {
 	if err := env.Validate(); err != nil {
 		return nil, err
 	}
+	for i := range env.Messages {
+		if env.Messages[i].Role != "assistant" {
+			// Only a model's own messages carry provider fields back; an
+			// application's extra keys on its own messages would be refused
+			// by strict providers.
+			env.Messages[i].Extra = nil
+		}
+	}
 	return env, nil
 }
 
@@ -163,6 +179,9 @@ func (e *Envelope) Validate() error {
 }
 
 func (m *Message) validate(i int, pending map[string]bool) error {
+	if err := checkExtra(i, m); err != nil {
+		return err
+	}
 	switch m.Role {
 	case "system", "developer":
 		return invalid("message %d: the history may not hold a %s message", i, m.Role)

@@ -369,43 +369,11 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 	// out serialises the writes of this loop and of the signal goroutine, and
 	// knows whether stdout is in the middle of a line.
 	var outMu sync.Mutex
-	midLine := false
-	go func() {
-		<-sigs
-		outMu.Lock()
-		interrupted.Store(true)
-		if midLine {
-			fmt.Fprintln(stdout)
-			midLine = false
-		}
-		outMu.Unlock()
-		if id := taskID.Load().(string); id != "" {
-			fmt.Fprintln(stderr, "cancelling… (Ctrl-C again quits at once)")
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err := c.Cancel(cctx, id)
-			cancel()
-			if err == nil {
-				// The stream ends by itself with turn.finished (cancelled);
-				// don't wait forever for it.
-				select {
-				case <-sigs:
-				case <-time.After(5 * time.Second):
-				}
-			}
-		}
-		cancelStream()
-	}()
+	v := &turnView{stdout: stdout, stderr: stderr, filesDir: filesDir}
+	go v.interrupted(sigs, &outMu, &interrupted, &taskID, c, cancelStream)
 
-	dim, undim := "", ""
 	if isTerminal(stderr) {
-		dim, undim = "\x1b[2m", "\x1b[0m"
-	}
-	inReasoning, wroteText := false, false
-	endReasoning := func() {
-		if inReasoning {
-			fmt.Fprintf(stderr, "%s\n", undim)
-			inReasoning = false
-		}
+		v.dim, v.undim = "\x1b[2m", "\x1b[0m"
 	}
 	var streamErr error
 	prompt := newPrompter(stdin, stderr)
@@ -423,52 +391,7 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 				outMu.Unlock()
 				continue
 			}
-			switch e := ev.(type) {
-			case client.ReasoningDelta:
-				if !inReasoning {
-					fmt.Fprintf(stderr, "%sreasoning: ", dim)
-					inReasoning = true
-				}
-				fmt.Fprint(stderr, e.Text)
-			case client.TextDelta:
-				endReasoning()
-				fmt.Fprint(stdout, e.Text)
-				wroteText = true
-				midLine = !strings.HasSuffix(e.Text, "\n")
-			case client.ToolStarted:
-				endReasoning()
-				fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, argsPreview(e.Arguments), undim)
-			case client.ApprovalRequired:
-				endReasoning()
-				if midLine {
-					fmt.Fprintln(stdout)
-					midLine = false
-				}
-			case client.ToolFinished:
-				state := "ok"
-				if !e.OK {
-					state = "failed"
-					if e.Error != "" {
-						state += ": " + e.Error
-					}
-				}
-				fmt.Fprintf(stderr, "%s[tool %s %s]%s\n", dim, e.Name, state, undim)
-			case client.File:
-				endReasoning()
-				p, err := saveFile(filesDir, s.TaskID(), e)
-				if err != nil {
-					fmt.Fprintf(stderr, "could not save %s: %v\n", e.Name, err)
-				} else {
-					fmt.Fprintf(stderr, "[file %s saved to %s]\n", e.Name, p)
-				}
-			case client.Answer:
-				endReasoning()
-				if !wroteText && e.Markdown != "" {
-					fmt.Fprint(stdout, e.Markdown)
-					wroteText = true
-					midLine = !strings.HasSuffix(e.Markdown, "\n")
-				}
-			}
+			v.show(ev, s.TaskID())
 			outMu.Unlock()
 		}
 		// A turn that paused for approval: ask at the terminal, then follow
@@ -485,8 +408,8 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 		s = c.Decide(ctx, pending, decisions)
 	}
 	outMu.Lock()
-	endReasoning()
-	if wroteText && !interrupted.Load() {
+	v.endReasoning()
+	if v.wroteText && !interrupted.Load() {
 		fmt.Fprintln(stdout)
 	}
 	outMu.Unlock()
@@ -526,6 +449,121 @@ func streamTurn(c *client.Client, store *history.Store, convID, question string,
 		return 1
 	}
 	return 0
+}
+
+// interrupted waits for Ctrl-C: it stops the output, asks the vessel to
+// cancel the turn, and ends the stream once the cancel is answered (or
+// at the second Ctrl-C).
+func (v *turnView) interrupted(sigs chan os.Signal, outMu *sync.Mutex, interrupted *atomic.Bool, taskID *atomic.Value,
+	c *client.Client, cancelStream context.CancelFunc) {
+	<-sigs
+	outMu.Lock()
+	interrupted.Store(true)
+	if v.midLine {
+		fmt.Fprintln(v.stdout)
+		v.midLine = false
+	}
+	outMu.Unlock()
+	if id := taskID.Load().(string); id != "" {
+		fmt.Fprintln(v.stderr, "cancelling… (Ctrl-C again quits at once)")
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := c.Cancel(cctx, id)
+		cancel()
+		if err == nil {
+			// The stream ends by itself with turn.finished (cancelled);
+			// don't wait forever for it.
+			select {
+			case <-sigs:
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}
+	cancelStream()
+}
+
+// turnView shows a turn's events at the terminal: the answer on stdout,
+// reasoning, tools and files on stderr.
+type turnView struct {
+	stdout, stderr io.Writer
+	dim, undim     string
+	filesDir       string
+	inReasoning    bool
+	wroteText      bool
+	// midLine: stdout is in the middle of a line (the signal handler reads
+	// it under the caller's lock).
+	midLine bool
+	// toolSince: a tool ran after text was written; the next text (the
+	// final answer) starts a new paragraph instead of joining it.
+	toolSince bool
+}
+
+func (v *turnView) endReasoning() {
+	if v.inReasoning {
+		fmt.Fprintf(v.stderr, "%s\n", v.undim)
+		v.inReasoning = false
+	}
+}
+
+// show writes one event.
+func (v *turnView) show(ev client.Event, taskID string) {
+	switch e := ev.(type) {
+	case client.ReasoningDelta:
+		if !v.inReasoning {
+			fmt.Fprintf(v.stderr, "%sreasoning: ", v.dim)
+			v.inReasoning = true
+		}
+		fmt.Fprint(v.stderr, e.Text)
+	case client.TextDelta:
+		v.endReasoning()
+		if v.toolSince {
+			sep := "\n"
+			if v.midLine {
+				sep = "\n\n"
+			}
+			fmt.Fprint(v.stdout, sep)
+			v.toolSince = false
+		}
+		fmt.Fprint(v.stdout, e.Text)
+		v.wroteText = true
+		v.midLine = !strings.HasSuffix(e.Text, "\n")
+	case client.ToolStarted:
+		v.endReasoning()
+		v.toolSince = v.wroteText
+		fmt.Fprintf(v.stderr, "%s[tool %s %s]%s\n", v.dim, e.Name, argsPreview(e.Arguments), v.undim)
+	case client.ApprovalRequired:
+		v.endReasoning()
+		if v.midLine {
+			fmt.Fprintln(v.stdout)
+			v.midLine = false
+		}
+	case client.ModelRetry:
+		v.endReasoning()
+		fmt.Fprintf(v.stderr, "%s[model: %s; trying again in %s]%s\n", v.dim, e.Error, e.Wait.Round(time.Millisecond), v.undim)
+	case client.ToolFinished:
+		state := "ok"
+		if !e.OK {
+			state = "failed"
+			if e.Error != "" {
+				state += ": " + e.Error
+			}
+		}
+		fmt.Fprintf(v.stderr, "%s[tool %s %s]%s\n", v.dim, e.Name, state, v.undim)
+	case client.File:
+		v.endReasoning()
+		p, err := saveFile(v.filesDir, taskID, e)
+		if err != nil {
+			fmt.Fprintf(v.stderr, "could not save %s: %v\n", e.Name, err)
+		} else {
+			fmt.Fprintf(v.stderr, "[file %s saved to %s]\n", e.Name, p)
+		}
+	case client.Answer:
+		v.endReasoning()
+		if !v.wroteText && e.Markdown != "" {
+			fmt.Fprint(v.stdout, e.Markdown)
+			v.wroteText = true
+			v.midLine = !strings.HasSuffix(e.Markdown, "\n")
+		}
+	}
 }
 
 func argsPreview(a any) string {

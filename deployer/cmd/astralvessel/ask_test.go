@@ -43,6 +43,8 @@ type fakeAgent struct {
 	// decisions are the approval.decision parts received.
 	approval  bool
 	decisions []map[string]any
+	// toolBetween: text, then a tool call, then the answer's text.
+	toolBetween bool
 }
 
 func status(ec *a2asrv.ExecutorContext, state a2a.TaskState, typ string, data map[string]any) *a2a.TaskStatusUpdateEvent {
@@ -114,14 +116,24 @@ func (f *fakeAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		if ec.StoredTask != nil {
 			first = status(ec, a2a.TaskStateWorking, "tool.finished", map[string]any{"call_id": "c1", "name": "bash", "ok": true, "approval": "edited"})
 		}
-		for _, ev := range []a2a.Event{
+		var before []a2a.Event
+		if f.toolBetween {
+			before = []a2a.Event{
+				status(ec, a2a.TaskStateWorking, "model.retry", map[string]any{"attempt": 2, "wait_ms": 1500, "error": "model answered 429: slow down"}),
+				status(ec, a2a.TaskStateWorking, "text.delta", map[string]any{"text": "Let me look."}),
+				status(ec, a2a.TaskStateWorking, "tool.started", map[string]any{"call_id": "c1", "name": "bash", "arguments": "{}"}),
+				status(ec, a2a.TaskStateWorking, "tool.finished", map[string]any{"call_id": "c1", "name": "bash", "ok": true}),
+			}
+		}
+		evs := append([]a2a.Event{
 			first,
 			status(ec, a2a.TaskStateWorking, "turn.started", map[string]any{}),
-			status(ec, a2a.TaskStateWorking, "reasoning.delta", map[string]any{"text": "thinking"}),
+			status(ec, a2a.TaskStateWorking, "reasoning.delta", map[string]any{"text": "thinking"})}, before...)
+		evs = append(evs,
 			status(ec, a2a.TaskStateWorking, "text.delta", map[string]any{"text": "Ospreys."}),
 			tr, ans,
-			status(ec, a2a.TaskStateCompleted, "turn.finished", map[string]any{"status": "ok"}),
-		} {
+			status(ec, a2a.TaskStateCompleted, "turn.finished", map[string]any{"status": "ok"}))
+		for _, ev := range evs {
 			if !yield(ev, nil) {
 				return
 			}
@@ -284,6 +296,25 @@ func (s *checkedStream) RecvMsg(m any) error {
 
 // TestAskBindingGRPC: --binding grpc reads the gRPC address from the
 // agent's card and asks there, naming the agent as tenant.
+// TestAskSeparatesTextBeforeATool: text written before a tool call and
+// the final answer are two paragraphs, not one glued line; a model retry
+// is shown on stderr.
+func TestAskSeparatesTextBeforeATool(t *testing.T) {
+	agent := &fakeAgent{toolBetween: true}
+	srv, state := fakeStack(t, agent)
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"ask", "--state", state, "Which", "birds?"}, &out, &errb); code != 0 {
+		t.Fatalf("code %d, stderr %s", code, errb.String())
+	}
+	if out.String() != "Let me look.\n\nOspreys.\n" {
+		t.Fatalf("stdout %q", out.String())
+	}
+	if !strings.Contains(errb.String(), "[model: model answered 429: slow down; trying again in 1.5s]") {
+		t.Fatalf("stderr %q: the retry is not shown", errb.String())
+	}
+}
+
 func TestAskBindingGRPC(t *testing.T) {
 	agent := &fakeAgent{}
 	srv, state := fakeStack(t, agent)

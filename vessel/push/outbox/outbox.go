@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -23,6 +22,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"go.uber.org/zap"
 
+	"github.com/astraldeep/astralvessel-go/vessel/internal/backoff"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
@@ -140,13 +140,7 @@ func (c *Config) defaults() {
 // Backoff is the delay before retry number attempt (1 = the first retry):
 // exponential from base up to limit, with ±25% jitter.
 func Backoff(attempt int, base, limit time.Duration) time.Duration {
-	d := base
-	for i := 1; i < attempt && d < limit; i++ {
-		d *= 2
-	}
-	d = min(d, limit)
-	j := time.Duration(rand.Int64N(int64(d)/2+1)) - d/4
-	return max(d+j, time.Millisecond)
+	return backoff.Delay(attempt, base, limit)
 }
 
 type retryPolicy struct{ base, limit time.Duration }

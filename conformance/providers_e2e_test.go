@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// replayUpstream serves recorded provider streams (vessel/model's replay
+// corpus) as the stack's model upstream: the first request of a turn gets
+// the case its user message names, a request after a tool result gets a
+// short final answer. It keeps every request body it received.
+type replayUpstream struct {
+	dir    string
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (u *replayUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	u.mu.Lock()
+	u.bodies = append(u.bodies, string(b))
+	u.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(b, &req)
+	w.Header().Set("Content-Type", "text/event-stream")
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
+		_, _ = io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+		return
+	}
+	var name string
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			_ = json.Unmarshal(req.Messages[i].Content, &name)
+			break
+		}
+	}
+	body, err := os.ReadFile(filepath.Join(u.dir, filepath.Clean("/"+name)))
+	if err != nil {
+		http.Error(w, `{"error":{"message":"no such case"}}`, http.StatusNotFound)
+		return
+	}
+	for bytes.HasPrefix(body, []byte("# ")) { // the source lines
+		body = body[bytes.IndexByte(body, '\n')+1:]
+	}
+	_, _ = w.Write(body)
+}
+
+func (u *replayUpstream) last() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.bodies) == 0 {
+		return ""
+	}
+	return u.bodies[len(u.bodies)-1]
+}
+
+// TestLocalStackProviderReplays runs recorded provider streams through the
+// real vessel, egress and sandbox: DeepSeek's reasoning and Gemini's
+// thought signatures reach the next request through the egress, a cut by
+// length and a llama.cpp error line each fail the task with their reason.
+func TestLocalStackProviderReplays(t *testing.T) {
+	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
+		t.Skip("set VESSEL_E2E_LOCAL=1 to run the local-stack end-to-end tests")
+	}
+	bin := productBins(t)
+	up := &replayUpstream{dir: filepath.Join(repoRoot(t), "vessel", "model", "testdata", "providers")}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+
+	dep, env := upstreamDeployment(t)
+	env = append(env, "VESSEL_UPSTREAM_MODEL_URL="+srv.URL+"/v1", "VESSEL_MODEL_KEY=sk-replay")
+	info := startUp(t, bin, env, dep)
+	appKey, err := os.ReadFile(info.AppKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file     string
+		want     []string // in the task's answer
+		nextSent []string // in the last request the upstream received
+	}{
+		{"deepseek/thinking_tool.sse", []string{"TASK_STATE_COMPLETED", "done"},
+			[]string{`"reasoning_content":"The user wants the date.\n"`, `"tool_call_id":"call_00_ds"`}},
+		{"gemini/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
+			[]string{`"extra_content":{"google":{"thought_signature":"CiQBVKhc7sig1=="}}`, `"tool_call_id":"function-call-1"`, `"tool_call_id":"function-call-2"`}},
+		{"openai/length.sse", []string{"TASK_STATE_FAILED", `incomplete`, `length`}, nil},
+		{"llamacpp/error_event.sse", []string{"TASK_STATE_FAILED", "model_error", "the request exceeds the available context size"}, nil},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			msg, _ := json.Marshal(c.file)
+			body := `{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m-` + strings.ReplaceAll(c.file, "/", "-") +
+				`","role":"ROLE_USER","parts":[{"text":` + string(msg) + `}]}}}`
+			req, _ := http.NewRequest(http.MethodPost, info.URL+"/agents/field-guide", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(appKey)))
+			req.Header.Set("X-Vessel-User", "replay")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			for _, w := range c.want {
+				if !strings.Contains(string(b), w) {
+					t.Fatalf("HTTP %d: the task lacks %q: %.1500s", resp.StatusCode, w, b)
+				}
+			}
+			last := up.last()
+			for _, w := range c.nextSent {
+				if !strings.Contains(last, w) {
+					t.Fatalf("the request after the tool step lacks %s: %.2000s", w, last)
+				}
+			}
+		})
+	}
+}
+
+// upstreamDeployment writes the conformance deployment allowed a plain-HTTP
+// upstream (a model on loopback), with its package paths made absolute, and
+// returns it with the environment without VESSEL_ variables.
+func upstreamDeployment(t *testing.T) (string, []string) {
+	t.Helper()
+	orig, err := os.ReadFile("testdata/deployment.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(orig), "[egress]\n", "[egress]\nallow_http_upstream = true\n", 1)
+	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
+	dep := filepath.Join(t.TempDir(), "deployment.toml")
+	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "VESSEL_") {
+			env = append(env, kv)
+		}
+	}
+	return dep, env
+}
