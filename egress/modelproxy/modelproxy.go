@@ -270,7 +270,12 @@ func pathProblem(raw string) string {
 // authorized compares the presented token in constant time (hashing
 // first, so the comparison also hides the length).
 func (h *Handler) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
+	// Two Authorization headers are refused, never one of them picked.
+	vs := r.Header.Values("Authorization")
+	if len(vs) != 1 {
+		return false
+	}
+	auth := vs[0]
 	const prefix = "Bearer "
 	if len(auth) < len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
 		return false

@@ -103,6 +103,9 @@ const HeaderPolicy = "X-Egress-Policy"
 const (
 	ReasonNamePolicy      = "name-policy"
 	ReasonUnauthenticated = "unauthenticated"
+	// ReasonDuplicateCredentials refuses (400) a request with more than one
+	// Proxy-Authorization header.
+	ReasonDuplicateCredentials = "duplicate-credentials"
 )
 
 // checkName applies the client's domain policy to the name asked for (an

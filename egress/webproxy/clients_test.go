@@ -229,3 +229,49 @@ func TestLoadClientsDerivesTokens(t *testing.T) {
 		t.Fatal("a token from another egress token authenticated")
 	}
 }
+
+// TestDuplicateProxyAuthorizationRefused: a request with two
+// Proxy-Authorization headers is refused (400) in either request form,
+// whichever of the two is valid, before any lookup or dial, and neither
+// value reaches the log.
+func TestDuplicateProxyAuthorizationRefused(t *testing.T) {
+	h, port := clientHarness(t)
+	authority := "docs.example.org:" + port
+	good, bad := basic("agent.field-guide", tokAgent), basic("search", tokSearch+"-wrong")
+	for _, pair := range [][2]string{{good, bad}, {bad, good}, {good, good}} {
+		for _, form := range []string{"CONNECT " + authority, "GET http://" + authority + "/a"} {
+			c, err := net.Dial("tcp", h.proxyLn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			method, _, _ := strings.Cut(form, " ")
+			fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\nProxy-Authorization: %s\r\n\r\n", form, authority, pair[0], pair[1])
+			resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
+			if err != nil {
+				t.Fatalf("%s: %v", form, err)
+			}
+			resp.Body.Close()
+			c.Close()
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderDenied) != ReasonDuplicateCredentials {
+				t.Errorf("%s with two credentials: %d %v", form, resp.StatusCode, resp.Header)
+			}
+		}
+	}
+	if len(h.dial.got()) != 0 || h.res.count("docs.example.org") != 0 {
+		t.Fatalf("a request with two credentials caused dials %v or lookups", h.dial.got())
+	}
+	lines := h.logs.FilterField(zap.String("reason", ReasonDuplicateCredentials)).All()
+	if len(lines) != 6 {
+		t.Fatalf("%d duplicate-credentials lines, want 6", len(lines))
+	}
+	for _, l := range lines {
+		s := fmt.Sprint(l.Message, l.ContextMap())
+		if strings.Contains(s, tokAgent) || strings.Contains(s, tokSearch) || strings.Contains(s, good) {
+			t.Fatalf("a credential in the log: %s", s)
+		}
+	}
+	// One header, the same credentials: served.
+	if resp := h.connectAs(t, authority, good); resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT with one credential: %d", resp.StatusCode)
+	}
+}
