@@ -275,3 +275,39 @@ func TestDuplicateProxyAuthorizationRefused(t *testing.T) {
 		t.Fatalf("CONNECT with one credential: %d", resp.StatusCode)
 	}
 }
+
+// TestRefusedProxyCredentialsNeverLogged plants distinct secrets in the
+// egress's refusal of bad proxy credentials (a wrong token, an unknown
+// client's token, a malformed header, two headers) and greps every answer
+// and every log line for them.
+func TestRefusedProxyCredentialsNeverLogged(t *testing.T) {
+	h, port := clientHarness(t)
+	authority := "docs.example.org:" + port
+	planted := []string{"planted-proxy-token-1a2b", "planted-proxy-token-3c4d", "planted-proxy-raw-5e6f", "planted-proxy-dup-7a8b"}
+	var answers []string
+	resp, body := h.via(t, "agent.field-guide", planted[0], "http://"+authority+"/a")
+	answers = append(answers, fmt.Sprint(resp.StatusCode, resp.Header, body))
+	resp, body = h.via(t, "agent.nobody-"+planted[1], planted[1], "http://"+authority+"/a")
+	answers = append(answers, fmt.Sprint(resp.StatusCode, resp.Header, body))
+	for _, pa := range []string{"Bearer " + planted[2], basic("agent.field-guide", planted[3]) + ", " + basic("search", planted[3])} {
+		resp := h.connectAs(t, authority, pa)
+		answers = append(answers, fmt.Sprint(resp.StatusCode, resp.Header))
+		if resp.StatusCode != http.StatusProxyAuthRequired {
+			t.Errorf("CONNECT with %q: %d", pa, resp.StatusCode)
+		}
+	}
+	entries := h.logs.All()
+	if len(entries) < 4 {
+		t.Fatalf("%d log lines: the refusals were not logged", len(entries))
+	}
+	for _, e := range entries {
+		answers = append(answers, fmt.Sprint(e.Message, e.ContextMap()))
+	}
+	for _, a := range answers {
+		for _, s := range planted {
+			if strings.Contains(a, s) {
+				t.Errorf("%q leaked: %s", s, a)
+			}
+		}
+	}
+}

@@ -267,6 +267,10 @@ type interceptor struct {
 	a2asrv.PassthroughCallInterceptor
 	store   taskstore.Store
 	maxArgs int // the agent's max_tool_arguments_bytes, for edited arguments
+	// push checks a SendMessage's push config before the SDK saves it (nil
+	// when push is off): the SDK's own error for a refused save prints the
+	// whole config into the caller's answer and the log.
+	push *checkedPushConfigs
 }
 
 type acceptedKey struct{}
@@ -324,6 +328,11 @@ func (i *interceptor) before(ctx context.Context, cc *a2asrv.CallContext, req *a
 		}
 		if pl.Config != nil {
 			ctx = context.WithValue(ctx, acceptedKey{}, pl.Config.AcceptedOutputModes)
+			if pl.Config.PushConfig != nil && i.push != nil {
+				if err := i.push.check(ctx, pl.Config.PushConfig); err != nil {
+					return ctx, nil, a2a.NewError(a2a.ErrInvalidParams, "push notification config refused: "+err.Error())
+				}
+			}
 		}
 		if cc.Method() == "SendMessage" && (pl.Config == nil || !pl.Config.ReturnImmediately) {
 			// The finished task SendMessage returns carries what the

@@ -370,10 +370,14 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		policy:   approval.FromSpec(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
+	var pushCfgs *checkedPushConfigs
+	if pushOn {
+		pushCfgs = &checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment}
+	}
 	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithLogger(telemetry.Slog(s.log.With(zap.String(telemetry.FieldAgent, a.ID), zap.String("component", "a2a")))),
 		a2asrv.WithTaskStore(ts),
-		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes)}),
+		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes), push: pushCfgs}),
 		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true, PushNotifications: pushOn}),
 		a2asrv.WithExecutionPanicHandler(func(r any) error {
 			s.log.Error("executor panic", zap.String("agent", a.ID), zap.Any("panic", r))
@@ -381,9 +385,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		}),
 	}
 	if pushOn {
-		opts = append(opts, a2asrv.WithPushNotifications(
-			&checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment},
-			outbox.Sender))
+		opts = append(opts, a2asrv.WithPushNotifications(pushCfgs, outbox.Sender))
 	}
 	h := a2asrv.NewHandler(ag.exec, opts...)
 	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to
