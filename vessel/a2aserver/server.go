@@ -364,10 +364,11 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
 			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
 			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
-		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
-		running:  map[string]*run{},
-		waiting:  map[string]*pausedTurn{},
-		policy:   approval.FromSpec(a.Approval),
+		imageOpt:  turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
+		running:   map[string]*run{},
+		waiting:   map[string]*pausedTurn{},
+		cancelled: map[string]time.Time{},
+		policy:    approval.FromSpec(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
 	var pushCfgs *checkedPushConfigs
