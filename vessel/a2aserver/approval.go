@@ -83,6 +83,11 @@ func (e *executor) paused(ec *a2asrv.ExecutorContext, pt *pausedTurn, res *loop.
 func (e *executor) takePaused(id string) *pausedTurn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.takePausedLocked(id)
+}
+
+// takePausedLocked is takePaused for a caller that holds mu.
+func (e *executor) takePausedLocked(id string) *pausedTurn {
 	pt := e.waiting[id]
 	if pt == nil {
 		return nil
@@ -103,12 +108,10 @@ const cancelledMemory = 10 * time.Minute
 func (e *executor) takePausedToCancel(id string) *pausedTurn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	pt := e.waiting[id]
+	pt := e.takePausedLocked(id)
 	if pt == nil {
 		return nil
 	}
-	delete(e.waiting, id)
-	pt.timer.Stop()
 	now := time.Now()
 	for k, at := range e.cancelled {
 		if now.Sub(at) > cancelledMemory {
