@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
@@ -43,10 +44,11 @@ type Config struct {
 	// /v1/<rest> is sent to Upstream + /<rest>.
 	Upstream string
 	// Key is the real model key, sent upstream as a bearer token. May be
-	// empty for upstreams that need none.
-	Key string
+	// empty for upstreams that need none. A redact.Secret: a Config
+	// printed or logged by mistake shows neither it nor Token.
+	Key redact.Secret
 	// Token is what callers must present as "Authorization: Bearer".
-	Token string
+	Token redact.Secret
 	// AllowHTTP permits a plain-HTTP upstream (local models, tests).
 	AllowHTTP bool
 	// Transport overrides the upstream transport (tests).
@@ -113,7 +115,7 @@ func New(c Config) (*Handler, error) {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	h := &Handler{base: u, key: c.Key, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
+	h := &Handler{base: u, key: c.Key.Reveal(), tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
 	if c.Budgets.Any() {
 		h.ledger = newLedger(c.Budgets, c.Now)
 	}

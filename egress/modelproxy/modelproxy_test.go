@@ -3,6 +3,7 @@ package modelproxy
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -284,5 +285,18 @@ func TestDuplicateAuthorizationRefused(t *testing.T) {
 	case <-reached:
 		t.Fatal("the upstream was reached with two Authorization headers")
 	default:
+	}
+}
+
+// TestConfigPrintsNoSecret: a Config printed or logged by mistake shows
+// neither the model key nor the callers' token.
+func TestConfigPrintsNoSecret(t *testing.T) {
+	c := Config{Upstream: "https://model.test/v1", Key: testKey, Token: testToken}
+	logger, logs := newLogger()
+	logger.Info("config", zap.Any("config", c))
+	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", &c), logs.String()} {
+		if strings.Contains(s, testKey) || strings.Contains(s, testToken) {
+			t.Fatalf("a secret printed: %s", s)
+		}
 	}
 }

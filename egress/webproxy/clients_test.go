@@ -311,3 +311,14 @@ func TestRefusedProxyCredentialsNeverLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestClientPrintsNoToken: a Client printed by mistake does not show its
+// token.
+func TestClientPrintsNoToken(t *testing.T) {
+	c := Client{Name: "agent.field-guide", Token: tokAgent}
+	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", &c), fmt.Sprintf("%#v", c)} {
+		if strings.Contains(s, tokAgent) {
+			t.Fatalf("the token printed: %s", s)
+		}
+	}
+}

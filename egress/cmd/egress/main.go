@@ -22,6 +22,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -197,7 +198,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 		defer aw.Close()
 	}
 	mh, err := modelproxy.New(modelproxy.Config{
-		Upstream: c.upstream, Key: c.key, Token: c.token, AllowHTTP: c.allowHTTP,
+		Upstream: c.upstream, Key: redact.Secret(c.key), Token: redact.Secret(c.token), AllowHTTP: c.allowHTTP,
 		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg), Audit: aw, Budgets: c.budgets,
 	})
 	if err != nil {
