@@ -159,8 +159,17 @@ LOAD_PIN := $(shell [ "$$(nproc)" -ge 2 ] && echo --server-cpus 0 --client-cpus 
 load-push:
 	cd vessel && go test ./push/outbox -run '^$$' -bench BenchmarkPushDeliveries -benchtime 10000x -count 1
 
+# The load tool and its stack run in a network namespace with only loopback
+# (needs root), the resolver pointed at the tool's DNS trap on 127.0.0.1:53:
+# nothing can connect beyond loopback, and any name looked up (say the
+# Compose-only "egress") fails the run, naming it.
+LOAD_ARGS ?= --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20
 load: build load-push
-	cd stress && go run . --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20 $(LOAD_PIN) --bin $(BIN) --out $(CURDIR)/.cache/load
+	@mkdir -p $(CURDIR)/.cache
+	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > $(CURDIR)/.cache/resolv.trap
+	cd stress && unshare --net --mount --propagation private -- bash -c 'set -e; ip link set lo up; \
+	  mount --bind $(CURDIR)/.cache/resolv.trap /etc/resolv.conf; \
+	  exec $(BIN)/stress --dns-trap 127.0.0.1:53 $(LOAD_ARGS) $(LOAD_PIN) --bin $(BIN) --out $(CURDIR)/.cache/load'
 
 clean:
 	rm -rf .cache

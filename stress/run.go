@@ -46,6 +46,11 @@ type Options struct {
 	Settle  time.Duration
 	Command string // as typed, for the report
 	Log     io.Writer
+	// DNSTrap, when set (a loopback address, e.g. 127.0.0.1:53), runs a
+	// DNS server there that answers nothing and fails the run if anything
+	// asked it a name: make load points the resolver at it in a network
+	// namespace with only loopback (dnstrap.go).
+	DNSTrap string
 }
 
 // Run starts the stack, drives the load, measures and writes the report.
@@ -53,6 +58,22 @@ func Run(ctx context.Context, o Options) (*load.Report, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.DNSTrap != "" {
+		trap, err := startDNSTrap(o.DNSTrap)
+		if err != nil {
+			return nil, fmt.Errorf("stress: %w", err)
+		}
+		defer trap.Close()
+		rep, err := run(ctx, o)
+		if err == nil {
+			err = trap.Err()
+		}
+		return rep, err
+	}
+	return run(ctx, o)
+}
+
+func run(ctx context.Context, o Options) (*load.Report, error) {
 	switch o.Scratch {
 	case "":
 		o.Scratch = "dir"

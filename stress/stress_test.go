@@ -97,6 +97,8 @@ func shortLoad(t *testing.T, replicas int, dsn string) {
 		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: replicas, Postgres: dsn,
 		Out: out, BinDir: testBin(t), TurnTimeout: 2 * time.Minute,
 		Command: "go test -run " + t.Name(), Log: testLog{t},
+		// Set by TestShortLoadLoopbackOnly's inner run: any lookup fails it.
+		DNSTrap: os.Getenv("VESSEL_STRESS_DNS_TRAP"),
 	})
 	if rep != nil {
 		t.Log("\n" + rep.Markdown())

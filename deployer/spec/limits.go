@@ -28,6 +28,11 @@ type Limits struct {
 	// MaxRequestsPerOwner bounds one owner's requests in flight, of any
 	// method: each holds a connection.
 	MaxRequestsPerOwner int `toml:"max_requests_per_owner"`
+	// MaxRequestsPerApp bounds one app's (key's or issuer's) requests in
+	// flight, all its owners together: an app that names a new user on
+	// every request (X-Vessel-User) cannot hold more than this many
+	// connections, bodies included, however many owners it invents.
+	MaxRequestsPerApp int `toml:"max_requests_per_app"`
 	// RequestsPerSecondPerApp and RequestBurstPerApp are a token bucket per
 	// app (key or issuer) over every authenticated request.
 	RequestsPerSecondPerApp float64 `toml:"requests_per_second_per_app"`
@@ -45,6 +50,7 @@ const (
 	DefaultMaxTurnsPerOwner        = 8
 	DefaultMaxStreamsPerOwner      = 16
 	DefaultMaxRequestsPerOwner     = 32
+	DefaultMaxRequestsPerApp       = 256
 	DefaultRequestsPerSecondPerApp = 200
 	DefaultRequestBurstPerApp      = 400
 	DefaultRetryAfterSecs          = 2
@@ -67,6 +73,7 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.MaxTurnsPerOwner, DefaultMaxTurnsPerOwner)
 	def(&l.MaxStreamsPerOwner, DefaultMaxStreamsPerOwner)
 	def(&l.MaxRequestsPerOwner, DefaultMaxRequestsPerOwner)
+	def(&l.MaxRequestsPerApp, DefaultMaxRequestsPerApp)
 	def(&l.RequestBurstPerApp, DefaultRequestBurstPerApp)
 	def(&l.RetryAfterSecs, DefaultRetryAfterSecs)
 	if l.RequestsPerSecondPerApp == 0 {
@@ -88,6 +95,7 @@ func (v *validator) limits() {
 		{"limits.max_turns_per_owner", &l.MaxTurnsPerOwner, maxLimit},
 		{"limits.max_streams_per_owner", &l.MaxStreamsPerOwner, maxLimit},
 		{"limits.max_requests_per_owner", &l.MaxRequestsPerOwner, maxLimit},
+		{"limits.max_requests_per_app", &l.MaxRequestsPerApp, maxLimit},
 		{"limits.request_burst_per_app", &l.RequestBurstPerApp, maxLimit},
 		{"limits.retry_after_seconds", &l.RetryAfterSecs, 3600},
 	}
@@ -102,6 +110,9 @@ func (v *validator) limits() {
 	*l = l.WithDefaults()
 	if l.MaxStreamsPerOwner > l.MaxRequestsPerOwner {
 		c.add("limits.max_streams_per_owner", "%d is more than max_requests_per_owner (%d): every stream is a request in flight", l.MaxStreamsPerOwner, l.MaxRequestsPerOwner)
+	}
+	if l.MaxRequestsPerOwner > l.MaxRequestsPerApp {
+		c.add("limits.max_requests_per_owner", "%d is more than max_requests_per_app (%d): an owner's requests are its app's", l.MaxRequestsPerOwner, l.MaxRequestsPerApp)
 	}
 }
 

@@ -16,7 +16,7 @@ func TestLimitsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Limits{MaxTurns: 256, MaxTurnsPerAgent: 128, MaxTurnsPerApp: 128, MaxTurnsPerOwner: 8, MaxStreamsPerOwner: 16,
-		MaxRequestsPerOwner: 32, RequestsPerSecondPerApp: 200, RequestBurstPerApp: 400, RetryAfterSecs: 2}
+		MaxRequestsPerOwner: 32, MaxRequestsPerApp: 256, RequestsPerSecondPerApp: 200, RequestBurstPerApp: 400, RetryAfterSecs: 2}
 	if d.Limits != want {
 		t.Errorf("limits = %+v, want %+v", d.Limits, want)
 	}
@@ -26,13 +26,13 @@ func TestLimitsDefaults(t *testing.T) {
 }
 
 func TestLimitsSet(t *testing.T) {
-	d, err := loadFixture(t, withLimits("max_turns = 1\nmax_turns_per_owner = 1000000\nrequests_per_second_per_app = 0.5\nmax_streams_per_owner = 1\nmax_requests_per_owner = 1"))
+	d, err := loadFixture(t, withLimits("max_turns = 1\nmax_turns_per_owner = 1000000\nrequests_per_second_per_app = 0.5\nmax_streams_per_owner = 1\nmax_requests_per_owner = 1\nmax_requests_per_app = 5"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := d.Limits
 	if l.MaxTurns != 1 || l.MaxTurnsPerOwner != 1_000_000 || l.RequestsPerSecondPerApp != 0.5 || l.MaxStreamsPerOwner != 1 ||
-		l.MaxRequestsPerOwner != 1 || l.MaxTurnsPerApp != DefaultMaxTurnsPerApp {
+		l.MaxRequestsPerOwner != 1 || l.MaxRequestsPerApp != 5 || l.MaxTurnsPerApp != DefaultMaxTurnsPerApp {
 		t.Errorf("limits = %+v", l)
 	}
 }
@@ -44,6 +44,8 @@ func TestLimitsRefused(t *testing.T) {
 		{"max_turns_per_app = 1000001", "limits.max_turns_per_app: 1000001 is out of range"},
 		{"max_turns_per_agent = 0", "limits.max_turns_per_agent: 0 is out of range"},
 		{"max_requests_per_owner = 0", "limits.max_requests_per_owner: 0 is out of range"},
+		{"max_requests_per_app = 0", "limits.max_requests_per_app: 0 is out of range"},
+		{"max_requests_per_app = 8", "limits.max_requests_per_owner: 32 is more than max_requests_per_app (8)"},
 		{"request_burst_per_app = 0", "limits.request_burst_per_app: 0 is out of range"},
 		{"retry_after_seconds = 3601", "limits.retry_after_seconds: 3601 is out of range; allowed 1 to 3600"},
 		{"requests_per_second_per_app = 0", "limits.requests_per_second_per_app: 0 is out of range"},

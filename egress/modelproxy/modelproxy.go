@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
@@ -43,9 +44,11 @@ type Config struct {
 	// as base_url, e.g. https://api.example.com/v1). A request for
 	// /v1/<rest> is sent to Upstream + /<rest>.
 	Upstream string
-	// Key is the real model key, sent upstream as UpstreamAuth says. May be
-	// empty for upstreams that need none.
-	Key string
+	// Key is the real model key of the default route, sent upstream as
+	// UpstreamAuth says. May be empty for upstreams that need none. A
+	// redact.Secret: a Config printed or logged by mistake shows neither it
+	// nor Token.
+	Key redact.Secret
 	// UpstreamAuth is the default route's auth style (spec.AuthBearer,
 	// AuthAPIKey, AuthNone); empty is bearer with a key, none without.
 	UpstreamAuth string
@@ -53,7 +56,7 @@ type Config struct {
 	// request picks one with spec.RouteHeader.
 	Routes []Route
 	// Token is what callers must present as "Authorization: Bearer".
-	Token string
+	Token redact.Secret
 	// AllowHTTP permits a plain-HTTP upstream (local models, tests).
 	AllowHTTP bool
 	// Transport overrides the upstream transport (tests).
@@ -93,7 +96,7 @@ func New(c Config) (*Handler, error) {
 	if c.Token == "" {
 		return nil, errors.New("modelproxy: an egress token is required")
 	}
-	def, err := newRoute(spec.DefaultRoute, spec.ModelRoute{URL: c.Upstream, Auth: c.UpstreamAuth, AllowHTTP: c.AllowHTTP}, c.Key)
+	def, err := newRoute(spec.DefaultRoute, spec.ModelRoute{URL: c.Upstream, Auth: c.UpstreamAuth, AllowHTTP: c.AllowHTTP}, c.Key.Reveal())
 	if err != nil {
 		if strings.Contains(err.Error(), "plain HTTP") {
 			err = fmt.Errorf("%w (VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM=1 allows it)", err)
@@ -108,7 +111,7 @@ func New(c Config) (*Handler, error) {
 		if _, dup := routes[r.Name]; dup {
 			return nil, fmt.Errorf("modelproxy: route %s is named twice", r.Name)
 		}
-		if routes[r.Name], err = newRoute(r.Name, r.Route, r.Key); err != nil {
+		if routes[r.Name], err = newRoute(r.Name, r.Route, r.Key.Reveal()); err != nil {
 			return nil, err
 		}
 	}
@@ -286,7 +289,12 @@ func pathProblem(raw string) string {
 // authorized compares the presented token in constant time (hashing
 // first, so the comparison also hides the length).
 func (h *Handler) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
+	// Two Authorization headers are refused, never one of them picked.
+	vs := r.Header.Values("Authorization")
+	if len(vs) != 1 {
+		return false
+	}
+	auth := vs[0]
 	const prefix = "Bearer "
 	if len(auth) < len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
 		return false

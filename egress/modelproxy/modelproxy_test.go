@@ -3,6 +3,7 @@ package modelproxy
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -253,5 +254,49 @@ func TestRequestSizeBound(t *testing.T) {
 	resp, _ = do(t, "POST", s.URL+"/v1/chat/completions", testToken, bytes.NewReader(big[:MaxRequestBytes]))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("at limit: %d", resp.StatusCode)
+	}
+}
+
+// TestDuplicateAuthorizationRefused: two Authorization headers are refused
+// even when one of them carries the right token; the upstream is never
+// reached.
+func TestDuplicateAuthorizationRefused(t *testing.T) {
+	reached := make(chan struct{}, 4)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- struct{}{}
+	}))
+	defer up.Close()
+	logger, _ := newLogger()
+	s := start(t, up.URL+"/v1", logger)
+	for _, pair := range [][2]string{{testToken, "wrong"}, {"wrong", testToken}, {testToken, testToken}} {
+		req, _ := http.NewRequest("GET", s.URL+"/v1/models", nil)
+		req.Header.Add("Authorization", "Bearer "+pair[0])
+		req.Header.Add("Authorization", "Bearer "+pair[1])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("two Authorization headers %v: %d", pair, resp.StatusCode)
+		}
+	}
+	select {
+	case <-reached:
+		t.Fatal("the upstream was reached with two Authorization headers")
+	default:
+	}
+}
+
+// TestConfigPrintsNoSecret: a Config printed or logged by mistake shows
+// neither the model key nor the callers' token.
+func TestConfigPrintsNoSecret(t *testing.T) {
+	c := Config{Upstream: "https://model.test/v1", Key: testKey, Token: testToken}
+	logger, logs := newLogger()
+	logger.Info("config", zap.Any("config", c))
+	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", &c), logs.String()} {
+		if strings.Contains(s, testKey) || strings.Contains(s, testToken) {
+			t.Fatalf("a secret printed: %s", s)
+		}
 	}
 }

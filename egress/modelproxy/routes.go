@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
@@ -18,7 +19,7 @@ type Route struct {
 	Route spec.ModelRoute
 	// Key is the route's key as read from Route.KeyEnv; empty for auth
 	// none.
-	Key string
+	Key redact.Secret
 }
 
 // route is a checked route with its key.

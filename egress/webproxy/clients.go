@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/astraldeep/astralvessel-go/deployer/domains"
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 )
 
 // Client is one authenticated user of the web proxy: an agent's web tools
@@ -17,8 +18,10 @@ import (
 // proxy URL does that), and the proxy applies its Names policy on the
 // name it asks for before the address policy.
 type Client struct {
-	Name  string
-	Token string
+	Name string
+	// Token is a redact.Secret: a Client printed or logged by mistake
+	// does not show it.
+	Token redact.Secret
 	// Names is the client's domain policy; nil allows every name.
 	Names *domains.Policy
 	// Report logs what Names would refuse and lets it through.
@@ -103,6 +106,9 @@ const HeaderPolicy = "X-Egress-Policy"
 const (
 	ReasonNamePolicy      = "name-policy"
 	ReasonUnauthenticated = "unauthenticated"
+	// ReasonDuplicateCredentials refuses (400) a request with more than one
+	// Proxy-Authorization header.
+	ReasonDuplicateCredentials = "duplicate-credentials"
 )
 
 // checkName applies the client's domain policy to the name asked for (an

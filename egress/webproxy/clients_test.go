@@ -229,3 +229,96 @@ func TestLoadClientsDerivesTokens(t *testing.T) {
 		t.Fatal("a token from another egress token authenticated")
 	}
 }
+
+// TestDuplicateProxyAuthorizationRefused: a request with two
+// Proxy-Authorization headers is refused (400) in either request form,
+// whichever of the two is valid, before any lookup or dial, and neither
+// value reaches the log.
+func TestDuplicateProxyAuthorizationRefused(t *testing.T) {
+	h, port := clientHarness(t)
+	authority := "docs.example.org:" + port
+	good, bad := basic("agent.field-guide", tokAgent), basic("search", tokSearch+"-wrong")
+	for _, pair := range [][2]string{{good, bad}, {bad, good}, {good, good}} {
+		for _, form := range []string{"CONNECT " + authority, "GET http://" + authority + "/a"} {
+			c, err := net.Dial("tcp", h.proxyLn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			method, _, _ := strings.Cut(form, " ")
+			fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\nProxy-Authorization: %s\r\n\r\n", form, authority, pair[0], pair[1])
+			resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
+			if err != nil {
+				t.Fatalf("%s: %v", form, err)
+			}
+			resp.Body.Close()
+			c.Close()
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderDenied) != ReasonDuplicateCredentials {
+				t.Errorf("%s with two credentials: %d %v", form, resp.StatusCode, resp.Header)
+			}
+		}
+	}
+	if len(h.dial.got()) != 0 || h.res.count("docs.example.org") != 0 {
+		t.Fatalf("a request with two credentials caused dials %v or lookups", h.dial.got())
+	}
+	lines := h.logs.FilterField(zap.String("reason", ReasonDuplicateCredentials)).All()
+	if len(lines) != 6 {
+		t.Fatalf("%d duplicate-credentials lines, want 6", len(lines))
+	}
+	for _, l := range lines {
+		s := fmt.Sprint(l.Message, l.ContextMap())
+		if strings.Contains(s, tokAgent) || strings.Contains(s, tokSearch) || strings.Contains(s, good) {
+			t.Fatalf("a credential in the log: %s", s)
+		}
+	}
+	// One header, the same credentials: served.
+	if resp := h.connectAs(t, authority, good); resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT with one credential: %d", resp.StatusCode)
+	}
+}
+
+// TestRefusedProxyCredentialsNeverLogged plants distinct secrets in the
+// egress's refusal of bad proxy credentials (a wrong token, an unknown
+// client's token, a malformed header, two headers) and greps every answer
+// and every log line for them.
+func TestRefusedProxyCredentialsNeverLogged(t *testing.T) {
+	h, port := clientHarness(t)
+	authority := "docs.example.org:" + port
+	planted := []string{"planted-proxy-token-1a2b", "planted-proxy-token-3c4d", "planted-proxy-raw-5e6f", "planted-proxy-dup-7a8b"}
+	var answers []string
+	resp, body := h.via(t, "agent.field-guide", planted[0], "http://"+authority+"/a")
+	answers = append(answers, fmt.Sprint(resp.StatusCode, resp.Header, body))
+	resp, body = h.via(t, "agent.nobody-"+planted[1], planted[1], "http://"+authority+"/a")
+	answers = append(answers, fmt.Sprint(resp.StatusCode, resp.Header, body))
+	for _, pa := range []string{"Bearer " + planted[2], basic("agent.field-guide", planted[3]) + ", " + basic("search", planted[3])} {
+		resp := h.connectAs(t, authority, pa)
+		answers = append(answers, fmt.Sprint(resp.StatusCode, resp.Header))
+		if resp.StatusCode != http.StatusProxyAuthRequired {
+			t.Errorf("CONNECT with %q: %d", pa, resp.StatusCode)
+		}
+	}
+	entries := h.logs.All()
+	if len(entries) < 4 {
+		t.Fatalf("%d log lines: the refusals were not logged", len(entries))
+	}
+	for _, e := range entries {
+		answers = append(answers, fmt.Sprint(e.Message, e.ContextMap()))
+	}
+	for _, a := range answers {
+		for _, s := range planted {
+			if strings.Contains(a, s) {
+				t.Errorf("%q leaked: %s", s, a)
+			}
+		}
+	}
+}
+
+// TestClientPrintsNoToken: a Client printed by mistake does not show its
+// token.
+func TestClientPrintsNoToken(t *testing.T) {
+	c := Client{Name: "agent.field-guide", Token: tokAgent}
+	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", &c), fmt.Sprintf("%#v", c)} {
+		if strings.Contains(s, tokAgent) {
+			t.Fatalf("the token printed: %s", s)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/astraldeep/astralvessel-go/deployer/domains"
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
@@ -54,7 +55,7 @@ func LoadClients(b []byte, egressToken string) (*Clients, error) {
 		default:
 			return nil, fmt.Errorf("web clients: %s: unknown mode %q; want %s or %s", e.Name, e.Mode, spec.WebEnforce, spec.WebReport)
 		}
-		list = append(list, Client{Name: e.Name, Token: spec.WebClientToken(egressToken, e.Name), Names: pol, Report: report})
+		list = append(list, Client{Name: e.Name, Token: redact.Secret(spec.WebClientToken(egressToken, e.Name)), Names: pol, Report: report})
 	}
 	return NewClients(list)
 }

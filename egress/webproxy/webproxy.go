@@ -193,6 +193,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// With tracing on, the vessel's traceparent (on the CONNECT, or on a
 	// plain-HTTP request) is the parent of the decision's span.
 	r = r.WithContext(telemetry.ExtractHTTP(r.Context(), r.Header))
+	if len(r.Header.Values("Proxy-Authorization")) > 1 {
+		// Two credentials are ambiguous (which one did the client mean, which
+		// one would a later hop read?): refused whether clients are configured
+		// or not, before anything is looked up.
+		p.refuseDuplicateCredentials(w, r)
+		return
+	}
 	if p.opt.Clients.Len() > 0 && (r.Method == http.MethodConnect || r.URL.IsAbs()) {
 		c := p.opt.Clients.authenticate(r)
 		if c == nil {
@@ -217,6 +224,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.gp.ServeHTTP(w, r)
+}
+
+// refuseDuplicateCredentials answers a request that carries more than one
+// Proxy-Authorization header: 400, logged as a decision with reason
+// ReasonDuplicateCredentials (the values themselves are never logged).
+func (p *Proxy) refuseDuplicateCredentials(w http.ResponseWriter, r *http.Request) {
+	d := &decision{method: r.Method, rawHost: r.Host, status: http.StatusBadRequest, reason: ReasonDuplicateCredentials}
+	if r.Method != http.MethodConnect && r.URL.IsAbs() {
+		d.rawHost = r.URL.Host
+	}
+	p.logDecision(d, nil)
+	w.Header().Set(HeaderDenied, ReasonDuplicateCredentials)
+	w.Header().Set("Connection", "close")
+	http.Error(w, "egress: more than one Proxy-Authorization header", http.StatusBadRequest)
 }
 
 // Close drops idle upstream connections.

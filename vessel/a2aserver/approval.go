@@ -83,6 +83,11 @@ func (e *executor) paused(ec *a2asrv.ExecutorContext, pt *pausedTurn, res *loop.
 func (e *executor) takePaused(id string) *pausedTurn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.takePausedLocked(id)
+}
+
+// takePausedLocked is takePaused for a caller that holds mu.
+func (e *executor) takePausedLocked(id string) *pausedTurn {
 	pt := e.waiting[id]
 	if pt == nil {
 		return nil
@@ -90,6 +95,40 @@ func (e *executor) takePaused(id string) *pausedTurn {
 	delete(e.waiting, id)
 	pt.timer.Stop()
 	return pt
+}
+
+// cancelledMemory is how long a cancelled paused turn is remembered for a
+// decision that raced its cancel: far longer than the two requests can
+// be apart.
+const cancelledMemory = 10 * time.Minute
+
+// takePausedToCancel is takePaused for CancelTask: the turn is remembered
+// as cancelled, under the same lock, so a decision racing the cancel
+// (tookByCancel) ends the task CANCELED too.
+func (e *executor) takePausedToCancel(id string) *pausedTurn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pt := e.takePausedLocked(id)
+	if pt == nil {
+		return nil
+	}
+	now := time.Now()
+	for k, at := range e.cancelled {
+		if now.Sub(at) > cancelledMemory {
+			delete(e.cancelled, k)
+		}
+	}
+	e.cancelled[id] = now
+	return pt
+}
+
+// tookByCancel reports (once) whether a CancelTask took the paused turn id.
+func (e *executor) tookByCancel(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.cancelled[id]
+	delete(e.cancelled, id)
+	return ok
 }
 
 // holds reports whether the turn runs or waits here.
@@ -164,6 +203,13 @@ func (e *executor) resume(ctx context.Context, ec *a2asrv.ExecutorContext, yield
 	e.mu.Lock()
 	pt := e.waiting[id]
 	e.mu.Unlock()
+	if pt == nil && e.tookByCancel(id) {
+		// A CancelTask took the turn between the decision's check and
+		// here: the task ends as the cancel ended it.
+		e.log.Info("a decision came for a paused turn cancelled meanwhile", turnFields(ec)...)
+		yield(statusEvent(ec, a2a.TaskStateCanceled, (&loop.Result{Status: loop.StatusCancelled}).FinishedEvent()), nil)
+		return
+	}
 	if pt == nil {
 		// Nothing here to resume: the vessel restarted while the task waited.
 		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(LostReason))

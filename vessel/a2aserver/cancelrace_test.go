@@ -1,67 +1,53 @@
-package a2aserver
+package a2aserver_test
 
 import (
-	"context"
-	"errors"
+	"sync"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 )
 
-// oneTask is a store holding one task; only Get is used by After.
-type oneTask struct {
-	taskstore.Store
-	task *a2a.Task
-}
-
-func (o oneTask) Get(_ context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
-	if o.task == nil || id != o.task.ID {
-		return nil, a2a.ErrTaskNotFound
-	}
-	return &taskstore.StoredTask{Task: o.task, Version: 1}, nil
-}
-
-// A cancel that loses the race with the turn's end must not surface as an
-// internal error (-32603): the caller gets "not cancelable" for a finished
-// task, or the task itself when it did end cancelled.
-func TestCancelRacingTheTurnsEnd(t *testing.T) {
-	internal := errors.New("failed to cancel: setup failed: task is in a terminal state")
-	cases := []struct {
-		name        string
-		state       a2a.TaskState
-		in          error
-		wantErr     error
-		wantPayload bool
-	}{
-		{"completed while cancelling", a2a.TaskStateCompleted, internal, a2a.ErrTaskNotCancelable, false},
-		{"failed while cancelling", a2a.TaskStateFailed, internal, a2a.ErrTaskNotCancelable, false},
-		{"cancelled by the race", a2a.TaskStateCanceled, internal, nil, true},
-		{"still running: left alone", a2a.TaskStateWorking, internal, internal, false},
-		{"not found: left alone", a2a.TaskStateCompleted, a2a.ErrTaskNotFound, a2a.ErrTaskNotFound, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			task := &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: c.state}}
-			i := &interceptor{store: oneTask{task: task}}
-			ctx := context.WithValue(context.Background(), cancelKey{}, a2a.TaskID("t1"))
-			resp := &a2asrv.Response{Err: c.in}
-			if err := i.After(ctx, nil, resp); err != nil {
-				t.Fatal(err)
-			}
-			if c.wantErr == nil && resp.Err != nil || c.wantErr != nil && !errors.Is(resp.Err, c.wantErr) {
-				t.Fatalf("error %v, want %v", resp.Err, c.wantErr)
-			}
-			if got := resp.Payload != nil; got != c.wantPayload {
-				t.Fatalf("payload %v, want present=%v", resp.Payload, c.wantPayload)
-			}
+// TestApprovalCancelRacesApprove races a CancelTask with an approving
+// decision on a paused turn 200 times. Whichever the vessel takes first,
+// the task ends CANCELED: never FAILED as if the paused turn had been lost
+// (it was not: the cancel took it), never COMPLETED (the approved call,
+// a sleep, only ends when cancelled).
+func TestApprovalCancelRacesApprove(t *testing.T) {
+	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}), func(d *spec.Deployment) {
+		// 200 rounds of three requests each: the rate limit is not what
+		// this test is about.
+		d.Limits.RequestsPerSecondPerApp, d.Limits.RequestBurstPerApp = 1e6, 1e6
+	})
+	alice := as(h.keyApp1, "alice")
+	const rounds = 200
+	states := map[a2a.TaskState]int{}
+	for i := range rounds {
+		task, err := h.send(alice, textMsg("#script:sleeptool go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := pending(t, task)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, _ = h.client(h.agentID).SendMessage(alice, &a2a.SendMessageRequest{
+				Message: decide(task, req.ApprovalID, verdict("s1", "approve")),
+				Config:  &a2a.SendMessageConfig{ReturnImmediately: true}})
 		})
+		wg.Go(func() { _, _ = h.client(h.agentID).CancelTask(alice, &a2a.CancelTaskRequest{ID: task.ID}) })
+		wg.Wait()
+		end := h.waitState(alice, task.ID)
+		states[end.Status.State]++
+		if end.Status.State != a2a.TaskStateCanceled {
+			msg := ""
+			if end.Status.Message != nil && len(end.Status.Message.Parts) > 0 {
+				msg = end.Status.Message.Parts[0].Text()
+			}
+			t.Errorf("round %d: the task ended %s (%s)", i, end.Status.State, msg)
+		}
 	}
-	// Other methods are never touched.
-	i := &interceptor{store: oneTask{task: &a2a.Task{ID: "t1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}}}
-	resp := &a2asrv.Response{Err: internal}
-	if err := i.After(context.Background(), nil, resp); err != nil || resp.Err != internal {
-		t.Fatalf("a non-cancel call was changed: %v", resp.Err)
+	if states[a2a.TaskStateCanceled] != rounds {
+		t.Fatalf("end states of %d races: %v", rounds, states)
 	}
 }

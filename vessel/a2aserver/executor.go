@@ -69,6 +69,10 @@ type executor struct {
 	mu      sync.Mutex
 	running map[string]*run
 	waiting map[string]*pausedTurn // turns paused for approval, by task id
+	// cancelled are the paused turns a CancelTask took, by task id, when:
+	// a decision that raced the cancel finds its turn gone and must end
+	// the task CANCELED, not as a turn this vessel lost.
+	cancelled map[string]time.Time
 }
 
 // run is a turn in flight, so CancelTask can stop it and report its end.
@@ -438,7 +442,7 @@ func (e *executor) stopAll(cause error, stopped map[*run]bool) int {
 // turn.finished.
 func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		if pt := e.takePaused(string(ec.TaskID)); pt != nil {
+		if pt := e.takePausedToCancel(string(ec.TaskID)); pt != nil {
 			res := pt.pause.End(ctx, loop.StatusCancelled, "")
 			e.met.turnFinished(res.Status, res)
 			e.logTurn(ec, res)

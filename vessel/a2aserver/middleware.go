@@ -230,15 +230,7 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) *refusal {
 	}
 	rc := http.NewResponseController(w)
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		// Only what has arrived takes memory: a declared length is not
-		// reserved whole for a caller that may never send it. ReadFrom
-		// wants MinRead bytes free to see the end: without them it would
-		// grow (copy) the whole body once more after its last byte.
-		buf.Grow(int(min(r.ContentLength, 1<<20)) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
+	body, err := readArrived(r.Body, r.ContentLength, max+1)
 	if deadlineSet {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
@@ -248,12 +240,55 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) *refusal {
 	if err != nil {
 		return &refusal{status: http.StatusBadRequest, msg: "could not read the request body"}
 	}
-	if int64(buf.Len()) > max {
+	if int64(len(body)) > max {
 		return tooLarge()
 	}
-	r.Body = a2acompat.NewReadBody(buf.Bytes())
-	r.ContentLength = int64(buf.Len())
+	r.Body = a2acompat.NewReadBody(body)
+	r.ContentLength = int64(len(body))
 	return nil
+}
+
+// firstRead is the buffer a body starts with, whatever length it declares.
+const firstRead = 4 << 10
+
+// readArrived reads body, up to limit bytes, into a buffer that grows with
+// what has arrived, never with what was declared: a caller may declare
+// 16 MB and send a byte a minute, and hundreds of such callers must not pin
+// gigabytes before sending anything. The buffer starts small and doubles
+// when full, and jumps to the declared length (plus bytes.MinRead, to see
+// the end without one more growth) once that is at most three times what
+// has arrived: a request holds at most about three times the bytes it has
+// sent, and a body of its declared length is copied about once more on
+// its way in.
+func readArrived(body io.Reader, declared, limit int64) ([]byte, error) {
+	size := int64(firstRead)
+	if declared > 0 {
+		size = min(declared, firstRead) + bytes.MinRead
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			got := int64(len(buf))
+			if got >= limit {
+				return buf, nil // the caller refuses it as too large
+			}
+			next := 2 * got
+			if whole := min(declared, limit) + bytes.MinRead; declared > got && whole <= 3*got {
+				next = whole
+			}
+			grown := make([]byte, len(buf), min(next, limit+bytes.MinRead))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || int64(len(buf)) >= limit {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 func tooLarge() *refusal {
@@ -267,6 +302,10 @@ type interceptor struct {
 	a2asrv.PassthroughCallInterceptor
 	store   taskstore.Store
 	maxArgs int // the agent's max_tool_arguments_bytes, for edited arguments
+	// push checks a SendMessage's push config before the SDK saves it (nil
+	// when push is off): the SDK's own error for a refused save prints the
+	// whole config into the caller's answer and the log.
+	push *checkedPushConfigs
 }
 
 type acceptedKey struct{}
@@ -324,6 +363,11 @@ func (i *interceptor) before(ctx context.Context, cc *a2asrv.CallContext, req *a
 		}
 		if pl.Config != nil {
 			ctx = context.WithValue(ctx, acceptedKey{}, pl.Config.AcceptedOutputModes)
+			if pl.Config.PushConfig != nil && i.push != nil {
+				if err := i.push.check(ctx, pl.Config.PushConfig); err != nil {
+					return ctx, nil, a2a.NewError(a2a.ErrInvalidParams, "push notification config refused: "+err.Error())
+				}
+			}
 		}
 		if cc.Method() == "SendMessage" && (pl.Config == nil || !pl.Config.ReturnImmediately) {
 			// The finished task SendMessage returns carries what the

@@ -3,11 +3,13 @@ package a2aserver
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
@@ -48,29 +50,81 @@ type checkedPushConfigs struct {
 	deployment *spec.Deployment
 }
 
-func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a2a.PushConfig) (*a2a.PushConfig, error) {
+// check refuses a config outside the caller's grant or limits. Its errors
+// name sizes and the URL's host, never the token or credentials.
+func (c *checkedPushConfigs) check(ctx context.Context, cfg *a2a.PushConfig) error {
 	if cfg == nil {
-		return nil, fmt.Errorf("no push notification config: %w", a2a.ErrInvalidParams)
+		return fmt.Errorf("no push notification config: %w", a2a.ErrInvalidParams)
 	}
 	if len(cfg.Token) > MaxPushTokenBytes {
-		return nil, fmt.Errorf("push notification token is %d bytes, longer than %d: %w", len(cfg.Token), MaxPushTokenBytes, a2a.ErrInvalidParams)
+		return fmt.Errorf("push notification token is %d bytes, longer than %d: %w", len(cfg.Token), MaxPushTokenBytes, a2a.ErrInvalidParams)
 	}
 	if cfg.Auth != nil && (len(cfg.Auth.Credentials) > MaxPushTokenBytes || len(cfg.Auth.Scheme) > 64) {
-		return nil, fmt.Errorf("push notification credentials longer than %d bytes: %w", MaxPushTokenBytes, a2a.ErrInvalidParams)
+		return fmt.Errorf("push notification credentials longer than %d bytes: %w", MaxPushTokenBytes, a2a.ErrInvalidParams)
 	}
 	if len(cfg.URL) > spec.MaxPushURLBytes {
-		return nil, fmt.Errorf("push notification URL is %d bytes, longer than %d: %w", len(cfg.URL), spec.MaxPushURLBytes, a2a.ErrInvalidParams)
+		return fmt.Errorf("push notification URL is %d bytes, longer than %d: %w", len(cfg.URL), spec.MaxPushURLBytes, a2a.ErrInvalidParams)
 	}
 	owner, err := store.Owner(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pol, err := PushPolicy(c.deployment, owner)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", err, a2a.ErrInvalidParams)
+		return fmt.Errorf("%w: %w", err, a2a.ErrInvalidParams)
 	}
 	if _, err := pol.Check(cfg.URL); err != nil {
-		return nil, fmt.Errorf("%w: %w", err, a2a.ErrInvalidParams)
+		return fmt.Errorf("%s: %w", redact.Scrub(err.Error(), pushSecrets(cfg)...), a2a.ErrInvalidParams)
+	}
+	return nil
+}
+
+// pushSecrets are the values of a config that must never be printed: its
+// token, its credentials, and the password of a URL that carries one.
+func pushSecrets(cfg *a2a.PushConfig) []string {
+	if cfg == nil {
+		return nil
+	}
+	out := []string{cfg.Token}
+	if cfg.Auth != nil {
+		out = append(out, cfg.Auth.Credentials)
+	}
+	if u, err := url.Parse(cfg.URL); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// scrubPushConfig blanks a refused config's secrets in place. Auth goes
+// whole: printed with %v it would be a bare pointer (a Go memory address
+// in the caller's answer).
+func scrubPushConfig(cfg *a2a.PushConfig) {
+	if cfg == nil {
+		return
+	}
+	cfg.Auth = nil
+	if cfg.Token != "" {
+		cfg.Token = redact.Mark
+	}
+	if u, err := url.Parse(cfg.URL); err == nil && u.User != nil {
+		u.User = nil
+		cfg.URL = u.String()
+	}
+}
+
+func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a2a.PushConfig) (saved *a2a.PushConfig, err error) {
+	defer func() {
+		if err != nil {
+			// The SDK prints the config it tried to save into its error
+			// (the caller's answer and the log): a refused config keeps no
+			// secret to print. It is never used after a refusal.
+			scrubPushConfig(cfg)
+		}
+	}()
+	if err := c.check(ctx, cfg); err != nil {
+		return nil, err
 	}
 	// The push-working extension, when the caller asks for it: the config
 	// is sent WORKING updates too, and the response lists the extension
@@ -79,7 +133,7 @@ func (c *checkedPushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a
 	var opt store.SaveOptions
 	e, ok := a2asrv.ExtensionsFrom(ctx)
 	opt.Working = ok && requested(e, store.PushWorkingURI)
-	saved, err := c.PushConfigStore.SaveWith(ctx, taskID, cfg, opt)
+	saved, err = c.PushConfigStore.SaveWith(ctx, taskID, cfg, opt)
 	if err == nil && opt.Working {
 		ext := store.PushWorkingExtension()
 		e.Activate(&ext)

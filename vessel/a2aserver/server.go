@@ -373,16 +373,21 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, ModelSettings: settings, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
 			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
 			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
-		imageOpt: turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
-		running:  map[string]*run{},
-		waiting:  map[string]*pausedTurn{},
-		policy:   approval.FromSpec(a.Approval),
+		imageOpt:  turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
+		running:   map[string]*run{},
+		waiting:   map[string]*pausedTurn{},
+		cancelled: map[string]time.Time{},
+		policy:    approval.FromSpec(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
+	var pushCfgs *checkedPushConfigs
+	if pushOn {
+		pushCfgs = &checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment}
+	}
 	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithLogger(telemetry.Slog(s.log.With(zap.String(telemetry.FieldAgent, a.ID), zap.String("component", "a2a")))),
 		a2asrv.WithTaskStore(ts),
-		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes)}),
+		a2asrv.WithCallInterceptors(&interceptor{store: ts, maxArgs: int(a.Manifest.Model.MaxToolArgumentsBytes), push: pushCfgs}),
 		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true, PushNotifications: pushOn}),
 		a2asrv.WithExecutionPanicHandler(func(r any) error {
 			s.log.Error("executor panic", zap.String("agent", a.ID), zap.Any("panic", r))
@@ -390,9 +395,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		}),
 	}
 	if pushOn {
-		opts = append(opts, a2asrv.WithPushNotifications(
-			&checkedPushConfigs{PushConfigStore: pushes.PushConfigs(a.ID), deployment: s.cfg.Deployment},
-			outbox.Sender))
+		opts = append(opts, a2asrv.WithPushNotifications(pushCfgs, outbox.Sender))
 	}
 	h := a2asrv.NewHandler(ag.exec, opts...)
 	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to

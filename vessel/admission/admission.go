@@ -28,6 +28,7 @@ const (
 	LimitTurnsPerOwner   = "max_turns_per_owner"
 	LimitStreamsPerOwner = "max_streams_per_owner"
 	LimitRequestsOwner   = "max_requests_per_owner"
+	LimitRequestsApp     = "max_requests_per_app"
 	LimitRate            = "requests_per_second_per_app"
 )
 
@@ -75,6 +76,9 @@ type Controller struct {
 	apps   map[string]int
 	owners map[string]*ownerCounts
 	rates  map[string]*rate.Limiter
+	// appRequests are the requests in flight by app: distinct owners of
+	// one app share this bound.
+	appRequests map[string]int
 }
 
 // New returns a Controller for lim (unset fields at their defaults); now
@@ -85,7 +89,8 @@ func New(lim spec.Limits, now func() time.Time) *Controller {
 		now = time.Now
 	}
 	return &Controller{lim: lim, retry: time.Duration(lim.RetryAfterSecs) * time.Second, now: now,
-		agents: map[string]int{}, apps: map[string]int{}, owners: map[string]*ownerCounts{}, rates: map[string]*rate.Limiter{}}
+		agents: map[string]int{}, apps: map[string]int{}, owners: map[string]*ownerCounts{}, rates: map[string]*rate.Limiter{},
+		appRequests: map[string]int{}}
 }
 
 // Limits returns the limits in force.
@@ -114,7 +119,7 @@ func (c *Controller) dropOwner(o string, oc *ownerCounts) {
 }
 
 // Request admits one request of any method: a token from the app's rate
-// bucket and a place among the owner's requests in flight. release gives
+// bucket and a place among the owner's and the app's requests in flight. release gives
 // the place back; call it once, when the request ends.
 func (c *Controller) Request(w Who) (release func(), err error) {
 	c.mu.Lock()
@@ -123,6 +128,10 @@ func (c *Controller) Request(w Who) (release func(), err error) {
 	if oc.requests >= c.lim.MaxRequestsPerOwner {
 		c.dropOwner(w.Owner, oc)
 		return nil, c.refuse(LimitRequestsOwner, c.lim.MaxRequestsPerOwner)
+	}
+	if c.appRequests[w.App] >= c.lim.MaxRequestsPerApp {
+		c.dropOwner(w.Owner, oc)
+		return nil, c.refuse(LimitRequestsApp, c.lim.MaxRequestsPerApp)
 	}
 	lim := c.rates[w.App]
 	if lim == nil {
@@ -140,10 +149,14 @@ func (c *Controller) Request(w Who) (release func(), err error) {
 		return nil, &Refusal{Limit: LimitRate, RetryAfter: wait, max: c.lim.RequestsPerSecondPerApp}
 	}
 	oc.requests++
+	c.appRequests[w.App]++
 	return c.once(func() {
 		oc := c.owners[w.Owner]
 		oc.requests--
 		c.dropOwner(w.Owner, oc)
+		if c.appRequests[w.App]--; c.appRequests[w.App] <= 0 {
+			delete(c.appRequests, w.App)
+		}
 	}), nil
 }
 

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -231,5 +232,44 @@ func BenchmarkTurn(b *testing.B) {
 		tk.Claim().Release()
 		tk.Done()
 		rel()
+	}
+}
+
+// TestRequestsPerApp: an app's requests in flight are bounded however
+// many owners it names; another app is not affected, and a released place
+// is free again.
+func TestRequestsPerApp(t *testing.T) {
+	c := New(spec.Limits{MaxRequestsPerOwner: 2, MaxRequestsPerApp: 5, RequestBurstPerApp: 1000, RequestsPerSecondPerApp: 1000}, nil)
+	var rel []func()
+	for i := range 5 {
+		f, err := c.Request(Who{Owner: fmt.Sprintf("x/user-%d", i), App: "app:x"})
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		rel = append(rel, f)
+	}
+	_, err := c.Request(Who{Owner: "x/yet-another-user", App: "app:x"})
+	refusedBy(t, err, LimitRequestsApp)
+	f, err := c.Request(Who{Owner: "y/user-0", App: "app:y"})
+	if err != nil {
+		t.Fatalf("another app: %v", err)
+	}
+	f()
+	rel[0]()
+	rel[0]() // a second release gives nothing back twice
+	f, err = c.Request(Who{Owner: "x/user-9", App: "app:x"})
+	if err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	_, err = c.Request(Who{Owner: "x/user-10", App: "app:x"})
+	refusedBy(t, err, LimitRequestsApp)
+	f()
+	for _, f := range rel[1:] {
+		f()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.appRequests) != 0 || len(c.owners) != 0 {
+		t.Fatalf("counts left: %v %v", c.appRequests, c.owners)
 	}
 }

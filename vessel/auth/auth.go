@@ -76,6 +76,10 @@ type Chain []Authenticator
 
 // Authenticate implements Authenticator.
 func (c Chain) Authenticate(ctx context.Context, r *http.Request) (*Principal, error) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		// Two credentials are ambiguous; none of them is picked.
+		return nil, fmt.Errorf("%w: more than one Authorization header", ErrUnauthenticated)
+	}
 	if BearerToken(r) == "" {
 		return nil, fmt.Errorf("%w: missing bearer token", ErrUnauthenticated)
 	}

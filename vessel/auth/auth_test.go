@@ -40,6 +40,14 @@ func TestAppKeys(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// Two Authorization headers are refused whichever of them is valid.
+	for _, pair := range [][2]string{{"secret", "nope"}, {"nope", "secret"}, {"secret", "secret"}} {
+		r := req(pair[0], "alice")
+		r.Header.Add("Authorization", "Bearer "+pair[1])
+		if _, err := chain.Authenticate(context.Background(), r); !errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("two Authorization headers %v: %v", pair, err)
+		}
+	}
 	if _, err := NewAppKeys([]spec.App{{ID: "x", KeySHA256: "zz"}}); err == nil {
 		t.Fatal("bad digest accepted")
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/backoff"
@@ -565,6 +566,12 @@ func (c *Client) once(ctx context.Context, body *requestBody, lim Limits, h Hand
 	wd := newWatchdog(cancel, first, idle)
 	defer wd.stop()
 	resp, started, err := c.attempt(cctx, body, lim, wd, h)
+	var me *Error
+	if errors.As(err, &me) {
+		// Providers echo a refused key in their error text; the message
+		// reaches the turn's end event, the caller and the log.
+		me.Message = redact.Scrub(me.Message, c.APIKey)
+	}
 	if err != nil && ctx.Err() == nil {
 		var te *TimeoutError
 		if errors.As(context.Cause(cctx), &te) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/audit"
 	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
+	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
@@ -211,7 +212,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *za
 		defer aw.Close()
 	}
 	mh, err := modelproxy.New(modelproxy.Config{
-		Upstream: c.upstream, Key: c.key, UpstreamAuth: c.upstreamAuth, Routes: c.routes, Token: c.token, AllowHTTP: c.allowHTTP,
+		Upstream: c.upstream, Key: redact.Secret(c.key), UpstreamAuth: c.upstreamAuth, Routes: c.routes, Token: redact.Secret(c.token), AllowHTTP: c.allowHTTP,
 		Logger: log.Named("model"), Metrics: modelproxy.NewMetrics(reg), Audit: aw, Budgets: c.budgets,
 	})
 	if err != nil {
@@ -345,7 +346,7 @@ func loadRoutes(v string, getenv func(string) string) ([]modelproxy.Route, error
 		if r.KeyEnv != "" {
 			key = strings.TrimSpace(getenv(r.KeyEnv))
 		}
-		out = append(out, modelproxy.Route{Name: name, Route: r, Key: key})
+		out = append(out, modelproxy.Route{Name: name, Route: r, Key: redact.Secret(key)})
 	}
 	return out, nil
 }

@@ -23,6 +23,10 @@ func healthChecks(backend store.Backend) ([]a2aserver.HealthCheck, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pu == nil {
+		// No egress in this layout: nothing to ask, and no name to look up.
+		return checks, nil
+	}
 	healthURL := (&url.URL{Scheme: pu.Scheme, Host: pu.Host, Path: "/health"}).String()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	checks = append(checks, a2aserver.HealthCheck{Name: "egress", Check: func(ctx context.Context) error {

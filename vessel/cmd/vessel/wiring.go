@@ -6,6 +6,7 @@ package main
 // parts.
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -33,8 +34,15 @@ import (
 // egressProxy is the egress web proxy's URL (VESSEL_EGRESS_PROXY): the
 // vessel itself has no route out. With the vessel's egress token it
 // carries the vessel's own web client credentials (spec.VesselWebClient).
+// Unset (or "none") it is nil: no egress. The name egress:3128 means
+// something only on a Compose network, where the deployer writes it; a
+// vessel started elsewhere (the local stack without an egress, the load
+// tool's stack) must never look that name up.
 func egressProxy() (*url.URL, error) {
-	proxy := envOr("VESSEL_EGRESS_PROXY", "http://egress:3128")
+	proxy := os.Getenv("VESSEL_EGRESS_PROXY")
+	if proxy == "" || proxy == "none" {
+		return nil, nil
+	}
 	pu, err := url.Parse(proxy)
 	if err != nil || pu.Host == "" {
 		return nil, fmt.Errorf("VESSEL_EGRESS_PROXY %q is not a URL", proxy)
@@ -43,6 +51,19 @@ func egressProxy() (*url.URL, error) {
 		pu.User = url.UserPassword(spec.VesselWebClient, spec.WebClientToken(tok, spec.VesselWebClient))
 	}
 	return pu, nil
+}
+
+// errNoEgress fails what would need the egress when none is configured,
+// before any lookup or dial.
+var errNoEgress = errors.New("no egress proxy is configured (VESSEL_EGRESS_PROXY): the vessel has no route out")
+
+// proxyOrRefuse is a Transport's Proxy: the egress, or a refusal of every
+// request when there is none (never a direct connection).
+func proxyOrRefuse(pu *url.URL) func(*http.Request) (*url.URL, error) {
+	if pu == nil {
+		return func(*http.Request) (*url.URL, error) { return nil, errNoEgress }
+	}
+	return http.ProxyURL(pu)
 }
 
 // egressToken is the token the vessel presents to the egress as its model
@@ -74,7 +95,7 @@ func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
 	}
 	// Key sets are fetched through the egress.
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		Proxy:               http.ProxyURL(pu),
+		Proxy:               proxyOrRefuse(pu),
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConnsPerHost: 4,
 	}}

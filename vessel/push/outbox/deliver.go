@@ -108,14 +108,18 @@ func (d *Deliverer) Deliver(ctx context.Context, route dest.Route, cfg *a2a.Push
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	// The status code and its standard words, never the webhook's own
+	// reason phrase: a receiver may echo the token it refused there, and
+	// this error is logged and kept on the delivery.
+	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return nil
 	case c >= 300 && c < 400:
-		return fmt.Errorf("%w: the webhook answered %s; redirects are not followed", ErrPermanent, resp.Status)
+		return fmt.Errorf("%w: the webhook answered %s; redirects are not followed", ErrPermanent, status)
 	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
-		return fmt.Errorf("the webhook answered %s", resp.Status)
+		return fmt.Errorf("the webhook answered %s", status)
 	default:
-		return fmt.Errorf("%w: the webhook answered %s", ErrPermanent, resp.Status)
+		return fmt.Errorf("%w: the webhook answered %s", ErrPermanent, status)
 	}
 }

@@ -27,6 +27,10 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 )
 
+// ErrNoEgress fails a fetch or public search when no egress proxy is
+// configured.
+var ErrNoEgress = errors.New("no egress proxy is configured (VESSEL_EGRESS_PROXY): the web is not reachable")
+
 // Defaults.
 const (
 	DefaultProxyURL       = "http://egress:3128"
@@ -41,8 +45,9 @@ const (
 
 // Config configures the web tools.
 type Config struct {
-	// ProxyURL is the egress web proxy (VESSEL_EGRESS_PROXY). Required:
-	// the tools never reach the web directly.
+	// ProxyURL is the egress web proxy (VESSEL_EGRESS_PROXY). The tools
+	// never reach the web directly: without it ("") every fetch and public
+	// search fails with ErrNoEgress, before any lookup or dial.
 	ProxyURL string
 	// SearchURL is the SearXNG base URL (VESSEL_SEARCH_URL).
 	SearchURL string
@@ -66,8 +71,10 @@ type Config struct {
 // runtime contract's defaults); provider comes from [search] provider.
 func ConfigFromEnv(getenv func(string) string, provider string) Config {
 	c := Config{ProxyURL: getenv("VESSEL_EGRESS_PROXY"), SearchURL: getenv("VESSEL_SEARCH_URL"), Provider: provider}
-	if c.ProxyURL == "" {
-		c.ProxyURL = DefaultProxyURL
+	if c.ProxyURL == "none" {
+		// No default: DefaultProxyURL names a Compose service, which the
+		// deployer writes there; elsewhere it must not be looked up.
+		c.ProxyURL = ""
 	}
 	if c.SearchURL == "" {
 		c.SearchURL = DefaultSearchURL
@@ -85,12 +92,15 @@ type Client struct {
 
 // New checks the configuration and builds a client.
 func New(cfg Config) (*Client, error) {
-	if cfg.ProxyURL == "" {
-		return nil, errors.New("web: an egress proxy URL is required")
-	}
-	pu, err := url.Parse(cfg.ProxyURL)
-	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-		return nil, fmt.Errorf("web: egress proxy URL %q is not an http(s) URL", cfg.ProxyURL)
+	var pu *url.URL
+	proxy := func(*http.Request) (*url.URL, error) { return nil, ErrNoEgress }
+	if cfg.ProxyURL != "" {
+		var err error
+		pu, err = url.Parse(cfg.ProxyURL)
+		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return nil, fmt.Errorf("web: egress proxy URL %q is not an http(s) URL", cfg.ProxyURL)
+		}
+		proxy = http.ProxyURL(pu)
 	}
 	if cfg.SearchURL == "" {
 		cfg.SearchURL = DefaultSearchURL
@@ -122,7 +132,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, proxy: pu}
 	tr := &http.Transport{
-		Proxy: http.ProxyURL(pu),
+		Proxy: proxy,
 		// A fresh connection (and so a fresh CONNECT the proxy checks) for
 		// every request: no tunnel outlives the hop it was opened for.
 		DisableKeepAlives:     true,
@@ -302,6 +312,9 @@ func (c *Client) get(ctx context.Context, u *url.URL) (resp *http.Response, err 
 // scrubProxyErr keeps transport errors readable; they carry no secrets
 // but the proxy's internal address is of no use to the model.
 func scrubProxyErr(err error, proxy *url.URL) error {
+	if proxy == nil {
+		return err
+	}
 	msg := strings.ReplaceAll(err.Error(), proxy.Host, "egress")
 	return errors.New(msg)
 }
@@ -441,6 +454,9 @@ func truncateRunes(s string, n int) string {
 // WithProxyUser returns a client like c whose proxy requests carry name
 // and password as Proxy-Authorization (Basic, from the proxy URL).
 func (c *Client) WithProxyUser(name, password string) (*Client, error) {
+	if c.proxy == nil {
+		return c, nil // no egress: nothing to authenticate to
+	}
 	cfg := c.cfg
 	u := *c.proxy
 	u.User = url.UserPassword(name, password)

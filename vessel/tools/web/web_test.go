@@ -129,19 +129,31 @@ func newEnv(t *testing.T, mutate func(*Config)) *env {
 	return e
 }
 
+// TestNewNeedsProxy: a proxy that is not http(s) is refused; no proxy at
+// all is a client whose every fetch fails with ErrNoEgress.
 func TestNewNeedsProxy(t *testing.T) {
-	if _, err := New(Config{}); err == nil {
-		t.Fatal("no proxy accepted")
-	}
 	if _, err := New(Config{ProxyURL: "socks5://x"}); err == nil {
 		t.Fatal("socks proxy accepted")
 	}
 	if _, err := New(Config{ProxyURL: "http://p", Provider: "bing"}); err == nil {
 		t.Fatal("unknown provider accepted")
 	}
+	// No egress proxy unless one is named: the Compose name is not a
+	// default anywhere else.
 	c := ConfigFromEnv(func(string) string { return "" }, "")
-	if c.ProxyURL != DefaultProxyURL || c.SearchURL != DefaultSearchURL {
+	if c.ProxyURL != "" || c.SearchURL != DefaultSearchURL {
 		t.Fatalf("defaults %+v", c)
+	}
+	if c := ConfigFromEnv(func(k string) string { return map[string]string{"VESSEL_EGRESS_PROXY": "none"}[k] }, ""); c.ProxyURL != "" {
+		t.Fatalf("none: %+v", c)
+	}
+	// Without one, a fetch fails before any lookup or dial.
+	nc, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Fetch(context.Background(), "http://docs.example.test/x"); !errors.Is(err, ErrNoEgress) {
+		t.Fatalf("fetch without an egress: %v", err)
 	}
 }
 
