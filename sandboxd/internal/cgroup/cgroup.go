@@ -325,22 +325,34 @@ func v2Has(mount, own string) bool {
 }
 
 // v2Base makes the base group in v2. A v2 group holding processes cannot
-// hand controllers to children (no internal processes), so sandboxd first
-// moves itself into a leaf "sandboxd" of its own group, then makes the
-// base beside that leaf.
+// hand controllers to children (no internal processes), so the base goes,
+// in order of preference: beneath sandboxd's own group when it can hand
+// them out (the root group, exempt from that rule, or an empty one);
+// beside sandboxd's own group, when its parent already hands out pids and
+// memory (a slice, say); or beneath sandboxd's own group once sandboxd has
+// moved itself (only itself: never the other processes sharing its group)
+// into a leaf "sandboxd" of it, as PID 1 of a container does.
 func v2Base(mount, own, name string) (string, error) {
 	dir := filepath.Join(mount, own)
-	if err := enable(dir); err != nil {
+	parent := filepath.Dir(dir)
+	switch {
+	case enable(dir) == nil:
+	case own != "/" && hasAll(filepath.Join(parent, "cgroup.subtree_control")):
+		dir = parent
+	default:
 		leaf := filepath.Join(dir, "sandboxd")
 		if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
-		if err := moveAll(dir, leaf); err != nil {
+		if err := write(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
 			return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		if err := enable(dir); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
+			return "", fmt.Errorf("%w: sandboxd's group %s holds other processes: %v", ErrUnavailable, dir, err)
 		}
+	}
+	if err := enable(dir); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	base := filepath.Join(dir, name)
 	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
@@ -352,18 +364,14 @@ func v2Base(mount, own, name string) (string, error) {
 	return base, nil
 }
 
-// moveAll moves every process of group from into group to.
-func moveAll(from, to string) error {
-	b, err := os.ReadFile(filepath.Join(from, "cgroup.procs"))
+// hasAll reports whether a subtree_control file lists pids and memory.
+func hasAll(file string) bool {
+	b, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return false
 	}
-	for _, f := range strings.Fields(string(b)) {
-		if err := write(filepath.Join(to, "cgroup.procs"), f); err != nil && !errors.Is(err, unix.ESRCH) {
-			return err
-		}
-	}
-	return nil
+	have := strings.Fields(string(b))
+	return contains(have, "pids") && contains(have, "memory")
 }
 
 // cgroupMounts maps "2" and each v1 controller to its mount point.
