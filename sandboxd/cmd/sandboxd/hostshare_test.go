@@ -389,3 +389,12 @@ func removeCgroupTrees(t *testing.T, prefix string) {
 		}
 	}
 }
+
+// stopSandboxd stops sandboxd with SIGTERM, so it releases its uid range
+// and removes its cgroups, and kills it if it has not ended in 10 s.
+func stopSandboxd(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	t := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
+	defer t.Stop()
+	_ = cmd.Wait()
+}
