@@ -16,21 +16,21 @@ type turnCaps struct {
 	turnProcs, ownerProcs, turnMemory, ownerMemory, callMemory int64
 }
 
-// limits fills the defaults. An owner gets a quarter of the container's
-// pids limit (so one owner at its cap leaves three quarters to the rest),
-// a turn half an owner's; memory follows the agent's memory per turn and
+// limits fills the defaults. An owner gets half the container's pids
+// limit (so one owner at its cap leaves the other half to everyone else),
+// and a turn as much; memory follows the agent's memory per turn and
 // twice that per owner.
 func (c turnCaps) limits(containerProcs int64) (turn, owner cgroup.Limits) {
 	owner.Procs = c.ownerProcs
 	if owner.Procs <= 0 {
 		owner.Procs = 256
 		if containerProcs > 0 {
-			owner.Procs = max(containerProcs/4, 16)
+			owner.Procs = max(containerProcs/2, 16)
 		}
 	}
 	turn.Procs = c.turnProcs
 	if turn.Procs <= 0 {
-		turn.Procs = max(owner.Procs/2, 8)
+		turn.Procs = owner.Procs
 	}
 	turn.Procs = min(turn.Procs, owner.Procs)
 	turn.Memory = c.turnMemory

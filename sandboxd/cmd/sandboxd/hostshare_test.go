@@ -325,6 +325,38 @@ func TestHostileOwnerLeavesOthersWorking(t *testing.T) {
 	}
 }
 
+// Without a cgroup (a container whose engine delegates none) the caps
+// still hold: a turn's by its uid's RLIMIT_NPROC, an owner's by the
+// twice-a-second check, which stops the owner's largest call; another
+// owner's call works.
+func TestHostileOwnerWithoutCgroups(t *testing.T) {
+	needRootKernel(t)
+	base, pkg := agentDir(t)
+	bin := buildBinary(t, base)
+	b, msg := startBox(t, bin, base, pkg, "a", "510800:16", filepath.Join(base, "uids"),
+		"--cgroups", "off", "--owner-procs", "24", "--turn-procs", "16", "--call-procs", "0")
+	if b == nil {
+		t.Fatal(msg)
+	}
+	const flood = "sh -c 'for i in $(seq 40); do sleep 300 & done' 2>/dev/null; echo parked; exec sleep 300"
+	e1 := b.start(t, "m1", "mallory", flood, "parked")
+	e2 := b.start(t, "m2", "mallory", flood, "parked")
+	var stopped *sandboxv1.Exit
+	select {
+	case stopped = <-e1:
+	case stopped = <-e2:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an owner over its process cap kept every call")
+	}
+	if stopped.GetStopped() != "process_limit" {
+		t.Fatalf("mallory's call ended %v, want stopped: process_limit", stopped)
+	}
+	out, exit := b.run(t, "a1", "alice", "for i in 1 2 3 4 5 6; do sleep 0.1 & done; wait; echo fine")
+	if !strings.Contains(out, "fine") || exit.GetCode() != 0 || exit.GetError() != "" {
+		t.Fatalf("alice's call next to mallory's flood: %q %v", out, exit)
+	}
+}
+
 // A write that fails for lack of space is reported on the call, even
 // when the call's last command succeeds.
 func TestNoSpaceReportedOnTheCall(t *testing.T) {

@@ -82,8 +82,8 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		auditLog    = fs.String("audit-log", os.Getenv("VESSEL_SANDBOX_AUDIT_LOG"), "append one OCSF Process Activity event per call to this file (env VESSEL_SANDBOX_AUDIT_LOG; default off); never where calls can read")
 		uidLockDir  = fs.String("uid-lock-dir", uidlock.DefaultDir, "directory of the host-wide uid range reservations (shared by every sandboxd on the host)")
 		cgroupMode  = fs.String("cgroups", "auto", "a cgroup per turn and per owner: auto (where one can be made), required, or off")
-		turnProcs   = fs.Int64("turn-procs", 0, "processes one turn may hold at once (cgroup pids.max; default: derived from the container's pids limit)")
-		ownerProcs  = fs.Int64("owner-procs", 0, "processes one owner may hold across turns (default: a quarter of the container's pids limit, else 256)")
+		turnProcs   = fs.Int64("turn-procs", 0, "processes one turn may hold at once (cgroup pids.max, else RLIMIT_NPROC; default --owner-procs)")
+		ownerProcs  = fs.Int64("owner-procs", 0, "processes one owner may hold across turns (default: half the container's pids limit, else 256)")
 		mounts      multiFlag
 		turnMemory  sizeFlag
 		ownerMemory sizeFlag
@@ -177,6 +177,10 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if cgTree != nil {
 		// On the way out (a refused start too) nothing of ours stays.
 		defer func() { _ = cgTree.Kill(); _ = cgTree.Remove() }()
+	} else if turnLim.Procs > 0 && uint64(turnLim.Procs) < *nproc {
+		// No cgroup: the turn's cap is its uid's RLIMIT_NPROC, and the
+		// owner's is checked with the disk (workspace.Config.OwnerCaps).
+		*nproc = uint64(turnLim.Procs)
 	}
 	// Listen before the slow part (the workspaces, the confined self-test),
 	// so a busy address is reported at once.

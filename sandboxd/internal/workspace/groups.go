@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -118,6 +119,13 @@ func (m *Manager) AtProcCap(t *Turn) string {
 	cg := t.cg
 	t.mu.Unlock()
 	if cg == nil {
+		// No cgroup: the owner's count from the last check.
+		m.mu.Lock()
+		n := m.ownerProcs[t.Owner]
+		m.mu.Unlock()
+		if t.UID >= 0 && m.cfg.OwnerCaps.Procs > 0 && int64(n) >= m.cfg.OwnerCaps.Procs {
+			return "owner"
+		}
 		return ""
 	}
 	if cg.AtProcCap() {
@@ -135,4 +143,61 @@ func (m *Manager) AtProcCap(t *Turn) string {
 // Caps are the turn's and owner's process and memory caps.
 func (m *Manager) Caps() (turn, owner cgroup.Limits, on bool) {
 	return m.cfg.TurnCaps, m.cfg.OwnerCaps, m.cfg.Cgroups != nil
+}
+
+// callCount is a running call and the processes its group held at a check.
+type callCount struct {
+	c *Call
+	n int
+}
+
+// callCounts lists t's running calls with their process counts.
+func (t *Turn) callCounts(counts map[int]int) []callCount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]callCount, 0, len(t.calls))
+	for c := range t.calls {
+		if c.Pgid > 0 {
+			out = append(out, callCount{c, counts[c.Pgid]})
+		}
+	}
+	return out
+}
+
+// checkOwnerProcs holds each owner to its process cap where no cgroup
+// does (a container without a delegated one): from this check's counts,
+// an owner over its cap has its calls holding the most processes stopped
+// (process_limit) until it is back within it, and its next calls are
+// refused while it stays at it (AtProcCap).
+func (m *Manager) checkOwnerProcs(turns []*Turn, counts map[int]int, logf func(string, ...any)) {
+	limit := m.cfg.OwnerCaps.Procs
+	if m.cfg.Cgroups != nil || limit <= 0 {
+		return
+	}
+	per := map[string]int{}
+	calls := map[string][]callCount{}
+	for _, t := range turns {
+		for _, cc := range t.callCounts(counts) {
+			per[t.Owner] += cc.n
+			calls[t.Owner] = append(calls[t.Owner], cc)
+		}
+	}
+	m.mu.Lock()
+	m.ownerProcs = per
+	m.mu.Unlock()
+	for owner, n := range per {
+		if int64(n) <= limit {
+			continue
+		}
+		cs := calls[owner]
+		sort.Slice(cs, func(i, j int) bool { return cs[i].n > cs[j].n })
+		for _, cc := range cs {
+			if int64(n) <= limit {
+				break
+			}
+			logf("owner %q runs %d processes, over its cap of %d: stopping a call of %d", owner, n, limit, cc.n)
+			cc.c.kill(ReasonProcessLimit)
+			n -= cc.n
+		}
+	}
 }

@@ -87,6 +87,9 @@ type Manager struct {
 	newTicker func(time.Duration) (<-chan time.Time, func())
 	// owners are the owners' cgroups, with how many live turns use each.
 	owners map[string]*ownerGroup
+	// ownerProcs is each owner's process count at the last check, for
+	// the owner cap where no cgroup holds it.
+	ownerProcs map[string]int
 	// fullAt is when a check last found the scratch full (Unix ns).
 	fullAt atomic.Int64
 }
@@ -568,6 +571,7 @@ func (m *Manager) Check(logf func(string, ...any)) {
 			}
 		}
 	}
+	m.checkOwnerProcs(turns, counts, logf)
 	byOwner := map[string][]*Turn{}
 	for _, t := range turns {
 		u := walked[t].total + open[t]
