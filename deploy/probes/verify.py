@@ -181,6 +181,9 @@ def hardening(dep, rep):
                 not hc.get("Privileged") and not any("docker.sock" in (m.get("Source") or "") for m in info["Mounts"]))
         rep.add(f"{svc}: restart unless-stopped", (hc.get("RestartPolicy") or {}).get("Name") == "unless-stopped")
         binds = [m for m in info["Mounts"] if m.get("Type") == "bind"]
+        # A sandbox writes its uid range reservation in the host's shared directory
+        # (root's, mode 0700; deployer/compose UIDLockDir).
+        binds = [m for m in binds if not (svc.startswith("sandbox-") and m.get("Destination") == UID_LOCK_DIR)]
         rep.add(f"{svc}: every host folder and file mounted read-only", all(not m.get("RW") for m in binds),
                 ", ".join(f"{m['Destination']}:{'rw' if m.get('RW') else 'ro'}" for m in binds) or "no bind mounts")
         if svc == "vessel":
@@ -197,6 +200,9 @@ def hardening(dep, rep):
             prof = next((o for o in so if o.startswith("seccomp")), "")
             rep.add(f"{svc}: project seccomp profile with Landlock syscalls",
                     "landlock_restrict_self" in prof, "profile not set" if not prof else "")
+
+
+UID_LOCK_DIR = "/run/astralvessel/uids"
 
 
 def uid_range(dep, svc):

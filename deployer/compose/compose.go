@@ -46,7 +46,7 @@ const (
 // Service identities: each service runs as its own uid (gid the same
 // number), so none shares process limits, file ownership or signals with
 // another, and all lie in a fixed block below every call range
-// (spec.CallUIDRange starts at 100000). The images' /etc/passwd names them.
+// (call uid ranges start at spec.MinCallUID or above). The images' /etc/passwd names them.
 const (
 	VesselUID        = 61001
 	EgressUID        = 61002
@@ -124,6 +124,10 @@ type gen struct {
 	uids map[string]spec.UIDRange // agent id -> its calls' uids
 }
 
+// UIDLockDir is the host directory of sandboxd's uid range reservations
+// (sandboxd's --uid-lock-dir default), shared with every sandbox container.
+const UIDLockDir = "/run/astralvessel/uids"
+
 func newGen(d *spec.Deployment, o Options) (*gen, error) {
 	if o.OutDir == "" || o.SourceDir == "" {
 		return nil, errors.New("compose: OutDir and SourceDir are required")
@@ -145,8 +149,10 @@ func newGen(d *spec.Deployment, o Options) (*gen, error) {
 			return nil, fmt.Errorf("compose: %w", err)
 		}
 		g.fps[a.ID] = fp
-		if g.uids[a.ID], err = spec.CallUIDRange(i); err != nil {
-			return nil, fmt.Errorf("compose: agent %s: %w", a.ID, err)
+		// Resolved by LoadDeployment ([call_uids], or derived from the
+		// project), and written into the file as --uid-range.
+		if g.uids[a.ID] = a.Sandbox.UIDs; a.Sandbox.UIDs.Count == 0 {
+			return nil, fmt.Errorf("compose: agent %s (index %d): no call uid range resolved", a.ID, i)
 		}
 	}
 	g.root = commonDir(g.vesselPaths())
@@ -537,7 +543,10 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 		// limit bounds them all together.
 		"--call-memory", strconv.FormatInt(int64(sb.Memory), 10)}
 	tok, tokPath := g.secret("sandbox-" + a.ID + ".token")
-	s.Volumes = []string{tok, g.relOut(a.PackageDir) + ":/agent:ro"}
+	// The host's uid reservations: every sandboxd of the host (other
+	// Compose projects, local stacks) takes its --uid-range there, so an
+	// overlapping one refuses to start instead of sharing uids.
+	s.Volumes = []string{tok, g.relOut(a.PackageDir) + ":/agent:ro", UIDLockDir + ":" + UIDLockDir}
 	for _, m := range sb.Mounts {
 		s.Command = append(s.Command, "--mount", m.Target)
 		s.Volumes = append(s.Volumes, g.relOut(g.depPath(m.Source))+":"+m.Target+":ro")

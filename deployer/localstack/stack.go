@@ -428,11 +428,12 @@ func sandboxArgs(d *spec.Deployment, i int, a spec.Agent, scratch string) ([]str
 	if err != nil {
 		return nil, fmt.Errorf("localstack: fingerprint of %s: %w", a.ID, err)
 	}
-	// The same block Compose gives this agent: uids are global to the
-	// host, so each sandbox's turns need their own.
-	uids, err := spec.CallUIDRange(i)
-	if err != nil {
-		return nil, fmt.Errorf("localstack: agent %s: %w", a.ID, err)
+	// The same block Compose gives this agent ([call_uids], or derived
+	// from the project): uids are global to the host, so each sandbox's
+	// turns need their own, and sandboxd reserves it host-wide.
+	uids := a.Sandbox.UIDs
+	if uids.Count == 0 {
+		return nil, fmt.Errorf("localstack: agent %s (index %d): no call uid range resolved", a.ID, i)
 	}
 	args := []string{"--agent", a.ID, "--package", a.PackageDir, "--scratch", scratch,
 		"--fingerprint", fp, "--uid-range", uids.String(),

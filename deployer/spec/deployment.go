@@ -140,6 +140,7 @@ func (v *validator) run() {
 	v.telemetry()
 	agents := v.agents()
 	v.routes()
+	v.callUIDs()
 	v.budgets(agents)
 	v.apps(agents)
 	v.issuers(agents)
@@ -385,13 +386,14 @@ func (v *validator) sandbox(f string, a *Agent) {
 	} else if s.Scratch < minScratch {
 		c.add(f+".scratch", "%d bytes is too small; at least 1MiB", s.Scratch)
 	}
+	// Two users at their limits must not fill the scratch (issue 31).
 	if !c.set(f + ".turn_disk") {
-		s.TurnDisk = s.Scratch / 4
+		s.TurnDisk = s.Scratch / 8
 	} else if s.TurnDisk <= 0 || s.TurnDisk > s.Scratch {
 		c.add(f+".turn_disk", "must be more than 0 and at most scratch (%s)", s.Scratch)
 	}
 	if !c.set(f + ".user_disk") {
-		s.UserDisk = s.Scratch / 2
+		s.UserDisk = s.Scratch / 4
 	} else if s.UserDisk <= 0 || s.UserDisk > s.Scratch {
 		c.add(f+".user_disk", "must be more than 0 and at most scratch (%s)", s.Scratch)
 	}

@@ -66,6 +66,8 @@ func Fingerprint(d *Deployment, agentID string) (string, error) {
 	}
 	doc := fpDoc{Version: fingerprintVersion, Agent: agent.ID, Sandbox: agent.Sandbox, Manifest: *agent.Manifest}
 	doc.Sandbox.Mounts = append([]Mount{}, agent.Sandbox.Mounts...)
+	// Which uids the calls run as is the host's business, not the profile's.
+	doc.Sandbox.CallUIDs, doc.Sandbox.UIDs = "", UIDRange{}
 	doc.Manifest.Model.APIKey = "" // the key, or the name of its variable, is not part of the profile
 	doc.Manifest.Declared = make([]Tool, len(agent.Manifest.Declared))
 	for i, t := range agent.Manifest.Declared {

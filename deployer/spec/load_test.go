@@ -26,8 +26,9 @@ func TestLoadFixture(t *testing.T) {
 		t.Errorf("env refs: %v", d.EnvRefs)
 	}
 	a := d.Agents[0]
-	if a.Sandbox.Scratch != 64<<20 || a.Sandbox.TurnDisk != 16<<20 || a.Sandbox.UserDisk != 32<<20 ||
-		a.Sandbox.Memory != 512<<20 || a.Sandbox.PIDs != 256 {
+	if a.Sandbox.Scratch != 64<<20 || a.Sandbox.TurnDisk != 8<<20 || a.Sandbox.UserDisk != 16<<20 ||
+		a.Sandbox.Memory != 512<<20 || a.Sandbox.PIDs != 256 ||
+		a.Sandbox.UIDs != (UIDRange{First: ProjectCallUIDBase("test"), Count: CallUIDsPerAgent}) {
 		t.Errorf("sandbox defaults: %+v", a.Sandbox)
 	}
 	if a.Services["records"].Headers["X-Token"] != "secret-token" {

@@ -22,9 +22,12 @@ type Deployment struct {
 	Budgets Budgets `toml:"budgets"`
 	// Telemetry is the [telemetry] table (traces); see telemetry.go.
 	Telemetry Telemetry `toml:"telemetry"`
-	Apps      []App     `toml:"apps"`
-	Issuers   []Issuer  `toml:"issuers"`
-	Agents    []Agent   `toml:"agents"`
+	// CallUIDs is the [call_uids] table: the uids the sandboxes' calls run
+	// as (uids.go).
+	CallUIDs CallUIDs `toml:"call_uids"`
+	Apps     []App    `toml:"apps"`
+	Issuers  []Issuer `toml:"issuers"`
+	Agents   []Agent  `toml:"agents"`
 
 	// Models are the named model routes ([models.<name>], routes.go);
 	// [egress] upstream_url is the route "default".
@@ -149,12 +152,18 @@ type Agent struct {
 // Sandbox is an agent's [agents.sandbox] table: what its sandbox is granted.
 type Sandbox struct {
 	Scratch    ByteSize `toml:"scratch"`   // hard ceiling of the scratch tmpfs
-	TurnDisk   ByteSize `toml:"turn_disk"` // default scratch/4
-	UserDisk   ByteSize `toml:"user_disk"` // default scratch/2
+	TurnDisk   ByteSize `toml:"turn_disk"` // default scratch/8
+	UserDisk   ByteSize `toml:"user_disk"` // default scratch/4
 	Memory     ByteSize `toml:"memory"`
 	PIDs       int      `toml:"pids"`
 	Dockerfile string   `toml:"dockerfile"` // optional per-agent sandbox image
 	Mounts     []Mount  `toml:"mounts"`
+	// CallUIDs, FIRST:COUNT, overrides the range [call_uids] gives this
+	// agent's calls.
+	CallUIDs string `toml:"call_uids"`
+	// UIDs is the resolved range of this agent's calls (from CallUIDs or
+	// [call_uids]), set by LoadDeployment.
+	UIDs UIDRange `toml:"-"`
 }
 
 // Approval is an agent's [agents.approval] table. A call needs approval

@@ -2,6 +2,8 @@ package spec
 
 import (
 	"math"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +98,51 @@ func TestUIDRangeOverlaps(t *testing.T) {
 	} {
 		if got := a.Overlaps(c.b); got != c.want || c.b.Overlaps(a) != c.want {
 			t.Errorf("%v overlaps %v = %v, want %v", a, c.b, got, c.want)
+		}
+	}
+}
+
+// Issue 31: each deployment's call uids are its own. The default comes
+// from the project name; [call_uids] sets it; an agent's override that
+// overlaps another agent's range is refused.
+func TestDeploymentCallUIDs(t *testing.T) {
+	dep := fixture["deploy/deployment.toml"]
+	d, err := loadFixture(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := ProjectCallUIDBase("test")
+	if a, b := d.Agents[0].Sandbox.UIDs, d.Agents[1].Sandbox.UIDs; a != (UIDRange{base, CallUIDsPerAgent}) ||
+		b != (UIDRange{base + CallUIDsPerAgent, CallUIDsPerAgent}) {
+		t.Fatalf("default ranges %v %v, want from %d", a, b, base)
+	}
+	other, err := loadFixture(t, map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "other"`, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range d.Agents {
+		for _, b := range other.Agents {
+			if a.Sandbox.UIDs.Overlaps(b.Sandbox.UIDs) {
+				t.Errorf("projects test and other share uids: %v %v", a.Sandbox.UIDs, b.Sandbox.UIDs)
+			}
+		}
+	}
+	set, err := loadFixture(t, map[string]string{"deploy/deployment.toml": dep + "\n[call_uids]\nfirst = 700000\ncount = 1000\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := set.Agents[0].Sandbox.UIDs, set.Agents[1].Sandbox.UIDs; a.String() != "700000:1000" || b.String() != "701000:1000" {
+		t.Fatalf("[call_uids] ranges %v %v", a, b)
+	}
+	for _, c := range []struct{ toml, want string }{
+		{strings.Replace(dep, `scratch = "64MB"`, "scratch = \"64MB\"\ncall_uids = \"701000:16\"", 1) + "\n[call_uids]\nfirst = 700000\ncount = 1000\n",
+			`range 701000:1000 overlaps agent "alpha"'s 701000:16`},
+		{strings.Replace(dep, `scratch = "64MB"`, "scratch = \"64MB\"\ncall_uids = \"1000:16\"", 1), `below 65536`},
+		{dep + "\n[call_uids]\nfirst = 100\n", `call_uids\.first: .*below 65536`},
+	} {
+		_, err := loadFixture(t, map[string]string{"deploy/deployment.toml": c.toml})
+		if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
+			t.Errorf("want an error matching %q, got %v", c.want, err)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func TestHealthSubcommand(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stopSandboxd(cmd)
 	health := func(token string, args ...string) (int, string) {
 		h := exec.Command(bin, append([]string{"health"}, args...)...)
 		h.Env = []string{"VESSEL_SANDBOX_TOKEN=" + token}

@@ -26,6 +26,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/uidlock"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
 	"golang.org/x/sys/unix"
 )
@@ -79,7 +80,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		logLevel    = fs.String("log-level", os.Getenv("VESSEL_SANDBOX_LOG_LEVEL"), "log level: debug, info, warn or error (env VESSEL_SANDBOX_LOG_LEVEL; default info)")
 		metricsAddr = fs.String("metrics-listen", os.Getenv("VESSEL_SANDBOX_METRICS_LISTEN"), "address of the Prometheus /metrics listener (env VESSEL_SANDBOX_METRICS_LISTEN; default off)")
 		auditLog    = fs.String("audit-log", os.Getenv("VESSEL_SANDBOX_AUDIT_LOG"), "append one OCSF Process Activity event per call to this file (env VESSEL_SANDBOX_AUDIT_LOG; default off); never where calls can read")
+		uidLockDir  = fs.String("uid-lock-dir", uidlock.DefaultDir, "directory of the host-wide uid range reservations (shared by every sandboxd on the host)")
+		cgroupMode  = fs.String("cgroups", "auto", "a cgroup per turn and per owner: auto (where one can be made), required, or off")
+		turnProcs   = fs.Int64("turn-procs", 0, "processes one turn may hold at once (cgroup pids.max, else RLIMIT_NPROC; default --owner-procs)")
+		ownerProcs  = fs.Int64("owner-procs", 0, "processes one owner may hold across turns (default: half the container's pids limit, else 256)")
 		mounts      multiFlag
+		turnMemory  sizeFlag
+		ownerMemory sizeFlag
 		turnDisk    sizeFlag
 		userDisk    sizeFlag
 		scratchSize sizeFlag
@@ -87,9 +94,11 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		outBudget   = sizeFlag(server.DefaultOutputBudget)
 		memLimit    = sizeFlag(64 << 20)
 	)
+	fs.Var(&turnMemory, "turn-memory", "memory of one turn, all its processes together (cgroup; default --call-memory)")
+	fs.Var(&ownerMemory, "owner-memory", "memory of one owner across turns (cgroup; default twice --turn-memory)")
 	fs.Var(&mounts, "mount", "a read-only data directory calls may read (repeatable)")
-	fs.Var(&turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 4)")
-	fs.Var(&userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 2)")
+	fs.Var(&turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 8)")
+	fs.Var(&userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 4, so two users at their limits leave half)")
 	fs.Var(&scratchSize, "scratch-size", "size of the scratch filesystem (default: measured)")
 	fs.Var(&memLimit, "memory-limit", "soft limit of sandboxd's own memory, for the Go runtime (GOMEMLIMIT wins when set)")
 	fs.Var(&outBudget, "output-budget", "call output sandboxd holds at once, all calls together")
@@ -153,6 +162,26 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err := canSwitchUsers(); err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
+	// Before anything runs as a uid of the range: it must be ours alone.
+	res, err := uidlock.Reserve(*uidLockDir, uids.First, uids.Count)
+	if err != nil {
+		return fmt.Errorf("refusing to start: %w", err)
+	}
+	defer res.Release()
+	caps := turnCaps{turnProcs: *turnProcs, ownerProcs: *ownerProcs, turnMemory: int64(turnMemory),
+		ownerMemory: int64(ownerMemory), callMemory: int64(callMemory)}
+	cgTree, turnLim, ownerLim, err := openCgroups(*cgroupMode, treeName(*agent, *scratch), uids, caps, logf)
+	if err != nil {
+		return fmt.Errorf("refusing to start: %w", err)
+	}
+	if cgTree != nil {
+		// On the way out (a refused start too) nothing of ours stays.
+		defer func() { _ = cgTree.Kill(); _ = cgTree.Remove() }()
+	} else if turnLim.Procs > 0 && uint64(turnLim.Procs) < *nproc {
+		// No cgroup: the turn's cap is its uid's RLIMIT_NPROC, and the
+		// owner's is checked with the disk (workspace.Config.OwnerCaps).
+		*nproc = uint64(turnLim.Procs)
+	}
 	// Listen before the slow part (the workspaces, the confined self-test),
 	// so a busy address is reported at once.
 	ln, err := listenTCP("--listen", *listen)
@@ -179,13 +208,13 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		size = int64(st.Blocks) * st.Bsize
 	}
 	if turnDisk <= 0 {
-		turnDisk = sizeFlag(size / 4)
+		turnDisk = sizeFlag(size / 8)
 	}
 	if userDisk <= 0 {
-		userDisk = sizeFlag(size / 2)
+		userDisk = sizeFlag(size / 4)
 	}
 	wm, err := workspace.New(workspace.Config{Scratch: *scratch, TurnLimit: int64(turnDisk), UserLimit: int64(userDisk),
-		TTL: *turnTTL, UIDs: uids, CallProcs: *callProcs})
+		TTL: *turnTTL, UIDs: uids, CallProcs: *callProcs, Cgroups: cgTree, TurnCaps: turnLim, OwnerCaps: ownerLim})
 	if err != nil {
 		return err
 	}

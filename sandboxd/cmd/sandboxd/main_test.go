@@ -182,7 +182,7 @@ func TestContainerLayout(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stopSandboxd(cmd)
 	var status map[string]any
 	for i := 0; ; i++ {
 		req, _ := http.NewRequest("GET", "http://"+httpAddr+"/status", nil)

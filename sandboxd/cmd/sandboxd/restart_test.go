@@ -51,10 +51,13 @@ func TestRestartSweepsWhatAKilledSandboxdLeft(t *testing.T) {
 	base, pkg := agentDir(t)
 	bin := buildBinary(t, base)
 	const first, count = 510200, 16
+	// sandboxd is killed here, so its cgroup tree stays: remove it.
+	t.Cleanup(func() { removeCgroupTrees(t, "astralvessel-510200-16-") })
 	start := func() (*exec.Cmd, sandboxv1.RunServiceClient, context.Context) {
 		addr := freeAddr(t)
 		cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
-			"--listen", addr, "--uid-range", strconv.Itoa(first)+":"+strconv.Itoa(count))
+			"--listen", addr, "--uid-range", strconv.Itoa(first)+":"+strconv.Itoa(count),
+			"--uid-lock-dir", filepath.Join(base, "uids"))
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=tok"}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -44,6 +44,9 @@ type Options struct {
 	// Ruleset, when set, is the Landlock ruleset of Spec built beforehand
 	// (NewRuleset); once it is closed, the start builds its own again.
 	Ruleset *Ruleset
+	// Cgroup, when set, are the turn's cgroup.procs files (one per
+	// hierarchy, at most two): the call joins them before it drops root.
+	Cgroup []*os.File
 	// Budget, when set, is shared by every call of the server: each chunk
 	// of output read but not yet passed on holds its size of it, and a
 	// call whose output finds it spent waits (its pipe fills and its

@@ -61,9 +61,9 @@ static int child(void *arg) {
 
 	// Descriptors below 3 (sandboxd started with a closed stdio) would be
 	// overwritten by the dup2 calls below: move them out of the way first.
-	int *fds[] = {&s->stdin_fd, &s->stdout_fd, &s->stderr_fd, &s->report_fd, &s->ruleset_fd};
-	for (int i = 0; i < 5; i++) {
-		if (*fds[i] < 3) {
+	int *fds[] = {&s->stdin_fd, &s->stdout_fd, &s->stderr_fd, &s->report_fd, &s->ruleset_fd, &s->cgroup_fds[0], &s->cgroup_fds[1]};
+	for (int i = 0; i < 7; i++) {
+		if (*fds[i] >= 0 && *fds[i] < 3) {
 			int fd = fcntl(*fds[i], F_DUPFD_CLOEXEC, 3);
 			if (fd < 0) fail(s, SBX_STEP_STDIO);
 			*fds[i] = fd;
@@ -71,6 +71,11 @@ static int child(void *arg) {
 	}
 	// sandboxd makes the group; the call cannot make another.
 	if (setpgid(0, 0) < 0) fail(s, SBX_STEP_SETPGID);
+	// The turn's cgroup, joined while still root and before the program
+	// runs, so everything it starts is counted and killed with the turn.
+	for (int i = 0; i < 2; i++) {
+		if (s->cgroup_fds[i] >= 0 && write(s->cgroup_fds[i], "0", 1) != 1) fail(s, SBX_STEP_CGROUP);
+	}
 	if (dup2(s->stdin_fd, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0) fail(s, SBX_STEP_STDIO);
 	if (chdir(s->dir) < 0) fail(s, SBX_STEP_CHDIR);
 

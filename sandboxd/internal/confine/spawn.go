@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -41,7 +42,12 @@ var stepNames = map[int32]string{
 	C.SBX_STEP_PDEATHSIG: "setting the parent-death signal", C.SBX_STEP_NNP: StepNoNewPrivs,
 	C.SBX_STEP_LANDLOCK: StepLandlock, C.SBX_STEP_SECCOMP: StepSeccomp,
 	C.SBX_STEP_CLOSE: "closing descriptors", C.SBX_STEP_EXEC: "exec",
+	C.SBX_STEP_CGROUP: StepCgroup,
 }
+
+// StepCgroup names the join of the turn's cgroup; EAGAIN there means the
+// turn's or its owner's process cap is reached.
+const StepCgroup = "joining the turn's cgroup"
 
 // StepError is a step of the launcher that failed in the child before it
 // could exec the program, so callers can say what the failure means.
@@ -209,6 +215,13 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 		cs.set_user = 1
 		cs.uid, cs.gid = C.uint32_t(c.Uid), C.uint32_t(c.Gid)
 	}
+	cs.cgroup_fds[0], cs.cgroup_fds[1] = -1, -1
+	if len(opts.Cgroup) > len(cs.cgroup_fds) {
+		return 0, -1, fmt.Errorf("at most %d cgroup files", len(cs.cgroup_fds))
+	}
+	for i, f := range opts.Cgroup {
+		cs.cgroup_fds[i] = C.int(f.Fd())
+	}
 	cs.ruleset_fd = C.int(rfd)
 	cs.ruleset_flags = C.uint32_t(rflags)
 
@@ -217,6 +230,7 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 		startMu.Lock()
 	}
 	pid := int(C.sbx_spawn(cs))
+	runtime.KeepAlive(opts.Cgroup)
 	if pid > 0 {
 		track(pid)
 	}
@@ -300,8 +314,14 @@ func KillUser(uid, gid uint32) error {
 	if err != nil {
 		return fmt.Errorf("waiting for the sweep of uid %d: %w", uid, err)
 	}
-	if ws.ExitStatus() != 0 {
-		return fmt.Errorf("sweeping uid %d: could not switch to it (CAP_SETUID and CAP_SETGID are needed)", uid)
+	switch {
+	case ws.Signaled():
+		// The sweeper runs as uid: only a sweep of another sandboxd using
+		// the same uid (or a process of that uid) can kill it.
+		return fmt.Errorf("sweeping uid %d: the sweeper was killed by %s, so another process runs as this uid "+
+			"(another sandboxd with an overlapping --uid-range?)", uid, unix.SignalName(ws.Signal()))
+	case ws.ExitStatus() != 0:
+		return fmt.Errorf("sweeping uid %d: could not switch to it (exit %d; CAP_SETUID and CAP_SETGID are needed)", uid, ws.ExitStatus())
 	}
 	return nil
 }

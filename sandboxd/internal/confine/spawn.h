@@ -17,6 +17,7 @@ enum {
 	SBX_STEP_SECCOMP,
 	SBX_STEP_CLOSE,
 	SBX_STEP_EXEC,
+	SBX_STEP_CGROUP,
 };
 
 struct sbx_spawn {
@@ -32,6 +33,7 @@ struct sbx_spawn {
 	uint32_t ruleset_flags;
 	struct sock_filter *filter;
 	unsigned short filter_len;
+	int cgroup_fds[2]; // cgroup.procs files the child joins ("0") before it drops root; -1: none
 	int pidfd; // out: a pidfd of the child (close-on-exec)
 };
 

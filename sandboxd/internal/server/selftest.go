@@ -48,8 +48,12 @@ func (s *Server) SelfTest(ctx context.Context) error {
 		if exit.GetError() != "" {
 			return errors.New(exit.GetError())
 		}
+		if exit.GetSignal() != "" || exit.GetStopped() != "" {
+			// Not a permission problem: something ended the test call.
+			return &killedError{signal: exit.GetSignal(), stopped: exit.GetStopped(), uid: turn.UID}
+		}
 		if exit.GetCode() != 0 {
-			return fmt.Errorf("exit code %d %s: %s", exit.GetCode(), exit.GetSignal(), bytes.TrimSpace(stderr.Bytes()))
+			return fmt.Errorf("exit code %d: %s", exit.GetCode(), bytes.TrimSpace(stderr.Bytes()))
 		}
 		return nil
 	}
@@ -74,6 +78,10 @@ func (s *Server) SelfTest(ctx context.Context) error {
 	// every tool that needs them fails later for a reason hard to see.
 	for _, d := range s.roots.Dirs {
 		if err := run("test", "-r", d, "-a", "-x", d); err != nil {
+			var killed *killedError
+			if errors.As(err, &killed) {
+				return err
+			}
 			return unreadable(d)
 		}
 	}
@@ -121,4 +129,23 @@ func confinementFailure(err error) error {
 			"Landlock without privileges; remove the policy that blocks prctl(PR_SET_NO_NEW_PRIVS)", err)
 	}
 	return nil
+}
+
+// killedError is a self-test call ended by a signal or a stop, which says
+// nothing of permissions: reported as such, with the likely cause.
+type killedError struct {
+	signal, stopped string
+	uid             int
+}
+
+func (e *killedError) Error() string {
+	how := "was killed by " + e.signal
+	if e.stopped != "" {
+		how = "was stopped (" + e.stopped + ")"
+	}
+	if e.signal == "SIGKILL" && e.stopped == "" && e.uid >= 0 {
+		return fmt.Sprintf("the confined test call (uid %d) %s, which sandboxd did not send: another process "+
+			"sharing this uid killed it (another sandboxd whose --uid-range overlaps, sweeping its turns?)", e.uid, how)
+	}
+	return "the confined test call " + how
 }

@@ -131,10 +131,21 @@ func (s *Server) serve(ctx context.Context, st *sandboxv1.ServeStart, stream ser
 	if outCap <= 0 {
 		outCap = DefaultServeOutput
 	}
+	if msg := procCapMessage(s.cfg.Workspaces, turn); msg != "" {
+		return toolErr(msg)
+	}
+	cgFiles, err := turn.OpenCgroup()
+	if err != nil {
+		return toolErr("could not start the MCP server: the turn's cgroup is gone")
+	}
 	proc, err := confine.Start(confine.Options{
 		Spec: spec, Ruleset: s.ruleset(turn, &spec), Dir: turn.Dir, StdinPipe: true,
-		Credential: turn.Credential(), OutputCap: outCap, Budget: s.budget,
+		Credential: turn.Credential(), OutputCap: outCap, Budget: s.budget, Cgroup: cgFiles,
 	})
+	closeAll(cgFiles)
+	if msg, ok := s.capReached(err); ok {
+		return toolErr(msg)
+	}
 	if err != nil {
 		s.cfg.Logf("starting MCP server %s: %v", st.GetServer(), err)
 		return toolErr("could not start the MCP server: " + err.Error())

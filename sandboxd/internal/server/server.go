@@ -482,8 +482,17 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		Limits:    limits,
 		Filter:    s.cfg.Filter,
 	}
+	if msg := procCapMessage(s.cfg.Workspaces, turn); msg != "" {
+		return toolErr(msg), nil
+	}
+	cgFiles, err := turn.OpenCgroup()
+	if err != nil {
+		s.cfg.Logf("turn %s: %v", turn.ID, err)
+		return toolErr("could not start the call: the turn's cgroup is gone"), nil
+	}
 	spawnStart := time.Now()
 	proc, err := confine.Start(confine.Options{
+		Cgroup:     cgFiles,
 		Spec:       spec,
 		Ruleset:    s.ruleset(turn, &spec),
 		Dir:        turn.Dir,
@@ -493,8 +502,12 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		OutputCap:  s.cfg.OutputCap,
 		Budget:     s.budget,
 	})
+	closeAll(cgFiles)
 	if err != nil {
 		s.cfg.Logf("starting call: %v", err)
+		if msg, ok := s.capReached(err); ok {
+			return toolErr(msg), nil
+		}
 		k.mu.Lock()
 		k.startErr = err
 		k.mu.Unlock()
@@ -516,6 +529,9 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 	})
 	stopWatch()
 	exit := &sandboxv1.Exit{Code: int32(res.Code), Signal: res.Signal, Stopped: res.Stopped, Truncated: res.Truncated}
+	if s.cfg.Workspaces.FullDuring(spawnStart) {
+		exit.Error = workspace.FullMessage
+	}
 	if res.Stopped == workspace.ReasonDiskLimit {
 		turn.WaitEmptied()
 		return exit, nil // the workspace was emptied; no files

@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // UIDRange is the block of user ids a sandbox hands to turns: each live
@@ -76,33 +75,54 @@ func (p *uidPool) take() (uint32, bool) {
 
 func (p *uidPool) give(uid uint32) { p.free = append(p.free, uid) }
 
-// processesOf lists the uids of r that own a process now (from /proc), so
-// start-up can sweep what a previous sandboxd left running.
-func processesOf(r UIDRange) map[uint32]bool {
-	out := map[uint32]bool{}
+// Proc is a process found running as a uid of a range.
+type Proc struct {
+	PID  int
+	UID  uint32
+	Comm string
+}
+
+// String names the process for an error message.
+func (p Proc) String() string { return fmt.Sprintf("pid %d (%s) as uid %d", p.PID, p.Comm, p.UID) }
+
+// ProcsIn lists the live processes (zombies aside) with any of their real,
+// effective, saved or file-system uids in r, read from /proc.
+func ProcsIn(r UIDRange) []Proc {
+	var out []Proc
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return out
 	}
 	for _, p := range procs {
-		if _, err := strconv.Atoi(p.Name()); err != nil {
-			continue
-		}
-		info, err := os.Stat("/proc/" + p.Name())
+		pid, err := strconv.Atoi(p.Name())
 		if err != nil {
 			continue
 		}
-		if st, ok := statOwner(info); ok && r.Contains(st) {
-			out[st] = true
+		b, err := os.ReadFile("/proc/" + p.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var comm string
+		var uids []string
+		zombie := false
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Name:"); ok {
+				comm = strings.TrimSpace(v)
+			} else if v, ok := strings.CutPrefix(line, "State:"); ok {
+				zombie = strings.HasPrefix(strings.TrimSpace(v), "Z")
+			} else if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				uids = strings.Fields(v)
+			}
+		}
+		if zombie {
+			continue
+		}
+		for _, s := range uids {
+			if u, err := strconv.ParseUint(s, 10, 32); err == nil && r.Contains(uint32(u)) {
+				out = append(out, Proc{PID: pid, UID: uint32(u), Comm: comm})
+				break
+			}
 		}
 	}
 	return out
-}
-
-func statOwner(info os.FileInfo) (uint32, bool) {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return st.Uid, true
 }

@@ -15,10 +15,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
+	"github.com/astraldeep/astralvessel-go/sandboxd/internal/cgroup"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 )
 
@@ -64,6 +66,14 @@ type Config struct {
 	// (0: no check). RLIMIT_NPROC is per turn (its uid); this keeps the
 	// calls of one turn from stalling each other until a timeout.
 	CallProcs int
+	// Cgroups, when set, is the sandbox's cgroup tree: each owner gets a
+	// group with OwnerCaps and each turn a group beneath it with TurnCaps,
+	// and ending a turn kills its group. Nil: no cgroup (the turn's uid
+	// is swept instead; it is the turn's alone, the range being reserved
+	// host-wide).
+	Cgroups   *cgroup.Tree
+	TurnCaps  cgroup.Limits
+	OwnerCaps cgroup.Limits
 }
 
 // Manager owns the turns of one sandbox.
@@ -75,6 +85,18 @@ type Manager struct {
 	uids *uidPool
 	// newTicker starts Run's clock; tests substitute one they drive.
 	newTicker func(time.Duration) (<-chan time.Time, func())
+	// owners are the owners' cgroups, with how many live turns use each.
+	owners map[string]*ownerGroup
+	// ownerProcs is each owner's process count at the last check, for
+	// the owner cap where no cgroup holds it.
+	ownerProcs map[string]int
+	// fullAt is when a check last found the scratch full (Unix ns).
+	fullAt atomic.Int64
+}
+
+type ownerGroup struct {
+	g     *cgroup.Group
+	turns int
 }
 
 // realTicker is a time.Ticker as a channel and its stop function.
@@ -113,6 +135,8 @@ type Turn struct {
 	shared io.Closer
 	// spare is an outbox made ahead for the turn's next call.
 	spare string
+	// cg is the turn's cgroup (nil without Config.Cgroups).
+	cg *cgroup.Group
 }
 
 // Call is one running call of a turn.
@@ -146,17 +170,14 @@ func New(cfg Config) (*Manager, error) {
 	if err := os.Chmod(abs, 0o711); err != nil {
 		return nil, fmt.Errorf("setting the mode of scratch %s: %w", abs, err)
 	}
-	m := &Manager{cfg: cfg, turns: map[string]*Turn{}, newTicker: realTicker}
+	m := &Manager{cfg: cfg, turns: map[string]*Turn{}, newTicker: realTicker, owners: map[string]*ownerGroup{}}
 	if cfg.UIDs.Count > 0 {
 		if err := cfg.UIDs.Check(); err != nil {
 			return nil, err
 		}
 		m.uids = newUIDPool(cfg.UIDs)
-		// What a previous sandboxd's turns left running dies first.
-		for uid := range processesOf(cfg.UIDs) {
-			if err := confine.KillUser(uid, uid); err != nil {
-				return nil, fmt.Errorf("stopping processes a previous run left: %w", err)
-			}
+		if err := startClean(cfg); err != nil {
+			return nil, err
 		}
 	}
 	entries, err := os.ReadDir(abs)
@@ -205,7 +226,12 @@ func (m *Manager) Acquire(id, owner string) (*Turn, error) {
 		}
 		t.UID, t.GID = int(uid), int(uid)
 	}
-	if err := m.makeHome(t); err != nil {
+	err := m.joinGroups(t)
+	if err == nil {
+		err = m.makeHome(t)
+	}
+	if err != nil {
+		m.leaveGroups(t)
 		if t.UID >= 0 {
 			m.uids.give(uint32(t.UID)) // nothing ran as it; m.mu is held
 		}
@@ -250,10 +276,20 @@ func (m *Manager) release(t *Turn) error {
 	if m.uids == nil || t.UID < 0 {
 		return nil
 	}
-	if err := confine.KillUser(uint32(t.UID), uint32(t.GID)); err != nil {
+	t.mu.Lock()
+	cg := t.cg
+	t.mu.Unlock()
+	var err error
+	if cg != nil {
+		err = cg.Kill()
+	} else {
+		err = confine.KillUser(uint32(t.UID), uint32(t.GID))
+	}
+	if err != nil {
 		return fmt.Errorf("turn %s: %w (uid %d retired)", t.ID, err, t.UID)
 	}
 	m.mu.Lock()
+	m.leaveGroups(t)
 	m.uids.give(uint32(t.UID))
 	m.mu.Unlock()
 	return nil
@@ -498,6 +534,7 @@ func (m *Manager) Run(ctx context.Context, logf func(string, ...any)) {
 // Check measures every turn once, enforces the limits and sweeps idle
 // turns.
 func (m *Manager) Check(logf func(string, ...any)) {
+	m.noteFull()
 	m.mu.Lock()
 	turns := make([]*Turn, 0, len(m.turns))
 	for _, t := range m.turns {
@@ -534,6 +571,7 @@ func (m *Manager) Check(logf func(string, ...any)) {
 			}
 		}
 	}
+	m.checkOwnerProcs(turns, counts, logf)
 	byOwner := map[string][]*Turn{}
 	for _, t := range turns {
 		u := walked[t].total + open[t]

@@ -1,0 +1,111 @@
+package uidlock
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func lockDir(t *testing.T) string {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the reservation tests run as root under CI")
+		}
+		t.Skip("needs root (the directory must be root's)")
+	}
+	return filepath.Join(t.TempDir(), "uids")
+}
+
+// A second reservation overlapping a held one is refused and names the
+// holder; a disjoint one is taken.
+func TestOverlapRefused(t *testing.T) {
+	dir := lockDir(t)
+	a, err := Reserve(dir, 200000, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	_, err = Reserve(dir, 204000, 4096)
+	if !errors.Is(err, ErrTaken) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) ||
+		!strings.Contains(err.Error(), "200000:4096") {
+		t.Fatalf("overlapping reservation: %v, want ErrTaken naming pid %d and 200000:4096", err, os.Getpid())
+	}
+	if _, err := Reserve(dir, 200000, 4096); !errors.Is(err, ErrTaken) {
+		t.Fatalf("same range again: %v, want ErrTaken", err)
+	}
+	b, err := Reserve(dir, 204096, 4096)
+	if err != nil {
+		t.Fatalf("adjacent range: %v", err)
+	}
+	b.Release()
+}
+
+// A reservation whose holder is gone (released, or its process died and
+// the lock with it) is taken over.
+func TestStaleTakenOver(t *testing.T) {
+	dir := lockDir(t)
+	a, err := Reserve(dir, 300000, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	// A file left by a sandboxd that died: present, unlocked.
+	if err := os.WriteFile(filepath.Join(dir, fileName(300008, 16)), []byte("pid 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Reserve(dir, 300000, 16)
+	if err != nil {
+		t.Fatalf("stale reservation not taken over: %v", err)
+	}
+	defer b.Release()
+	if _, err := os.Stat(filepath.Join(dir, fileName(300008, 16))); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the stale file stayed: %v", err)
+	}
+}
+
+// Symlinks and other non-plain files in the directory, a symlinked
+// directory, and a directory others may write are refused.
+func TestRefusesPlantedFiles(t *testing.T) {
+	dir := lockDir(t)
+	a, err := Reserve(dir, 400000, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, fileName(400000, 16))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reserve(dir, 400000, 16); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("symlinked reservation: %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Fatalf("the symlink's target was written: %q", b)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, fileName(400100, 16)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reserve(dir, 400100, 16); err == nil || !strings.Contains(err.Error(), "not a plain file") {
+		t.Fatalf("FIFO reservation: %v, want a refusal", err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reserve(link, 400200, 16); err == nil {
+		t.Fatal("a symlinked directory was accepted")
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reserve(dir, 400300, 16); err == nil || !strings.Contains(err.Error(), "writable by nobody else") {
+		t.Fatalf("world-writable directory: %v, want a refusal", err)
+	}
+}
