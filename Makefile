@@ -143,7 +143,8 @@ bench-egress:
 up-time: build
 	VESSEL_BIN_DIR=$(BIN) ./deploy/up-time.sh 10
 
-## load: the spec's load scenario, 50 users × 3 turns (seconds once built; figures in docs/performance.md)
+## load: the spec's load scenario alone, 50 users × 3 turns (seconds once built; figures in
+## docs/performance.md); the push benchmark is load-push, a target of its own.
 # Servers on CPU 0, load tool and model on CPU 1, as the spec's scenario says (unpinned on one CPU).
 LOAD_PIN := $(shell [ "$$(nproc)" -ge 2 ] && echo --server-cpus 0 --client-cpus 1)
 ## load-push: 10,000 push deliveries through the outbox (River on SQLite) to a
@@ -151,7 +152,7 @@ LOAD_PIN := $(shell [ "$$(nproc)" -ge 2 ] && echo --server-cpus 0 --client-cpus 
 load-push:
 	cd vessel && go test ./push/outbox -run '^$$' -bench BenchmarkPushDeliveries -benchtime 10000x -count 1
 
-load: build load-push
+load: build
 	cd stress && go run . --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20 $(LOAD_PIN) --bin $(BIN) --out $(CURDIR)/.cache/load
 
 clean:
