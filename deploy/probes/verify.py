@@ -261,7 +261,7 @@ def capabilities(dep, rep, image):
 
 def expected_networks(dep, svc):
     agents = [s[len("sandbox-"):] for s in dep.sandboxes()]
-    # An operator's internal metrics network (docs/operations.md; make e2e adds one) joins the
+    # The generated internal metrics network (docs/operations.md, "In Compose") joins the
     # services whose listeners it scrapes; it must be internal, which networks() checks.
     metrics = {"metrics"} if "metrics" in dep.network_internal else set()
     if svc == "vessel":
