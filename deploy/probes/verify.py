@@ -181,8 +181,13 @@ def hardening(dep, rep):
                 not hc.get("Privileged") and not any("docker.sock" in (m.get("Source") or "") for m in info["Mounts"]))
         rep.add(f"{svc}: restart unless-stopped", (hc.get("RestartPolicy") or {}).get("Name") == "unless-stopped")
         binds = [m for m in info["Mounts"] if m.get("Type") == "bind"]
-        rep.add(f"{svc}: every host folder and file mounted read-only", all(not m.get("RW") for m in binds),
-                ", ".join(f"{m['Destination']}:{'rw' if m.get('RW') else 'ro'}" for m in binds) or "no bind mounts")
+        # The one writable host folder is the service's own records folder (usage, audit), which
+        # the generated file mounts at /records (docs/operations.md).
+        own_records = lambda m: m.get("Destination") == "/records" and \
+            (m.get("Source") or "").rstrip("/").endswith("/records/" + svc)
+        rep.add(f"{svc}: every host folder and file mounted read-only but its own records folder",
+                all(not m.get("RW") or own_records(m) for m in binds),
+                ", ".join(f"{m['Source']}:{m['Destination']}:{'rw' if m.get('RW') else 'ro'}" for m in binds) or "no bind mounts")
         if svc == "vessel":
             labels = cfg.get("Labels") or {}
             fps = [k for k in labels if k.startswith("astralvessel.fingerprint.")]
