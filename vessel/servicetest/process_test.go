@@ -253,6 +253,18 @@ package = "../agents/guide"
 			"--grpc-listen", freePort(t), "--sandbox-url", "guide=http://" + sbAddr},
 		vesselEnv: append(os.Environ(), "VESSEL_SANDBOX_MASTER_TOKEN_FILE="+filepath.Join(dir, "secrets/master.token"),
 			"VESSEL_MODEL_KEY=egress-token", "VESSEL_MODEL_BASE_URL="+model.URL+"/v1", "VESSEL_DATA_DIR="+filepath.Join(dir, "data"))}
+	// The egress is a critical dependency (agents are out of service while
+	// its /health fails): a loopback stand-in answers it, unless the test
+	// names an egress of its own (cfg.env comes later and wins).
+	egress := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			http.Error(w, "the egress stand-in serves /health only", http.StatusForbidden)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(egress.Close)
+	s.vesselEnv = append(s.vesselEnv, "VESSEL_EGRESS_PROXY="+egress.URL)
 	s.vesselEnv = append(s.vesselEnv, cfg.env...)
 	s.startVessel()
 	return s
