@@ -401,14 +401,15 @@ func TestRealSandboxTurnCancelRestart(t *testing.T) {
 		t.Fatalf("finished task after restart: %+v %v", got, err)
 	}
 	// An edit to the manifest that was not redeployed takes the agent out of
-	// service (503) at the next readiness poll.
+	// service at the next readiness poll: a new turn gets 503 (reads of
+	// stored tasks are still served, docs/a2a.md "Readiness").
 	mf := filepath.Join(s.dir, "agents/guide/vessel.toml")
 	b, _ := os.ReadFile(mf)
 	write(t, mf, strings.Replace(string(b), "A test guide.", "An edited guide.", 1))
 	deadline = time.Now().Add(15 * time.Second)
 	status := 0
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest(http.MethodPost, s.vesselURL+"/agents/guide", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))
+		req, _ := http.NewRequest(http.MethodPost, s.vesselURL+"/agents/guide", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-edit","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`))
 		req.Header.Set("Authorization", "Bearer app-key-for-tests")
 		req.Header.Set("X-Vessel-User", "alice")
 		resp, err := http.DefaultClient.Do(req)
