@@ -4,7 +4,8 @@
 #   1. build every image (deploy/images.sh) and the conformance binary
 #   2. copy deploy/ and examples/ to a temporary folder, write a test .env, `astralvessel deploy`
 #   3. start it with the scripted model as the upstream (compose.generated.yml + e2e.override.yml)
-#   4. wait for /health, run the isolation probes and the conformance checks for both agents;
+#   4. wait for /health, run the isolation probes and the conformance checks for every agent (the
+#      field guides and the notebook example, whose stdio MCP server a conformance turn calls);
 #      a real Prometheus (Debian's package) scrapes every service's metrics listener on the
 #      generated internal metrics network, through the generated metrics-targets.json, and the main
 #      series must have moved
@@ -128,6 +129,14 @@ narrow_agent="$(awk '/^\[\[agents\]\]/ { a = 1 } a && /^id *=/ { gsub(/.*= *"|".
 narrow_key="e2e-$(rand)"
 printf '%s\n' "" "[[apps]]" 'id = "e2e-narrow"' 'key_sha256 = "env:E2E_NARROW_APP_KEY_SHA256"' "agents = [\"$narrow_agent\"]" >>"$dep/deployment.toml"
 printf 'E2E_NARROW_APP_KEY=%s\nE2E_NARROW_APP_KEY_SHA256=%s\n' "$narrow_key" "$(printf '%s' "$narrow_key" | sha256sum | cut -d' ' -f1)" >>"$dep/.env"
+# The notebook example with its stdio MCP server (examples/notes-mcp), built into the package as
+# docs/mcp.md says; the app may call it, and a conformance turn (--mcp-text) calls the server. A Go
+# server reserves more than 512 MiB of address space at start (RLIMIT_AS is the agent's memory), so 1GB.
+(cd "$root/examples/notes-mcp" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$work/examples/notebook/bin/notes-mcp" .)
+printf '%s\n' "" "[[agents]]" 'id = "notebook"' 'package = "../examples/notebook"' "" "[agents.sandbox]" \
+	'scratch = "64MB"' 'memory = "1GB"' 'pids = 64' >>"$dep/deployment.toml"
+sed -i -E 's/^(agents = \["field-guide", "field-guide-reader")\]/\1, "notebook"]/' "$dep/deployment.toml"
+grep -q '"field-guide-reader", "notebook"\]' "$dep/deployment.toml" || die "could not grant the notebook agent to the example app"
 # The scripted model speaks plain HTTP on the outside network.
 sed -i -E 's/^(upstream_url *=.*)$/\1\nallow_http_upstream = true/' "$dep/deployment.toml"
 if [[ $project != astralvessel ]]; then
@@ -295,6 +304,10 @@ for a in "${agents[@]}"; do
 		# The narrow app's key may call only this agent, so the 403 check runs against another one.
 		other_agent="$(printf '%s\n' "${agents[@]}" | grep -vx "$a" | head -n1)"
 		docker exec "$probe" /e2e/conformance --other-agent "$other_agent" "http://$front_ip:8700" "$narrow_key" "$a" || failed=1
+	elif [[ $a == notebook ]]; then
+		# The turn of the script's "notes" rule: add_note, then read_note, on the package's server.
+		docker exec "$probe" /e2e/conformance --mcp-text "Note the survey date. #script:notes" \
+			--mcp-expect "Larchmere survey starts on 12 May" "http://$front_ip:8700" "$app_key" "$a" || failed=1
 	else
 		docker exec "$probe" /e2e/conformance "http://$front_ip:8700" "$app_key" "$a" || failed=1
 	fi
