@@ -151,7 +151,8 @@ bench-egress:
 up-time: build
 	VESSEL_BIN_DIR=$(BIN) ./deploy/up-time.sh 10
 
-## load: the spec's load scenario, 50 users × 3 turns (seconds once built; figures in docs/performance.md)
+## load: the spec's load scenario alone, 50 users × 3 turns (seconds once built; figures in
+## docs/performance.md); the push benchmark is load-push, a target of its own.
 # Servers on CPU 0, load tool and model on CPU 1, as the spec's scenario says (unpinned on one CPU).
 LOAD_PIN := $(shell [ "$$(nproc)" -ge 2 ] && echo --server-cpus 0 --client-cpus 1)
 ## load-push: 10,000 push deliveries through the outbox (River on SQLite) to a
@@ -162,9 +163,9 @@ load-push:
 # The load tool and its stack run in a network namespace with only loopback
 # (needs root), the resolver pointed at the tool's DNS trap on 127.0.0.1:53:
 # nothing can connect beyond loopback, and any name looked up (say the
-# Compose-only "egress") fails the run, naming it.
+# Compose-only "egress") fails the run, naming it. load-push is its own target.
 LOAD_ARGS ?= --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20
-load: build load-push
+load: build
 	@mkdir -p $(CURDIR)/.cache
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > $(CURDIR)/.cache/resolv.trap
 	cd stress && unshare --net --mount --propagation private -- bash -c 'set -e; ip link set lo up; \

@@ -32,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	otherAgent := fs.String("other-agent", "", "an agent the key may NOT call (for the 403 check; skipped when empty)")
 	slow := fs.String("slow-text", suite.DefaultSlowText, "a question whose turn runs long enough to cancel")
 	timeout := fs.Duration("timeout", 0, "bound of each check (default 60s)")
+	mcpText := fs.String("mcp-text", "", "a message whose turn calls the agent's MCP tools (the mcp check; skipped when empty)")
+	mcpExpect := fs.String("mcp-expect", "", "text the MCP turn's answer must hold")
 	only := fs.String("only", "", "run only checks whose name matches this regular expression")
 	publicURL := fs.String("public-url", "", "base URL the cards should advertise (default URL)")
 	grpcAddress := fs.String("grpc-address", "", "host:port to reach the gRPC binding at (default the card's GRPC interface)")
@@ -47,11 +49,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		pos, rest = append(pos, rest[0]), rest[1:]
 	}
 	if len(pos) != 3 {
-		fmt.Fprintln(stderr, "usage: conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout D] [--only REGEXP] [--public-url URL] [--grpc-address HOST:PORT]")
+		fmt.Fprintln(stderr, "usage: conformance URL KEY AGENT [--user U] [--other-user U] [--other-agent ID] [--timeout D] [--only REGEXP] [--public-url URL] [--grpc-address HOST:PORT] [--mcp-text T --mcp-expect S]")
 		return 2
 	}
 	cfg := suite.Config{URL: pos[0], Key: pos[1], Agent: pos[2], User: *user, OtherUser: *otherUser,
-		OtherAgent: *otherAgent, SlowText: *slow, Timeout: *timeout, PublicURL: *publicURL, GRPCAddress: *grpcAddress}
+		OtherAgent: *otherAgent, SlowText: *slow, Timeout: *timeout, PublicURL: *publicURL, GRPCAddress: *grpcAddress,
+		MCPText: *mcpText, MCPExpect: *mcpExpect}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -48,23 +47,8 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 	info := startUp(t, bin, env, dep)
 
 	// A turn, so the key has been used on the way to the model.
-	appKey, err := os.ReadFile(info.AppKeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := `{"jsonrpc":"2.0","id":"k","method":"SendMessage","params":{"message":{"messageId":"m-k","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`
-	req, _ := http.NewRequest(http.MethodPost, info.URL+"/agents/field-guide", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(appKey)))
-	req.Header.Set("X-Vessel-User", "audit")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "TASK_STATE_COMPLETED") {
-		t.Fatalf("turn through the real upstream path: HTTP %d %.400s", resp.StatusCode, b)
+	if code, b := helloTurn(t, info, "audit"); code != http.StatusOK || !strings.Contains(string(b), "TASK_STATE_COMPLETED") {
+		t.Fatalf("turn through the real upstream path: HTTP %d %.400s", code, b)
 	}
 
 	// Every process the stack started, by name.

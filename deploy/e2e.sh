@@ -4,11 +4,16 @@
 #   1. build every image (deploy/images.sh) and the conformance binary
 #   2. copy deploy/ and examples/ to a temporary folder, write a test .env, `astralvessel deploy`
 #   3. start it with the scripted model as the upstream (compose.generated.yml + e2e.override.yml)
-#   4. wait for /health, run the isolation probes and the conformance checks for both agents;
-#      a real Prometheus (Debian's package) scrapes every service's metrics listener on an internal
-#      metrics network (e2e.metrics.yml, written here) and the main series must have moved
-#   4a. every healthcheck healthy; usage records and the three audit streams (e2e.records.yml),
+#   4. wait for /health, run the isolation probes and the conformance checks for every agent (the
+#      field guides and the notebook example, whose stdio MCP server a conformance turn calls);
+#      a real Prometheus (Debian's package) scrapes every service's metrics listener on the
+#      generated internal metrics network, through the generated metrics-targets.json, and the main
+#      series must have moved
+#   4a. every healthcheck healthy; the generated usage log and three audit streams (records/),
 #      joined by a task id
+#   4c. operator, as generated: turns, cancel, usage, audit and metrics as docs/operations.md says,
+#      from the deploy folder with only the generated files (operator.url, .generated/operator.token,
+#      records/ read by a user of the operator group)
 #   4b. traces: the [telemetry] table points every service at an OTLP sink container (otlp-sink,
 #      e2e.tracing.yml); one conformance turn's spans from vessel, sandboxd and egress share a trace id
 #   5. fingerprints for real: edit an agent's vessel.toml without deploying (that agent is refused
@@ -48,7 +53,9 @@ fi
 work="$(mktemp -d /tmp/astralvessel-e2e.XXXXXX)"
 dep="$work/deploy"
 probe="$project-e2e-probe"
-compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml -f e2e.tracing.yml -f e2e.metrics.yml -f e2e.records.yml --env-file .env "$@"); }
+# Only test stand-ins are layered over the generated file: the model provider (e2e.override.yml) and
+# the trace sink (e2e.tracing.yml). Metrics, the operator API and the records are the generated file's.
+compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml -f e2e.tracing.yml --env-file .env "$@"); }
 prom_pid=""
 
 cleanup() {
@@ -64,8 +71,7 @@ cleanup() {
 	fi
 	[[ -n $prom_pid ]] && kill "$prom_pid" 2>/dev/null || true
 	docker rm -f "$probe" >/dev/null 2>&1 || true
-	[[ -f $dep/compose.generated.yml && -f $dep/e2e.records.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
-	docker volume rm "$records_egress" >/dev/null 2>&1 || true
+	[[ -f $dep/compose.generated.yml && -f $dep/e2e.tracing.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -123,6 +129,14 @@ narrow_agent="$(awk '/^\[\[agents\]\]/ { a = 1 } a && /^id *=/ { gsub(/.*= *"|".
 narrow_key="e2e-$(rand)"
 printf '%s\n' "" "[[apps]]" 'id = "e2e-narrow"' 'key_sha256 = "env:E2E_NARROW_APP_KEY_SHA256"' "agents = [\"$narrow_agent\"]" >>"$dep/deployment.toml"
 printf 'E2E_NARROW_APP_KEY=%s\nE2E_NARROW_APP_KEY_SHA256=%s\n' "$narrow_key" "$(printf '%s' "$narrow_key" | sha256sum | cut -d' ' -f1)" >>"$dep/.env"
+# The notebook example with its stdio MCP server (examples/notes-mcp), built into the package as
+# docs/mcp.md says; the app may call it, and a conformance turn (--mcp-text) calls the server. A Go
+# server reserves more than 512 MiB of address space at start (RLIMIT_AS is the agent's memory), so 1GB.
+(cd "$root/examples/notes-mcp" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$work/examples/notebook/bin/notes-mcp" .)
+printf '%s\n' "" "[[agents]]" 'id = "notebook"' 'package = "../examples/notebook"' "" "[agents.sandbox]" \
+	'scratch = "64MB"' 'memory = "1GB"' 'pids = 64' >>"$dep/deployment.toml"
+sed -i -E 's/^(agents = \["field-guide", "field-guide-reader")\]/\1, "notebook"]/' "$dep/deployment.toml"
+grep -q '"field-guide-reader", "notebook"\]' "$dep/deployment.toml" || die "could not grant the notebook agent to the example app"
 # The scripted model speaks plain HTTP on the outside network.
 sed -i -E 's/^(upstream_url *=.*)$/\1\nallow_http_upstream = true/' "$dep/deployment.toml"
 # A second model route, Azure classic in shape (api-version query, key in an api-key header), served by
@@ -157,67 +171,14 @@ cp "$bin/otlp-sink" "$dep/otlp-sink"
 deploy() { "$bin/astralvessel" deploy "$dep/deployment.toml" --source "$root" --env-file "$dep/.env"; }
 deploy
 
-# The metrics wiring docs/operations.md describes, as an override: an internal network only the
-# host's Prometheus reaches, and each listener bound to its service's fixed address on it. Its
-# subnet lies outside Docker's default pools (172.17-31.x, 192.168.x), so a network the engine
-# gives a pool to later, ours or another project's, cannot come to overlap it.
-metrics_net="$(python3 "$here/free-subnet.py" 10.254.247.0/24)" || die "no free subnet for the metrics network"
-mp="${metrics_net%.0/24}"
+# The metrics network, the operator API and the records are the generated file's (docs/operations.md,
+# "Operating a generated deployment"): nothing to add. Another user reads the records as a member of
+# the operator group below, so the temporary folder must be passable.
+chmod 755 "$work"
 metrics_agents=()
 for a in $(cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml --env-file .env config --services | sed -n 's/^sandbox-//p' | sort); do
 	metrics_agents+=("$a")
 done
-prom_targets=("vessel=$mp.2:9700" "egress=$mp.3:9701")
-{
-	printf 'version: "3.8"
-networks:
-  metrics:
-    name: %s_metrics
-    driver: bridge
-    internal: true
-' "$project"
-	printf '    ipam: { config: [{ subnet: "%s" }] }
-services:
-' "$metrics_net"
-	printf '  vessel:
-    environment: { VESSEL_METRICS_LISTEN: "%s.2:9700" }
-    networks: { metrics: { ipv4_address: %s.2 } }
-' "$mp" "$mp"
-	printf '  egress:
-    environment: { VESSEL_EGRESS_METRICS_LISTEN: "%s.3:9701" }
-    networks: { metrics: { ipv4_address: %s.3 } }
-' "$mp" "$mp"
-	i=10
-	for a in "${metrics_agents[@]}"; do
-		printf '  sandbox-%s:
-    environment: { VESSEL_SANDBOX_METRICS_LISTEN: "%s.%d:9702" }
-    networks: { metrics: { ipv4_address: %s.%d } }
-' "$a" "$mp" "$i" "$mp" "$i"
-		prom_targets+=("sandboxd=$mp.$i:9702")
-		i=$((i + 1))
-	done
-} >"$dep/e2e.metrics.yml"
-
-# Usage and audit records (docs/operations.md, docs/audit.md), as an operator turns them on: the
-# vessel writes both into its data volume; each sandboxd (root in its container) and the egress
-# append their audit stream to a volume at /records. The egress's volume is made here, writable for
-# its uid, and removed at the end; the others are the project's own.
-records_egress="${project}_e2e_records_egress"
-docker volume rm "$records_egress" >/dev/null 2>&1 || true
-docker volume create "$records_egress" >/dev/null
-docker run --rm -v "$records_egress:/r" --entrypoint /bin/chmod "$project-sandboxd:local" 1777 /r
-{
-	printf '%s\n' '# Written by e2e.sh: the usage log and the three audit streams.' 'version: "3.8"' 'services:'
-	printf '  vessel:\n    environment: { VESSEL_USAGE_LOG: /data/usage.jsonl, VESSEL_AUDIT_LOG: /data/audit.jsonl }\n'
-	printf '  egress:\n    environment: { VESSEL_EGRESS_AUDIT_LOG: /records/audit.jsonl }\n    volumes: ["records-egress:/records"]\n'
-	for a in "${metrics_agents[@]}"; do
-		printf '  sandbox-%s:\n    environment: { VESSEL_SANDBOX_AUDIT_LOG: /records/audit.jsonl }\n    volumes: ["records-%s:/records"]\n' "$a" "$a"
-	done
-	printf 'volumes:\n  records-egress: { external: true, name: "%s" }\n' "$records_egress"
-	for a in "${metrics_agents[@]}"; do
-		printf '  records-%s: {}\n' "$a"
-	done
-} >"$dep/e2e.records.yml"
 
 # ---------------------------------------------------------------------------------------------
 step "up (${compose_cmd[*]})"
@@ -277,27 +238,18 @@ for a in "${agents[@]}"; do all_true+=("$a=true"); done
 
 step "prometheus"
 prom_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-{
-	printf 'global: { scrape_interval: 2s, scrape_timeout: 2s }
+# As docs/operations.md says: one job reading the generated targets file.
+printf 'global: { scrape_interval: 2s, scrape_timeout: 2s }
 scrape_configs:
-'
-	for job in vessel egress sandboxd; do
-		printf '  - job_name: %s
-    static_configs: [{ targets: [' "$job"
-		sep=""
-		for t in "${prom_targets[@]}"; do
-			[[ ${t%%=*} == "$job" ]] || continue
-			printf '%s"%s"' "$sep" "${t#*=}"
-			sep=", "
-		done
-		printf '] }]
-'
-	done
-} >"$work/prometheus.yml"
+  - job_name: astralvessel
+    honor_labels: true
+    file_sd_configs: [{ files: ["%s"] }]
+' "$dep/metrics-targets.json" >"$work/prometheus.yml"
+n_targets="$(python3 -c 'import json, sys; print(sum(len(g["targets"]) for g in json.load(open(sys.argv[1]))))' "$dep/metrics-targets.json")"
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus-data" \
 	--web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
 prom_pid=$!
-echo "prometheus (pid $prom_pid) on 127.0.0.1:$prom_port scraping ${prom_targets[*]}"
+echo "prometheus (pid $prom_pid) on 127.0.0.1:$prom_port scraping the $n_targets targets of metrics-targets.json"
 # prom_expect NAME EXPR WAIT_S: PASS once the query's value is above 0 (Prometheus's HTTP API).
 prom_expect() {
 	python3 - "$prom_port" "$1" "$2" "$3" <<'PY'
@@ -360,6 +312,10 @@ for a in "${agents[@]}"; do
 		# The narrow app's key may call only this agent, so the 403 check runs against another one.
 		other_agent="$(printf '%s\n' "${agents[@]}" | grep -vx "$a" | head -n1)"
 		docker exec "$probe" /e2e/conformance --other-agent "$other_agent" "http://$front_ip:8700" "$narrow_key" "$a" || failed=1
+	elif [[ $a == notebook ]]; then
+		# The turn of the script's "notes" rule: add_note, then read_note, on the package's server.
+		docker exec "$probe" /e2e/conformance --mcp-text "Note the survey date. #script:notes" \
+			--mcp-expect "Larchmere survey starts on 12 May" "http://$front_ip:8700" "$app_key" "$a" || failed=1
 	else
 		docker exec "$probe" /e2e/conformance "http://$front_ip:8700" "$app_key" "$a" || failed=1
 	fi
@@ -380,7 +336,6 @@ line = s.makefile("rb").readline().decode()
 print(("PASS" if " 403 " in line else "FAIL") + " egress refuses a CONNECT to a private address (" + line.strip() + ")")
 sys.exit(0 if " 403 " in line else 1)
 PY
-n_targets=${#prom_targets[@]}
 prom_expect "every metrics listener scraped" "count(up == 1) >= $n_targets" 60 || failed=1
 prom_expect "vessel turns finished" 'sum(vessel_turns_finished_total{status="ok"})' 30 || failed=1
 prom_expect "vessel model tokens" 'sum(vessel_model_tokens_total)' 30 || failed=1
@@ -395,19 +350,12 @@ step "usage and audit"
 # The conformance turns left one usage record per finished turn, and audit events in all three
 # services' streams: a task id (metadata.correlation_uid) joins API Activity (vessel), Process
 # Activity (sandboxd) and Network Activity (egress) of one tool-calling turn.
-records="$work/records"
-python3 - "$records" "$project" "${metrics_agents[@]}" <<'PY' || failed=1
-import glob, json, os, subprocess, sys, time
-root, project, agents = sys.argv[1], sys.argv[2], sys.argv[3:]
-def container(service):
-    return subprocess.run(["docker", "ps", "-q", "--filter", "label=com.docker.compose.project=" + project,
-                           "--filter", "label=com.docker.compose.service=" + service], check=True, capture_output=True, text=True).stdout.split()[0]
+records="$dep/records"
+python3 - "$records" <<'PY' || failed=1
+import glob, json, os, sys, time
+root = sys.argv[1]
 def fetch():
-    # docker cp reads the files out of the volumes, into root/<service>/.
-    for svc, path in [("vessel", "/data/usage.jsonl"), ("vessel", "/data/audit.jsonl"), ("egress", "/records/audit.jsonl")] + \
-            [("sandbox-" + a, "/records/audit.jsonl") for a in agents]:
-        os.makedirs(os.path.join(root, svc), exist_ok=True)
-        subprocess.run(["docker", "cp", container(svc) + ":" + path, os.path.join(root, svc)], capture_output=True)
+    pass  # the services write straight into the deploy folder's records/<service>/
 def lines(path):
     out = []
     for f in glob.glob(path):
@@ -443,6 +391,58 @@ while True:
         sys.exit(1)
     time.sleep(2)
 PY
+
+# ---------------------------------------------------------------------------------------------
+step "operator, as generated"
+# docs/operations.md, "Operating a generated deployment", as written: in the deploy folder, with no
+# flag and no override. turns and cancel read operator.url and .generated/operator.token (the
+# deployer's: root here); the records are read by a user who is only in the operator group.
+op_user=61090
+as_operator() { (cd "$dep" && setpriv --reuid "$op_user" --regid "$op_user" --groups 61020 "$@"); }
+op_ok() { printf 'PASS %s\n' "$1"; }
+op_fail() { printf 'FAIL %s\n' "$1"; failed=1; }
+if out="$(cd "$dep" && "$bin/astralvessel" turns 2>&1)"; then op_ok "astralvessel turns: ${out%%$'\n'*}"; else op_fail "astralvessel turns: $out"; fi
+# A slow turn (the script's "slow" rule, about 30 s) from the application's side, cancelled by the
+# operator once turns lists it.
+docker exec -d "$probe" python3 -c '
+import json, sys, urllib.request
+body = {"jsonrpc": "2.0", "id": "op", "method": "SendMessage", "params": {"message": {"messageId": "e2e-op-cancel",
+        "role": "ROLE_USER", "parts": [{"text": "to be cancelled by the operator #script:slow"}]}}}
+req = urllib.request.Request(sys.argv[1], json.dumps(body).encode(), {"Content-Type": "application/json",
+      "Authorization": "Bearer " + sys.argv[2], "X-Vessel-User": "e2e-operator"})
+urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=120).read()' \
+	"http://$front_ip:8700/agents/${agents[0]}" "$app_key"
+op_task=""
+for _ in $(seq 1 40); do
+	op_task="$(cd "$dep" && "$bin/astralvessel" turns 2>/dev/null | awk '$3 ~ /e2e-operator$/ { print $1; exit }')"
+	[[ -n $op_task ]] && break
+	sleep 0.5
+done
+if [[ -z $op_task ]]; then
+	op_fail "astralvessel turns never listed the operator's slow turn"
+elif out="$(cd "$dep" && "$bin/astralvessel" cancel "$op_task" 2>&1)" && [[ $out == *TASK_STATE_CANCELED* ]]; then
+	op_ok "astralvessel cancel $op_task: $out"
+else
+	op_fail "astralvessel cancel $op_task: $out"
+fi
+if out="$(as_operator "$bin/astralvessel" usage records/vessel/usage.jsonl --by app 2>&1)" && grep -q "example-app" <<<"$out"; then
+	op_ok "astralvessel usage records/vessel/usage.jsonl as a member of astralvessel-operators"
+	printf '%s\n' "$out" | head -n 4
+else
+	op_fail "astralvessel usage as a member of astralvessel-operators: $out"
+fi
+audit_files=(records/vessel/audit.jsonl records/egress/audit.jsonl)
+for a in "${metrics_agents[@]}"; do audit_files+=("records/sandbox-$a/audit.jsonl"); done
+if out="$(as_operator tail -n 1 "${audit_files[@]}" 2>&1)" && [[ $(grep -c '"class_uid"' <<<"$out") -ge ${#audit_files[@]} ]]; then
+	op_ok "the ${#audit_files[@]} audit streams read as a member of astralvessel-operators"
+else
+	op_fail "audit streams as a member of astralvessel-operators: ${out:0:600}"
+fi
+if out="$(as_operator sh -c 'curl -s "$(cat operator.url)/metrics"' 2>&1)" && grep -q '^vessel_turns_finished_total' <<<"$out"; then
+	op_ok "curl \$(cat operator.url)/metrics: $(grep -c '^vessel_' <<<"$out") vessel series"
+else
+	op_fail "curl \$(cat operator.url)/metrics: ${out:0:300}"
+fi
 
 # ---------------------------------------------------------------------------------------------
 step "traces"

@@ -39,6 +39,7 @@ var checks = []namedCheck{
 	{"cancel", checkCancel, true},
 	{"tasks", checkTasks, true},
 	{"approval", checkApproval, true},
+	{"mcp", checkMCP, false},
 }
 
 func checkCard(ctx context.Context, e *env, r *reporter) {

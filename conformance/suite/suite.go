@@ -33,6 +33,9 @@ type Config struct {
 	// SlowText asks for a turn that runs long enough to be cancelled; by
 	// default a scripted-model marker.
 	SlowText string
+	// MCPText, when set, is a message whose turn calls the agent's MCP
+	// tools; the answer must hold MCPExpect (checkMCP). Empty skips it.
+	MCPText, MCPExpect string
 	// Timeout bounds each check (default 60s).
 	Timeout time.Duration
 	// PublicURL is the base URL the cards should advertise (default URL),

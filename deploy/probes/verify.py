@@ -184,8 +184,13 @@ def hardening(dep, rep):
         # A sandbox writes its uid range reservation in the host's shared directory
         # (root's, mode 0700; deployer/compose UIDLockDir).
         binds = [m for m in binds if not (svc.startswith("sandbox-") and m.get("Destination") == UID_LOCK_DIR)]
-        rep.add(f"{svc}: every host folder and file mounted read-only", all(not m.get("RW") for m in binds),
-                ", ".join(f"{m['Destination']}:{'rw' if m.get('RW') else 'ro'}" for m in binds) or "no bind mounts")
+        # The one other writable host folder is the service's own records folder (usage, audit),
+        # which the generated file mounts at /records (docs/operations.md).
+        own_records = lambda m: m.get("Destination") == "/records" and \
+            (m.get("Source") or "").rstrip("/").endswith("/records/" + svc)
+        rep.add(f"{svc}: every host folder and file mounted read-only but its own records folder",
+                all(not m.get("RW") or own_records(m) for m in binds),
+                ", ".join(f"{m['Source']}:{m['Destination']}:{'rw' if m.get('RW') else 'ro'}" for m in binds) or "no bind mounts")
         if svc == "vessel":
             labels = cfg.get("Labels") or {}
             fps = [k for k in labels if k.startswith("astralvessel.fingerprint.")]
@@ -267,7 +272,7 @@ def capabilities(dep, rep, image):
 
 def expected_networks(dep, svc):
     agents = [s[len("sandbox-"):] for s in dep.sandboxes()]
-    # An operator's internal metrics network (docs/operations.md; make e2e adds one) joins the
+    # The generated internal metrics network (docs/operations.md, "In Compose") joins the
     # services whose listeners it scrapes; it must be internal, which networks() checks.
     metrics = {"metrics"} if "metrics" in dep.network_internal else set()
     if svc == "vessel":

@@ -84,6 +84,9 @@ type Options struct {
 	// absolute path because docker-compose reads it relative to its working
 	// directory, not the Compose file. Default: SourceDir/deploy/seccomp/sandbox.json.
 	SeccompProfile string
+	// MetricsSubnet is the metrics network's IPv4 /24 (default
+	// MetricsSubnet(project), derived from the project name).
+	MetricsSubnet string
 }
 
 // Generate returns the Compose file for d. The service images
@@ -122,6 +125,8 @@ type gen struct {
 	root string // common ancestor of the folders the vessel needs
 	fps  map[string]string
 	uids map[string]spec.UIDRange // agent id -> its calls' uids
+	// metricsSubnet is the metrics network's subnet, set by metricsAddrs.
+	metricsSubnet string
 }
 
 // UIDLockDir is the host directory of sandboxd's uid range reservations
@@ -302,6 +307,9 @@ func (g *gen) file() (*composeFile, error) {
 	}
 	g.tracing(vessel, "vessel", "")
 	g.tracing(f.Services["egress"], "egress", "")
+	if err := g.operate(f); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 

@@ -103,7 +103,7 @@ func TestHardening(t *testing.T) {
 		}
 	}
 	sb := f.Services["sandbox-records"]
-	if len(sb.Networks) != 1 || sb.Networks["tools-records"] == nil {
+	if len(sb.Networks) != 2 || sb.Networks["tools-records"] == nil || sb.Networks["metrics"] == nil {
 		t.Errorf("sandbox networks: %v", sb.Networks)
 	}
 	if sb.Build == nil || sb.Image != "second-sandbox-records:local" {
@@ -131,7 +131,7 @@ func TestHardening(t *testing.T) {
 			t.Errorf("the vessel mounts the deployment folder (with .env and .generated/): %s", v)
 		}
 	}
-	if len(eg.Networks) != 2 || eg.Networks["outside"] == nil {
+	if len(eg.Networks) != 3 || eg.Networks["outside"] == nil || eg.Networks["metrics"] == nil {
 		t.Errorf("egress networks: %v", eg.Networks)
 	}
 }

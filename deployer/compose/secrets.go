@@ -150,9 +150,15 @@ func WriteSecrets(outDir string, d *spec.Deployment) (*Secrets, bool, error) {
 }
 
 // ChownCommands are the commands that give d's secret files in outDir to
-// their services, for an operator who deployed without root.
+// their services (and its records folders to theirs and the operator group), for an operator who deployed without root.
 func ChownCommands(outDir string, d *spec.Deployment) []string {
-	owners := SecretOwners(d)
+	cmds := chownCommands(filepath.Join(outDir, GeneratedDir), SecretOwners(d), -1)
+	return append(cmds, chownCommands(filepath.Join(outDir, RecordsDir), RecordOwners(d), OperatorGID)...)
+}
+
+// chownCommands gives each name in dir to its uid and to gid (-1: the
+// group of the uid's number), in name order.
+func chownCommands(dir string, owners map[string]int, gid int) []string {
 	names := make([]string, 0, len(owners))
 	for n := range owners {
 		names = append(names, n)
@@ -160,7 +166,11 @@ func ChownCommands(outDir string, d *spec.Deployment) []string {
 	sort.Strings(names)
 	cmds := make([]string, len(names))
 	for i, n := range names {
-		cmds[i] = fmt.Sprintf("sudo chown %d:%d %s", owners[n], owners[n], filepath.Join(outDir, GeneratedDir, n))
+		g := gid
+		if g < 0 {
+			g = owners[n]
+		}
+		cmds[i] = fmt.Sprintf("sudo chown %d:%d %s", owners[n], g, filepath.Join(dir, n))
 	}
 	return cmds
 }
@@ -224,14 +234,7 @@ func keepOrCreateCardKey(p string) error {
 }
 
 func writeSecret(p, v string) error {
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(v), 0o600); err != nil {
-		return fmt.Errorf("secrets: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return fmt.Errorf("secrets: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
+	if err := writeFile(p, []byte(v), 0o600); err != nil {
 		return fmt.Errorf("secrets: %w", err)
 	}
 	return nil

@@ -144,8 +144,9 @@ func TestSandboxHoldsNoSecretOrReference(t *testing.T) {
 	f := composeOf(t, d, src)
 	for _, a := range []string{"alpha", "beta"} {
 		s := f.Services["sandbox-"+a]
-		if got := keys(s.Environment); !slices.Equal(got, []string{"VESSEL_FINGERPRINT", "VESSEL_SANDBOX_TOKEN_FILE"}) {
-			t.Errorf("sandbox-%s environment %v: a sandbox gets its fingerprint and token file only", a, got)
+		want := []string{"VESSEL_FINGERPRINT", "VESSEL_SANDBOX_AUDIT_LOG", "VESSEL_SANDBOX_METRICS_LISTEN", "VESSEL_SANDBOX_TOKEN_FILE"}
+		if got := keys(s.Environment); !slices.Equal(got, want) {
+			t.Errorf("sandbox-%s environment %v: a sandbox gets its fingerprint, token file, audit log and metrics address only", a, got)
 		}
 		for k, v := range s.Environment {
 			if strings.Contains(v, "${") {
@@ -210,6 +211,11 @@ func TestHostFoldersReadOnly(t *testing.T) {
 				}
 				continue
 			}
+			// A service writes its records into its own folder (usage,
+			// audit), and nothing else of the host.
+			if m[0] == "./"+RecordsDir+"/"+name && m[1] == recordsMount && m[2] == "" {
+				continue
+			}
 			// The host's uid reservations are written by each sandboxd
 			// (root's, mode 0700: no call can read them).
 			lock := strings.HasPrefix(name, "sandbox-") && m[0] == UIDLockDir && m[1] == UIDLockDir
@@ -235,11 +241,11 @@ func TestNetworksKeepContainersApart(t *testing.T) {
 	d, src := twoAgents(t, "", nil)
 	f := composeOf(t, d, src)
 	want := map[string][]string{
-		"vessel":        {"egress", "front", "tools-alpha", "tools-beta"},
-		"egress":        {"egress", "outside"},
+		"vessel":        {"egress", "front", "metrics", "tools-alpha", "tools-beta"},
+		"egress":        {"egress", "metrics", "outside"},
 		"search":        {"egress"},
-		"sandbox-alpha": {"tools-alpha"},
-		"sandbox-beta":  {"tools-beta"},
+		"sandbox-alpha": {"metrics", "tools-alpha"},
+		"sandbox-beta":  {"metrics", "tools-beta"},
 	}
 	if got := keys(f.Services); !slices.Equal(got, keys(want)) {
 		t.Fatalf("services %v, want %v", got, keys(want))
@@ -591,6 +597,10 @@ func TestChownCommandsForNonRootDeploy(t *testing.T) {
 		"sudo chown 61003:61003 /srv/dep/.generated/search.secret",
 		"sudo chown 61001:61001 /srv/dep/.generated/vessel-egress.token",
 		"sudo chown 61001:61001 /srv/dep/.generated/vessel-operator.token",
+		"sudo chown 61002:61020 /srv/dep/records/egress",
+		"sudo chown 0:61020 /srv/dep/records/sandbox-alpha",
+		"sudo chown 0:61020 /srv/dep/records/sandbox-beta",
+		"sudo chown 61001:61020 /srv/dep/records/vessel",
 	}
 	if !slices.Equal(cmds, want) {
 		t.Errorf("ChownCommands:\n%s\nwant:\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
@@ -674,20 +684,23 @@ func metricsProblems(f *composeFile) []string {
 	return out
 }
 
-// TestNoMetricsPortOnToolsOrFrontNetworks: the generated file opens no
-// metrics listener a tools network or the front network reaches (by
-// default none at all; docs/operations.md shows the override that opens
-// them on an internal metrics network), and the check itself catches a
-// listener on a wildcard, on the front address or without the network.
+// TestNoMetricsPortOnToolsOrFrontNetworks: the generated file opens every
+// metrics listener on its service's fixed address on the internal metrics
+// network (the operator API's way in from the host), none a tools network
+// or the front network reaches, and the check itself catches a listener on
+// a wildcard, on the front address or without the network.
 func TestNoMetricsPortOnToolsOrFrontNetworks(t *testing.T) {
 	d, src := twoAgents(t, "", nil)
 	f := composeOf(t, d, src)
 	if p := metricsProblems(f); len(p) > 0 {
 		t.Fatalf("generated file: %v", p)
 	}
-	for _, name := range keys(f.Networks) {
-		if name == "metrics" {
-			t.Errorf("a metrics network is generated; the listeners are off by default")
+	if n := f.Networks["metrics"]; n == nil || !n.Internal {
+		t.Fatalf("metrics network %+v: want an internal one", n)
+	}
+	for _, name := range []string{"vessel", "egress", "sandbox-alpha", "sandbox-beta"} {
+		if f.Services[name].Networks["metrics"] == nil {
+			t.Errorf("%s has no metrics listener", name)
 		}
 	}
 
@@ -699,13 +712,12 @@ func TestNoMetricsPortOnToolsOrFrontNetworks(t *testing.T) {
 			f.Services["vessel"].Environment["VESSEL_METRICS_LISTEN"] = d.Vessel.FrontAddress + ":9700"
 		},
 		"sandbox on a wildcard beside a metrics network": func(f *composeFile) {
-			f.Networks["metrics"] = &network{Name: "m", Driver: "bridge", Internal: true}
 			s := f.Services["sandbox-alpha"]
 			s.Networks["metrics"] = &netAttach{IPv4Address: "172.31.9.10"}
 			s.Environment["VESSEL_SANDBOX_METRICS_LISTEN"] = ":9702"
 		},
 		"egress on a routed metrics network": func(f *composeFile) {
-			f.Networks["metrics"] = &network{Name: "m", Driver: "bridge"}
+			f.Networks["metrics"].Internal = false
 			s := f.Services["egress"]
 			s.Networks["metrics"] = &netAttach{IPv4Address: "172.31.9.11"}
 			s.Command = append(s.Command, "--metrics-listen=172.31.9.11:9701")
@@ -718,12 +730,11 @@ func TestNoMetricsPortOnToolsOrFrontNetworks(t *testing.T) {
 			t.Errorf("%s: not caught", name)
 		}
 	}
-	good := composeOf(t, d, src)
-	good.Networks["metrics"] = &network{Name: "m", Driver: "bridge", Internal: true}
-	good.Services["vessel"].Networks["metrics"] = &netAttach{IPv4Address: "172.31.9.2"}
-	good.Services["vessel"].Environment["VESSEL_METRICS_LISTEN"] = "172.31.9.2:9700"
-	if p := metricsProblems(good); len(p) > 0 {
-		t.Errorf("the documented wiring is refused: %v", p)
+	// A deployment's subnet is derived from its project; two projects get
+	// two subnets.
+	if f.Networks["metrics"].IPAM.Config[0].Subnet != MetricsSubnet(d.Vessel.Project) ||
+		MetricsSubnet("one") == MetricsSubnet("two") {
+		t.Errorf("metrics subnet %v, MetricsSubnet one %s two %s", f.Networks["metrics"].IPAM, MetricsSubnet("one"), MetricsSubnet("two"))
 	}
 }
 

@@ -1,12 +1,14 @@
 package localstack
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -48,7 +50,12 @@ func startProc(spec procSpec) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localstack: open log %s: %w", logPath, err)
 	}
-	fmt.Fprintf(f, "---- %s starting %s\n", time.Now().UTC().Format(time.RFC3339), spec.name)
+	// The launcher's own lines go to a stream of their own, as JSON: the
+	// services' log files hold only the services' JSON lines.
+	if err := launcherLog(spec.logDir, "starting", spec.name, spec.bin); err != nil {
+		f.Close()
+		return nil, err
+	}
 	argv := append([]string{spec.bin}, spec.args...)
 	if spec.cpus != "" {
 		// taskset execs the program: the pid stays the program's.
@@ -160,4 +167,40 @@ func processAlive(pid int) bool {
 		return false
 	}
 	return p.Signal(syscall.Signal(0)) == nil
+}
+
+// LauncherLog is the file in a stack's log folder holding the launcher's own
+// lines (one JSON object a line), apart from the services' logs.
+const LauncherLog = "launcher.jsonl"
+
+var launcherMu sync.Mutex
+
+// launcherLog appends one JSON line about service to logDir/LauncherLog.
+func launcherLog(logDir, msg, service, bin string) error {
+	line, err := json.Marshal(struct {
+		Level   string `json:"level"`
+		TS      string `json:"ts"`
+		Logger  string `json:"logger"`
+		Msg     string `json:"msg"`
+		Service string `json:"service"`
+		Bin     string `json:"bin,omitempty"`
+	}{"info", time.Now().UTC().Format(time.RFC3339Nano), "launcher", msg, service, bin})
+	if err != nil {
+		return fmt.Errorf("localstack: launcher log: %w", err)
+	}
+	launcherMu.Lock()
+	defer launcherMu.Unlock()
+	path := filepath.Join(logDir, LauncherLog)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("localstack: open log %s: %w", path, err)
+	}
+	_, werr := f.Write(append(line, '\n'))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("localstack: write %s: %w", path, werr)
+	}
+	return nil
 }

@@ -33,6 +33,9 @@ type Options struct {
 	Backups int
 }
 
+// FileMode is the mode of every record file: owner read-write, group read.
+const FileMode = 0o640
+
 // Writer appends JSON lines to a file, rotating it by size. It is safe for
 // concurrent use; each Append is one whole line.
 type Writer struct {
@@ -42,7 +45,9 @@ type Writer struct {
 }
 
 // Open prepares the log at path (its directory must exist; the file is
-// made with mode 0600 on the first Append if it does not exist). Opening
+// made with mode 0640: the owner writes, the folder's group reads, so an
+// operator group on a setgid folder reads the records without root,
+// docs/operations.md; lumberjack gives rotated files the same mode). Opening
 // checks the directory at once so a wrong path stops the process at start,
 // not at its first record.
 func Open(path string, o Options) (*Writer, error) {
@@ -58,8 +63,13 @@ func Open(path string, o Options) (*Writer, error) {
 	if o.Backups == 0 {
 		o.Backups = DefaultBackups
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, FileMode)
 	if err != nil {
+		return nil, fmt.Errorf("rotlog: %w", err)
+	}
+	// Whatever the umask or an older file's mode, the group reads.
+	if err := f.Chmod(FileMode); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("rotlog: %w", err)
 	}
 	if err := f.Close(); err != nil {

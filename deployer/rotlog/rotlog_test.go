@@ -86,7 +86,7 @@ func TestAppendRotatesAndLists(t *testing.T) {
 		if st.Size() > 1<<20 {
 			t.Errorf("%s is %d bytes, over the 1 MB bound", f, st.Size())
 		}
-		if st.Mode().Perm() != 0o600 {
+		if st.Mode().Perm() != FileMode {
 			t.Errorf("%s has mode %v", f, st.Mode().Perm())
 		}
 	}

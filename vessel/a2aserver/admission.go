@@ -19,10 +19,14 @@ import (
 const CodeTooManyRequests = -32029
 
 // What a request starts, for admission: a turn, an event stream, both
-// (SendStreamingMessage) or neither.
+// (SendStreamingMessage) or neither. readsOnly marks a call that only reads
+// stored tasks (GetTask, ListTasks, a push config, a subscription): it is
+// served while its agent is out of service, so owners can read finished
+// tasks while the sandbox, the egress or the task store's writes fail.
 const (
 	startsTurn = 1 << iota
 	startsStream
+	readsOnly
 )
 
 // methodStarts returns what an A2A 1.0 or 0.3 method name starts.
@@ -33,7 +37,12 @@ func methodStarts(method string) int {
 	case "SendStreamingMessage", "message/stream":
 		return startsTurn | startsStream
 	case "SubscribeToTask", "tasks/resubscribe":
-		return startsStream
+		return startsStream | readsOnly
+	case "GetTask", "tasks/get", "ListTasks", "tasks/list",
+		"GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get",
+		"ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list",
+		"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
+		return readsOnly
 	}
 	return 0
 }
@@ -64,7 +73,10 @@ func restStarts(method, path string) int {
 	// The mux serves a GET route to HEAD too: a HEAD subscription is one.
 	case (method == http.MethodGet || method == http.MethodHead || method == http.MethodPost) &&
 		strings.HasPrefix(path, "/tasks/") && strings.HasSuffix(path, ":subscribe"):
-		return startsStream
+		return startsStream | readsOnly
+	// Every other GET reads: a task, the task list, a push config, the card.
+	case method == http.MethodGet || method == http.MethodHead:
+		return readsOnly
 	}
 	return 0
 }
@@ -114,6 +126,7 @@ func (s *Server) AdmitMethod(ctx context.Context, p *auth.Principal, agentID, me
 }
 
 func (s *Server) admitStarts(ctx context.Context, p *auth.Principal, agentID string, starts int) (context.Context, func(), error) {
+	starts &^= readsOnly
 	if starts == 0 {
 		return ctx, func() {}, nil
 	}

@@ -96,7 +96,15 @@ func TestGRPCRefusals(t *testing.T) {
 		}
 		checkGRPCStatus(t, c.name+" (SendStreamingMessage)", err, c.code, c.reason, c.dom)
 		_, err = cl.ListTasks(c.ctx, &a2apb.ListTasksRequest{Tenant: c.agent})
-		checkGRPCStatus(t, c.name+" (ListTasks)", err, c.code, c.reason, c.dom)
+		if c.name == "sandbox down" {
+			// Reading stored tasks is served while the agent is out of
+			// service (docs/a2a.md, "Readiness").
+			if err != nil {
+				t.Errorf("sandbox down (ListTasks): %v, want it served", err)
+			}
+		} else {
+			checkGRPCStatus(t, c.name+" (ListTasks)", err, c.code, c.reason, c.dom)
+		}
 		if c.clientErr == nil {
 			continue
 		}

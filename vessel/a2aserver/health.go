@@ -45,7 +45,6 @@ func (s *Server) CheckHealth(ctx context.Context) {
 		}()
 	}
 	s.health.mu.Lock()
-	defer s.health.mu.Unlock()
 	if s.health.results == nil {
 		s.health.results = map[string]string{}
 	}
@@ -61,6 +60,8 @@ func (s *Server) CheckHealth(ctx context.Context) {
 		}
 	}
 	s.health.checked = true
+	s.health.mu.Unlock()
+	s.applyCritical()
 }
 
 // criticalProblem names a failing critical check ("" when none fails).

@@ -42,6 +42,9 @@ type Metrics struct {
 	endRetries    *prometheus.CounterVec
 	endFailures   *prometheus.CounterVec
 	pushOutcomes  *prometheus.CounterVec
+	// agentReady and agentUnavailable: readiness as /health shows it.
+	agentReady       *prometheus.GaugeVec
+	agentUnavailable *prometheus.GaugeVec
 }
 
 // NewMetrics registers the vessel's series with reg.
@@ -84,10 +87,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Turns whose sandbox workspace could not be ended (left to the sweep), by agent."}, []string{"agent"}),
 		pushOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vessel_push_deliveries_total",
 			Help: "Push notification delivery attempts by outcome (delivered, retry, dead, dropped)."}, []string{"outcome"}),
+		agentReady: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vessel_agent_ready",
+			Help: "1 while the agent takes new turns, 0 while it is out of service (/health says why)."}, []string{"agent"}),
+		agentUnavailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vessel_agent_unavailable",
+			Help: "1 for the cause an agent is out of service (" + strings.Join(unavailableCauses, ", ") + "), 0 for the others."},
+			[]string{"agent", "cause"}),
 	}
 	reg.MustRegister(m.refused, m.turnsStarted, m.turnsFinished, m.turnDuration, m.firstEvent, m.steps, m.tokens, m.toolCalls,
 		m.toolDuration, m.modelDuration, m.modelErrors, m.activeTurns, m.streams, m.storeDuration, m.authFailures,
-		m.endRetries, m.endFailures, m.pushOutcomes)
+		m.endRetries, m.endFailures, m.pushOutcomes, m.agentReady, m.agentUnavailable)
 	return m
 }
 

@@ -146,19 +146,19 @@ func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal, star
 			endRequest()
 		}
 	}()
-	if !a.ready.Load() {
-		why, _ := a.why.Load().(string)
-		return nil, nil, &refusal{status: http.StatusServiceUnavailable, msg: "the agent is not available: " + why}
-	}
 	if body != nil {
 		if no := body(); no != nil {
 			return nil, nil, no
 		}
 	}
+	n := starts()
+	if no := outOfService(a, n); no != nil {
+		return nil, nil, no
+	}
+	n &^= readsOnly
 	// A caller's traceparent (header or gRPC metadata) becomes the parent
 	// of the turn's span.
 	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
-	n := starts()
 	ctx, endMethod, err := s.admitStarts(ctx, p, a.spec.ID, n)
 	if err != nil {
 		return nil, nil, tooMany(err)
@@ -188,6 +188,20 @@ func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal, star
 	}
 	ok = true
 	return auth.WithPrincipal(ctx, p), func() { endMethod(); endRequest() }, nil
+}
+
+// outOfService refuses a call to an agent out of service with 503 and the
+// reason, unless the call only reads stored tasks (starts has readsOnly)
+// and the vessel is not shutting down.
+func outOfService(a *agent, starts int) *refusal {
+	if a.ready.Load() {
+		return nil
+	}
+	why, _ := a.why.Load().(string)
+	if starts&readsOnly != 0 && why != ShuttingDown {
+		return nil
+	}
+	return &refusal{status: http.StatusServiceUnavailable, msg: "the agent is not available: " + why}
 }
 
 // admit is admitCall for the HTTP bindings (JSON-RPC and HTTP+JSON): the

@@ -118,11 +118,9 @@ func (s *Server) checkAgent(ctx context.Context, a *agent, disk *spec.Deployment
 	if s.draining.Load() {
 		return // Drain has taken every agent out of service for good
 	}
-	a.why.Store(why)
-	a.ready.Store(why == "")
+	s.setReady(a, why)
 	if s.draining.Load() { // Drain ran meanwhile: undo
-		a.ready.Store(false)
-		a.why.Store(ShuttingDown)
+		s.setReady(a, ShuttingDown)
 		return
 	}
 	if was != (why == "") {
@@ -202,9 +200,7 @@ const ShuttingDown = "the vessel is shutting down"
 func (s *Server) Drain(ctx context.Context, grace time.Duration) (running, stopped int) {
 	s.draining.Store(true)
 	for _, id := range s.order {
-		a := s.agents[id]
-		a.why.Store(ShuttingDown)
-		a.ready.Store(false)
+		s.setReady(s.agents[id], ShuttingDown)
 	}
 	count := func() int {
 		n := 0
@@ -247,5 +243,71 @@ func (s *Server) Drain(ctx context.Context, grace time.Duration) (running, stopp
 			return running, stopped
 		case <-tick.C:
 		}
+	}
+}
+
+// setReady records an agent's readiness (why == "": ready) and exports it:
+// vessel_agent_ready, and vessel_agent_unavailable by cause.
+func (s *Server) setReady(a *agent, why string) {
+	a.why.Store(why)
+	a.ready.Store(why == "")
+	if s.cfg.Metrics == nil {
+		return
+	}
+	ready, cause := 0.0, ""
+	if why == "" {
+		ready = 1
+	} else {
+		cause = unavailableCause(why)
+	}
+	s.cfg.Metrics.agentReady.WithLabelValues(a.spec.ID).Set(ready)
+	for _, c := range unavailableCauses {
+		v := 0.0
+		if c == cause {
+			v = 1
+		}
+		s.cfg.Metrics.agentUnavailable.WithLabelValues(a.spec.ID, c).Set(v)
+	}
+}
+
+// The causes of vessel_agent_unavailable, a fixed list.
+var unavailableCauses = []string{"sandbox", "egress", "task_store", "deployment", "shutdown"}
+
+// unavailableCause sorts a reason an agent is out of service into one of
+// unavailableCauses.
+func unavailableCause(why string) string {
+	switch {
+	case why == ShuttingDown:
+		return "shutdown"
+	case strings.HasPrefix(why, "the egress "):
+		return "egress"
+	case strings.HasPrefix(why, "the task store "):
+		return "task_store"
+	case strings.Contains(why, "redeploy"):
+		return "deployment"
+	}
+	return "sandbox"
+}
+
+// applyCritical takes every ready agent out of service at once while a
+// critical check fails, so a failing egress or task store shows within one
+// health interval instead of at the next readiness round; agents come back
+// through checkUnready once the check passes.
+func (s *Server) applyCritical() {
+	why := s.criticalProblem()
+	if why == "" || s.draining.Load() {
+		return
+	}
+	for _, id := range s.order {
+		a := s.agents[id]
+		if !a.ready.Load() {
+			continue
+		}
+		s.setReady(a, why)
+		if s.draining.Load() {
+			s.setReady(a, ShuttingDown)
+			return
+		}
+		s.log.Warn("agent unavailable", zap.String("agent", id), zap.String("reason", why))
 	}
 }

@@ -295,7 +295,7 @@ func New(cfg Config) (*Server, error) {
 
 func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	ag := &agent{spec: a, sandbox: s.cfg.Sandboxes[a.ID]}
-	ag.why.Store("the sandbox has not reported yet")
+	s.setReady(ag, "the sandbox has not reported yet")
 	fp, err := s.cfg.Fingerprint(s.cfg.Deployment, a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: fingerprint: %w", a.ID, err)

@@ -253,6 +253,18 @@ package = "../agents/guide"
 			"--grpc-listen", freePort(t), "--sandbox-url", "guide=http://" + sbAddr},
 		vesselEnv: append(os.Environ(), "VESSEL_SANDBOX_MASTER_TOKEN_FILE="+filepath.Join(dir, "secrets/master.token"),
 			"VESSEL_MODEL_KEY=egress-token", "VESSEL_MODEL_BASE_URL="+model.URL+"/v1", "VESSEL_DATA_DIR="+filepath.Join(dir, "data"))}
+	// The egress is a critical dependency (agents are out of service while
+	// its /health fails): a loopback stand-in answers it, unless the test
+	// names an egress of its own (cfg.env comes later and wins).
+	egress := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			http.Error(w, "the egress stand-in serves /health only", http.StatusForbidden)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(egress.Close)
+	s.vesselEnv = append(s.vesselEnv, "VESSEL_EGRESS_PROXY="+egress.URL)
 	s.vesselEnv = append(s.vesselEnv, cfg.env...)
 	s.startVessel()
 	return s
@@ -389,14 +401,15 @@ func TestRealSandboxTurnCancelRestart(t *testing.T) {
 		t.Fatalf("finished task after restart: %+v %v", got, err)
 	}
 	// An edit to the manifest that was not redeployed takes the agent out of
-	// service (503) at the next readiness poll.
+	// service at the next readiness poll: a new turn gets 503 (reads of
+	// stored tasks are still served, docs/a2a.md "Readiness").
 	mf := filepath.Join(s.dir, "agents/guide/vessel.toml")
 	b, _ := os.ReadFile(mf)
 	write(t, mf, strings.Replace(string(b), "A test guide.", "An edited guide.", 1))
 	deadline = time.Now().Add(15 * time.Second)
 	status := 0
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest(http.MethodPost, s.vesselURL+"/agents/guide", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))
+		req, _ := http.NewRequest(http.MethodPost, s.vesselURL+"/agents/guide", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-edit","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`))
 		req.Header.Set("Authorization", "Bearer app-key-for-tests")
 		req.Header.Set("X-Vessel-User", "alice")
 		resp, err := http.DefaultClient.Do(req)

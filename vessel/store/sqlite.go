@@ -220,11 +220,28 @@ func (b *sqliteBackend) Ping(ctx context.Context) error {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	b.failMu.Lock()
-	defer b.failMu.Unlock()
-	if b.writeErr != nil {
-		return fmt.Errorf("sqlite: writes fail: %w", b.writeErr)
+	failing := b.writeErr
+	b.failMu.Unlock()
+	if failing == nil {
+		return nil
 	}
+	// Writes failed: try one now. With the agents out of service no turn
+	// writes, and nothing else might ever show the disk has room again.
+	if err := b.probeWrite(ctx); err != nil {
+		return fmt.Errorf("sqlite: writes fail: %w", err)
+	}
+	b.noteWrite(nil)
 	return nil
+}
+
+// probeWrite writes one row of a table of its own, to learn whether the
+// database takes writes again.
+func (b *sqliteBackend) probeWrite(ctx context.Context) error {
+	if _, err := b.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS vessel_write_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	_, err := b.db.ExecContext(ctx, `INSERT OR REPLACE INTO vessel_write_probe (id, at) VALUES (1, ?)`, time.Now().UnixNano())
+	return err
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

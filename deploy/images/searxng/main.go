@@ -10,7 +10,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -39,10 +39,12 @@ func main() {
 		// The Compose healthcheck: the image has no shell or curl.
 		os.Exit(health())
 	}
+	// Every line it writes is JSON, like the services' (docs/operations.md).
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	listen := flag.String("listen", "0.0.0.0:8080", "address to serve on")
 	flag.Parse()
 	if err := checkProxyFile(os.Getenv("VESSEL_SEARCH_PROXY_FILE")); err != nil {
-		log.Fatalf("searxng-stub: %v", err)
+		fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -50,8 +52,14 @@ func main() {
 	})
 	mux.HandleFunc("/search", search)
 	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	log.Printf("searxng-stub listening on %s", *listen)
-	log.Fatal(srv.ListenAndServe())
+	slog.Info("searxng-stub listening", "addr", *listen)
+	fatal(srv.ListenAndServe())
+}
+
+// fatal logs err as JSON and exits.
+func fatal(err error) {
+	slog.Error("searxng-stub stopped", "error", err.Error())
+	os.Exit(1)
 }
 
 func search(w http.ResponseWriter, r *http.Request) {
@@ -126,6 +134,6 @@ func checkProxyFile(path string) error {
 	if _, ok := u.User.Password(); !ok || u.Scheme != "http" || u.Host == "" {
 		return fmt.Errorf("VESSEL_SEARCH_PROXY_FILE %s: want http://<client>:<token>@<host>:<port>", path)
 	}
-	log.Printf("searxng-stub: outgoing proxy %s as client %s", u.Host, u.User.Username())
+	slog.Info("searxng-stub: outgoing proxy", "host", u.Host, "client", u.User.Username())
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:    "deploy",
-		usage:   "deploy FILE [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F]",
+		usage:   "deploy FILE [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F] [--metrics-subnet CIDR]",
 		summary: "write compose.generated.yml and the generated secrets",
 		run:     runDeploy,
 	})
@@ -27,6 +27,7 @@ func runDeploy(args []string, stdout, stderr io.Writer) int {
 	source := fs.String("source", "", "the source tree, holding go.work (default: found above the deployment file)")
 	seccomp := fs.String("seccomp", "", "sandbox seccomp profile (default: SOURCE/"+compose.SeccompRel+")")
 	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
+	metricsSubnet := fs.String("metrics-subnet", "", "the internal metrics network's IPv4 /24 (default: one of 10.254.0.0/16 derived from the project name)")
 	pos, code, ok := parseFlags(fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -39,15 +40,16 @@ func runDeploy(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
-	if err := deploy(d, *out, *source, *seccomp, usedEnv, stdout); err != nil {
+	if err := deploy(d, compose.Options{OutDir: *out, SourceDir: *source, SeccompProfile: *seccomp, MetricsSubnet: *metricsSubnet}, usedEnv, stdout); err != nil {
 		fmt.Fprintf(stderr, "astralvessel deploy: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func deploy(d *spec.Deployment, out, source, seccomp, envFile string, stdout io.Writer) error {
+func deploy(d *spec.Deployment, opts compose.Options, envFile string, stdout io.Writer) error {
 	var err error
+	out, source := opts.OutDir, opts.SourceDir
 	if out == "" {
 		out = filepath.Dir(d.Path)
 	}
@@ -56,7 +58,7 @@ func deploy(d *spec.Deployment, out, source, seccomp, envFile string, stdout io.
 			return err
 		}
 	}
-	opts := compose.Options{OutDir: out, SourceDir: source, SeccompProfile: seccomp}
+	opts.OutDir, opts.SourceDir = out, source
 	if opts.SeccompProfile == "" {
 		opts.SeccompProfile = filepath.Join(source, filepath.FromSlash(compose.SeccompRel))
 	}
@@ -79,6 +81,12 @@ func deploy(d *spec.Deployment, out, source, seccomp, envFile string, stdout io.
 	if err != nil {
 		return err
 	}
+	// The operator API's URL, Prometheus's targets and the records folders
+	// (docs/operations.md, "Operating a generated deployment").
+	recordsOwned, err := compose.WriteOperator(out, d, opts)
+	if err != nil {
+		return err
+	}
 	file := filepath.Join(out, compose.FileName)
 	tmp := file + ".tmp"
 	if err := os.WriteFile(tmp, yml, 0o644); err != nil {
@@ -98,12 +106,24 @@ func deploy(d *spec.Deployment, out, source, seccomp, envFile string, stdout io.
 	fmt.Fprintf(stdout, "next: build the images (deploy/images.sh --project %s), then\n  cd %s && docker-compose -p %s -f %s --env-file %s up -d\n",
 		d.Vessel.Project, out, d.Vessel.Project, compose.FileName, envArg)
 	fmt.Fprintf(stdout, "(add --build after a change to an agent's sandbox Dockerfile)\n")
-	if !handedOver {
+	fmt.Fprintf(stdout, "operator API: %s (astralvessel turns --deploy-dir %s); metrics targets: %s; records: %s (group %s, gid %d)\n",
+		readURL(filepath.Join(out, compose.OperatorURLFile)), out, filepath.Join(out, compose.MetricsTargetsFile),
+		filepath.Join(out, compose.RecordsDir), compose.OperatorGroup, compose.OperatorGID)
+	if !handedOver || !recordsOwned {
 		fmt.Fprintf(stdout, "not run as root: the secrets in %s are still yours, and each container runs as its own uid;\n"+
 			"before up, give them to their services (or run deploy as root):\n  %s\n",
 			filepath.Join(out, compose.GeneratedDir), strings.Join(compose.ChownCommands(out, d), "\n  "))
 	}
 	return nil
+}
+
+// readURL returns the first line of an operator.url file, or "?".
+func readURL(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // findSource walks up from dir to the folder holding go.work.

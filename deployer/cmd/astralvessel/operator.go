@@ -33,9 +33,9 @@ func init() {
 const operatorHelp = `The token is the one the vessel was given: --token-file, else $VESSEL_OPERATOR_TOKEN_FILE, else
 $VESSEL_OPERATOR_TOKEN, else the one astralvessel deploy wrote (--deploy-dir, default the current folder:
 DIR/.generated/operator.token), else the running local stack's (--state: its stack.json).
---vessel is the base URL of the vessel's metrics listener: else $VESSEL_OPERATOR_URL, else the local
-stack's first vessel when its token is used, else http://127.0.0.1:9700. Each replica lists and
-cancels only its own turns.`
+--vessel is the base URL of the vessel's metrics listener: else $VESSEL_OPERATOR_URL, else the one
+astralvessel deploy wrote (DIR/operator.url) when its token is used, else the local stack's first
+vessel when its token is used. Each replica lists and cancels only its own turns.`
 
 type operatorFlags struct {
 	base, tokenFile, deployDir, state string
@@ -77,6 +77,11 @@ func (o *operatorFlags) target() (base, token string, err error) {
 		_, serr := os.Stat(deployed)
 		if serr == nil {
 			file = deployed
+			if base == "" {
+				if base, err = deployedURL(o.deployDir); err != nil {
+					return "", "", err
+				}
+			}
 		} else if errors.Is(serr, fs.ErrPermission) {
 			// The deploy's output folder is root's (0700): say so rather
 			// than fall back to a local stack that is not there.
@@ -102,9 +107,26 @@ func (o *operatorFlags) target() (base, token string, err error) {
 		}
 	}
 	if base == "" {
-		base = "http://127.0.0.1:9700"
+		return "", "", errors.New("no operator API URL: pass --vessel http://HOST:PORT (the vessel's metrics listener), " +
+			"set VESSEL_OPERATOR_URL, or pass --deploy-dir DIR (the folder astralvessel deploy wrote, holding " + compose.OperatorURLFile + ")")
 	}
 	return base, token, nil
+}
+
+// deployedURL reads the operator API's URL astralvessel deploy wrote beside
+// the Compose file.
+func deployedURL(dir string) (string, error) {
+	p := filepath.Join(dir, compose.OperatorURLFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("operator API URL: %w; run astralvessel deploy again (it writes %s), or pass --vessel "+
+			"or set VESSEL_OPERATOR_URL", err, compose.OperatorURLFile)
+	}
+	u := strings.TrimSpace(string(b))
+	if u == "" {
+		return "", fmt.Errorf("operator API URL: %s is empty; run astralvessel deploy again, or pass --vessel", p)
+	}
+	return u, nil
 }
 
 // call sends one operator request and decodes the JSON answer into out.
@@ -125,7 +147,8 @@ func (o *operatorFlags) call(method, path string, out any) error {
 	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil}}
 	resp, err := c.Do(req)
 	if err != nil {
-		return fmt.Errorf("operator API: %w", err)
+		return fmt.Errorf("operator API at %s: %w; is the deployment up (docker compose ps: vessel healthy)? "+
+			"Otherwise pass --vessel or set VESSEL_OPERATOR_URL to its metrics listener", base, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -133,11 +156,17 @@ func (o *operatorFlags) call(method, path string, out any) error {
 		return fmt.Errorf("operator API: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
+		msg := resp.Status
 		var e struct{ Error string }
 		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return fmt.Errorf("operator API: %s: %s", resp.Status, e.Error)
+			msg += ": " + e.Error
 		}
-		return fmt.Errorf("operator API: %s", resp.Status)
+		if resp.StatusCode == http.StatusUnauthorized {
+			return fmt.Errorf("operator API at %s: %s; pass --token-file with the token the vessel was given "+
+				"(its VESSEL_OPERATOR_TOKEN_FILE; a deploy's is DIR/%s/%s, found with --deploy-dir DIR)", base, msg,
+				compose.GeneratedDir, compose.OperatorTokenFile)
+		}
+		return fmt.Errorf("operator API: %s", msg)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("operator API: bad answer: %w", err)

@@ -89,14 +89,7 @@ func TestTurnsFindsTheDeployedToken(t *testing.T) {
 	t.Setenv("VESSEL_OPERATOR_TOKEN_FILE", "")
 	t.Setenv("VESSEL_OPERATOR_TOKEN", "")
 	t.Setenv("VESSEL_OPERATOR_URL", "")
-	out := t.TempDir()
-	seccomp := filepath.Join(out, "sandbox.json")
-	if err := os.WriteFile(seccomp, []byte(`{"defaultAction":"SCMP_ACT_ERRNO"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, stdout, errOut := run("deploy", exampleDeployment, "--out", out, "--seccomp", seccomp); code != 0 {
-		t.Fatalf("deploy: exit %d\n%s%s", code, stdout, errOut)
-	}
+	out := deployExample(t)
 	tok, err := os.ReadFile(filepath.Join(out, ".generated", "operator.token"))
 	if err != nil {
 		t.Fatal(err)
@@ -148,4 +141,62 @@ func TestTurnsFindsTheLocalStack(t *testing.T) {
 	if code, stdout, errs := run("turns", "--state", state); code != 0 || stdout != "no turns running\n" {
 		t.Fatalf("turns --state: %d %q %q", code, stdout, errs)
 	}
+}
+
+// TestTurnsNeedsNoOverrideAfterDeploy: deploy writes the operator API's URL
+// beside the Compose file (operator.url, the vessel's address on the
+// metrics network), so turns and cancel need neither --vessel nor a token
+// flag in the deploy folder; with the URL file gone, or the API not
+// answering, the error says what to set.
+func TestTurnsNeedsNoOverrideAfterDeploy(t *testing.T) {
+	setExampleEnv(t)
+	t.Setenv("VESSEL_OPERATOR_TOKEN_FILE", "")
+	t.Setenv("VESSEL_OPERATOR_TOKEN", "")
+	t.Setenv("VESSEL_OPERATOR_URL", "")
+	out := deployExample(t, "--metrics-subnet", "10.254.9.0/24")
+	urlFile := filepath.Join(out, "operator.url")
+	b, err := os.ReadFile(urlFile)
+	if err != nil || strings.TrimSpace(string(b)) != "http://10.254.9.2:9700" {
+		t.Fatalf("operator.url %q %v, want the vessel's metrics address", b, err)
+	}
+	tok, err := os.ReadFile(filepath.Join(out, ".generated", "operator.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The deployment's API on loopback stands in for the metrics address.
+	api := operatorAPI(t, strings.TrimSpace(string(tok)))
+	if err := os.WriteFile(urlFile, []byte(api.URL+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noStack := t.TempDir()
+	t.Chdir(out)
+	if code, stdout, errs := run("turns", "--state", noStack); code != 0 || stdout != "no turns running\n" {
+		t.Fatalf("turns with only the generated files: %d %q %q", code, stdout, errs)
+	}
+	api.Close()
+	if code, _, errs := run("turns", "--state", noStack); code != 1 || !strings.Contains(errs, "VESSEL_OPERATOR_URL") || !strings.Contains(errs, "--vessel") {
+		t.Fatalf("API down: %d %q, want what to set", code, errs)
+	}
+	if err := os.Remove(urlFile); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run("turns", "--state", noStack); code != 1 || !strings.Contains(errs, "operator.url") || !strings.Contains(errs, "--vessel") {
+		t.Fatalf("no operator.url: %d %q, want what to set", code, errs)
+	}
+}
+
+// deployExample runs deploy on the example deployment into a temporary
+// folder, with extra flags, and returns the folder.
+func deployExample(t *testing.T, extra ...string) string {
+	t.Helper()
+	out := t.TempDir()
+	seccomp := filepath.Join(out, "sandbox.json")
+	if err := os.WriteFile(seccomp, []byte(`{"defaultAction":"SCMP_ACT_ERRNO"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"deploy", exampleDeployment, "--out", out, "--seccomp", seccomp}, extra...)
+	if code, stdout, errOut := run(args...); code != 0 {
+		t.Fatalf("deploy: exit %d\n%s%s", code, stdout, errOut)
+	}
+	return out
 }

@@ -2,14 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/deployer/compose"
 	usagelog "github.com/astraldeep/astralvessel-go/deployer/usage"
 )
 
@@ -19,7 +22,8 @@ func init() {
 		usage:   "usage [LOG...] [--from T] [--to T] [--by app|user|agent|route] [--json]",
 		summary: "sum the vessel's usage log(s) by app, user, agent or model route over a time range",
 		help: "LOG is a usage log the vessel writes (--usage-log), read with its rotated files;\n" +
-			"without LOG, $VESSEL_USAGE_LOG. T is RFC 3339 (2026-12-01T10:00:00Z) or a date (2026-12-01, UTC);\n" +
+			"without LOG, $VESSEL_USAGE_LOG, else records/vessel/usage.jsonl in the folder astralvessel deploy\n" +
+			"wrote (the current one). T is RFC 3339 (2026-12-01T10:00:00Z) or a date (2026-12-01, UTC);\n" +
 			"records with from <= time < to count. Malformed lines are reported on stderr and skipped.",
 		run: runUsage,
 	})
@@ -75,13 +79,24 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(pos) == 0 {
-		fmt.Fprintln(stderr, "usage: name a usage log (or set VESSEL_USAGE_LOG)")
+		// In the folder astralvessel deploy wrote, its usage log.
+		if _, err := os.Stat(deployedUsageLog); err == nil {
+			pos = []string{deployedUsageLog}
+		}
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "usage: name a usage log, set VESSEL_USAGE_LOG, or run this in the folder astralvessel deploy wrote (its "+
+			deployedUsageLog+")")
 		usageError("usage", stderr)
 		return 2
 	}
 	s, err := usagelog.SummariseFiles(pos, from, to, by)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
+		if errors.Is(err, os.ErrPermission) {
+			fmt.Fprintf(stderr, "a deployment's records are readable by the group %s (gid %d): add yourself to it (docs/operations.md)\n",
+				compose.OperatorGroup, compose.OperatorGID)
+		}
 		return 1
 	}
 	for _, b := range s.Bad {
@@ -116,6 +131,10 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout)
 	return 0
 }
+
+// deployedUsageLog is the usage log of a generated deployment, relative to
+// the folder astralvessel deploy wrote.
+var deployedUsageLog = filepath.Join(compose.RecordsDir, "vessel", "usage.jsonl")
 
 func statuses(m map[string]int64) string {
 	keys := make([]string, 0, len(m))

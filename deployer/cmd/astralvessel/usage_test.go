@@ -75,3 +75,28 @@ func TestUsageCommand(t *testing.T) {
 		t.Errorf("a missing log: exit %d", code)
 	}
 }
+
+// TestUsageReadsTheDeployedLog: in the folder astralvessel deploy wrote,
+// usage needs no argument (records/vessel/usage.jsonl); elsewhere, with
+// nothing named, it says what to set.
+func TestUsageReadsTheDeployedLog(t *testing.T) {
+	t.Setenv("VESSEL_USAGE_LOG", "")
+	t.Chdir(t.TempDir())
+	if code, _, errOut := run("usage"); code != 2 || !strings.Contains(errOut, "VESSEL_USAGE_LOG") || !strings.Contains(errOut, "records/vessel/usage.jsonl") {
+		t.Fatalf("no log anywhere: exit %d %q", code, errOut)
+	}
+	if err := os.MkdirAll(filepath.Join("records", "vessel"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := usagelog.Open(filepath.Join("records", "vessel", "usage.jsonl"), rotlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Record(&usagelog.Record{Time: time.Now().UTC(), Task: "t", Owner: "shop/ann", App: "shop", User: "ann", Agent: "alpha", Status: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = rc.Close()
+	if code, out, errOut := run("usage", "--by", "app"); code != 0 || !strings.Contains(out, "shop") || !strings.Contains(out, "1 turn(s)") {
+		t.Fatalf("usage in the deploy folder: exit %d %q %q", code, out, errOut)
+	}
+}

@@ -13,18 +13,27 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+	"go.uber.org/zap"
 )
 
 func main() {
-	if err := run(); err != nil {
+	// Every line it writes is JSON, like the services' (docs/operations.md).
+	log, _, err := telemetry.NewLogger("info")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scripted-model:", err)
+		os.Exit(1)
+	}
+	if err := run(log); err != nil {
+		// One plain line, as the services say why they cannot start.
 		fmt.Fprintln(os.Stderr, "scripted-model:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(log *zap.Logger) error {
 	listenAddr := flag.String("listen", "127.0.0.1:8090", "address to listen on")
 	scriptPath := flag.String("script", "", "script file (JSON); the built-in default when empty")
 	flag.Parse()
@@ -40,8 +49,8 @@ func run() error {
 	if err != nil {
 		return err // one plain line; a busy address says so
 	}
-	// The bound address goes to stdout so callers using port 0 can find it.
-	fmt.Printf("scripted-model listening on %s\n", ln.Addr())
+	// The bound address is logged so callers using port 0 can find it.
+	log.Info("scripted-model listening", zap.String("addr", ln.Addr().String()))
 	srv := &http.Server{Handler: scripted.NewServer(sc), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -11,9 +11,11 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
-// healthChecks are the dependencies /health reports: the task store
-// (critical: no turn could be kept without it) and the egress, asked for
-// its own /health on the web proxy's port.
+// healthChecks are the dependencies /health reports, both critical (every
+// agent out of service while one fails, reads of stored tasks still served):
+// the task store (no turn could be kept without it) and the egress (every
+// model call goes through it), asked for its own /health on the web proxy's
+// port.
 func healthChecks(backend store.Backend) ([]a2aserver.HealthCheck, error) {
 	var checks []a2aserver.HealthCheck
 	if p, ok := backend.(store.Pinger); ok {
@@ -29,7 +31,7 @@ func healthChecks(backend store.Backend) ([]a2aserver.HealthCheck, error) {
 	}
 	healthURL := (&url.URL{Scheme: pu.Scheme, Host: pu.Host, Path: "/health"}).String()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	checks = append(checks, a2aserver.HealthCheck{Name: "egress", Check: func(ctx context.Context) error {
+	checks = append(checks, a2aserver.HealthCheck{Name: "egress", Critical: true, Check: func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthURL, nil)
 		if err != nil {
 			return err
