@@ -29,6 +29,9 @@ type pod struct {
 	extraVolumes []corev1.Volume
 	extraMounts  []corev1.VolumeMount
 	ports        []corev1.ContainerPort
+	// noLiveness: the health check covers dependencies (the vessel's
+	// task store and egress); a restart would not mend them.
+	noLiveness bool
 }
 
 // template builds the pod template of p, adding its ConfigMaps to the
@@ -80,6 +83,9 @@ func (g *gen) template(p pod) (corev1.PodTemplateSpec, error) {
 		startup.PeriodSeconds = 5
 		c.StartupProbe, c.LivenessProbe, c.ReadinessProbe = startup, probe, probe.DeepCopy()
 		c.ReadinessProbe.PeriodSeconds = 5
+		if p.noLiveness {
+			c.LivenessProbe = nil
+		}
 	}
 	spec := corev1.PodSpec{
 		Containers:                   []corev1.Container{c},

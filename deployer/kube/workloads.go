@@ -39,7 +39,7 @@ func (g *gen) vessel() error {
 	s.Command = append(s.Command, "--metrics-listen", "0.0.0.0:"+strconv.Itoa(int(g.o.MetricsPort)))
 	s.Health = []string{s.Health[0], "health", "http://127.0.0.1:" + strconv.Itoa(port) + "/health"}
 	replicas := g.o.Replicas
-	p := pod{name: "vessel", ns: g.o.Namespace, component: "vessel", svc: s,
+	p := pod{name: "vessel", ns: g.o.Namespace, component: "vessel", svc: s, noLiveness: true,
 		ports: []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port)}, {Name: "grpc", ContainerPort: int32(grpcPort)},
 			{Name: "metrics", ContainerPort: g.o.MetricsPort}}}
 	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
