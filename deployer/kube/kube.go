@@ -93,6 +93,10 @@ type Options struct {
 	DNSNamespace string
 	DNSLabels    map[string]string
 	MetricsPort  int32
+	// TelemetryNamespace is where the OTLP receiver of [telemetry] runs:
+	// the vessel, egress and sandboxes may reach its port there. Without
+	// it the policies keep the traces in.
+	TelemetryNamespace string
 	// ServiceMonitor adds a Prometheus Operator ServiceMonitor.
 	ServiceMonitor bool
 	// SeccompInstallerImage, when set, adds a DaemonSet (in a namespace of

@@ -285,3 +285,44 @@ func TestCNPG(t *testing.T) {
 		t.Errorf("cluster %v, dsn from its secret %v", cluster, dsn)
 	}
 }
+
+// [telemetry] reaches every workload as on Compose, and with a telemetry
+// namespace the policies let the traces out to the receiver's port alone.
+func TestTelemetryPassedThrough(t *testing.T) {
+	d := load(t, "custom")
+	ratio := 0.25
+	d.Telemetry = spec.Telemetry{OTLPEndpoint: "http://otel-collector.observability:4317", OTLPProtocol: "grpc", SampleRatio: &ratio}
+	o := options(t, "custom")
+	o.TelemetryNamespace = "observability"
+	out := generate(t, d, o)
+	services := map[string]string{}
+	reach := map[string]bool{}
+	for _, obj := range objects(t, out.Manifests) {
+		switch x := obj.(type) {
+		case *appsv1.Deployment:
+			env := map[string]string{}
+			for _, e := range x.Spec.Template.Spec.Containers[0].Env {
+				env[e.Name] = e.Value
+			}
+			if env["OTEL_EXPORTER_OTLP_ENDPOINT"] != d.Telemetry.OTLPEndpoint || env["OTEL_TRACES_SAMPLER_ARG"] != "0.25" {
+				t.Errorf("%s: OTEL env %v", x.Name, env)
+			}
+			services[x.Name] = env["OTEL_SERVICE_NAME"]
+		case *networkingv1.NetworkPolicy:
+			for _, r := range x.Spec.Egress {
+				for _, p := range r.To {
+					if p.NamespaceSelector != nil && p.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] == "observability" &&
+						len(r.Ports) == 1 && r.Ports[0].Port.IntValue() == 4317 {
+						reach[x.Name] = true
+					}
+				}
+			}
+		}
+	}
+	if services["vessel"] != "vessel" || services["egress"] != "egress" || services["sandbox-records"] != "sandboxd" {
+		t.Errorf("service names %v", services)
+	}
+	if !reach["vessel"] || !reach["egress"] || !reach["sandbox"] {
+		t.Errorf("policies reaching the receiver: %v", reach)
+	}
+}

@@ -3,6 +3,8 @@ package kube
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -35,6 +37,8 @@ func (g *gen) policies() error {
 	if pg != nil {
 		vesselOut = append(vesselOut, *pg)
 	}
+	otlp := g.telemetryRules()
+	vesselOut = append(vesselOut, otlp...)
 	g.add(g.policy("vessel", ns, "vessel",
 		[]networkingv1.NetworkPolicyIngressRule{{Ports: tcp(int32(g.d.Vessel.Port), int32(g.d.Vessel.GRPCPort), g.o.MetricsPort)}},
 		vesselOut))
@@ -49,7 +53,7 @@ func (g *gen) policies() error {
 			[]networkingv1.NetworkPolicyEgressRule{
 				{To: []networkingv1.NetworkPolicyPeer{g.peer(ns, "egress")}, Ports: tcp(egressProxyPort)}, dns}))
 	}
-	g.add(g.policy("egress", ns, "egress", egressIn, []networkingv1.NetworkPolicyEgressRule{{To: g.outside()}, dns}))
+	g.add(g.policy("egress", ns, "egress", egressIn, append([]networkingv1.NetworkPolicyEgressRule{{To: g.outside()}, dns}, otlp...)))
 
 	// The sandboxes' namespace refuses everything it does not name.
 	g.add(&networkingv1.NetworkPolicy{
@@ -59,8 +63,31 @@ func (g *gen) policies() error {
 	})
 	g.add(g.policy("sandbox", sbns, "sandbox",
 		[]networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{vesselPeer}, Ports: tcp(sandboxPort, sandboxHTTPPort)}},
-		nil))
+		otlp))
 	return nil
+}
+
+// telemetryRules let a workload send its traces to the OTLP receiver's
+// port in the operator's telemetry namespace (none without one).
+func (g *gen) telemetryRules() []networkingv1.NetworkPolicyEgressRule {
+	t := g.d.Telemetry
+	if t.OTLPEndpoint == "" || g.o.TelemetryNamespace == "" {
+		return nil
+	}
+	port := int32(4318)
+	if t.OTLPProtocol == "grpc" {
+		port = 4317
+	}
+	if u, err := url.Parse(t.OTLPEndpoint); err == nil && u.Port() != "" {
+		if p, err := strconv.Atoi(u.Port()); err == nil && p > 0 && p < 65536 {
+			port = int32(p)
+		}
+	}
+	return []networkingv1.NetworkPolicyEgressRule{{
+		To: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{"kubernetes.io/metadata.name": g.o.TelemetryNamespace}}}},
+		Ports: tcp(port),
+	}}
 }
 
 func (g *gen) policy(name, ns, component string, in []networkingv1.NetworkPolicyIngressRule, out []networkingv1.NetworkPolicyEgressRule) *networkingv1.NetworkPolicy {

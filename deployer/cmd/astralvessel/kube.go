@@ -18,7 +18,7 @@ import (
 type kubeFlags struct {
 	namespace, sandboxNS, imagePrefix, pullPolicy, postgres, cnpgStorage string
 	podCIDR, serviceCIDR, nodeCIDR, metadataCIDR, postgresCIDR           string
-	installer, kubeletRoot                                               string
+	installer, kubeletRoot, otlpNamespace                                string
 	replicas, cnpgInstances, metricsPort                                 int
 	serviceMonitor                                                       bool
 }
@@ -39,6 +39,7 @@ func addKubeFlags(fs *flag.FlagSet) *kubeFlags {
 	fs.StringVar(&k.nodeCIDR, "node-cidr", "", "kubernetes: the nodes' ranges")
 	fs.StringVar(&k.metadataCIDR, "metadata-cidr", "169.254.0.0/16", "kubernetes: link-local and cloud metadata ranges")
 	fs.IntVar(&k.metricsPort, "metrics-port", kube.DefaultMetricsPort, "kubernetes: the vessel's metrics and operator API port")
+	fs.StringVar(&k.otlpNamespace, "otlp-namespace", "", "kubernetes: namespace of the [telemetry] OTLP receiver, which the policies then let traces reach")
 	fs.BoolVar(&k.serviceMonitor, "service-monitor", false, "kubernetes: add a Prometheus Operator ServiceMonitor")
 	fs.StringVar(&k.installer, "seccomp-installer-image", "", "kubernetes: an image with sh and cp for a DaemonSet that installs the sandbox seccomp profile on every node")
 	fs.StringVar(&k.kubeletRoot, "kubelet-root", "/var/lib/kubelet", "kubernetes: the kubelet's root directory on the nodes")
@@ -72,6 +73,7 @@ func deployKube(d *spec.Deployment, k *kubeFlags, out, source, seccomp, envFile 
 		CNPGInstances: int32(k.cnpgInstances), CNPGStorage: k.cnpgStorage,
 		PodCIDRs: cidrs(k.podCIDR), ServiceCIDRs: cidrs(k.serviceCIDR), NodeCIDRs: cidrs(k.nodeCIDR),
 		MetadataCIDRs: cidrs(k.metadataCIDR), MetricsPort: int32(k.metricsPort), ServiceMonitor: k.serviceMonitor,
+		TelemetryNamespace:    k.otlpNamespace,
 		SeccompInstallerImage: k.installer, KubeletRoot: k.kubeletRoot, Env: env,
 	})
 	if err != nil {
