@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -189,6 +190,9 @@ func newGen(d *spec.Deployment, o Options) (*gen, error) {
 	if o.Postgres != "" && o.Postgres != PostgresCNPG {
 		return nil, fmt.Errorf("kube: postgres %q: want %q or nothing (task_store as written)", o.Postgres, PostgresCNPG)
 	}
+	if err := checkNames(d, o); err != nil {
+		return nil, err
+	}
 	svcs, err := compose.Services(d, compose.Options{OutDir: o.OutDir, SourceDir: o.SourceDir, SeccompProfile: o.SeccompProfile})
 	if err != nil {
 		return nil, err
@@ -202,6 +206,29 @@ func newGen(d *spec.Deployment, o Options) (*gen, error) {
 	// node and a new profile rolls the sandboxes.
 	name := seccompDir + "/sandbox-" + hex.EncodeToString(sum[:6]) + ".json"
 	return &gen{d: d, o: o, svcs: svcs, seccomp: prof, profile: name}, nil
+}
+
+// checkNames refuses names Kubernetes would: namespaces and Service names
+// are DNS labels of 63 characters at most, and each agent's id is part of
+// a Service name (sandbox-<id>) and an annotation key (fingerprint.<id>).
+func checkNames(d *spec.Deployment, o Options) error {
+	for _, ns := range []string{o.Namespace, o.SandboxNamespace} {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("kube: namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
+	if errs := validation.IsValidLabelValue(d.Vessel.Project); len(errs) > 0 {
+		return fmt.Errorf("kube: [vessel] project %q as a label value: %s", d.Vessel.Project, strings.Join(errs, "; "))
+	}
+	for _, a := range d.Agents {
+		if errs := validation.IsDNS1035Label("sandbox-" + a.ID); len(errs) > 0 {
+			return fmt.Errorf("kube: agent %s: Service sandbox-%s: %s", a.ID, a.ID, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsQualifiedName(annotation("astralvessel.fingerprint." + a.ID)); len(errs) > 0 {
+			return fmt.Errorf("kube: agent %s: %s", a.ID, strings.Join(errs, "; "))
+		}
+	}
+	return nil
 }
 
 // checkRanges insists on the cluster's ranges: without them the egress
