@@ -34,7 +34,9 @@ kc() { inns kubectl --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 
 start() { # name, command...: in the namespace, logs in $RUN/log
   local name=$1; shift
-  inns "$@" >"$RUN/log/$name.log" 2>&1 &
+  # nsenter itself, not through inns: a backgrounded function is a
+  # subshell, and $! would name it instead of the process.
+  nsenter --net="/run/netns/$NS" "$@" >"$RUN/log/$name.log" 2>&1 &
   echo $! >"$RUN/pid/$name"
 }
 
@@ -106,6 +108,8 @@ state = "$RUN/containerd/state"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$TOOLS_IMAGE"
   restrict_oom_score_adj = true
+  # Pods' network namespaces under the state folder, so down finds them.
+  netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -180,7 +184,8 @@ up() {
     --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
     --kubelet-client-certificate "$p/admin.crt" --kubelet-client-key "$p/admin.key" \
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
-    --service-account-issuer https://kubernetes.default.svc --authorization-mode Node,RBAC
+    --service-account-issuer https://kubernetes.default.svc --authorization-mode Node,RBAC \
+    --kubelet-preferred-address-types InternalIP
   wait_for kube-apiserver 60 kc get --raw /readyz
   start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$KUBECONFIG_FILE" \
     --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" --leader-elect=false \
@@ -253,6 +258,8 @@ down() {
   pkill_shims
   restore_sysctls
   ip netns del "$NS" 2>/dev/null || true
+  local m
+  for m in $(grep -o " $RUN/[^ ]*" /proc/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
   for m in $(grep -o " $RUN/[^ ]*" /proc/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$RUN"
 }

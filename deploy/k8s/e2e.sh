@@ -131,7 +131,17 @@ PROBES=(
   "$SB sb-guide $OUTSIDE_IP:8081 refuse a sandbox has no way out"
 )
 
-dial() { kc -n "$1" exec "$2" -- /probe dial "$3" >/dev/null 2>&1; }
+# dial says allow or refuse, and stops the run when the probe itself did
+# not run (an exec failure is neither).
+dial() {
+  local out
+  # The probe's own line; kubectl may add stream warnings on stderr.
+  out=$(kc -n "$1" exec "$2" -- /probe dial "$3" 2>/dev/null || true)
+  if grep -q '^connected' <<<"$out"; then echo allow
+  elif grep -q '^refused:' <<<"$out"; then echo refuse
+  else echo "FAIL: probe from $1/$2 to $3 did not run: $out" >&2; exit 1
+  fi
+}
 
 # run_probes MODE: MODE policy checks every expectation; MODE open
 # counts the refusals that connect once the engine is gone.
@@ -139,7 +149,7 @@ run_probes() {
   local fails=0 opened=0 refusals=0 line ns pod target want what got
   for line in "${PROBES[@]}"; do
     read -r ns pod target want what <<<"$line"
-    if dial "$ns" "$pod" "$target"; then got=allow; else got=refuse; fi
+    got=$(dial "$ns" "$pod" "$target") || exit 1
     if [ "$1" = policy ]; then
       if [ "$got" = "$want" ]; then echo "ok   $what ($got)"; else echo "FAIL $what: $got, want $want"; fails=$((fails + 1)); fi
     elif [ "$want" = refuse ]; then
@@ -153,7 +163,7 @@ run_probes() {
 }
 
 # kube-router enforces within seconds of seeing the policies.
-for _ in $(seq 30); do dial "$SB" sb-guide "$E:3128" || break; sleep 1; done
+for _ in $(seq 30); do [ "$(dial "$SB" sb-guide "$E:3128")" = allow ] || break; sleep 1; done
 run_probes policy || { echo "FAIL: NetworkPolicy probes"; exit 1; }
 echo "== the same probes with the policy engine stopped"
 $C engine off
