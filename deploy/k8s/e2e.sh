@@ -119,6 +119,7 @@ PROBES=(
   "$NS egress 10.213.0.1:6443 refuse egress cannot reach the node (API server)"
   "$NS egress 10.214.0.1:443 refuse egress cannot reach the kubernetes Service"
   "$NS intruder $V:8700 allow any pod reaches the vessel's API"
+  "$NS intruder 10.214.0.1:443 allow a pod no policy selects reaches the kubernetes Service (control)"
   "$NS intruder $G:8600 refuse another pod cannot reach a sandbox"
   "$NS intruder $E:3128 refuse another pod cannot reach the egress's proxy"
   "avprobe-other outsider $G:8600 refuse a pod of another namespace cannot reach a sandbox"
