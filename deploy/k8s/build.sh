@@ -3,9 +3,9 @@
 # packages alone, into .cache/k8s/<version>/bin (kept between runs):
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and
 # kube-proxy from the k8s.io/kubernetes module, kube-router (the
-# NetworkPolicy engine) and avk8s-tools (pause and the probes). The module's zip has no
-# staging/ tree, so its ./staging replaces are dropped and the published
-# k8s.io/* modules of the same release are required instead.
+# NetworkPolicy engine) and avk8s-tools (pause and the probes). The
+# module's zip has no staging/ tree, so its ./staging replaces are dropped
+# and the published k8s.io/* modules of the same release are required.
 #
 # CPU-heavy (about 16 CPU-minutes cold): run it as
 #   flock /tmp/heavy.lock nice -n 19 deploy/k8s/build.sh
