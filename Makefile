@@ -10,7 +10,7 @@ STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 
 .PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules \
-        run images e2e versions bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
+        run images e2e e2e-k8s versions bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
 
 all: build
 
@@ -137,6 +137,13 @@ images:
 ## e2e: the Compose deployment for real: images, up, isolation probes, conformance, down
 e2e:
 	./deploy/e2e.sh
+
+## e2e-k8s: a real single-node Kubernetes built from the module proxy and Debian
+## (deploy/k8s/build.sh, cached in .cache/k8s), the generated manifests through the
+## API server's PodSecurity admission, and the NetworkPolicy probes with the engine
+## on and off. CPU-heavy when cold: run under the heavy lock (docs/kubernetes.md).
+e2e-k8s:
+	./deploy/k8s/e2e.sh
 
 bench-sandbox:
 	$(MAKE) -C sandboxd bench

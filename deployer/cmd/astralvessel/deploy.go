@@ -15,8 +15,8 @@ import (
 func init() {
 	register(&command{
 		name:    "deploy",
-		usage:   "deploy FILE [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F] [--metrics-subnet CIDR]",
-		summary: "write compose.generated.yml and the generated secrets",
+		usage:   "deploy FILE [--target compose|kubernetes] [--out DIR] [--source DIR] [--seccomp FILE] [--env-file F] [--metrics-subnet CIDR]",
+		summary: "write compose.generated.yml (or Kubernetes manifests) and the generated secrets",
 		run:     runDeploy,
 	})
 }
@@ -27,7 +27,9 @@ func runDeploy(args []string, stdout, stderr io.Writer) int {
 	source := fs.String("source", "", "the source tree, holding go.work (default: found above the deployment file)")
 	seccomp := fs.String("seccomp", "", "sandbox seccomp profile (default: SOURCE/"+compose.SeccompRel+")")
 	envFile := fs.String("env-file", "", "read env: references from this file too (default: .env beside FILE, if present)")
-	metricsSubnet := fs.String("metrics-subnet", "", "the internal metrics network's IPv4 /24 (default: one of 10.254.0.0/16 derived from the project name)")
+	metricsSubnet := fs.String("metrics-subnet", "", "Compose: the internal metrics network's IPv4 /24 (default: one of 10.254.0.0/16 derived from the project name)")
+	target := fs.String("target", "compose", "compose or kubernetes (docs/kubernetes.md)")
+	kf := addKubeFlags(fs)
 	pos, code, ok := parseFlags(fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -40,7 +42,19 @@ func runDeploy(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
-	if err := deploy(d, compose.Options{OutDir: *out, SourceDir: *source, SeccompProfile: *seccomp, MetricsSubnet: *metricsSubnet}, usedEnv, stdout); err != nil {
+	var err error
+	switch *target {
+	case "compose":
+		err = deploy(d, compose.Options{OutDir: *out, SourceDir: *source, SeccompProfile: *seccomp, MetricsSubnet: *metricsSubnet}, usedEnv, stdout)
+	case "kubernetes":
+		err = deployTarget(d, *out, *source, *seccomp, func(out, source, seccomp string) error {
+			return deployKube(d, kf, out, source, seccomp, usedEnv, stdout)
+		})
+	default:
+		fmt.Fprintf(stderr, "astralvessel deploy: --target %q: want compose or kubernetes\n", *target)
+		return 2
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "astralvessel deploy: %v\n", err)
 		return 1
 	}
@@ -48,8 +62,16 @@ func runDeploy(args []string, stdout, stderr io.Writer) int {
 }
 
 func deploy(d *spec.Deployment, opts compose.Options, envFile string, stdout io.Writer) error {
+	return deployTarget(d, opts.OutDir, opts.SourceDir, opts.SeccompProfile, func(out, source, seccomp string) error {
+		opts.OutDir, opts.SourceDir, opts.SeccompProfile = out, source, seccomp
+		return deployCompose(d, opts, envFile, stdout)
+	})
+}
+
+// deployTarget fills in the folders and the seccomp profile, then writes
+// one target's files.
+func deployTarget(d *spec.Deployment, out, source, seccomp string, write func(out, source, seccomp string) error) error {
 	var err error
-	out, source := opts.OutDir, opts.SourceDir
 	if out == "" {
 		out = filepath.Dir(d.Path)
 	}
@@ -58,19 +80,23 @@ func deploy(d *spec.Deployment, opts compose.Options, envFile string, stdout io.
 			return err
 		}
 	}
-	opts.OutDir, opts.SourceDir = out, source
-	if opts.SeccompProfile == "" {
-		opts.SeccompProfile = filepath.Join(source, filepath.FromSlash(compose.SeccompRel))
+	if seccomp == "" {
+		seccomp = filepath.Join(source, filepath.FromSlash(compose.SeccompRel))
 	}
-	if opts.SeccompProfile, err = filepath.Abs(opts.SeccompProfile); err != nil {
+	if seccomp, err = filepath.Abs(seccomp); err != nil {
 		return err
 	}
-	if _, err := os.Stat(opts.SeccompProfile); err != nil {
+	if _, err := os.Stat(seccomp); err != nil {
 		return fmt.Errorf("sandbox seccomp profile: %w (pass --seccomp FILE)", err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	return write(out, source, seccomp)
+}
+
+func deployCompose(d *spec.Deployment, opts compose.Options, envFile string, stdout io.Writer) error {
+	out := opts.OutDir
 	// Each service runs as its own uid and reads only its own secrets; only
 	// root can give the files to those uids.
 	_, handedOver, err := compose.WriteSecrets(out, d)
@@ -88,11 +114,7 @@ func deploy(d *spec.Deployment, opts compose.Options, envFile string, stdout io.
 		return err
 	}
 	file := filepath.Join(out, compose.FileName)
-	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, yml, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, file); err != nil {
+	if err := writeAtomic(file, yml, 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s/\n", file, filepath.Join(out, compose.GeneratedDir))

@@ -1,0 +1,379 @@
+// Package kube turns a loaded deployment into Kubernetes manifests: the
+// same processes, arguments, environment, secrets and limits as the
+// Compose file (it starts from compose.Services), placed in a namespace for
+// the services and one for the sandboxes, with NetworkPolicies that play
+// the Compose networks and PodSecurity labels each pod meets.
+package kube
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/astraldeep/astralvessel-go/deployer/compose"
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+)
+
+// File names deploy writes beside deployment.toml (or into --out).
+const (
+	FileName        = "kubernetes.generated.yaml"
+	SecretsFileName = "kubernetes.secrets.generated.yaml"
+)
+
+// Ports and fixed names.
+const (
+	sandboxPort     = 8600
+	sandboxHTTPPort = compose.SandboxHTTPPort
+	egressModelPort = 8080
+	egressProxyPort = 3128
+	searchPort      = 8080
+	// DefaultMetricsPort is the vessel's metrics and operator listener.
+	DefaultMetricsPort = 9464
+	secretsDir         = "/run/secrets"
+	tmpSize            = 64 << 20
+	// seccompDir is where, under the kubelet's seccomp root, the sandbox
+	// profile is installed; Localhost profiles are named relative to it.
+	seccompDir = "astralvessel"
+	partOf     = "astralvessel"
+	// PostgresCNPG asks for a CloudNativePG Cluster as the task store.
+	PostgresCNPG = "cnpg"
+	cnpgName     = "vessel-pg"
+)
+
+// PodSecurity levels the namespaces claim. The sandboxes run sandboxd as
+// root with five capabilities so it can give each call its own uid:
+// "restricted" refuses both, "baseline" allows exactly that.
+const (
+	levelRestricted = "restricted"
+	levelBaseline   = "baseline"
+	levelPrivileged = "privileged"
+)
+
+// Options say where the cluster's ranges are and what to generate.
+type Options struct {
+	// OutDir and SourceDir are as in compose.Options; the secrets are read
+	// from OutDir/.generated (compose.WriteSecrets writes them first).
+	OutDir, SourceDir string
+	// SeccompProfile is the sandbox seccomp profile on this machine; its
+	// content names the Localhost profile the sandboxes use.
+	SeccompProfile string
+	// Namespace holds the vessel, egress and search (default the project);
+	// SandboxNamespace the sandboxes (default Namespace + "-sandboxes").
+	Namespace, SandboxNamespace string
+	// ImagePrefix is put before each image name (a registry path, with
+	// its trailing slash); PullPolicy defaults to IfNotPresent.
+	ImagePrefix string
+	PullPolicy  corev1.PullPolicy
+	// Replicas of the vessel: default 2 on PostgreSQL, 1 on SQLite (which
+	// allows no more).
+	Replicas int32
+	// Postgres is "" (task_store as written: an external DSN, or SQLite)
+	// or PostgresCNPG. PostgresCIDRs are where an external server is, for
+	// the vessel's NetworkPolicy.
+	Postgres      string
+	PostgresCIDRs []string
+	CNPGInstances int32
+	CNPGStorage   string
+	// The cluster's own ranges, which the egress must not reach.
+	PodCIDRs, ServiceCIDRs, NodeCIDRs, MetadataCIDRs []string
+	// DNSNamespace and DNSLabels select the cluster DNS pods every service
+	// may ask (default kube-system, k8s-app=kube-dns).
+	DNSNamespace string
+	DNSLabels    map[string]string
+	MetricsPort  int32
+	// TelemetryNamespace is where the OTLP receiver of [telemetry] runs:
+	// the vessel, egress and sandboxes may reach its port there. Without
+	// it the policies keep the traces in.
+	TelemetryNamespace string
+	// ServiceMonitor adds a Prometheus Operator ServiceMonitor.
+	ServiceMonitor bool
+	// SeccompInstallerImage, when set, adds a DaemonSet (in a namespace of
+	// its own, privileged) that copies the profile to every node; the
+	// image needs sh and cp. Without it, deploy/k8s/install-seccomp.sh does
+	// that on each node. KubeletRoot is the kubelet's --root-dir.
+	SeccompInstallerImage string
+	KubeletRoot           string
+	// Env resolves the operator's variables the services are given.
+	Env spec.Env
+}
+
+// Output is what Generate returns: the manifests and, apart, the Secrets.
+type Output struct {
+	Manifests []byte
+	Secrets   []byte
+	// SeccompProfileName is the Localhost profile's path under the
+	// kubelet's seccomp root.
+	SeccompProfileName string
+}
+
+type gen struct {
+	d       *spec.Deployment
+	o       Options
+	svcs    map[string]compose.Service
+	objs    []runtime.Object // manifests, in order
+	secrets []runtime.Object
+	seccomp []byte // the profile's content
+	profile string // its Localhost name
+}
+
+// Generate returns the manifests for d.
+func Generate(d *spec.Deployment, o Options) (*Output, error) {
+	g, err := newGen(d, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.build(); err != nil {
+		return nil, err
+	}
+	head := "# Generated by astralvessel deploy --target kubernetes from " + filepath.Base(d.Path) + "; do not edit, run deploy again.\n"
+	man, err := encode(head, g.objs)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := encode(head+"# Secrets: keep this file as you keep the .env beside deployment.toml.\n", g.secrets)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Manifests: man, Secrets: sec, SeccompProfileName: g.profile}, nil
+}
+
+func newGen(d *spec.Deployment, o Options) (*gen, error) {
+	if o.Namespace == "" {
+		o.Namespace = d.Vessel.Project
+	}
+	if o.SandboxNamespace == "" {
+		o.SandboxNamespace = o.Namespace + "-sandboxes"
+	}
+	if o.SandboxNamespace == o.Namespace {
+		return nil, errors.New("kube: the sandboxes need a namespace of their own (PodSecurity baseline, not restricted)")
+	}
+	if o.PullPolicy == "" {
+		o.PullPolicy = corev1.PullIfNotPresent
+	}
+	if o.MetricsPort == 0 {
+		o.MetricsPort = DefaultMetricsPort
+	}
+	if o.DNSNamespace == "" {
+		o.DNSNamespace = "kube-system"
+	}
+	if o.DNSLabels == nil {
+		o.DNSLabels = map[string]string{"k8s-app": "kube-dns"}
+	}
+	if o.KubeletRoot == "" {
+		o.KubeletRoot = "/var/lib/kubelet"
+	}
+	if o.CNPGInstances == 0 {
+		o.CNPGInstances = 2
+	}
+	if o.CNPGStorage == "" {
+		o.CNPGStorage = "1Gi"
+	}
+	if o.Env == nil {
+		o.Env = func(string) (string, bool) { return "", false }
+	}
+	if err := checkRanges(&o); err != nil {
+		return nil, err
+	}
+	if o.Postgres != "" && o.Postgres != PostgresCNPG {
+		return nil, fmt.Errorf("kube: postgres %q: want %q or nothing (task_store as written)", o.Postgres, PostgresCNPG)
+	}
+	if err := checkNames(d, o); err != nil {
+		return nil, err
+	}
+	svcs, err := compose.Services(d, compose.Options{OutDir: o.OutDir, SourceDir: o.SourceDir, SeccompProfile: o.SeccompProfile})
+	if err != nil {
+		return nil, err
+	}
+	prof, err := os.ReadFile(o.SeccompProfile)
+	if err != nil {
+		return nil, fmt.Errorf("kube: sandbox seccomp profile: %w", err)
+	}
+	sum := sha256.Sum256(prof)
+	// Named by content, so deployments with different profiles share a
+	// node and a new profile rolls the sandboxes.
+	name := seccompDir + "/sandbox-" + hex.EncodeToString(sum[:6]) + ".json"
+	return &gen{d: d, o: o, svcs: svcs, seccomp: prof, profile: name}, nil
+}
+
+// checkNames refuses names Kubernetes would: namespaces and Service names
+// are DNS labels of 63 characters at most, and each agent's id is part of
+// a Service name (sandbox-<id>) and an annotation key (fingerprint.<id>).
+func checkNames(d *spec.Deployment, o Options) error {
+	for _, ns := range []string{o.Namespace, o.SandboxNamespace} {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("kube: namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
+	if errs := validation.IsValidLabelValue(d.Vessel.Project); len(errs) > 0 {
+		return fmt.Errorf("kube: [vessel] project %q as a label value: %s", d.Vessel.Project, strings.Join(errs, "; "))
+	}
+	for _, a := range d.Agents {
+		if errs := validation.IsDNS1035Label("sandbox-" + a.ID); len(errs) > 0 {
+			return fmt.Errorf("kube: agent %s: Service sandbox-%s: %s", a.ID, a.ID, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsQualifiedName(annotation("astralvessel.fingerprint." + a.ID)); len(errs) > 0 {
+			return fmt.Errorf("kube: agent %s: %s", a.ID, strings.Join(errs, "; "))
+		}
+	}
+	return nil
+}
+
+// checkRanges insists on the cluster's ranges: without them the egress
+// policy would open the cluster itself to the web proxy.
+func checkRanges(o *Options) error {
+	if len(o.MetadataCIDRs) == 0 {
+		o.MetadataCIDRs = []string{"169.254.0.0/16"}
+	}
+	named := map[string][]string{"pod": o.PodCIDRs, "service": o.ServiceCIDRs, "node": o.NodeCIDRs, "metadata": o.MetadataCIDRs}
+	for _, what := range []string{"pod", "service", "node", "metadata"} {
+		if len(named[what]) == 0 {
+			return fmt.Errorf("kube: the cluster's %s range is needed (--%s-cidr) so the egress cannot reach it", what, what)
+		}
+		for _, c := range named[what] {
+			if _, err := netip.ParsePrefix(c); err != nil {
+				return fmt.Errorf("kube: %s range %q: %w", what, c, err)
+			}
+		}
+	}
+	for _, c := range o.PostgresCIDRs {
+		if _, err := netip.ParsePrefix(c); err != nil {
+			return fmt.Errorf("kube: postgres range %q: %w", c, err)
+		}
+	}
+	return nil
+}
+
+func (g *gen) build() error {
+	g.namespaces()
+	if err := g.vessel(); err != nil {
+		return err
+	}
+	if err := g.egress(); err != nil {
+		return err
+	}
+	if _, ok := g.svcs["search"]; ok {
+		if err := g.search(); err != nil {
+			return err
+		}
+	}
+	for _, a := range g.d.Agents {
+		if err := g.sandbox(a.ID); err != nil {
+			return err
+		}
+	}
+	if err := g.policies(); err != nil {
+		return err
+	}
+	g.seccompInstaller()
+	return nil
+}
+
+func (g *gen) add(o ...runtime.Object) { g.objs = append(g.objs, o...) }
+
+func (g *gen) namespaces() {
+	g.add(namespace(g.o.Namespace, levelRestricted), namespace(g.o.SandboxNamespace, levelBaseline))
+}
+
+func namespace(name, level string) *corev1.Namespace {
+	return &corev1.Namespace{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"app.kubernetes.io/part-of":          partOf,
+			"pod-security.kubernetes.io/enforce": level,
+			"pod-security.kubernetes.io/audit":   level,
+			"pod-security.kubernetes.io/warn":    level,
+		}},
+	}
+}
+
+func meta(name, ns string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
+}
+
+// labels are a component's labels; selector the ones its pods are found by.
+func (g *gen) labels(component, agent string) map[string]string {
+	l := g.selector(component, agent)
+	l["app.kubernetes.io/part-of"] = partOf
+	l["app.kubernetes.io/name"] = component
+	return l
+}
+
+func (g *gen) selector(component, agent string) map[string]string {
+	l := map[string]string{"app.kubernetes.io/instance": g.d.Vessel.Project, "app.kubernetes.io/component": component}
+	if agent != "" {
+		l["astralvessel/agent"] = agent
+	}
+	return l
+}
+
+// encode writes the objects as one YAML stream.
+func encode(head string, objs []runtime.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(head)
+	for _, o := range objs {
+		// Through a map, to leave out what only the cluster writes: the
+		// empty status and creationTimestamp.
+		j, err := json.Marshal(o)
+		if err != nil {
+			return nil, fmt.Errorf("kube: encode: %w", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(j, &m); err != nil {
+			return nil, fmt.Errorf("kube: encode: %w", err)
+		}
+		delete(m, "status")
+		if md, ok := m["metadata"].(map[string]any); ok {
+			delete(md, "creationTimestamp")
+		}
+		spec, _ := m["spec"].(map[string]any)
+		if tpl, ok := spec["template"].(map[string]any); ok {
+			if md, ok := tpl["metadata"].(map[string]any); ok {
+				delete(md, "creationTimestamp")
+			}
+		}
+		b, err := yaml.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("kube: encode: %w", err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	return buf.Bytes(), nil
+}
+
+func sha(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write(p)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// annotation turns a Compose label (astralvessel.fingerprint.x) into an
+// annotation key (astralvessel/fingerprint.x).
+func annotation(label string) string {
+	return "astralvessel/" + strings.TrimPrefix(label, "astralvessel.")
+}
