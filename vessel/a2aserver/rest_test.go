@@ -35,7 +35,14 @@ func (h *harness) cardClient(agent string, binding a2a.TransportProtocol) *a2acl
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	opts := []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled()}
+	return h.cardClientWith(card, binding)
+}
+
+// cardClientWith builds an a2a-go client that speaks only binding, from
+// card, with interceptors.
+func (h *harness) cardClientWith(card *a2a.AgentCard, binding a2a.TransportProtocol, icp ...a2aclient.CallInterceptor) *a2aclient.Client {
+	h.t.Helper()
+	opts := []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled(), a2aclient.WithCallInterceptors(icp...)}
 	switch binding {
 	case a2a.TransportProtocolJSONRPC:
 		opts = append(opts, a2aclient.WithJSONRPCTransport(h.httpc))

@@ -304,8 +304,10 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	pushes, _ := s.cfg.Store.(store.PushBackend)
 	_, queuing := s.cfg.Store.(store.PushQueuing)
 	pushOn := s.cfg.Outbox != nil && pushes != nil && queuing
+	tokens := issuerTrusts(s.cfg.Deployment, a.ID)
 	card := BuildCard(a, s.base)
 	setPushCapability(card, pushOn)
+	cardSecurity(card, tokens)
 	if s.cfg.GRPCAddress != "" {
 		card.SupportedInterfaces = append(card.SupportedInterfaces, grpcInterface(s.cfg.GRPCAddress, a.ID))
 	}
@@ -421,6 +423,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	ag.grpc = a2agrpc.NewHandler(h)
 	card03 := BuildCard(a, s.base)
 	setPushCapability(card03, pushOn)
+	cardSecurity(card03, tokens)
 	v03, err := a2acompat.CardV03JSON(context.Background(), card03, s.base+"/agents/"+a.ID)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
