@@ -23,7 +23,7 @@ func TestCardSecuritySchemes(t *testing.T) {
 	}
 	var card struct {
 		Schemes map[string]map[string]map[string]any `json:"securitySchemes"`
-		Reqs    []map[string]map[string][]string    `json:"securityRequirements"`
+		Reqs    []map[string]map[string][]string     `json:"securityRequirements"`
 	}
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
