@@ -32,6 +32,7 @@ var checks = []namedCheck{
 	{"auth", checkGRPCRefusals, false},
 	{"jsonrpc", checkJSONRPC, false},
 	{"jsonrpc", checkEnvelope, false},
+	{"card", checkSecurity, true},
 	{"stream", checkStream, true},
 	{"send", checkSend, true},
 	{"transcript", checkTranscript, true},
@@ -798,6 +799,11 @@ func checkTasks(ctx context.Context, e *env, r *reporter) {
 			}
 			r.check("subscribe: "+method+" on a finished task", err, "-32004 unsupported operation")
 		}
+		code, err := e.subscribeCode(ctx, "SubscribeToTask", e.run+"-no-such-task")
+		if err == nil && code != -32001 {
+			err = fmt.Errorf("code %d, want -32001", code)
+		}
+		r.check("subscribe: SubscribeToTask on an unknown task", err, "-32001 task not found")
 	}
 	r.check("tasks: unknown task", e.wantNotFound(e.rpc(ctx, e.cfg.Agent, "GetTask", obj{"id": e.run + "-no-such-task"}, e.me, nil)), "-32001")
 }

@@ -33,14 +33,14 @@ const bindingGRPC = "GRPC"
 // their code must be the one docs/a2a.md gives for their ErrorInfo reason.
 func (e *env) grpcMode() bool { return e.binding == bindingGRPC }
 
-// grpcCodes is the gRPC code each A2A error reason must have (a2a-go's
-// mapping, docs/a2a.md).
+// grpcCodes is the gRPC code each A2A error reason must have (A2A 1.0
+// §5.4, docs/a2a.md).
 var grpcCodes = map[string]codes.Code{
 	"PARSE_ERROR": codes.InvalidArgument, "INVALID_REQUEST": codes.InvalidArgument, "INVALID_PARAMS": codes.InvalidArgument,
 	"METHOD_NOT_FOUND": codes.Unimplemented, "INTERNAL_ERROR": codes.Internal, "TASK_NOT_FOUND": codes.NotFound,
-	"TASK_NOT_CANCELABLE": codes.FailedPrecondition, "PUSH_NOTIFICATION_NOT_SUPPORTED": codes.FailedPrecondition,
-	"UNSUPPORTED_OPERATION": codes.FailedPrecondition, "EXTENDED_AGENT_CARD_NOT_CONFIGURED": codes.FailedPrecondition,
-	"VERSION_NOT_SUPPORTED": codes.FailedPrecondition, "UNAUTHENTICATED": codes.Unauthenticated,
+	"TASK_NOT_CANCELABLE": codes.FailedPrecondition, "PUSH_NOTIFICATION_NOT_SUPPORTED": codes.Unimplemented,
+	"UNSUPPORTED_OPERATION": codes.Unimplemented, "EXTENDED_AGENT_CARD_NOT_CONFIGURED": codes.FailedPrecondition,
+	"VERSION_NOT_SUPPORTED": codes.Unimplemented, "UNAUTHENTICATED": codes.Unauthenticated,
 	"UNAUTHORIZED": codes.PermissionDenied,
 }
 

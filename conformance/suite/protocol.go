@@ -280,6 +280,11 @@ func (e *env) subscribeCode(ctx context.Context, method, taskID string) (int, er
 		return 0, err
 	}
 	if len(frames) > 0 {
+		if e.rest() {
+			// A2A 1.0 §11.6: an error known before the stream starts is
+			// the HTTP status, not an SSE error frame.
+			return 0, fmt.Errorf("HTTP %d and an SSE %s frame, want the error's HTTP status with its body", res.status, frames[0].kind)
+		}
 		if frames[0].kind != "error" {
 			return 0, fmt.Errorf("the first frame is a %s, want an error", frames[0].kind)
 		}

@@ -255,7 +255,8 @@ func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, err
 	}
 	defer release()
-	return handler(ctx, req)
+	resp, err = handler(ctx, req)
+	return resp, specCode(err)
 }
 
 func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
@@ -263,7 +264,7 @@ func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	defer func() { done(err) }()
 	as := &admittedStream{ServerStream: ss, s: s, base: ctx, method: info.FullMethod}
 	defer as.release()
-	return handler(srv, as)
+	return specCode(handler(srv, as))
 }
 
 // grpcAudit gives a gRPC call an audit note, as audited does for the HTTP

@@ -85,7 +85,7 @@ func TestGRPCRefusals(t *testing.T) {
 		{"ungranted agent", "reader", md("authorization", auth1, "x-vessel-user", "alice"), codes.PermissionDenied, "UNAUTHORIZED", a2a.ProtocolDomain, a2a.ErrUnauthorized, true},
 		{"sandbox down", "broken", md("authorization", "Bearer "+h.keyApp2, "x-vessel-user", "alice"), codes.Unavailable, "AGENT_UNAVAILABLE", a2aserver.ErrorDomain, nil, false},
 		{"unknown agent", "nobody", md("authorization", auth1, "x-vessel-user", "alice"), codes.NotFound, "AGENT_NOT_FOUND", a2aserver.ErrorDomain, nil, false},
-		{"version 0.3", "field-guide", md("authorization", auth1, "x-vessel-user", "alice", "a2a-version", "0.3"), codes.FailedPrecondition, "VERSION_NOT_SUPPORTED", a2a.ProtocolDomain, nil, false},
+		{"version 0.3", "field-guide", md("authorization", auth1, "x-vessel-user", "alice", "a2a-version", "0.3"), codes.Unimplemented, "VERSION_NOT_SUPPORTED", a2a.ProtocolDomain, nil, false},
 	}
 	for _, c := range cases {
 		_, err := cl.SendMessage(c.ctx, grpcSend(c.agent, "hi"))
@@ -190,7 +190,7 @@ func TestGRPCOwnersAndErrors(t *testing.T) {
 	if err == nil {
 		_, err = sub.Recv()
 	}
-	checkGRPCStatus(t, "subscribe to a finished task", err, codes.FailedPrecondition, "UNSUPPORTED_OPERATION", a2a.ProtocolDomain)
+	checkGRPCStatus(t, "subscribe to a finished task", err, codes.Unimplemented, "UNSUPPORTED_OPERATION", a2a.ProtocolDomain)
 
 	// Scopes narrow over gRPC as over HTTP: with tools:read only, bash is
 	// not offered, so the scripted bash call never reaches the sandbox.

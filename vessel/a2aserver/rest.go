@@ -92,33 +92,61 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 }
 
 // restStatusWriter corrects the HTTP status of the SDK's REST errors where
-// a2a-go v2.4.0 departs from A2A 1.0's mapping: TaskNotCancelableError is
-// 409 Conflict (the SDK answers 400). A 400 answer is held until its body
-// is read; every other answer, streams included, passes straight through.
+// a2a-go v2.4.0 departs from A2A 1.0:
+//   - TaskNotCancelableError is 409 Conflict (the SDK answers 400). A 400
+//     answer is held until its body is read.
+//   - An error known before a stream starts (subscribe to a finished or
+//     unknown task, a refused send) is the HTTP status with its
+//     google.rpc.Status body (§11.6); the SDK answers HTTP 200 and one SSE
+//     error frame. A stream's headers are held until its first event is
+//     flushed: an error there becomes the status, anything else (an event,
+//     a keep-alive) starts the stream as the SDK wrote it.
+//
+// Every other answer passes straight through.
 type restStatusWriter struct {
 	http.ResponseWriter
-	held bool
-	buf  bytes.Buffer
+	held   bool // a 400 is held
+	stream int  // streamNone, streamHeld, streamOpen, streamRefused
+	buf    bytes.Buffer
 }
 
+const (
+	streamNone = iota
+	streamHeld
+	streamOpen
+	streamRefused
+)
+
 func (w *restStatusWriter) WriteHeader(code int) {
-	if code == http.StatusBadRequest && !w.held {
+	switch {
+	case code == http.StatusBadRequest && !w.held:
 		w.held = true
+		return
+	case code == http.StatusOK && w.stream == streamNone &&
+		strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream"):
+		w.stream = streamHeld
 		return
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *restStatusWriter) Write(p []byte) (int, error) {
-	if w.held {
+	switch {
+	case w.held || w.stream == streamHeld:
 		return w.buf.Write(p)
+	case w.stream == streamRefused:
+		return len(p), nil // the stream was answered as an error
 	}
 	return w.ResponseWriter.Write(p)
 }
 
-// Flush lets SSE answers stream.
+// Flush lets SSE answers stream; the first flush of a held stream decides
+// what it is.
 func (w *restStatusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.held {
+	if w.stream == streamHeld {
+		w.openStream()
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.held && w.stream != streamRefused {
 		f.Flush()
 	}
 }
@@ -126,7 +154,59 @@ func (w *restStatusWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *restStatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// openStream answers a held stream: as its error's status when its first
+// frame is an error, else as the stream.
+func (w *restStatusWriter) openStream() {
+	first := w.buf.Bytes()
+	if body, status, ok := sseError(first); ok {
+		if fixed, ok := conflictStatus(body); ok {
+			body, status = fixed, http.StatusConflict
+		}
+		h := w.Header()
+		for _, k := range []string{"Cache-Control", "Connection", "X-Accel-Buffering"} {
+			h.Del(k)
+		}
+		h.Set("Content-Type", "application/json")
+		w.ResponseWriter.WriteHeader(status)
+		_, _ = w.ResponseWriter.Write(body)
+		w.stream = streamRefused
+		w.buf.Reset()
+		return
+	}
+	w.ResponseWriter.WriteHeader(http.StatusOK)
+	_, _ = w.ResponseWriter.Write(first)
+	w.stream = streamOpen
+	w.buf.Reset()
+}
+
+// sseError reads an SSE event whose data is a google.rpc.Status error
+// ({"error": {"code": <HTTP status>, ...}}) and returns that JSON and its
+// status.
+func sseError(ev []byte) ([]byte, int, bool) {
+	for _, line := range bytes.Split(ev, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		var v struct {
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(data, &v) != nil || v.Error == nil || v.Error.Code < 400 || v.Error.Code > 599 {
+			return nil, 0, false
+		}
+		return append(bytes.Clone(data), '\n'), v.Error.Code, true
+	}
+	return nil, 0, false
+}
+
 func (w *restStatusWriter) finish() {
+	if w.stream == streamHeld {
+		w.openStream()
+		return
+	}
 	if !w.held {
 		return
 	}

@@ -89,7 +89,7 @@ func TestHealthAgentsCardManifest(t *testing.T) {
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"name", "description", "version", "supportedInterfaces", "capabilities", "defaultInputModes", "defaultOutputModes", "skills", "provider"}
+	want := []string{"name", "description", "version", "supportedInterfaces", "capabilities", "defaultInputModes", "defaultOutputModes", "skills", "provider", "securitySchemes", "securityRequirements"}
 	if len(card) != len(want) {
 		t.Fatalf("card keys: %v", card)
 	}

@@ -162,12 +162,7 @@ func FromGRPCError(err error) error {
 
 	baseErr := a2a.ErrInternalError
 	if reason != "" {
-		for _, mapping := range errorMappings {
-			if a2a.ErrorReason(mapping.err) == reason && s.Code() == mapping.code {
-				baseErr = mapping.err
-				break
-			}
-		}
+		baseErr = errorForReason(reason, s.Code())
 	} else {
 		for _, mapping := range errorMappings {
 			if s.Code() == mapping.code {
@@ -187,4 +182,30 @@ func FromGRPCError(err error) error {
 	errOut.TypedDetails = append(errOut.TypedDetails, typedDetails...)
 
 	return errOut
+}
+
+// errorForReason is the A2A error an ErrorInfo reason names. The reason
+// decides, not the status code: servers map some errors to different codes
+// (A2A 1.0 §5.4 gives UNIMPLEMENTED for UnsupportedOperation,
+// PushNotificationNotSupported and VersionNotSupported, which this package
+// sends as FAILED_PRECONDITION), and either must read as the same error.
+// Where the table holds a reason more than once, the entry with the same
+// code is preferred.
+func errorForReason(reason string, code codes.Code) error {
+	var byReason error
+	for _, mapping := range errorMappings {
+		if a2a.ErrorReason(mapping.err) != reason {
+			continue
+		}
+		if mapping.code == code {
+			return mapping.err
+		}
+		if byReason == nil {
+			byReason = mapping.err
+		}
+	}
+	if byReason == nil {
+		return a2a.ErrInternalError
+	}
+	return byReason
 }
