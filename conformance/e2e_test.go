@@ -73,15 +73,17 @@ func startUp(t *testing.T, bin string, env []string, args ...string) *localUp {
 	if err := up.Start(); err != nil {
 		t.Fatalf("astralvessel up: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- up.Wait() }()
+	// exited reports the exit to waitStack; done tells the cleanup, which
+	// must not wait on exited: waitStack may have taken its one value.
+	exited, done := make(chan error, 1), make(chan struct{})
+	go func() { exited <- up.Wait(); close(done) }()
 	t.Cleanup(func() {
 		_ = up.Process.Signal(syscall.SIGINT)
 		select {
-		case <-exited:
+		case <-done:
 		case <-time.After(30 * time.Second):
 			_ = up.Process.Kill()
-			<-exited
+			<-done
 		}
 		logf.Close()
 		if t.Failed() {
