@@ -11,9 +11,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 )
 
@@ -70,11 +70,11 @@ func TestNoSecretInLogsOrAnswers(t *testing.T) {
 	}))
 	t.Cleanup(model.Close)
 
-	raw, err := cardsig.Generate()
+	raw, err := cardsign.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := cardsig.ParseKeys(raw)
+	keys, err := cardsign.ParseKeys(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
