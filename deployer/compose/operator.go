@@ -32,11 +32,13 @@ const (
 	// RecordsDir, beside the Compose file, holds one folder per service
 	// writing records, mounted at /records.
 	RecordsDir = "records"
+	// RecordsMount is where a service sees its records folder.
+	RecordsMount = "/records"
 
 	VesselMetricsPort  = 9700
 	EgressMetricsPort  = 9701
 	SandboxMetricsPort = 9702
-	recordsMount       = "/records"
+	recordsMount       = RecordsMount
 )
 
 // MetricsSubnet derives a deployment's metrics subnet from its project

@@ -207,7 +207,9 @@ func TestSandboxPod(t *testing.T) {
 		if scratch == nil || scratch.Medium != corev1.StorageMediumMemory || scratch.SizeLimit.Value() != int64(d.Agents[0].Sandbox.Scratch) {
 			t.Errorf("scratch %+v", scratch)
 		}
-		if !strings.Contains(strings.Join(c.Args, " "), "--uid-range 100000:4096") {
+		// The agent's call uid range as LoadDeployment resolved it
+		// ([call_uids], or derived from the project), as Compose has it.
+		if !strings.Contains(strings.Join(c.Args, " "), "--uid-range "+d.Agents[0].Sandbox.UIDs.String()) {
 			t.Errorf("args %v", c.Args)
 		}
 	}

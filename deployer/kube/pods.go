@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,6 +145,13 @@ func (g *gen) env(p pod) ([]corev1.EnvVar, map[string]string, error) {
 			continue
 		}
 		v, ref := compose.Literal(p.svc.Environment[k])
+		if strings.HasSuffix(k, "_METRICS_LISTEN") {
+			// Compose binds each listener to its fixed address on the
+			// metrics network; a pod listens on its own address.
+			if _, port, err := net.SplitHostPort(v); err == nil {
+				v = net.JoinHostPort("0.0.0.0", port)
+			}
+		}
 		if ref == "" {
 			out = append(out, corev1.EnvVar{Name: k, Value: v})
 			continue
@@ -191,6 +199,20 @@ func (g *gen) volumes(p pod) ([]corev1.Volume, []corev1.VolumeMount, map[string]
 			}
 			vols = append(vols, corev1.Volume{Name: "data", VolumeSource: *p.data})
 			mounts = append(mounts, corev1.VolumeMount{Name: "data", MountPath: target})
+		case target == compose.RecordsMount && strings.HasPrefix(src, "./"+compose.RecordsDir+"/"):
+			// The usage log and audit streams: a node-disk volume of the
+			// pod's own (Kubernetes has no host folder a restricted pod may
+			// write); a log shipper collects them (docs/kubernetes.md).
+			vols = append(vols, corev1.Volume{Name: "records", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+				SizeLimit: resource.NewQuantity(recordsSize, resource.BinarySI)}}})
+			mounts = append(mounts, corev1.VolumeMount{Name: "records", MountPath: target})
+		case src == compose.UIDLockDir && target == compose.UIDLockDir:
+			// sandboxd's uid range reservation: a hostPath is refused at
+			// PodSecurity baseline, so the reservation is the pod's own;
+			// ranges differ per deployment (derived from the project) and
+			// a turn's processes are ended by its cgroup (docs/kubernetes.md).
+			vols = append(vols, emptyDir("uids", 1<<20))
+			mounts = append(mounts, corev1.VolumeMount{Name: "uids", MountPath: target})
 		default:
 			host := src
 			if !filepath.IsAbs(host) {
@@ -239,6 +261,10 @@ func resources(mem int64) corev1.ResourceRequirements {
 		Requests: corev1.ResourceList{corev1.ResourceMemory: q, corev1.ResourceCPU: resource.MustParse("50m")},
 	}
 }
+
+// recordsSize bounds a pod's records volume (usage log, audit streams; rotated
+// by the services themselves).
+const recordsSize = 1 << 30
 
 func emptyDir(name string, size int64) corev1.Volume {
 	q := resource.NewQuantity(size, resource.BinarySI)

@@ -161,7 +161,7 @@ func fakeStack(t *testing.T, agent *fakeAgent) (*httptest.Server, string) {
 		if r.URL.Path == "/agents/birds/.well-known/agent-card.json" {
 			g := a2a.NewAgentInterface(grpcAddr, a2a.TransportProtocolGRPC)
 			g.Tenant = "birds"
-			_ = json.NewEncoder(w).Encode(&a2a.AgentCard{Name: "Birds", SupportedInterfaces: []*a2a.AgentInterface{g}})
+			_ = json.NewEncoder(w).Encode(&a2a.AgentCard{Name: "birds", SupportedInterfaces: []*a2a.AgentInterface{g}})
 			return
 		}
 		if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("X-Vessel-User") != "local" {
