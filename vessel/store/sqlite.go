@@ -225,13 +225,43 @@ func (b *sqliteBackend) Ping(ctx context.Context) error {
 	if failing == nil {
 		return nil
 	}
-	// Writes failed: try one now. With the agents out of service no turn
-	// writes, and nothing else might ever show the disk has room again.
+	// Writes failed: try the kept ends now, then (with none kept) one write
+	// of our own. With the agents out of service no turn writes, and nothing
+	// else might ever show the disk has room again; while an end is still
+	// kept only in memory the store is not healthy, whatever else succeeds.
+	b.flush(ctx)
+	if b.hasUnsaved() {
+		b.failMu.Lock()
+		failing = b.writeErr
+		b.failMu.Unlock()
+		return fmt.Errorf("sqlite: writes fail: %w", failing)
+	}
 	if err := b.probeWrite(ctx); err != nil {
 		return fmt.Errorf("sqlite: writes fail: %w", err)
 	}
 	b.noteWrite(nil)
 	return nil
+}
+
+// hasUnsaved reports whether any task end is kept only in memory.
+func (b *sqliteBackend) hasUnsaved() bool {
+	b.mu.Lock()
+	stores := make([]*sqliteStore, 0, len(b.stores))
+	for _, s := range b.stores {
+		stores = append(stores, s)
+	}
+	b.mu.Unlock()
+	for _, s := range stores {
+		s.mu.Lock()
+		for _, lt := range s.live {
+			if lt.unsaved {
+				s.mu.Unlock()
+				return true
+			}
+		}
+		s.mu.Unlock()
+	}
+	return false
 }
 
 // probeWrite writes one row of a table of its own, to learn whether the
