@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
 	github.com/astraldeep/astralvessel-go/proto v0.0.0-00010101000000-000000000000
+	github.com/astraldeep/astralvessel-go/runtime v0.0.0-00010101000000-000000000000
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/prometheus/client_golang v1.25.0
@@ -52,4 +53,5 @@ require (
 replace (
 	github.com/astraldeep/astralvessel-go/deployer => ../deployer
 	github.com/astraldeep/astralvessel-go/proto => ../proto
+	github.com/astraldeep/astralvessel-go/runtime => ../runtime
 )

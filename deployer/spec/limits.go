@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/astraldeep/astralvessel-go/deployer/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/domains"
 )
 
 // Limits is the [limits] table: how much work callers may start at once
@@ -119,7 +119,7 @@ func (v *validator) limits() {
 // Web is an agent's [agents.web] table: which names its web tools may ask
 // the egress for (docs/egress.md). Allow, when not empty, is the only
 // names reachable; Deny is refused even when Allow covers it. Entries are
-// exact names or "*." wildcards of whole labels (deployer/domains). Mode
+// exact names or "*." wildcards of whole labels (runtime/domains). Mode
 // is "enforce" (the default) or "report": log what would be refused and
 // let it through.
 type Web struct {

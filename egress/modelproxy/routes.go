@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
 )
 
 // Route is one named upstream besides the default one ([models.<name>]):

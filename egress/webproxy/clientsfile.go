@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/astraldeep/astralvessel-go/deployer/domains"
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
 )
 
 // ClientsFile is the JSON document VESSEL_EGRESS_WEB_CLIENTS_FILE holds:
