@@ -1,10 +1,6 @@
 package spec
 
-import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-)
+import "github.com/astraldeep/astralvessel-go/runtime/tokens"
 
 // This file fixes the package's public API that the vessel and sandboxd build
 // against. The deployer owns the implementation behind it.
@@ -19,8 +15,4 @@ type ByteSize int64
 // DeriveToken derives a per-purpose secret from a master secret, so the
 // deployer writes one master token for the vessel and each sandbox gets only
 // its own: DeriveToken(master, "sandbox/"+agentID).
-func DeriveToken(master, label string) string {
-	m := hmac.New(sha256.New, []byte(master))
-	m.Write([]byte(label))
-	return hex.EncodeToString(m.Sum(nil))
-}
+func DeriveToken(master, label string) string { return tokens.DeriveToken(master, label) }
