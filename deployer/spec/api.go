@@ -1,6 +1,9 @@
 package spec
 
-import "github.com/astraldeep/astralvessel-go/runtime/tokens"
+import (
+	"github.com/astraldeep/astralvessel-go/runtime/bytesize"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
+)
 
 // This file fixes the package's public API that the vessel and sandboxd build
 // against. The deployer owns the implementation behind it.
@@ -8,9 +11,12 @@ import "github.com/astraldeep/astralvessel-go/runtime/tokens"
 // Env looks up an environment variable; os.LookupEnv fits.
 type Env func(name string) (string, bool)
 
-// ByteSize is a size in bytes, written in TOML as an integer or a string
-// such as "512MB", "1GiB" or "64k".
-type ByteSize int64
+// ByteSize is a size in bytes (runtime/bytesize, which the services'
+// flags share).
+type ByteSize = bytesize.Size
+
+// ParseByteSize is bytesize.Parse.
+func ParseByteSize(s string) (ByteSize, error) { return bytesize.Parse(s) }
 
 // DeriveToken derives a per-purpose secret from a master secret, so the
 // deployer writes one master token for the vessel and each sandbox gets only

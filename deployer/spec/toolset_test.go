@@ -1,0 +1,45 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+)
+
+// TestToolsetOfExamples: the notebook's stdio MCP server and the field
+// guide's command tool reach sandboxd as the package declares them, and
+// the JSON round trip keeps them.
+func TestToolsetOfExamples(t *testing.T) {
+	nb, err := LoadPackage(filepath.Join("..", "..", "examples", "notebook"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := nb.Toolset()
+	mcp := s.StdioMCP("notes")
+	if mcp == nil || mcp.MCP == nil || !reflect.DeepEqual(mcp.MCP.Command, []string{"{package}/bin/notes-mcp", "--dir", "notes"}) ||
+		mcp.MCP.Env["NOTES_LANG"] != "en" {
+		t.Fatalf("notes server: %+v", mcp)
+	}
+	fg, err := LoadPackage(filepath.Join("..", "..", "examples", "field-guide"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = fg.Toolset()
+	if len(s.Declared) != 1 || s.Declared[0].Name != fg.Declared[0].Name || !reflect.DeepEqual(s.Declared[0].Command, fg.Declared[0].Command) {
+		t.Fatalf("field guide tools: %+v, want %+v", s.Declared, fg.Declared)
+	}
+	if !reflect.DeepEqual(s.Tools.Enabled, fg.Tools.Enabled) || !reflect.DeepEqual(s.Output.Files, fg.Output.Files) {
+		t.Fatalf("built-ins %v files %v, want %v %v", s.Tools.Enabled, s.Output.Files, fg.Tools.Enabled, fg.Output.Files)
+	}
+	back, err := toolset.Parse(s.Encode())
+	if err != nil || !reflect.DeepEqual(back, s) {
+		t.Fatalf("round trip: %+v, %v; want %+v", back, err, s)
+	}
+	var none *Manifest
+	if none.Toolset() != nil {
+		t.Fatal("no manifest, no tool set")
+	}
+}
