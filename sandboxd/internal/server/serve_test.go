@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/runtime/audit"
 	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
@@ -88,15 +87,16 @@ func newEnvWithBin(t *testing.T, o envOpts, build func() (string, error), name s
 	return e
 }
 
-// The notebook example as deploy hands it to sandboxd (--tools): its tools/notes.toml runs the
-// example server, which writes its notes in the turn's workspace as the
-// turn's user.
+// notebookTools is the notebook example's tools as deploy hands them to
+// sandboxd (--tools; deployer/spec TestToolsetOfExamples derives the same
+// from its tools/notes.toml).
+var notebookTools = &toolset.Set{MCP: []toolset.Tool{{Name: "notes", MCP: &toolset.StdioMCP{
+	Command: []string{"{package}/bin/notes-mcp", "--dir", "notes"}, Env: map[string]string{"NOTES_LANG": "en"}}}}}
+
+// The notebook example: its MCP server writes its notes in the turn's
+// workspace as the turn's user.
 func TestServeNotebookExample(t *testing.T) {
-	m, err := spec.LoadPackage(filepath.Join(examples(), "notebook"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvWithBin(t, envOpts{manifest: m.Toolset()}, notesMCP, "notes-mcp")
+	e := newEnvWithBin(t, envOpts{manifest: notebookTools}, notesMCP, "notes-mcp")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := e.serve(ctx, "turn-notes", "notes", 0)
