@@ -2,7 +2,7 @@
 # `make run` starts the local stack and asks it a question; `make test` runs the tests.
 
 SHELL := /bin/bash
-MODULES := proto deployer vessel vessel/client sandboxd egress conformance stress examples/notes-mcp
+MODULES := proto runtime deployer vessel vessel/client sandboxd egress conformance stress examples/notes-mcp
 BIN := $(CURDIR)/.cache/bin
 # staticcheck 2026.2.2
 STATICCHECK_VERSION := v0.8.2

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
+	github.com/astraldeep/astralvessel-go/runtime v0.0.0-00010101000000-000000000000
 	github.com/elazarl/goproxy v1.9.4
 	github.com/prometheus/client_golang v1.25.0
 	go.opentelemetry.io/otel v1.47.0
@@ -48,5 +49,6 @@ require (
 
 replace (
 	github.com/astraldeep/astralvessel-go/deployer => ../deployer
+	github.com/astraldeep/astralvessel-go/runtime => ../runtime
 	github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
 )

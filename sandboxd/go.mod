@@ -3,8 +3,8 @@ module github.com/astraldeep/astralvessel-go/sandboxd
 go 1.26.0
 
 require (
-	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
 	github.com/astraldeep/astralvessel-go/proto v0.0.0-00010101000000-000000000000
+	github.com/astraldeep/astralvessel-go/runtime v0.0.0-00010101000000-000000000000
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/prometheus/client_golang v1.25.0
@@ -27,7 +27,6 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
@@ -50,6 +49,6 @@ require (
 )
 
 replace (
-	github.com/astraldeep/astralvessel-go/deployer => ../deployer
 	github.com/astraldeep/astralvessel-go/proto => ../proto
+	github.com/astraldeep/astralvessel-go/runtime => ../runtime
 )

@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/astraldeep/astralvessel-go/runtime v0.0.0-00010101000000-000000000000 // indirect
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
 	github.com/goccy/go-json v0.11.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -37,6 +38,7 @@ require (
 
 replace (
 	github.com/astraldeep/astralvessel-go/deployer => ../deployer
+	github.com/astraldeep/astralvessel-go/runtime => ../runtime
 	github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
 )
 

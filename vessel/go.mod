@@ -7,6 +7,7 @@ require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/astraldeep/astralvessel-go/deployer v0.0.0-00010101000000-000000000000
 	github.com/astraldeep/astralvessel-go/proto v0.0.0-00010101000000-000000000000
+	github.com/astraldeep/astralvessel-go/runtime v0.0.0-00010101000000-000000000000
 	github.com/astraldeep/astralvessel-go/vessel/client v0.0.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/gowebpki/jcs v1.0.2
@@ -100,6 +101,7 @@ require (
 replace (
 	github.com/astraldeep/astralvessel-go/deployer => ../deployer
 	github.com/astraldeep/astralvessel-go/proto => ../proto
+	github.com/astraldeep/astralvessel-go/runtime => ../runtime
 	github.com/astraldeep/astralvessel-go/vessel/client => ./client
 )
 

@@ -562,6 +562,8 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 	s.Environment = map[string]string{
 		"VESSEL_SANDBOX_TOKEN_FILE": tokPath,
 		"VESSEL_FINGERPRINT":        fp,
+		// What calls may run, from the package: sandboxd reads no TOML.
+		"VESSEL_SANDBOX_TOOLS": escape(a.Manifest.Toolset().Encode()),
 	}
 	// The scratch root belongs to root and is only searchable by others:
 	// a call (another uid) can reach its own workspace but cannot chmod,

@@ -144,9 +144,9 @@ func TestSandboxHoldsNoSecretOrReference(t *testing.T) {
 	f := composeOf(t, d, src)
 	for _, a := range []string{"alpha", "beta"} {
 		s := f.Services["sandbox-"+a]
-		want := []string{"VESSEL_FINGERPRINT", "VESSEL_SANDBOX_AUDIT_LOG", "VESSEL_SANDBOX_METRICS_LISTEN", "VESSEL_SANDBOX_TOKEN_FILE"}
+		want := []string{"VESSEL_FINGERPRINT", "VESSEL_SANDBOX_AUDIT_LOG", "VESSEL_SANDBOX_METRICS_LISTEN", "VESSEL_SANDBOX_TOKEN_FILE", "VESSEL_SANDBOX_TOOLS"}
 		if got := keys(s.Environment); !slices.Equal(got, want) {
-			t.Errorf("sandbox-%s environment %v: a sandbox gets its fingerprint, token file, audit log and metrics address only", a, got)
+			t.Errorf("sandbox-%s environment %v: a sandbox gets its fingerprint, token file, audit log, metrics address and tools only", a, got)
 		}
 		for k, v := range s.Environment {
 			if strings.Contains(v, "${") {

@@ -3,10 +3,13 @@ package localstack
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 )
 
 const depEnvRef = `
@@ -212,5 +215,49 @@ func TestGRPCListenDefault(t *testing.T) {
 		if err != nil || got.GRPCListen != c.want {
 			t.Errorf("listen %q grpc %q: %q %v, want %q", c.listen, c.grpc, got.GRPCListen, err, c.want)
 		}
+	}
+}
+
+// TestSandboxGetsItsTools: the local stack hands sandboxd the package's
+// tools as --tools (sandboxd reads no TOML), the same set deploy writes.
+func TestSandboxGetsItsTools(t *testing.T) {
+	dir := t.TempDir()
+	writePackage(t, filepath.Join(dir, "pkg"))
+	if err := os.WriteFile(filepath.Join(dir, "pkg", "vessel.toml"),
+		[]byte("name = \"A\"\ndescription = \"An agent.\"\n[model]\nname = \"m\"\n[tools]\nenabled = [\"read\", \"bash\"]\n[output]\nfiles = [\"png\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dep := filepath.Join(dir, "deployment.toml")
+	if err := os.WriteFile(dep, []byte(depEnvRef), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(n string) (string, bool) {
+		switch n {
+		case "VESSEL_UPSTREAM_MODEL_URL":
+			return "https://m.test/v1", true
+		case "MY_APP_SHA":
+			return strings.Repeat("ab", 32), true
+		}
+		return "", false
+	}
+	d, err := spec.LoadDeployment(dep, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := sandboxArgs(d, 0, d.Agents[0], filepath.Join(dir, "scratch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(args, "--tools")
+	if i < 0 || i+1 >= len(args) {
+		t.Fatalf("no --tools in %v", args)
+	}
+	got, err := toolset.Parse(args[i+1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := d.Agents[0].Manifest.Toolset(); !reflect.DeepEqual(got, want) || !slices.Equal(got.Tools.Enabled, []string{"read", "bash"}) ||
+		!slices.Equal(got.Output.Files, []string{"png"}) {
+		t.Fatalf("--tools %+v, want %+v", got, want)
 	}
 }

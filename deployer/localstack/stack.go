@@ -435,7 +435,7 @@ func sandboxArgs(d *spec.Deployment, i int, a spec.Agent, scratch string) ([]str
 	if uids.Count == 0 {
 		return nil, fmt.Errorf("localstack: agent %s (index %d): no call uid range resolved", a.ID, i)
 	}
-	args := []string{"--agent", a.ID, "--package", a.PackageDir, "--scratch", scratch,
+	args := []string{"--agent", a.ID, "--package", a.PackageDir, "--tools", a.Manifest.Toolset().Encode(), "--scratch", scratch,
 		"--fingerprint", fp, "--uid-range", uids.String(),
 		// No container here: the agent's memory bounds each process of a call.
 		"--call-memory", strconv.FormatInt(int64(a.Sandbox.Memory), 10)}

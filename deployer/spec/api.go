@@ -1,9 +1,8 @@
 package spec
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
+	"github.com/astraldeep/astralvessel-go/runtime/bytesize"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 )
 
 // This file fixes the package's public API that the vessel and sandboxd build
@@ -12,15 +11,14 @@ import (
 // Env looks up an environment variable; os.LookupEnv fits.
 type Env func(name string) (string, bool)
 
-// ByteSize is a size in bytes, written in TOML as an integer or a string
-// such as "512MB", "1GiB" or "64k".
-type ByteSize int64
+// ByteSize is a size in bytes (runtime/bytesize, which the services'
+// flags share).
+type ByteSize = bytesize.Size
+
+// ParseByteSize is bytesize.Parse.
+func ParseByteSize(s string) (ByteSize, error) { return bytesize.Parse(s) }
 
 // DeriveToken derives a per-purpose secret from a master secret, so the
 // deployer writes one master token for the vessel and each sandbox gets only
 // its own: DeriveToken(master, "sandbox/"+agentID).
-func DeriveToken(master, label string) string {
-	m := hmac.New(sha256.New, []byte(master))
-	m.Write([]byte(label))
-	return hex.EncodeToString(m.Sum(nil))
-}
+func DeriveToken(master, label string) string { return tokens.DeriveToken(master, label) }

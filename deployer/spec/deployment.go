@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 )
 
 // Deployment defaults.
@@ -665,17 +667,7 @@ func MCPStarTool(a *Agent, name string) bool {
 // sees: 1 to 64 letters, digits, _ and -.
 func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
 
-func validHeaderName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for _, r := range h {
-		if r > 127 || !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("!#$%&'*+.^`|~", r)) {
-			return false
-		}
-	}
-	return true
-}
+func validHeaderName(h string) bool { return routes.ValidHeaderName(h) }
 
 func (v *validator) checkAgents(f string, list []string, agents map[string]bool) {
 	if len(list) == 0 {

@@ -2,8 +2,8 @@ package spec
 
 import (
 	"fmt"
-	"os"
-	"strings"
+
+	"github.com/astraldeep/astralvessel-go/runtime/envfile"
 )
 
 // LookupFile is the one reader of the NAME_FILE convention: NAME's value
@@ -12,18 +12,7 @@ import (
 // this way (e.g. VESSEL_MODEL_KEY_FILE). A NAME_FILE that cannot be read is
 // an error naming it, not a missing value.
 func LookupFile(env Env, name string) (value string, found bool, err error) {
-	if v, ok := env(name); ok {
-		return v, true, nil
-	}
-	p, ok := env(name + "_FILE")
-	if !ok || p == "" {
-		return "", false, nil
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return "", false, fmt.Errorf("%s_FILE: %w", name, err)
-	}
-	return strings.TrimSpace(string(b)), true, nil
+	return envfile.LookupFile(env, name)
 }
 
 // EnvWithFiles is env with the NAME_FILE convention (LookupFile) as an Env,

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/astraldeep/astralvessel-go/deployer/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/webclients"
 )
 
 // Limits is the [limits] table: how much work callers may start at once
@@ -119,7 +120,7 @@ func (v *validator) limits() {
 // Web is an agent's [agents.web] table: which names its web tools may ask
 // the egress for (docs/egress.md). Allow, when not empty, is the only
 // names reachable; Deny is refused even when Allow covers it. Entries are
-// exact names or "*." wildcards of whole labels (deployer/domains). Mode
+// exact names or "*." wildcards of whole labels (runtime/domains). Mode
 // is "enforce" (the default) or "report": log what would be refused and
 // let it through.
 type Web struct {
@@ -130,8 +131,8 @@ type Web struct {
 
 // Web modes.
 const (
-	WebEnforce = "enforce"
-	WebReport  = "report"
+	WebEnforce = webclients.Enforce
+	WebReport  = webclients.Report
 )
 
 func (v *validator) web(f string, a *Agent) {
@@ -160,17 +161,17 @@ func (v *validator) web(f string, a *Agent) {
 // the egress token, which the vessel and the egress both hold, so deploy
 // writes no new secret for them (docs/egress.md).
 const (
-	SearchWebClient = "search"
+	SearchWebClient = webclients.Search
 	// VesselWebClient is the vessel's own client: issuers' key sets.
-	VesselWebClient = "vessel"
+	VesselWebClient = webclients.Vessel
 )
 
 // AgentWebClient is the web proxy client name of an agent's web tools.
-func AgentWebClient(agentID string) string { return "agent." + agentID }
+func AgentWebClient(agentID string) string { return webclients.Agent(agentID) }
 
 // WebClientToken is the Proxy-Authorization password of one client.
 func WebClientToken(egressToken, client string) string {
-	return DeriveToken(egressToken, "egress-web/"+client)
+	return webclients.Token(egressToken, client)
 }
 
 // DefaultSearchEngines are the hosts of the engines the search container

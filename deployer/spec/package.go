@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
+	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
 )
 
 // Package defaults.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // TestAuditModelRequests: a forwarded model request writes an Open

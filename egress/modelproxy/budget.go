@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/budgets"
 )
 
 // Budget scopes, the scope label of egress_budget_refusals_total and
@@ -28,7 +28,7 @@ const MaxOwnerHeader = 512
 // agent per UTC day, in memory: an egress restart starts every window
 // again (docs/egress.md). Tokens are prompt and completion together.
 type ledger struct {
-	b   spec.Budgets
+	b   budgets.Budgets
 	now func() time.Time
 
 	mu     sync.Mutex
@@ -43,7 +43,7 @@ type turnUse struct {
 	day  int64 // the last UTC day it was charged
 }
 
-func newLedger(b spec.Budgets, now func() time.Time) *ledger {
+func newLedger(b budgets.Budgets, now func() time.Time) *ledger {
 	if now == nil {
 		now = time.Now
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/budgets"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // budgetUpstream is a real loopback model: ?tokens=N answers a plain JSON
@@ -70,7 +70,7 @@ type budgetProxy struct {
 	now *time.Time
 }
 
-func newBudgetProxy(t *testing.T, up string, b spec.Budgets) *budgetProxy {
+func newBudgetProxy(t *testing.T, up string, b budgets.Budgets) *budgetProxy {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	p := &budgetProxy{met: NewMetrics(prometheus.NewRegistry()), now: &now}
@@ -122,14 +122,14 @@ func errorCode(t *testing.T, body string) (code, msg string) {
 func TestBudgetCeilings(t *testing.T) {
 	for _, tc := range []struct {
 		scope string
-		b     spec.Budgets
+		b     budgets.Budgets
 		// other is a (turn, owner, agent) in another window of this scope.
 		other [3]string
 	}{
-		{ScopeTurn, spec.Budgets{TurnTokens: 100}, [3]string{"t2", "o1", "a1"}},
-		{ScopeOwner, spec.Budgets{OwnerDailyTokens: 100}, [3]string{"t2", "o2", "a1"}},
-		{ScopeAgent, spec.Budgets{AgentDailyTokens: 100}, [3]string{"t2", "o2", "a2"}},
-		{ScopeAgent, spec.Budgets{AgentDailyTokens: 5, Agents: map[string]int64{"a1": 100}}, [3]string{"t2", "o2", "a3"}},
+		{ScopeTurn, budgets.Budgets{TurnTokens: 100}, [3]string{"t2", "o1", "a1"}},
+		{ScopeOwner, budgets.Budgets{OwnerDailyTokens: 100}, [3]string{"t2", "o2", "a1"}},
+		{ScopeAgent, budgets.Budgets{AgentDailyTokens: 100}, [3]string{"t2", "o2", "a2"}},
+		{ScopeAgent, budgets.Budgets{AgentDailyTokens: 5, Agents: map[string]int64{"a1": 100}}, [3]string{"t2", "o2", "a3"}},
 	} {
 		t.Run(fmt.Sprintf("%s-%v", tc.scope, tc.b.Agents != nil), func(t *testing.T) {
 			up := newBudgetUpstream(t)
@@ -168,7 +168,7 @@ func TestBudgetCeilings(t *testing.T) {
 // running over midnight keeps its count.
 func TestBudgetDayWindow(t *testing.T) {
 	up := newBudgetUpstream(t)
-	p := newBudgetProxy(t, up.URL, spec.Budgets{OwnerDailyTokens: 50, TurnTokens: 80})
+	p := newBudgetProxy(t, up.URL, budgets.Budgets{OwnerDailyTokens: 50, TurnTokens: 80})
 	if code, _, _ := p.send(t, testToken, "t1", "o1", "a1", "tokens=50"); code != 200 {
 		t.Fatal(code)
 	}
@@ -191,7 +191,7 @@ func TestBudgetDayWindow(t *testing.T) {
 // the caller, and the turn's next request is refused.
 func TestBudgetCutsStream(t *testing.T) {
 	up := newBudgetUpstream(t)
-	p := newBudgetProxy(t, up.URL, spec.Budgets{TurnTokens: 25})
+	p := newBudgetProxy(t, up.URL, budgets.Budgets{TurnTokens: 25})
 	code, body, _ := p.send(t, testToken, "t1", "o1", "a1", "stream=6")
 	if code != 200 {
 		t.Fatalf("stream: %d", code)
@@ -240,7 +240,7 @@ func TestBudgetCutsStream(t *testing.T) {
 // and never the model provider.
 func TestBudgetHeadersNeverUpstream(t *testing.T) {
 	up := newBudgetUpstream(t)
-	p := newBudgetProxy(t, up.URL, spec.Budgets{TurnTokens: 1000})
+	p := newBudgetProxy(t, up.URL, budgets.Budgets{TurnTokens: 1000})
 	p.send(t, testToken, "t1", "o1", "a1", "tokens=3")
 	p.send(t, testToken, "t1", "o1", "a1", "stream=2")
 	if up.hits.Load() != 2 || len(up.leaked) != 0 {
@@ -254,7 +254,7 @@ func TestBudgetHeadersNeverUpstream(t *testing.T) {
 // its whole budget.
 func TestBudgetUnauthenticated(t *testing.T) {
 	up := newBudgetUpstream(t)
-	p := newBudgetProxy(t, up.URL, spec.Budgets{TurnTokens: 100, OwnerDailyTokens: 100, AgentDailyTokens: 100})
+	p := newBudgetProxy(t, up.URL, budgets.Budgets{TurnTokens: 100, OwnerDailyTokens: 100, AgentDailyTokens: 100})
 	for _, tok := range []string{"", "wrong", testToken + "x"} {
 		for range 3 {
 			code, body, _ := p.send(t, tok, "t1", "victim", "a1", "tokens=100")
@@ -276,7 +276,7 @@ func TestBudgetUnauthenticated(t *testing.T) {
 // still held to the owner ceiling.
 func TestBudgetUnnamedTurn(t *testing.T) {
 	up := newBudgetUpstream(t)
-	p := newBudgetProxy(t, up.URL, spec.Budgets{TurnTokens: 10, OwnerDailyTokens: 30})
+	p := newBudgetProxy(t, up.URL, budgets.Budgets{TurnTokens: 10, OwnerDailyTokens: 30})
 	for i := range 3 {
 		if code, body, _ := p.send(t, testToken, "", "", "a1", "tokens=10"); code != 200 {
 			t.Fatalf("unnamed turn %d: %d %s", i, code, body)
@@ -292,7 +292,7 @@ func TestBudgetUnnamedTurn(t *testing.T) {
 // refused rather than kept.
 func TestBudgetOwnerHeaderBounded(t *testing.T) {
 	up := newBudgetUpstream(t)
-	p := newBudgetProxy(t, up.URL, spec.Budgets{OwnerDailyTokens: 10})
+	p := newBudgetProxy(t, up.URL, budgets.Budgets{OwnerDailyTokens: 10})
 	code, body, _ := p.send(t, testToken, "t1", strings.Repeat("o", MaxOwnerHeader+1), "a1", "tokens=1")
 	if c, _ := errorCode(t, body); code != 400 || c != "bad_owner" || up.hits.Load() != 0 {
 		t.Errorf("long owner: %d %s", code, body)
@@ -302,7 +302,7 @@ func TestBudgetOwnerHeaderBounded(t *testing.T) {
 // BenchmarkBudgetLedger is the budgets' own cost per model request: one
 // admission and one charge (docs/performance.md).
 func BenchmarkBudgetLedger(b *testing.B) {
-	l := newLedger(spec.Budgets{TurnTokens: 1 << 40, OwnerDailyTokens: 1 << 40, AgentDailyTokens: 1 << 40}, nil)
+	l := newLedger(budgets.Budgets{TurnTokens: 1 << 40, OwnerDailyTokens: 1 << 40, AgentDailyTokens: 1 << 40}, nil)
 	ws := make([]who, 1024)
 	for i := range ws {
 		ws[i] = who{turn: fmt.Sprintf("task-%d", i), owner: fmt.Sprintf("app/user-%d", i%97), agent: fmt.Sprintf("agent-%d", i%7)}
@@ -325,8 +325,8 @@ func BenchmarkBudgetLedger(b *testing.B) {
 func BenchmarkPassthroughBudgets(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		b    spec.Budgets
-	}{{"off", spec.Budgets{}}, {"on", spec.Budgets{TurnTokens: 1 << 40, OwnerDailyTokens: 1 << 40, AgentDailyTokens: 1 << 40}}} {
+		b    budgets.Budgets
+	}{{"off", budgets.Budgets{}}, {"on", budgets.Budgets{TurnTokens: 1 << 40, OwnerDailyTokens: 1 << 40, AgentDailyTokens: 1 << 40}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
@@ -423,7 +423,7 @@ func TestBudgetGzipUpstream(t *testing.T) {
 		io.WriteString(w, body)
 	}))
 	t.Cleanup(up.Close)
-	p := newBudgetProxy(t, up.URL, spec.Budgets{TurnTokens: 100})
+	p := newBudgetProxy(t, up.URL, budgets.Budgets{TurnTokens: 100})
 	send := func(q string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, p.url+"/v1/chat/completions?"+q, strings.NewReader(`{}`))
 		req.Header.Set("Authorization", "Bearer "+testToken)
@@ -456,7 +456,7 @@ func TestBudgetGzipUpstream(t *testing.T) {
 	if st, body := send("tokens=1000"); st != http.StatusTooManyRequests || !strings.Contains(body, "budget_exceeded") {
 		t.Fatalf("a compressed answer of 1000 tokens was not charged: %d %s", st, body)
 	}
-	p = newBudgetProxy(t, up.URL, spec.Budgets{})
+	p = newBudgetProxy(t, up.URL, budgets.Budgets{})
 	if st, body := send("fail=1"); st != http.StatusUnauthorized || strings.Contains(body, testKey) {
 		t.Fatalf("error answer %d still holds the key: %s", st, body)
 	}

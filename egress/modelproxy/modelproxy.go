@@ -25,10 +25,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/budgets"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // MaxRequestBytes bounds a model request body (the vessel's own limit).
@@ -49,11 +50,11 @@ type Config struct {
 	// redact.Secret: a Config printed or logged by mistake shows neither it
 	// nor Token.
 	Key redact.Secret
-	// UpstreamAuth is the default route's auth style (spec.AuthBearer,
+	// UpstreamAuth is the default route's auth style (routes.AuthBearer,
 	// AuthAPIKey, AuthNone); empty is bearer with a key, none without.
 	UpstreamAuth string
 	// Routes are the named routes besides the default one (Upstream); a
-	// request picks one with spec.RouteHeader.
+	// request picks one with routes.RouteHeader.
 	Routes []Route
 	// Token is what callers must present as "Authorization: Bearer".
 	Token redact.Secret
@@ -73,14 +74,14 @@ type Config struct {
 	Audit *audit.Writer
 	// Budgets are the token ceilings (VESSEL_EGRESS_BUDGETS); none set
 	// counts nothing.
-	Budgets spec.Budgets
+	Budgets budgets.Budgets
 	// Now is the clock of the budget days (tests); nil is time.Now.
 	Now func() time.Time
 }
 
 // Handler is the passthrough http.Handler.
 type Handler struct {
-	routes    map[string]*route // by name; spec.DefaultRoute is Upstream
+	routes    map[string]*route // by name; routes.DefaultRoute is Upstream
 	def       *route
 	tokenHash [32]byte
 	rp        *httputil.ReverseProxy
@@ -96,22 +97,22 @@ func New(c Config) (*Handler, error) {
 	if c.Token == "" {
 		return nil, errors.New("modelproxy: an egress token is required")
 	}
-	def, err := newRoute(spec.DefaultRoute, spec.ModelRoute{URL: c.Upstream, Auth: c.UpstreamAuth, AllowHTTP: c.AllowHTTP}, c.Key.Reveal())
+	def, err := newRoute(routes.DefaultRoute, routes.ModelRoute{URL: c.Upstream, Auth: c.UpstreamAuth, AllowHTTP: c.AllowHTTP}, c.Key.Reveal())
 	if err != nil {
 		if strings.Contains(err.Error(), "plain HTTP") {
 			err = fmt.Errorf("%w (VESSEL_EGRESS_ALLOW_HTTP_UPSTREAM=1 allows it)", err)
 		}
 		return nil, err
 	}
-	routes := map[string]*route{spec.DefaultRoute: def}
+	byName := map[string]*route{routes.DefaultRoute: def}
 	for _, r := range c.Routes {
-		if msg := spec.CheckRouteName(r.Name); msg != "" {
+		if msg := routes.CheckRouteName(r.Name); msg != "" {
 			return nil, fmt.Errorf("modelproxy: %s", msg)
 		}
-		if _, dup := routes[r.Name]; dup {
+		if _, dup := byName[r.Name]; dup {
 			return nil, fmt.Errorf("modelproxy: route %s is named twice", r.Name)
 		}
-		if routes[r.Name], err = newRoute(r.Name, r.Route, r.Key.Reveal()); err != nil {
+		if byName[r.Name], err = newRoute(r.Name, r.Route, r.Key.Reveal()); err != nil {
 			return nil, err
 		}
 	}
@@ -124,7 +125,7 @@ func New(c Config) (*Handler, error) {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	h := &Handler{routes: routes, def: def, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
+	h := &Handler{routes: byName, def: def, tokenHash: sha256.Sum256([]byte(c.Token)), log: c.Logger, met: c.Metrics, audit: c.Audit}
 	if c.Budgets.Any() {
 		h.ledger = newLedger(c.Budgets, c.Now)
 	}
@@ -181,7 +182,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		h.logReq(r, http.StatusBadRequest, start, "unknown route")
 		writeError(w, http.StatusBadRequest, "unknown_route", fmt.Sprintf("route %q (%s) is not configured at the egress; configured: %s",
-			truncate(r.Header.Get(spec.RouteHeader), 64), spec.RouteHeader, strings.Join(h.Routes(), ", ")))
+			truncate(r.Header.Get(routes.RouteHeader), 64), routes.RouteHeader, strings.Join(h.Routes(), ", ")))
 		return
 	}
 	r = r.WithContext(withRoute(r.Context(), rt))
@@ -331,7 +332,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	telemetry.StripTraceHeaders(out.Header) // the trace is the deployment's own
 	out.Header.Del(telemetry.AgentHeader)
 	out.Header.Del(telemetry.OwnerHeader)
-	out.Header.Del(spec.RouteHeader)
+	out.Header.Del(routes.RouteHeader)
 	out.Header.Del("Authorization")
 	out.Header.Del("Api-Key")
 	out.Header.Del("Proxy-Authorization")
@@ -538,10 +539,10 @@ func budgetEvent(msg string) []byte {
 	return append(append([]byte("\ndata: "), b...), "\n\n"...)
 }
 
-// pickRoute is the route a request names (spec.RouteHeader), the default
+// pickRoute is the route a request names (routes.RouteHeader), the default
 // route when it names none.
 func (h *Handler) pickRoute(r *http.Request) (*route, bool) {
-	name := r.Header.Get(spec.RouteHeader)
+	name := r.Header.Get(routes.RouteHeader)
 	if name == "" {
 		return h.def, true
 	}

@@ -8,15 +8,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 )
 
 // Route is one named upstream besides the default one ([models.<name>]):
 // the route as the deployment wrote it (URL resolved) and its key.
 type Route struct {
 	Name  string
-	Route spec.ModelRoute
+	Route routes.ModelRoute
 	// Key is the route's key as read from Route.KeyEnv; empty for auth
 	// none.
 	Key redact.Secret
@@ -24,14 +24,14 @@ type Route struct {
 
 // route is a checked route with its key.
 type route struct {
-	*spec.ResolvedRoute
+	*routes.ResolvedRoute
 	key string
 }
 
-// newRoute checks r with the check validate uses (spec.ResolveRoute), so
+// newRoute checks r with the check validate uses (routes.ResolveRoute), so
 // the egress starts with exactly what validate accepted.
-func newRoute(name string, r spec.ModelRoute, key string) (*route, error) {
-	rr, ps := spec.ResolveRoute(name, r, key != "")
+func newRoute(name string, r routes.ModelRoute, key string) (*route, error) {
+	rr, ps := routes.ResolveRoute(name, r, key != "")
 	if len(ps) > 0 {
 		msgs := make([]string, len(ps))
 		for i, p := range ps {
@@ -39,7 +39,7 @@ func newRoute(name string, r spec.ModelRoute, key string) (*route, error) {
 		}
 		return nil, fmt.Errorf("modelproxy: route %s: %s", name, strings.Join(msgs, "; "))
 	}
-	if rr.Auth != spec.AuthNone && key == "" {
+	if rr.Auth != routes.AuthNone && key == "" {
 		src := "its key variable"
 		if r.KeyEnv != "" {
 			src = r.KeyEnv
@@ -52,9 +52,9 @@ func newRoute(name string, r spec.ModelRoute, key string) (*route, error) {
 // authorize sets the route's credentials on an outgoing request.
 func (rt *route) authorize(h http.Header) {
 	switch rt.Auth {
-	case spec.AuthBearer:
+	case routes.AuthBearer:
 		h.Set("Authorization", "Bearer "+rt.key)
-	case spec.AuthAPIKey:
+	case routes.AuthAPIKey:
 		h.Set("Api-Key", rt.key)
 	}
 	for k, vs := range rt.Headers {

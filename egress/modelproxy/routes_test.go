@@ -14,10 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // seen is what a loopback upstream received.
@@ -57,7 +57,7 @@ func routeReq(t *testing.T, url, route string, hdr map[string]string) (*http.Res
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	req.Header.Set(telemetry.AgentHeader, "alpha")
 	if route != "" {
-		req.Header.Set(spec.RouteHeader, route)
+		req.Header.Set(routes.RouteHeader, route)
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
@@ -89,10 +89,10 @@ func TestRoutes(t *testing.T) {
 	}
 	h, err := New(Config{Upstream: up.URL + "/v1", Key: testKey, Token: testToken, AllowHTTP: true, Metrics: met, Audit: aw,
 		Routes: []Route{
-			{Name: "azure", Key: azKey, Route: spec.ModelRoute{URL: up.URL + "/openai/deployments/gpt-4o?api-version=2024-10-21",
-				KeyEnv: "AZ", Auth: spec.AuthAPIKey, AllowHTTP: true, Headers: map[string]string{"X-Team": "birds"}}},
-			{Name: "azv1", Key: v1Key, Route: spec.ModelRoute{URL: up.URL + "/openai/v1/", KeyEnv: "AZV1", AllowHTTP: true}},
-			{Name: "local", Route: spec.ModelRoute{URL: up.URL + "/ollama/v1", AllowHTTP: true, Query: map[string]string{"mode": "fast"}}},
+			{Name: "azure", Key: azKey, Route: routes.ModelRoute{URL: up.URL + "/openai/deployments/gpt-4o?api-version=2024-10-21",
+				KeyEnv: "AZ", Auth: routes.AuthAPIKey, AllowHTTP: true, Headers: map[string]string{"X-Team": "birds"}}},
+			{Name: "azv1", Key: v1Key, Route: routes.ModelRoute{URL: up.URL + "/openai/v1/", KeyEnv: "AZV1", AllowHTTP: true}},
+			{Name: "local", Route: routes.ModelRoute{URL: up.URL + "/ollama/v1", AllowHTTP: true, Query: map[string]string{"mode": "fast"}}},
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestRoutes(t *testing.T) {
 				t.Errorf("route %q: upstream header %s = %q, want %q", tc.route, k, r.header.Get(k), v)
 			}
 		}
-		for _, k := range []string{spec.RouteHeader, telemetry.AgentHeader} {
+		for _, k := range []string{routes.RouteHeader, telemetry.AgentHeader} {
 			if r.header.Get(k) != "" {
 				t.Errorf("route %q: %s forwarded", tc.route, k)
 			}
@@ -200,18 +200,18 @@ func TestRoutes(t *testing.T) {
 }
 
 // TestRoutesRefused: the egress refuses at start what validate refuses
-// (the same spec.ResolveRoute), plus a route whose key variable is empty.
+// (the same routes.ResolveRoute), plus a route whose key variable is empty.
 func TestRoutesRefused(t *testing.T) {
 	for name, c := range map[string]struct {
 		r    Route
 		want string
 	}{
-		"no key":        {Route{Name: "az", Route: spec.ModelRoute{URL: "https://a.test/v1", KeyEnv: "AZ", Auth: spec.AuthAPIKey}}, "AZ is empty"},
-		"auth header":   {Route{Name: "az", Key: "k", Route: spec.ModelRoute{URL: "https://a.test/v1", KeyEnv: "AZ", Headers: map[string]string{"Authorization": "x"}}}, "headers.Authorization"},
-		"hop header":    {Route{Name: "az", Route: spec.ModelRoute{URL: "https://a.test/v1", Headers: map[string]string{"Transfer-Encoding": "x"}}}, "hop-by-hop"},
-		"plain http":    {Route{Name: "az", Route: spec.ModelRoute{URL: "http://a.test/v1"}}, "plain HTTP"},
-		"reserved name": {Route{Name: "default", Route: spec.ModelRoute{URL: "https://a.test/v1"}}, "upstream_url"},
-		"bad auth":      {Route{Name: "az", Key: "k", Route: spec.ModelRoute{URL: "https://a.test/v1", KeyEnv: "AZ", Auth: "basic"}}, "unknown auth"},
+		"no key":        {Route{Name: "az", Route: routes.ModelRoute{URL: "https://a.test/v1", KeyEnv: "AZ", Auth: routes.AuthAPIKey}}, "AZ is empty"},
+		"auth header":   {Route{Name: "az", Key: "k", Route: routes.ModelRoute{URL: "https://a.test/v1", KeyEnv: "AZ", Headers: map[string]string{"Authorization": "x"}}}, "headers.Authorization"},
+		"hop header":    {Route{Name: "az", Route: routes.ModelRoute{URL: "https://a.test/v1", Headers: map[string]string{"Transfer-Encoding": "x"}}}, "hop-by-hop"},
+		"plain http":    {Route{Name: "az", Route: routes.ModelRoute{URL: "http://a.test/v1"}}, "plain HTTP"},
+		"reserved name": {Route{Name: "default", Route: routes.ModelRoute{URL: "https://a.test/v1"}}, "upstream_url"},
+		"bad auth":      {Route{Name: "az", Key: "k", Route: routes.ModelRoute{URL: "https://a.test/v1", KeyEnv: "AZ", Auth: "basic"}}, "unknown auth"},
 	} {
 		_, err := New(Config{Upstream: "https://m.test/v1", Token: testToken, Routes: []Route{c.r}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -220,10 +220,10 @@ func TestRoutesRefused(t *testing.T) {
 	}
 	// Azure classic as the default route: query and api-key.
 	if _, err := New(Config{Upstream: "https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21", Key: "k",
-		UpstreamAuth: spec.AuthAPIKey, Token: testToken}); err != nil {
+		UpstreamAuth: routes.AuthAPIKey, Token: testToken}); err != nil {
 		t.Errorf("azure classic default route: %v", err)
 	}
-	if _, err := New(Config{Upstream: "https://r.test/v1", UpstreamAuth: spec.AuthAPIKey, Token: testToken}); err == nil {
+	if _, err := New(Config{Upstream: "https://r.test/v1", UpstreamAuth: routes.AuthAPIKey, Token: testToken}); err == nil {
 		t.Error("api-key auth without a key accepted")
 	}
 }

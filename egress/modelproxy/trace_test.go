@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/tracetest"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/tracetest"
 )
 
 // TestTraceContinuedNeverForwarded: the model provider (a loopback server

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // TestAuditNetworkActivity: each decision writes one OCSF Network

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/domains"
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
+	"github.com/astraldeep/astralvessel-go/runtime/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
 )
 
 // Client is one authenticated user of the web proxy: an agent's web tools

@@ -16,9 +16,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/domains"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
+	"github.com/astraldeep/astralvessel-go/runtime/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/webclients"
 )
 
 const (
@@ -207,7 +207,7 @@ func TestNewClientsRefuses(t *testing.T) {
 }
 
 // The tokens LoadClients derives are the ones a client computes with
-// spec.WebClientToken from the egress token.
+// webclients.Token from the egress token.
 func TestLoadClientsDerivesTokens(t *testing.T) {
 	cs, err := LoadClients([]byte(`{"clients": [{"name": "agent.a", "mode": "report", "allow": ["x.example"]}, {"name": "search"}]}`), "egress-token-0123456789")
 	if err != nil {
@@ -218,14 +218,14 @@ func TestLoadClientsDerivesTokens(t *testing.T) {
 		r.Header.Set("Proxy-Authorization", basic(name, tok))
 		return r
 	}
-	c := cs.authenticate(req("agent.a", spec.WebClientToken("egress-token-0123456789", "agent.a")))
+	c := cs.authenticate(req("agent.a", webclients.Token("egress-token-0123456789", "agent.a")))
 	if c == nil || !c.Report || c.Names.Allow.Len() != 1 {
 		t.Fatalf("agent.a: %+v", c)
 	}
-	if cs.authenticate(req("agent.a", spec.WebClientToken("egress-token-0123456789", "search"))) != nil {
+	if cs.authenticate(req("agent.a", webclients.Token("egress-token-0123456789", "search"))) != nil {
 		t.Fatal("search's token authenticated agent.a")
 	}
-	if cs.authenticate(req("search", spec.WebClientToken("another-egress-token", "search"))) != nil {
+	if cs.authenticate(req("search", webclients.Token("another-egress-token", "search"))) != nil {
 		t.Fatal("a token from another egress token authenticated")
 	}
 }

@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/astraldeep/astralvessel-go/deployer/domains"
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
+	"github.com/astraldeep/astralvessel-go/runtime/webclients"
 )
 
 // ClientsFile is the JSON document VESSEL_EGRESS_WEB_CLIENTS_FILE holds:
 // every client of the web proxy and its domain policy. It holds no
-// secret: each client's token is spec.WebClientToken of the egress token.
+// secret: each client's token is webclients.Token of the egress token.
 type ClientsFile struct {
 	Clients []ClientEntry `json:"clients"`
 }
@@ -22,7 +22,7 @@ type ClientEntry struct {
 	Name  string   `json:"name"`
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
-	// Mode is spec.WebEnforce (default) or spec.WebReport.
+	// Mode is webclients.Enforce (default) or webclients.Report.
 	Mode string `json:"mode,omitempty"`
 }
 
@@ -49,13 +49,13 @@ func LoadClients(b []byte, egressToken string) (*Clients, error) {
 		}
 		var report bool
 		switch e.Mode {
-		case "", spec.WebEnforce:
-		case spec.WebReport:
+		case "", webclients.Enforce:
+		case webclients.Report:
 			report = true
 		default:
-			return nil, fmt.Errorf("web clients: %s: unknown mode %q; want %s or %s", e.Name, e.Mode, spec.WebEnforce, spec.WebReport)
+			return nil, fmt.Errorf("web clients: %s: unknown mode %q; want %s or %s", e.Name, e.Mode, webclients.Enforce, webclients.Report)
 		}
-		list = append(list, Client{Name: e.Name, Token: redact.Secret(spec.WebClientToken(egressToken, e.Name)), Names: pol, Report: report})
+		list = append(list, Client{Name: e.Name, Token: redact.Secret(webclients.Token(egressToken, e.Name)), Names: pol, Report: report})
 	}
 	return NewClients(list)
 }

@@ -3,7 +3,7 @@ package webproxy
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // Metrics are the web proxy's series (docs/operations.md).

@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // TestTaskIDLoggedNeverForwardedAndSeries: the proxy logs the task id on

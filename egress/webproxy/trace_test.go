@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/tracetest"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/tracetest"
 )
 
 const (

@@ -11,7 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 )
 

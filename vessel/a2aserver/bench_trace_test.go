@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/tracetest"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/tracetest"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 

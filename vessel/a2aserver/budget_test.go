@@ -7,8 +7,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
-	"github.com/astraldeep/astralvessel-go/deployer/usage"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/usage"
 )
 
 // TestModelCallsNameTheTurn: a turn's model calls name its task, agent

@@ -13,8 +13,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"

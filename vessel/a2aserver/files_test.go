@@ -19,8 +19,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 

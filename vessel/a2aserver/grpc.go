@@ -20,7 +20,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
 )
 
 // The gRPC binding (a2a-go's a2agrpc) serves every agent on one listener.

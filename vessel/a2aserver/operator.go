@@ -14,7 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // TurnInfo is one turn on this replica as the operator sees it.

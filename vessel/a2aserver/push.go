@@ -9,8 +9,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )

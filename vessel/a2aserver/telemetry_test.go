@@ -12,8 +12,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/astraldeep/astralvessel-go/deployer/metricdoc"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/metricdoc"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
 

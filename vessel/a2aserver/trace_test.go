@@ -7,8 +7,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/tracetest"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/tracetest"
 )
 
 const (

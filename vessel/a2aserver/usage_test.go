@@ -9,8 +9,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	"github.com/astraldeep/astralvessel-go/deployer/usage"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
 

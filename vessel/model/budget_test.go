@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // TestBudgetErrors: the egress's budget answers, a 429 refusal and a

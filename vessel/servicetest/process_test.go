@@ -238,8 +238,12 @@ package = "../agents/guide"
 	t.Cleanup(func() { logs.Close() })
 
 	sbAddr := freePort(t)
+	m, err := spec.LoadPackage(filepath.Join(dir, "agents/guide"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sbd := exec.Command(filepath.Join(bin, "sandboxd"), "--agent", "guide", "--package", filepath.Join(dir, "agents/guide"),
-		"--scratch", scratch, "--listen", sbAddr, "--fingerprint", fp)
+		"--tools", m.Toolset().Encode(), "--scratch", scratch, "--listen", sbAddr, "--fingerprint", fp)
 	sbd.Env = append(os.Environ(), "VESSEL_SANDBOX_TOKEN="+spec.DeriveToken(master, "sandbox/guide"))
 	sbd.Stdout, sbd.Stderr = logs, logs
 	if err := sbd.Start(); err != nil {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/astraldeep/astralvessel-go/deployer/compose"
-	usagelog "github.com/astraldeep/astralvessel-go/deployer/usage"
+	usagelog "github.com/astraldeep/astralvessel-go/runtime/usage"
 )
 
 func init() {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	usagelog "github.com/astraldeep/astralvessel-go/deployer/usage"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	usagelog "github.com/astraldeep/astralvessel-go/runtime/usage"
 )
 
 // TestUsageCommand: astralvessel usage sums a real usage log by app, user

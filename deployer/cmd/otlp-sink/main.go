@@ -1,7 +1,7 @@
 // Command otlp-sink is a small OTLP trace receiver for tests and the
 // Compose e2e: it accepts the OpenTelemetry protocol's trace exports over
 // gRPC and HTTP and appends each span it receives as one JSON line to a
-// file (see deployer/telemetry/otlpsink). It is not a collector: it keeps
+// file (see runtime/telemetry/otlpsink). It is not a collector: it keeps
 // everything, forwards nothing and has no authentication, so it belongs
 // only on a network of the deployment's own.
 package main
@@ -17,8 +17,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
 )
 
 func main() {

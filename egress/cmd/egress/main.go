@@ -22,15 +22,17 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
-	"github.com/astraldeep/astralvessel-go/deployer/redact"
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	"github.com/astraldeep/astralvessel-go/egress/guard"
 	"github.com/astraldeep/astralvessel-go/egress/modelproxy"
 	"github.com/astraldeep/astralvessel-go/egress/webproxy"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/budgets"
+	"github.com/astraldeep/astralvessel-go/runtime/envfile"
+	"github.com/astraldeep/astralvessel-go/runtime/healthcheck"
+	"github.com/astraldeep/astralvessel-go/runtime/redact"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // logLevel is the running logger's level; run sets it from --log-level.
@@ -110,7 +112,7 @@ type config struct {
 	allowHTTP                bool
 	policy                   guard.Config
 	clients                  *webproxy.Clients
-	budgets                  spec.Budgets
+	budgets                  budgets.Budgets
 }
 
 func loadConfig(args []string, getenv func(string) string) (*config, error) {
@@ -140,7 +142,7 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 			return nil, fmt.Errorf("VESSEL_EGRESS_ROUTES: %w", err)
 		}
 	}
-	token, _, err := spec.LookupFile(func(name string) (string, bool) {
+	token, _, err := envfile.LookupFile(func(name string) (string, bool) {
 		v := getenv(name)
 		return v, v != ""
 	}, "VESSEL_EGRESS_TOKEN")
@@ -167,7 +169,7 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 		return nil, fmt.Errorf("VESSEL_EGRESS_ALLOW_PORTS: %w", err)
 	}
 	if v := strings.TrimSpace(getenv("VESSEL_EGRESS_BUDGETS")); v != "" {
-		if c.budgets, err = spec.ParseBudgets(v); err != nil {
+		if c.budgets, err = budgets.ParseBudgets(v); err != nil {
 			return nil, fmt.Errorf("VESSEL_EGRESS_BUDGETS: %w", err)
 		}
 	}
@@ -335,7 +337,7 @@ func listenPort(a net.Addr) uint16 {
 // loadRoutes reads the routes of VESSEL_EGRESS_ROUTES and their keys, each
 // from the variable the route names (never from the JSON itself).
 func loadRoutes(v string, getenv func(string) string) ([]modelproxy.Route, error) {
-	m, err := spec.ParseRoutes(v)
+	m, err := routes.ParseRoutes(v)
 	if err != nil {
 		return nil, err
 	}

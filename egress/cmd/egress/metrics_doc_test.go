@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/metricdoc"
 	"github.com/astraldeep/astralvessel-go/egress/modelproxy"
 	"github.com/astraldeep/astralvessel-go/egress/webproxy"
+	"github.com/astraldeep/astralvessel-go/runtime/metricdoc"
 )
 
 // TestEveryMetricDocumented: docs/operations.md lists exactly the egress_

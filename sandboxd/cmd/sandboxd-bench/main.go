@@ -20,8 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
@@ -169,8 +169,8 @@ func startServer(base, pkg string, abi int) (sandboxv1.RunServiceClient, func(),
 	srv, err := server.New(server.Config{
 		Agent: "bench", LandlockABI: abi, PackageDir: pkg, Token: "bench-token", Filter: filter,
 		Workspaces: wm,
-		Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"bash", "list"}},
-			Declared: []spec.Tool{{Name: "true", Command: []string{"true"}}}},
+		Tools: &toolset.Set{Tools: toolset.Builtins{Enabled: []string{"bash", "list"}},
+			Declared: []toolset.Tool{{Name: "true", Command: []string{"true"}}}},
 	})
 	if err != nil {
 		return nil, nil, err

@@ -84,7 +84,7 @@ func TestStartRefusesWithoutConfinement(t *testing.T) {
 			base, pkg := agentDir(t)
 			t.Setenv("VESSEL_SANDBOX_TOKEN", "x")
 			built := false
-			err := run([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+			err := run([]string{"--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 				"--listen", freeAddr(t)}, tc.kernel(), func() ([]byte, error) {
 				// Failing here keeps a start-up that skips the kernel
 				// check from going on to serve (and the test from hanging).
@@ -112,7 +112,7 @@ func TestStartRefusesWithoutConfinement(t *testing.T) {
 		// One instruction classic BPF does not have: the launcher's
 		// seccomp(SECCOMP_SET_MODE_FILTER) fails with EINVAL.
 		bad := func() ([]byte, error) { return []byte{0xff, 0xff, 0, 0, 0, 0, 0, 0}, nil }
-		err := run([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+		err := run([]string{"--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 			"--listen", freeAddr(t), "--uid-range", "510048:16"}, confine.HostKernel(), bad)
 		if err == nil {
 			t.Fatal("start-up did not refuse")

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/astraldeep/astralvessel-go/deployer/healthcheck"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/healthcheck"
 )
 
 // defaultHealthAddr is where Compose has sandboxd serve gRPC.

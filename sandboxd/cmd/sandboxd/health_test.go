@@ -21,7 +21,7 @@ func TestHealthSubcommand(t *testing.T) {
 	base, pkg := agentDir(t)
 	bin := buildBinary(t, base)
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 		"--listen", addr, "--uid-range", "510128:64")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=tok"}
 	var logs strings.Builder

@@ -67,7 +67,7 @@ func needRootKernel(t *testing.T) {
 func startBox(t *testing.T, bin, base, pkg, name, rng, lockDir string, extra ...string) (*box, string) {
 	t.Helper()
 	addr := freeAddr(t)
-	args := append([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch-"+name),
+	args := append([]string{"--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch-"+name),
 		"--listen", addr, "--uid-range", rng, "--uid-lock-dir", lockDir, "--cgroups", "required"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=tok"}

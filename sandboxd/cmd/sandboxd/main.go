@@ -20,10 +20,11 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/bytesize"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/uidlock"
@@ -53,7 +54,7 @@ type sizeFlag int64
 
 func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
 func (s *sizeFlag) Set(v string) error {
-	b, err := spec.ParseByteSize(v)
+	b, err := bytesize.Parse(v)
 	if err != nil {
 		return err
 	}
@@ -68,6 +69,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	var (
 		agent       = fs.String("agent", "", "the agent this sandbox serves (required)")
 		pkg         = fs.String("package", "", "the agent's package directory, read-only (required)")
+		toolsJSON   = fs.String("tools", os.Getenv("VESSEL_SANDBOX_TOOLS"), "what calls may run, as JSON: the package's enabled built-ins, command tools, stdio MCP servers and output file types, as `astralvessel deploy` writes it from vessel.toml and tools/*.toml (env VESSEL_SANDBOX_TOOLS; required)")
 		scratch     = fs.String("scratch", "", "directory for turn workspaces, ideally a tmpfs (required)")
 		listen      = fs.String("listen", "0.0.0.0:8600", "address of the gRPC API (the vessel's)")
 		httpListen  = fs.String("http-listen", "", "address of the HTTP/JSON gateway to the same API (probes, curl; default off)")
@@ -104,9 +106,9 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	fs.Var(&outBudget, "output-budget", "call output sandboxd holds at once, all calls together")
 	fs.Var(&callMemory, "call-memory", "address-space limit of each process of a call, the agent's memory (default: none)")
 	_ = fs.Parse(args) // ExitOnError: a bad flag exits, as with the global flag set
-	if *agent == "" || *pkg == "" || *scratch == "" {
+	if *agent == "" || *pkg == "" || *scratch == "" || *toolsJSON == "" {
 		fs.Usage()
-		return errors.New("--agent, --package and --scratch are required")
+		return errors.New("--agent, --package, --tools and --scratch are required")
 	}
 	zl, _, err := telemetry.NewLogger(*logLevel)
 	if err != nil {
@@ -143,9 +145,9 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err != nil {
 		return fmt.Errorf("--package: %w", err)
 	}
-	manifest, err := spec.LoadPackage(pkgDir, os.LookupEnv)
+	toolSet, err := toolset.Parse(*toolsJSON)
 	if err != nil {
-		return fmt.Errorf("loading the agent package %s: %w", pkgDir, err)
+		return fmt.Errorf("--tools: %w", err)
 	}
 	var mountDirs []string
 	for _, m := range mounts {
@@ -232,7 +234,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	}
 	srv, err := server.New(server.Config{
 		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi,
-		PackageDir: pkgDir, Mounts: mountDirs, Manifest: manifest, Token: token, Filter: filter,
+		PackageDir: pkgDir, Mounts: mountDirs, Tools: toolSet, Token: token, Filter: filter,
 		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory),
 		OutputBudget: int64(outBudget), Logf: logf, Logger: zl, Metrics: server.NewMetrics(reg, wm), Audit: auditW,
 	})

@@ -79,6 +79,10 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// testTools is the --tools of agentDir's package: bash only, as its
+// vessel.toml says.
+const testTools = `{"tools":{"enabled":["bash"]},"output":{"files":[]}}`
+
 func agentDir(t *testing.T) (base, pkg string) {
 	base, err := os.MkdirTemp("", "sandboxd-main-")
 	if err != nil {
@@ -100,7 +104,7 @@ func TestRefusesWithoutToken(t *testing.T) {
 	requireKernel(t)
 	base, pkg := agentDir(t)
 	bin := buildBinary(t, base)
-	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"))
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"))
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "VESSEL_SANDBOX_TOKEN_FILE") {
@@ -120,7 +124,7 @@ func TestRefusesWithoutRoot(t *testing.T) {
 	bin := buildBinary(t, base)
 	_ = os.Chmod(bin, 0o755)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--nnp",
-		"--inh-caps=-all", "--bounding-set=-all", bin, "--agent", "a", "--package", pkg,
+		"--inh-caps=-all", "--bounding-set=-all", bin, "--agent", "a", "--package", pkg, "--tools", testTools,
 		"--scratch", filepath.Join(base, "scratch"), "--listen", freeAddr(t))
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
 	out, err := cmd.CombinedOutput()
@@ -137,7 +141,7 @@ func TestRefusesWithoutCapabilities(t *testing.T) {
 	base, pkg := agentDir(t)
 	bin := buildBinary(t, base)
 	cmd := exec.Command(setpriv, "--inh-caps=-all", "--bounding-set=-all,+setuid,+setgid,+chown,+dac_override",
-		bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"), "--listen", freeAddr(t))
+		bin, "--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"), "--listen", freeAddr(t))
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "without CAP_KILL") {
@@ -174,7 +178,7 @@ func TestContainerLayout(t *testing.T) {
 	defer cancel()
 	var logs bytes.Buffer
 	cmd := exec.CommandContext(ctx, setpriv, "--clear-groups", "--nnp",
-		"--inh-caps=-all", "--bounding-set=-all,"+containerCaps, bin, "--agent", "a", "--package", pkg,
+		"--inh-caps=-all", "--bounding-set=-all,"+containerCaps, bin, "--agent", "a", "--package", pkg, "--tools", testTools,
 		"--scratch", filepath.Join(base, "scratch"), "--listen", addr, "--http-listen", httpAddr, "--fingerprint", "sha256:fp",
 		"--uid-range", "510000:16", "--turn-disk", "4MiB")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tokenFile}
@@ -254,7 +258,7 @@ func TestRefusesPackageTheCallUserCannotRead(t *testing.T) {
 	base, pkg := agentDir(t)
 	bin := buildBinary(t, base)
 	_ = os.Chmod(pkg, 0o700)
-	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 		"--listen", freeAddr(t), "--uid-range", "510016:16")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=x"}
 	out, err := cmd.CombinedOutput()
@@ -269,7 +273,7 @@ func TestRefusesTokenFileCallsCanRead(t *testing.T) {
 	bin := buildBinary(t, base)
 	tok := filepath.Join(pkg, "token")
 	_ = os.WriteFile(tok, []byte("secret\n"), 0o600)
-	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 		"--listen", freeAddr(t), "--uid-range", "510032:16")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN_FILE=" + tok}
 	out, err := cmd.CombinedOutput()
@@ -298,7 +302,7 @@ func TestBusyListenAddress(t *testing.T) {
 		{"--listen", addr, ""},
 		{"--http-listen", freeAddr(t), addr},
 	} {
-		args := []string{"--agent", "a", "--package", pkg, "--scratch", scratch, "--listen", c.listen, "--uid-range", "510160:16"}
+		args := []string{"--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", scratch, "--listen", c.listen, "--uid-range", "510160:16"}
 		if c.http != "" {
 			args = append(args, "--http-listen", c.http)
 		}

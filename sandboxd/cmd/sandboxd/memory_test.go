@@ -51,7 +51,7 @@ func TestOutputFloodsKeepSandboxdSmall(t *testing.T) {
 	base, pkg := agentDir(t)
 	bin := buildBinary(t, base)
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+	cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 		"--listen", addr, "--uid-range", "510064:64", "--output-budget", "4MiB")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=tok"}
 	var logs strings.Builder

@@ -55,7 +55,7 @@ func TestRestartSweepsWhatAKilledSandboxdLeft(t *testing.T) {
 	t.Cleanup(func() { removeCgroupTrees(t, "astralvessel-510200-16-") })
 	start := func() (*exec.Cmd, sandboxv1.RunServiceClient, context.Context) {
 		addr := freeAddr(t)
-		cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+		cmd := exec.Command(bin, "--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 			"--listen", addr, "--uid-range", strconv.Itoa(first)+":"+strconv.Itoa(count),
 			"--uid-lock-dir", filepath.Join(base, "uids"))
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "VESSEL_SANDBOX_TOKEN=tok"}

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"syscall"
 
-	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
+	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
 )
 
 // plainName is the shared name rule, under the name this package's fuzz

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 )
 
 // Every test here makes the real attempt from inside a confined call and
@@ -512,7 +512,7 @@ func TestDeclaredToolGetsArgumentsOnStdin(t *testing.T) {
 }
 
 func TestDeclaredToolThatCannotStart(t *testing.T) {
-	e := newEnv(t, envOpts{manifest: &spec.Manifest{Declared: []spec.Tool{
+	e := newEnv(t, envOpts{manifest: &toolset.Set{Declared: []toolset.Tool{
 		{Name: "missing", Command: []string{"/nonexistent/tool"}},
 		{Name: "outside", Command: []string{"/proc/self/exe"}},
 	}}})

@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
@@ -61,7 +61,7 @@ type env struct {
 
 type envOpts struct {
 	turnLimit, userLimit int64
-	manifest             *spec.Manifest
+	manifest             *toolset.Set
 	outputCap            int64
 	// callProcs is the per-call process cap (0: off); callMemory the
 	// per-process address-space limit.
@@ -123,10 +123,10 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.userLimit = 10 << 20
 	}
 	if o.manifest == nil {
-		o.manifest = &spec.Manifest{
-			Tools:  spec.Builtins{Enabled: []string{"read", "glob", "list", "grep", "bash"}},
-			Output: spec.Output{Files: []string{"png", "svg", "csv", "pdf"}},
-			Declared: []spec.Tool{{Name: "echoargs", Command: []string{"python3", "{package}/tools/echo.py"}},
+		o.manifest = &toolset.Set{
+			Tools:  toolset.Builtins{Enabled: []string{"read", "glob", "list", "grep", "bash"}},
+			Output: toolset.Output{Files: []string{"png", "svg", "csv", "pdf"}},
+			Declared: []toolset.Tool{{Name: "echoargs", Command: []string{"python3", "{package}/tools/echo.py"}},
 				{Name: "probe", Command: []string{"python3", "{package}/probe.py", "inet"}}},
 		}
 	}
@@ -147,7 +147,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	srv, err := server.New(server.Config{
 		Logger: o.logger, Metrics: met, Audit: o.audit,
 		Agent: "test", Fingerprint: "sha256:test", Version: "test", LandlockABI: abi,
-		PackageDir: e.pkg, Mounts: []string{e.data}, Manifest: o.manifest, Token: testToken, Filter: filter,
+		PackageDir: e.pkg, Mounts: []string{e.data}, Tools: o.manifest, Token: testToken, Filter: filter,
 		Workspaces: wm, DefaultTimeout: 20 * time.Second, OutputCap: o.outputCap, NProc: 256, CallMemory: o.callMemory,
 		OutputBudget: o.outputBudget,
 		ServeIdle:    o.serveIdle, ServeInput: o.serveInput, ServeOutput: o.serveOutput,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 )
 
 func pngBytes(t *testing.T) []byte {
@@ -135,7 +135,7 @@ func TestOutboxLimits(t *testing.T) {
 }
 
 func TestOutboxOnlyListedTypes(t *testing.T) {
-	e := newEnv(t, envOpts{manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"bash"}}, Output: spec.Output{Files: []string{"png"}}}})
+	e := newEnv(t, envOpts{manifest: &toolset.Set{Tools: toolset.Builtins{Enabled: []string{"bash"}}, Output: toolset.Output{Files: []string{"png"}}}})
 	dir := writeGoodFiles(t, e)
 	r := e.bash("turn-types", "cp "+dir+"/* \"$VESSEL_OUTBOX\"/")
 	if names(r.files) != "chart.png" || len(r.refused) != 3 {

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
@@ -88,7 +88,7 @@ func (s *Server) serve(ctx context.Context, st *sandboxv1.ServeStart, stream ser
 	if !workspace.ValidTurnID(st.GetTurnId()) {
 		return toolErr("invalid turn id: use 1 to 128 of [A-Za-z0-9._:-]")
 	}
-	decl := s.cfg.Manifest.StdioMCP(st.GetServer())
+	decl := s.cfg.Tools.StdioMCP(st.GetServer())
 	if decl == nil || decl.MCP == nil || len(decl.MCP.Command) == 0 {
 		return toolErr(fmt.Sprintf("the package declares no MCP server %q", st.GetServer()))
 	}

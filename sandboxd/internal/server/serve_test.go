@@ -20,10 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -60,10 +60,10 @@ func buildExample(pkg string) (string, error) {
 // newServeEnv is a sandbox whose package declares the probe server as "probe".
 func newServeEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
-	o.manifest = &spec.Manifest{
-		Tools: spec.Builtins{Enabled: []string{"bash"}},
-		MCP: []spec.Tool{{Name: "probe", MCP: &spec.StdioMCP{Command: []string{"{package}/bin/probe-mcp"},
-			Env: map[string]string{"PROBE_MODE": "test"}, Tools: []string{"*"}, Scope: "tools:files"}}},
+	o.manifest = &toolset.Set{
+		Tools: toolset.Builtins{Enabled: []string{"bash"}},
+		MCP: []toolset.Tool{{Name: "probe", MCP: &toolset.StdioMCP{Command: []string{"{package}/bin/probe-mcp"},
+			Env: map[string]string{"PROBE_MODE": "test"}}}},
 	}
 	return newEnvWithBin(t, o, probeMCP, "probe-mcp")
 }
@@ -87,15 +87,16 @@ func newEnvWithBin(t *testing.T, o envOpts, build func() (string, error), name s
 	return e
 }
 
-// The notebook example as sandboxd loads it: its tools/notes.toml runs the
-// example server, which writes its notes in the turn's workspace as the
-// turn's user.
+// notebookTools is the notebook example's tools as deploy hands them to
+// sandboxd (--tools; deployer/spec TestToolsetOfExamples derives the same
+// from its tools/notes.toml).
+var notebookTools = &toolset.Set{MCP: []toolset.Tool{{Name: "notes", MCP: &toolset.StdioMCP{
+	Command: []string{"{package}/bin/notes-mcp", "--dir", "notes"}, Env: map[string]string{"NOTES_LANG": "en"}}}}}
+
+// The notebook example: its MCP server writes its notes in the turn's
+// workspace as the turn's user.
 func TestServeNotebookExample(t *testing.T) {
-	m, err := spec.LoadPackage(filepath.Join(examples(), "notebook"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvWithBin(t, envOpts{manifest: m}, notesMCP, "notes-mcp")
+	e := newEnvWithBin(t, envOpts{manifest: notebookTools}, notesMCP, "notes-mcp")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := e.serve(ctx, "turn-notes", "notes", 0)

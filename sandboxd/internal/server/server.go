@@ -19,10 +19,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/outbox"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
@@ -44,9 +44,9 @@ type Config struct {
 	// PackageDir and Mounts are absolute, clean, read-only trees.
 	PackageDir string
 	Mounts     []string
-	// Manifest may be nil (every built-in on, no declared tools, no files).
-	Manifest *spec.Manifest
-	Token    string
+	// Tools may be nil (every built-in on, no declared tools, no files).
+	Tools *toolset.Set
+	Token string
 	// Filter is the seccomp program from confine.BuildFilter.
 	Filter         []byte
 	Workspaces     *workspace.Manager
@@ -313,7 +313,7 @@ func (k *killer) started(p *confine.Process) {
 // enabled reports whether the manifest turns a built-in on; without a
 // manifest (tests, local experiments) every built-in is on.
 func (s *Server) enabled(tool string) bool {
-	m := s.cfg.Manifest
+	m := s.cfg.Tools
 	if m == nil {
 		return true
 	}
@@ -373,7 +373,7 @@ func (s *Server) command(tool, args, ws string) ([]string, []byte, time.Duration
 		argv, err := tools.BashArgv(a)
 		return argv, nil, s.cfg.DefaultTimeout, err
 	}
-	if m := s.cfg.Manifest; m != nil {
+	if m := s.cfg.Tools; m != nil {
 		for _, t := range m.Declared {
 			if t.Name == tool && len(t.Command) > 0 {
 				timeout := s.cfg.DefaultTimeout
@@ -620,8 +620,8 @@ func makeOutbox(ws *os.Root, rel string, turn *workspace.Turn) error {
 
 func (s *Server) sendFiles(ws *os.Root, boxRel string, turn *workspace.Turn, send sendFunc) {
 	var allowed []string
-	if s.cfg.Manifest != nil {
-		allowed = s.cfg.Manifest.Output.Files
+	if s.cfg.Tools != nil {
+		allowed = s.cfg.Tools.Output.Files
 	}
 	files, refused, err := outbox.Collect(ws, boxRel, allowed, turn.ReserveFile)
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/astraldeep/astralvessel-go/deployer/audit"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/tools"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/workspace"
 )
@@ -88,10 +88,10 @@ func (s *Server) toolLabel(tool string) string {
 	case tools.Read, tools.List, tools.Glob, tools.Grep, tools.Bash:
 		return tool
 	}
-	if name, ok := strings.CutPrefix(tool, servePrefix); ok && s.cfg.Manifest.StdioMCP(name) != nil {
+	if name, ok := strings.CutPrefix(tool, servePrefix); ok && s.cfg.Tools.StdioMCP(name) != nil {
 		return tool
 	}
-	if m := s.cfg.Manifest; m != nil {
+	if m := s.cfg.Tools; m != nil {
 		for _, t := range m.Declared {
 			if t.Name == tool && len(t.Command) > 0 {
 				return tool

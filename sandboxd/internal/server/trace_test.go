@@ -7,9 +7,9 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/tracetest"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/tracetest"
 )
 
 // TestCallContinuesTheVesselsTrace: with tracing on, a call carrying the

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/outputfiles"
+	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/cgroup"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // OpenSQLite opens the outbox in the SQLite task store at path. River gets

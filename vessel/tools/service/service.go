@@ -29,7 +29,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"

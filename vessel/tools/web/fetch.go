@@ -24,7 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/net/html/charset"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // ErrNoEgress fails a fetch or public search when no egress proxy is

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
 // TestTaskIDToEgress: a fetch made for a turn names its task id to the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
 )
 
 // BenchmarkEmitAPIActivity is what the audit stream adds to one A2A call:

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
 )
 
 // SchemaVersion is the OCSF schema version the events follow.

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/stats"
 
-	"github.com/astraldeep/astralvessel-go/deployer/telemetry/otlpsink"
+	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

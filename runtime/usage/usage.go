@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
 )
 
 // Record is one finished turn.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
 )
 
 // BenchmarkRecord is what the usage log adds to a finished turn: one

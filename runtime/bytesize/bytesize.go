@@ -1,4 +1,6 @@
-package spec
+// Package bytesize reads and prints sizes in bytes as deployment.toml and
+// the services' flags write them ("512MB", "1GiB", "64k").
+package bytesize
 
 import (
 	"fmt"
@@ -6,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 )
+
+// Size is a size in bytes, written in TOML as an integer or a string
+// such as "512MB", "1GiB" or "64k".
+type Size int64
 
 // Size units, case-insensitive. Every unit is a power of 1024, as in Docker's
 // memory limits: "512MB", "512MiB" and "512m" are the same size.
@@ -26,9 +32,9 @@ var sizeUnits = map[string]int64{
 	"tib": 1 << 40,
 }
 
-// ParseByteSize reads "512MB", "1GiB", "64k" or a plain number of bytes.
+// Parse reads "512MB", "1GiB", "64k" or a plain number of bytes.
 // Units are case-insensitive; fractions are allowed ("1.5GiB").
-func ParseByteSize(s string) (ByteSize, error) {
+func Parse(s string) (Size, error) {
 	t := strings.TrimSpace(s)
 	i := 0
 	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
@@ -43,7 +49,7 @@ func ParseByteSize(s string) (ByteSize, error) {
 		if n > math.MaxInt64/mult {
 			return 0, fmt.Errorf("invalid size %q: too large", s)
 		}
-		return ByteSize(n * mult), nil
+		return Size(n * mult), nil
 	}
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil {
@@ -53,12 +59,12 @@ func ParseByteSize(s string) (ByteSize, error) {
 	if v >= math.MaxInt64 {
 		return 0, fmt.Errorf("invalid size %q: too large", s)
 	}
-	return ByteSize(v), nil
+	return Size(v), nil
 }
 
 // UnmarshalText decodes the string form; TOML integers decode directly.
-func (b *ByteSize) UnmarshalText(text []byte) error {
-	v, err := ParseByteSize(string(text))
+func (b *Size) UnmarshalText(text []byte) error {
+	v, err := Parse(string(text))
 	if err != nil {
 		return err
 	}
@@ -67,7 +73,7 @@ func (b *ByteSize) UnmarshalText(text []byte) error {
 }
 
 // String prints the size in the largest binary unit that divides it.
-func (b ByteSize) String() string {
+func (b Size) String() string {
 	n := int64(b)
 	for _, u := range []struct {
 		name string

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/rotlog"
+	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
 )
 
 // CheckEvent reports what an OCSF event (decoded JSON) lacks of the

@@ -1,0 +1,76 @@
+package importrules
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestImportRules fails on any import the module boundaries forbid.
+func TestImportRules(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules {
+		t.Run(r.Name, func(t *testing.T) {
+			vs, err := Check(root, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vs {
+				t.Error(v)
+			}
+		})
+	}
+}
+
+// TestImportRulesCatchPlanted runs the egress and sandboxd rules on a
+// fixture module that claims the egress's path and imports deployer/spec
+// (a local stand-in) and the vessel's server: each rule must report it.
+func TestImportRulesCatchPlanted(t *testing.T) {
+	for _, name := range []string{"egress links no deployer code and no go-toml", "egress links no vessel server code"} {
+		var rule Rule
+		for _, r := range Rules {
+			if r.Name == name {
+				rule = r
+			}
+		}
+		if rule.Forbidden == nil {
+			t.Fatalf("no rule %q", name)
+		}
+		rule.Dir = "planted/egress"
+		vs, err := Check("testdata", rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 1 {
+			t.Fatalf("%s: want the one planted violation, got %v", name, vs)
+		}
+		t.Logf("caught: %v", vs[0])
+	}
+}
+
+func TestForbidden(t *testing.T) {
+	for p, want := range map[string]bool{
+		repo + "vessel":                true,
+		repo + "vessel/loop":           true,
+		repo + "vessel/client":         false,
+		repo + "vessel/client/cardsig": false,
+		repo + "vesselx":               false,
+	} {
+		if got := vesselServer(p); got != want {
+			t.Errorf("vesselServer(%s) = %v, want %v", p, got, want)
+		}
+	}
+	for p, want := range map[string]bool{
+		repo + "deployer/spec":                     true,
+		"github.com/pelletier/go-toml/v2":          true,
+		"github.com/pelletier/go-toml/v2/unstable": true,
+		repo + "runtime/routes":                    false,
+		repo + "deployerx":                         false,
+	} {
+		if got := deployerOrTOML(p); got != want {
+			t.Errorf("deployerOrTOML(%s) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/astraldeep/astralvessel-go/vessel
+
+go 1.26.0
