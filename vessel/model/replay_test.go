@@ -127,6 +127,8 @@ func TestReplayProviders(t *testing.T) {
 		{file: "lmstudio/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 		{file: "anthropic/parallel_tools.sse", calls: []call{{"toolu_a", "lookup", `{"q":"a"}`, ""}, {"toolu_b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 		{file: "groq/reasoning_tool.sse", calls: []call{{"fc_1", "calculate", `{"expression":"2+2"}`, ""}}, in: 120, out: 30, reasoning: "Need a sum."},
+		{file: "mistral/thinking_parts.sse", text: "The answer is 4.", reasoning: "Two plus two is four.", in: 12, out: 18},
+		{file: "ollama/object_arguments.sse", calls: []call{{"call_obj1", "get_weather", `{"city":"Toronto","days":[1,2]}`, ""}}, in: 40, out: 12},
 		{file: "groq/tool.sse", calls: []call{{"call_g1", "calculate", `{"expression":"25 * 4"}`, ""}}, in: 300, out: 20},
 	} {
 		t.Run(c.file, func(t *testing.T) {
