@@ -58,7 +58,7 @@ type delta struct {
 	Thinking  string
 	ToolCalls []toolCallDelta
 	// Extra are the members of no field above (nor role, function_call,
-	// annotations, audio):
+	// annotations, audio, index):
 	// provider fields carried back opaquely.
 	Extra []member
 }
@@ -180,8 +180,10 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 			return s.Str(&d.Reasoning)
 		case "refusal":
 			return s.Str(&d.Refusal)
-		case "role", "function_call", "annotations", "audio":
-			return s.Skip() // OpenAI's own, not accepted back as sent
+		case "role", "function_call", "annotations", "audio", "index":
+			// OpenAI's own, not accepted back as sent; index: some servers
+			// (a model on Mistral's API) repeat the choice's index in the delta.
+			return s.Skip()
 		case "tool_calls":
 			d.ToolCalls = d.ToolCalls[:0]
 			if s.Null() {
@@ -193,7 +195,7 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 				return scanToolCall(s, &d.ToolCalls[len(d.ToolCalls)-1])
 			})
 		}
-		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "tool_calls") {
+		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "index", "tool_calls") {
 			return false
 		}
 		raw, ok := s.Raw()

@@ -3,8 +3,10 @@ package model
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -65,8 +67,32 @@ func TestReplayProviders(t *testing.T) {
 		in, out    int
 		extra      string // the assistant message's provider fields
 		reasoning  string
+		// sum: for a long recorded answer, the sha256 of its text, NUL, its
+		// reasoning, NUL and its provider fields; text and reasoning are
+		// then the beginnings of theirs.
+		sum string
 	}{
-		{file: "openai/text.sse", text: "Hello there.", in: 9, out: 3},
+		// Recorded samples (see each file's source line).
+		{file: "openai/text.sse", text: "**Holiday Name:** Harmony Day", in: 16, out: 300, sum: "d8ca5a9c6f243ebc7ba314f09fa61de2b1dac81f7ee28c1a0509db1010a6f051"},
+		{file: "openai/text_then_tool.sse", text: "PRE_TOOL", calls: []call{{"call_NZa7xqfefoaMI2YYHowVXVlU", "weather", "{}", ""}}, in: 58, out: 12},
+		{file: "azure/text.sse", text: "Hello World", in: 15, out: 5},
+		{file: "azure/model_router.sse", text: "Capital of Denmark.", in: 15, out: 78},
+		{file: "azure/async_filter_text.sse", text: "Color is a"},
+		{file: "mistral/text.sse", text: "Hello, world! This is a test response.", in: 13, out: 8},
+		{file: "mistral/tool_call.sse", calls: []call{{"gSIMJiOkT", "weather", `{"location": "San Francisco"}`, ""}}, in: 124, out: 22},
+		{file: "mistral/incremental_tool.sse", calls: []call{{"chatcmpl-tool-9f149c74c42f265b", "webSearchTool", `{"query": "current Berlin weather"}`, ""}}, in: 171, out: 14},
+		{file: "mistral/thinking_parts.sse", text: "2 + 2 = 4", reasoning: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.", in: 10, out: 46},
+		{file: "mistral/thinking_mixed.sse", text: "391", reasoning: "Okay, the user is asking for the product", in: 28, out: 139, sum: "cc47e7f676273adaab27a196488b662e0366ed3e17f647e74bc246d47ccf6c19"},
+		{file: "deepseek/length.sse", text: "## **Holiday Name:** Starlight Remembran", incomplete: IncompleteLength, in: 13, out: 400, sum: "0091bd4b5cfc464a5d3aca83de38613d6235ca414376411dd08f19dbb9612078"},
+		{file: "deepseek/reasoning_text.sse", text: `The word "strawberry" contains three "r"s.`, reasoning: `We need to count the number of the letter "r"`, in: 18, out: 219, sum: "eb40e9cd752f6add1e94284b5c913bb04337985baca2f1d3f7a2581a7bd29ee3"},
+		{file: "deepseek/thinking_tool.sse", calls: []call{{"call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", "weather", `{"location": "San Francisco"}`, ""}}, in: 339, out: 83,
+			reasoning: "The user is asking for the weather in San Francisco.", sum: "3f7a8d05119f173ed37c8cc847f4367effb3763299e0edb59b7a6e74c3084ad3"},
+		{file: "groq/text.sse", text: `Introducing "Luminaria" - a new holiday`, in: 45, out: 662, sum: "7b1dfcce4126418b2b9a53d3f27763b269d4f8d4a7b905e639c5194b53ab3d95"},
+		{file: "groq/tool.sse", calls: []call{{"tk85n1k4m", "weather", "{}", ""}}, in: 210, out: 15},
+		{file: "ollama/tool.sse", calls: []call{{"call_hk81qg8b", "run_command", `{"command":"ls -la"}`, ""}}},
+		{file: "ollama/parallel_tools.sse", calls: []call{{"call_wteop8bt", "run_command", `{"command":"ls"}`, ""}, {"call_rk2xye1l", "run_command", `{"command":"ls -l"}`, ""}}},
+		{file: "anthropic/text_then_tool.sse", text: "Reading it.", calls: []call{{"toolu_sanitized", "read_file", `{"path": "a.txt"}`, ""}}},
+		// Constructed and edited samples.
 		{file: "openai/parallel_tools.sse", calls: []call{{"call_a", "get_weather", `{"city":"Paris"}`, ""}, {"call_b", "get_weather", `{"city":"Oslo"}`, ""}}, in: 80, out: 40},
 		{file: "openai/length.sse", text: `{"`, incomplete: IncompleteLength, in: 12, out: 1},
 		{file: "openai/refusal.sse", text: "I'm sorry, I can't help with that.", incomplete: IncompleteRefusal},
@@ -75,21 +101,17 @@ func TestReplayProviders(t *testing.T) {
 		{file: "gemini/parallel_tools.sse", calls: []call{
 			{"function-call-1", "species", `{"name":"osprey"}`, `{"extra_content":{"google":{"thought_signature":"CiQBVKhc7sig1=="}}}`},
 			{"function-call-2", "species", `{"name":"heron"}`, ""}}, in: 50, out: 20},
-		{file: "deepseek/thinking_tool.sse", calls: []call{{"call_00_ds", "get_date", "{}", ""}}, in: 30, out: 25,
-			extra: `{"reasoning_content":"The user wants the date.\n"}`, reasoning: "The user wants the date.\n"},
 		{file: "groq/usage.sse", text: "Fast.", in: 15, out: 2},
 		{file: "vllm/error_object.sse", text: "Part", errMsg: "The decoder prompt is longer than the maximum model length"},
 		{file: "llamacpp/error_event.sse", text: "Partial", errMsg: "the request exceeds the available context size. try increasing"},
 		{file: "llamacpp/event_error.sse", text: "Partial", errMsg: "slot unavailable"},
 		{file: "ollama/bare_error.sse", text: "Hal", errMsg: "model runner has unexpectedly stopped"},
-		{file: "mistral/tool_call.sse", calls: []call{{"D681PevKs", "retrieve_payment_status", `{"transaction_id": "T1001"}`, ""}}, in: 90, out: 30},
 		{file: "openrouter/error_with_usage.sse", text: "Some", errMsg: "Provider disconnected unexpectedly", in: 10, out: 4},
 		{file: "openrouter/reasoning.sse", text: "Done.", in: 12, out: 6, reasoning: "Think.",
 			extra: `{"reasoning_details":[{"type":"reasoning.text","text":"Think.","format":"anthropic-claude-v1","index":0}],"reasoning":"Think."}`},
 		{file: "openai/tool.sse", calls: []call{{"call_1", "bash", `{"command":"ls"}`, ""}}, in: 50, out: 10},
 		{file: "openai/whole_parallel.json", calls: []call{{"call_w1", "bash", `{"command":"ls"}`, ""}, {"call_w2", "bash", `{"command":"pwd"}`, ""}}, in: 30, out: 20},
 		{file: "openai/whole_length.json", text: `{"a": [1, 2`, incomplete: IncompleteLength, in: 5, out: 8},
-		{file: "azure/text.sse", text: "Fine.", in: 14, out: 2},
 		{file: "anthropic/text.sse", text: "Hello from Claude.", in: 11, out: 5},
 		{file: "anthropic/tool.sse", calls: []call{{"toolu_01", "get_weather", `{"city": "Rome"}`, ""}}, in: 40, out: 12},
 		{file: "anthropic/length.sse", text: "The list: 1.", incomplete: IncompleteLength, in: 8, out: 4},
@@ -98,7 +120,6 @@ func TestReplayProviders(t *testing.T) {
 		{file: "lmstudio/text.sse", text: "Local answer.", in: 20, out: 3},
 		{file: "lmstudio/tool.sse", calls: []call{{"365174485", "get_delivery_date", `{"order_id":"123"}`, ""}}},
 		{file: "ollama/text.sse", text: "Hallo.", in: 26, out: 4},
-		{file: "ollama/tool.sse", calls: []call{{"call_o1", "get_weather", `{"city":"Toronto"}`, ""}}},
 		{file: "vllm/reasoning_tool.sse", calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33,
 			reasoning: "Check the weather.", extra: `{"reasoning":"Check the weather."}`},
 		{file: "vllm/length.sse", text: "Once upon a", incomplete: IncompleteLength, in: 5, out: 3},
@@ -112,24 +133,19 @@ func TestReplayProviders(t *testing.T) {
 		{file: "azure/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 		{file: "gemini/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 		{file: "deepseek/parallel_tools.sse", calls: []call{{"call_00_a", "lookup", `{"q":"a"}`, ""}, {"call_01_b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
-		{file: "deepseek/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 		{file: "groq/parallel_tools.sse", calls: []call{{"call_g1", "lookup", `{"q":"a"}`, ""}, {"call_g2", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 		{file: "groq/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 		{file: "vllm/text.sse", text: "Plain text.", in: 12, out: 3},
 		{file: "vllm/parallel_tools.sse", calls: []call{{"chatcmpl-tool-a", "lookup", `{"q":"a"}`, ""}, {"chatcmpl-tool-b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 		{file: "llamacpp/text.sse", text: "Local.", in: 9, out: 2},
 		{file: "llamacpp/tool.sse", calls: []call{{"Zx1", "get_time", `{"tz":"UTC"}`, ""}}},
-		{file: "ollama/parallel_tools.sse", calls: []call{{"call_oa", "lookup", `{"q":"a"}`, ""}, {"call_ob", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 		{file: "ollama/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
-		{file: "mistral/text.sse", text: "Bonjour.", in: 5, out: 3},
 		{file: "openrouter/tool.sse", calls: []call{{"toolu_or1", "lookup", `{"q":"a"}`, ""}}, in: 40, out: 10},
 		{file: "together/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 		{file: "lmstudio/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 		{file: "anthropic/parallel_tools.sse", calls: []call{{"toolu_a", "lookup", `{"q":"a"}`, ""}, {"toolu_b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 		{file: "groq/reasoning_tool.sse", calls: []call{{"fc_1", "calculate", `{"expression":"2+2"}`, ""}}, in: 120, out: 30, reasoning: "Need a sum."},
-		{file: "mistral/thinking_parts.sse", text: "The answer is 4.", reasoning: "Two plus two is four.", in: 12, out: 18},
 		{file: "ollama/object_arguments.sse", calls: []call{{"call_obj1", "get_weather", `{"city":"Toronto","days":[1,2]}`, ""}}, in: 40, out: 12},
-		{file: "groq/tool.sse", calls: []call{{"call_g1", "calculate", `{"expression":"25 * 4"}`, ""}}, in: 300, out: 20},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			srv, n := replay(t, loadCase(t, c.file))
@@ -137,6 +153,19 @@ func TestReplayProviders(t *testing.T) {
 			resp, err := (&Client{BaseURL: srv.URL, Backoff: 1}).Complete(context.Background(), req(), &h)
 			if got := n.Load(); got != 1 {
 				t.Fatalf("%d requests: a provider's answer is never retried", got)
+			}
+			if c.sum != "" {
+				if !strings.HasPrefix(h.text.String(), c.text) || !strings.HasPrefix(h.reasoning.String(), c.reasoning) {
+					t.Fatalf("text %.60q reasoning %.60q, want them to begin %q, %q", h.text.String(), h.reasoning.String(), c.text, c.reasoning)
+				}
+				var extra string
+				if resp != nil {
+					extra = string(resp.Extra)
+				}
+				if got := fmt.Sprintf("%x", sha256.Sum256([]byte(h.text.String()+"\x00"+h.reasoning.String()+"\x00"+extra))); got != c.sum {
+					t.Fatalf("answer, reasoning and provider fields hash to %s, want %s", got, c.sum)
+				}
+				c.text, c.reasoning, c.extra = h.text.String(), h.reasoning.String(), extra
 			}
 			if h.text.String() != c.text {
 				t.Fatalf("text streamed %q, want %q", h.text.String(), c.text)
