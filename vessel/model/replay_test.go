@@ -93,6 +93,9 @@ var replayCases = []replayCase{
 	{file: "ollama/tool.sse", calls: []call{{"call_hk81qg8b", "run_command", `{"command":"ls -la"}`, ""}}},
 	{file: "ollama/parallel_tools.sse", calls: []call{{"call_wteop8bt", "run_command", `{"command":"ls"}`, ""}, {"call_rk2xye1l", "run_command", `{"command":"ls -l"}`, ""}}},
 	{file: "anthropic/text_then_tool.sse", text: "Reading it.", calls: []call{{"toolu_sanitized", "read_file", `{"path": "a.txt"}`, ""}}},
+	{file: "openai/after_tool.sse", text: "POST_TOOL", in: 86, out: 2},
+	{file: "llamacpp/length_usage_timings.sse", incomplete: IncompleteLength, in: 43, out: 1},
+	{file: "llamacpp/reasoning_timings.sse", text: "Done.", reasoning: " it handles", extra: `{"reasoning_content":" it handles"}`, in: 17, out: 31},
 	// Constructed and edited samples.
 	{file: "azure/tool.sse", calls: []call{{"call_azt", "lookup", `{"q":"c"}`, ""}}, in: 55, out: 14},
 	{file: "azure/error_chunk.sse", text: "Part", errMsg: "The service is temporarily unable to process your request."},
