@@ -169,7 +169,7 @@ var replayCases = []replayCase{
 	{file: "lmstudio/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 	{file: "anthropic/parallel_tools.sse", calls: []call{{"toolu_a", "lookup", `{"q":"a"}`, ""}, {"toolu_b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 	{file: "groq/reasoning_tool.sse", calls: []call{{"fc_1", "calculate", `{"expression":"2+2"}`, ""}}, in: 120, out: 30, reasoning: "Need a sum."},
-	{file: "ollama/object_arguments.sse", calls: []call{{"call_obj1", "get_weather", `{"city":"Toronto","days":[1,2]}`, ""}}, in: 40, out: 12},
+	{file: "llamacpp/object_arguments.sse", calls: []call{{"call_obj1", "get_weather", `{"city":"Toronto","days":[1,2]}`, ""}}, in: 40, out: 12},
 }
 
 // TestReplayProviders replays each provider's recorded stream through a
