@@ -68,9 +68,11 @@ func (u *replayUpstream) last() string {
 }
 
 // TestLocalStackProviderReplays runs recorded provider streams through the
-// real vessel, egress and sandbox: DeepSeek's reasoning and Gemini's
-// thought signatures reach the next request through the egress, a cut by
-// length and a llama.cpp error line each fail the task with their reason.
+// real vessel, egress and sandbox: DeepSeek's reasoning, Gemini's thought
+// signatures and both of Ollama's parallel calls reach the next request
+// through the egress, Mistral's thinking parts leave the answer text alone,
+// a cut by length, Azure's content filter and a llama.cpp error line each
+// fail the task with their reason.
 func TestLocalStackProviderReplays(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the local-stack end-to-end tests")
@@ -93,7 +95,11 @@ func TestLocalStackProviderReplays(t *testing.T) {
 		nextSent []string // in the last request the upstream received
 	}{
 		{"deepseek/thinking_tool.sse", []string{"TASK_STATE_COMPLETED", "done"},
-			[]string{`"reasoning_content":"The user wants the date.\n"`, `"tool_call_id":"call_00_ds"`}},
+			[]string{`"reasoning_content":"The user is asking for the weather in San Francisco. I need to use the weather tool`, `"tool_call_id":"call_00_ioIn7yN9p1ZOMNpDLwd4MgAF"`}},
+		{"ollama/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
+			[]string{`"tool_call_id":"call_wteop8bt"`, `"tool_call_id":"call_rk2xye1l"`}},
+		{"mistral/thinking_parts.sse", []string{"TASK_STATE_COMPLETED", "2 + 2 = 4"}, nil},
+		{"azure/content_filter.sse", []string{"TASK_STATE_FAILED", `incomplete`, `content_filter`}, nil},
 		{"gemini/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
 			[]string{`"extra_content":{"google":{"thought_signature":"CiQBVKhc7sig1=="}}`, `"tool_call_id":"function-call-1"`, `"tool_call_id":"function-call-2"`}},
 		{"openai/length.sse", []string{"TASK_STATE_FAILED", `incomplete`, `length`}, nil},

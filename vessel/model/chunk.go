@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
 )
@@ -52,9 +53,12 @@ type delta struct {
 	ReasoningContent string
 	Reasoning        string
 	Refusal          string
-	ToolCalls        []toolCallDelta
+	// Thinking is the text of Mistral's thinking parts (content sent as a
+	// list of parts): shown as reasoning, not sent back.
+	Thinking  string
+	ToolCalls []toolCallDelta
 	// Extra are the members of no field above (nor role, function_call,
-	// annotations, audio):
+	// annotations, audio, index):
 	// provider fields carried back opaquely.
 	Extra []member
 }
@@ -69,7 +73,7 @@ func (d *delta) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var v struct {
-		Content          string          `json:"content"`
+		Content          json.RawMessage `json:"content"`
 		ReasoningContent string          `json:"reasoning_content"`
 		Reasoning        string          `json:"reasoning"`
 		Refusal          string          `json:"refusal"`
@@ -78,9 +82,87 @@ func (d *delta) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*d = delta{Content: v.Content, ReasoningContent: v.ReasoningContent, Reasoning: v.Reasoning,
+	*d = delta{ReasoningContent: v.ReasoningContent, Reasoning: v.Reasoning,
 		Refusal: v.Refusal, ToolCalls: v.ToolCalls}
+	if len(v.Content) > 0 {
+		s.Reset(v.Content)
+		if !scanContent(&s, d, s.Str) || !s.End() {
+			return &json.UnmarshalTypeError{Value: "content", Type: reflect.TypeFor[string](), Field: "content"}
+		}
+	}
 	return nil
+}
+
+// scanContent reads content: a string (through str), or a list of parts.
+func scanContent(s *jsonscan.Scanner, d *delta, str func(*string) bool) bool {
+	if s.Peek() != '[' {
+		return str(&d.Content)
+	}
+	return scanParts(s, d)
+}
+
+// scanParts reads content sent as a list of parts (Mistral's thinking
+// models): text parts are the answer, thinking parts reasoning; a part of
+// another type is skipped.
+func scanParts(s *jsonscan.Scanner, d *delta) bool {
+	return s.Array(func() bool {
+		var typ, text, thinking string
+		ok := s.Object(func(k []byte) bool {
+			switch string(k) {
+			case "type":
+				return s.Str(&typ)
+			case "text":
+				return s.Str(&text)
+			case "thinking":
+				return scanThinking(s, &thinking)
+			}
+			return !jsonscan.FoldsTo(k, "type", "text", "thinking") && s.Skip()
+		})
+		switch typ {
+		case "text":
+			d.Content += text
+		case "thinking":
+			d.Thinking += thinking
+		}
+		return ok
+	})
+}
+
+// scanThinking reads a thinking part's value: a string, or a list of
+// text parts.
+func scanThinking(s *jsonscan.Scanner, v *string) bool {
+	if s.Peek() != '[' {
+		return s.Str(v)
+	}
+	return s.Array(func() bool {
+		var t string
+		ok := s.Object(func(k []byte) bool {
+			if string(k) == "text" {
+				return s.Str(&t)
+			}
+			return !jsonscan.FoldsTo(k, "text") && s.Skip()
+		})
+		*v += t
+		return ok
+	})
+}
+
+// scanArguments reads a call's arguments: a string, or (as some servers
+// send them) a JSON value, kept as its compact encoding.
+func scanArguments(s *jsonscan.Scanner, v *string) bool {
+	if c := s.Peek(); c != '{' && c != '[' {
+		return s.Str(v)
+	}
+	raw, ok := s.Raw()
+	if !ok {
+		return false
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return false
+	}
+	*v = b.String()
+	return true
 }
 
 // scanDelta reads a delta object; content reads the content string.
@@ -91,15 +173,17 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 	return s.Object(func(k []byte) bool {
 		switch string(k) {
 		case "content":
-			return content(&d.Content)
+			return scanContent(s, d, content)
 		case "reasoning_content":
 			return s.Str(&d.ReasoningContent)
 		case "reasoning":
 			return s.Str(&d.Reasoning)
 		case "refusal":
 			return s.Str(&d.Refusal)
-		case "role", "function_call", "annotations", "audio":
-			return s.Skip() // OpenAI's own, not accepted back as sent
+		case "role", "function_call", "annotations", "audio", "index":
+			// OpenAI's own, not accepted back as sent; index: some servers
+			// (a model on Mistral's API) repeat the choice's index in the delta.
+			return s.Skip()
 		case "tool_calls":
 			d.ToolCalls = d.ToolCalls[:0]
 			if s.Null() {
@@ -111,7 +195,7 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 				return scanToolCall(s, &d.ToolCalls[len(d.ToolCalls)-1])
 			})
 		}
-		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "tool_calls") {
+		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "index", "tool_calls") {
 			return false
 		}
 		raw, ok := s.Raw()
@@ -151,15 +235,21 @@ func (tc *toolCallDelta) UnmarshalJSON(b []byte) error {
 		ID       string `json:"id"`
 		Type     string `json:"type"`
 		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*tc = toolCallDelta{Index: v.Index, ID: v.ID, Type: v.Type}
-	tc.Function.Name, tc.Function.Arguments = v.Function.Name, v.Function.Arguments
+	tc.Function.Name = v.Function.Name
+	if len(v.Function.Arguments) > 0 {
+		s.Reset(v.Function.Arguments)
+		if !scanArguments(&s, &tc.Function.Arguments) || !s.End() {
+			return &json.UnmarshalTypeError{Value: "arguments", Type: reflect.TypeFor[string](), Field: "function.arguments"}
+		}
+	}
 	return nil
 }
 
@@ -190,7 +280,7 @@ func scanToolCall(s *jsonscan.Scanner, tc *toolCallDelta) bool {
 				case "name":
 					return s.Str(&tc.Function.Name)
 				case "arguments":
-					return s.Str(&tc.Function.Arguments)
+					return scanArguments(s, &tc.Function.Arguments)
 				}
 				return !jsonscan.FoldsTo(fk, "name", "arguments") && s.Skip()
 			})

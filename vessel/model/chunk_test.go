@@ -39,6 +39,8 @@ func FuzzChunkDecode(f *testing.F) {
 		`{"choices":[{"delta":{"content":"x"}}]} x`,
 		"{\"choices\":[{\"delta\":{\"content\":\"\xff\"}}]}",
 		`{"a":01}`,
+		`{"choices":[{"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]},{"type":"text","text":"a"},{"type":"image_url","image_url":"x"}]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":{"a": [1, "b"]}}}]}}]}`,
 		`[]`,
 		`null`,
 	} {
@@ -159,5 +161,34 @@ func TestChunkTemplateStream(t *testing.T) {
 	}
 	if !d.tpl || d.ch.Choices[0].Delta.Content != "end" {
 		t.Fatalf("the last chunk left no template: %+v", d.ch)
+	}
+}
+
+// TestPartsAndObjectArguments reads content as a list of parts and
+// arguments as a JSON object on both paths: the scanner's, and
+// encoding/json's (an escaped key sends a delta there).
+func TestPartsAndObjectArguments(t *testing.T) {
+	for _, key := range []string{`"role"`, `"r\u006fle"`} {
+		data := `{"choices":[{"delta":{` + key + `:"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"Hm, "},{"type":"text","text":"yes."}]},` +
+			`{"type":"text","text":"Yes"},{"type":"text","text":"."}],"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":{"a": [1, "b"]}}}]}}]}`
+		var d chunkDecoder
+		ch, err := d.decode([]byte(data))
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		got := ch.Choices[0].Delta
+		if got.Content != "Yes." || got.Thinking != "Hm, yes." || len(got.ToolCalls) != 1 || got.ToolCalls[0].Function.Arguments != `{"a":[1,"b"]}` {
+			t.Fatalf("%s: %+v", key, got)
+		}
+	}
+	for _, bad := range []string{
+		`{"choices":[{"delta":{"content":[1]}}]}`,
+		`{"choices":[{"delta":{"content":{"type":"text"}}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":true}}]}}]}`,
+	} {
+		var d chunkDecoder
+		if _, err := d.decode([]byte(bad)); err == nil {
+			t.Fatalf("%s read without error", bad)
+		}
 	}
 }

@@ -60,9 +60,10 @@ func finishOutcome(out *Response, badArgs bool) error {
 		return &IncompleteError{Reason: IncompleteLength, FinishReason: out.FinishReason}
 	case filterReasons[reason]:
 		return &IncompleteError{Reason: IncompleteContentFilter, FinishReason: out.FinishReason}
-	case reason == "error":
-		// Mistral's finish for an answer the server broke off.
-		return &Error{Message: "the model stopped with finish_reason error", stream: true}
+	case reason == "error" || reason == "insufficient_system_resource":
+		// Mistral's finish for an answer the server broke off; DeepSeek's
+		// for one its inference system cut short.
+		return &Error{Message: "the model stopped with finish_reason " + reason, stream: true}
 	case badArgs:
 		return &IncompleteError{Reason: IncompleteBadArguments, FinishReason: out.FinishReason}
 	}

@@ -172,7 +172,7 @@ func (st *streamState) chunk(data []byte) error {
 	st.strict = st.strict || ch.XGroq != nil
 	for i := range ch.Choices {
 		c := &ch.Choices[i]
-		if d := &c.Delta; c.FinishReason == nil && d.ReasoningContent == "" && d.Reasoning == "" && d.Refusal == "" &&
+		if d := &c.Delta; c.FinishReason == nil && d.ReasoningContent == "" && d.Reasoning == "" && d.Thinking == "" && d.Refusal == "" &&
 			len(d.ToolCalls) == 0 && len(d.Extra) == 0 {
 			// Most chunks: one piece of text, or nothing.
 			if err := st.text(d.Content, &st.content); err != nil {
@@ -287,10 +287,14 @@ func (st *streamState) overText(s string, b *strings.Builder) error {
 
 // reason passes on and keeps the delta's reasoning.
 func (st *streamState) reason(d *delta) error {
-	if d.ReasoningContent == "" && d.Reasoning == "" {
+	if d.ReasoningContent == "" && d.Reasoning == "" && d.Thinking == "" {
 		return nil
 	}
 	if err := st.reasonPiece("reasoning_content", d.ReasoningContent, &st.reasoningContent); err != nil {
+		return err
+	}
+	// Mistral's thinking parts have no field to go back in: shown only.
+	if err := st.reasonPiece("", d.Thinking, nil); err != nil {
 		return err
 	}
 	return st.reasonPiece("reasoning", d.Reasoning, &st.reasoning)
@@ -308,10 +312,12 @@ func (st *streamState) reasonPiece(key, s string, b *strings.Builder) error {
 		return &LimitError{What: LimitReasoning, Limit: st.lim.Reasoning}
 	}
 	st.reasoningN += len(s)
-	if b.Len() == 0 {
-		st.reasoningOrder = append(st.reasoningOrder, key)
+	if b != nil {
+		if b.Len() == 0 {
+			st.reasoningOrder = append(st.reasoningOrder, key)
+		}
+		b.WriteString(s)
 	}
-	b.WriteString(s)
 	st.h.Reasoning(s)
 	return nil
 }
