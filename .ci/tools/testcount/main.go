@@ -238,28 +238,6 @@ func isTestFunc(fn *ast.FuncDecl) bool {
 	return ok && sel.Sel.Name == param
 }
 
-// parseList reads go test -list output: names, then "ok <package> <time>".
-func parseList(out string) map[string][]string {
-	declared := map[string][]string{}
-	var names []string
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 0:
-		case f[0] == "ok" && len(f) >= 2:
-			declared[f[1]] = names
-			names = nil
-		case len(f) == 1 && !strings.HasPrefix(f[0], "Benchmark") && isTestName(f[0]):
-			names = append(names, f[0])
-		}
-	}
-	return declared
-}
-
-var testName = regexp.MustCompile(`^(Test|Fuzz|Example)[\p{L}\p{N}_]*$`)
-
-func isTestName(s string) bool { return testName.MatchString(s) }
-
 // readSkipped returns the module's purposeful skips: test name → reason.
 func readSkipped(path, module string) (map[string]string, error) {
 	out := map[string]string{}

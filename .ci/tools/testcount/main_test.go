@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,14 +31,6 @@ func TestReadEchoesOutputAndCountsTopLevel(t *testing.T) {
 	}
 	if !strings.Contains(echo.String(), "=== RUN   TestOne") || !strings.Contains(echo.String(), "[build failed]") {
 		t.Errorf("output not echoed: %q", echo.String())
-	}
-}
-
-func TestParseListSkipsBenchmarks(t *testing.T) {
-	out := "TestOne\nBenchmarkX\nFuzzY\nExampleZ\nok  \tm/a\t0.01s\n?   \tm/c\t[no test files]\nTestTwo\nok  \tm/b\t0.01s\n"
-	got := parseList(out)
-	if strings.Join(got["m/a"], " ") != "TestOne FuzzY ExampleZ" || strings.Join(got["m/b"], " ") != "TestTwo" {
-		t.Errorf("parseList = %v", got)
 	}
 }
 
@@ -77,5 +71,50 @@ func TestCheckStrictOutsideLocalModules(t *testing.T) {
 	}
 	if p, _ := check("vessel", "", ta, declared, nil, true); len(p) != 2 {
 		t.Errorf("strict: problems = %q, want both unlisted skips", p)
+	}
+}
+
+func TestListReadsTheSource(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.26.0\n")
+	write("a/a.go", "package a\n")
+	write("a/a_test.go", `package a
+
+import "testing"
+
+func TestMain(m *testing.M) {}
+func TestOne(t *testing.T) {}
+func Testlower(t *testing.T) {}
+func TestHelper(x int) {}
+func FuzzTwo(f *testing.F) {}
+func BenchmarkThree(b *testing.B) {}
+`)
+	write("a/x_test.go", "package a_test\n\nimport \"fmt\"\n\nfunc ExampleShown() {\n\tfmt.Println(1)\n\t// Output: 1\n}\n\nfunc ExampleSilent() {}\n")
+	write("a/never_test.go", "//go:build never\n\npackage a\n\nimport \"testing\"\n\nfunc TestTagged(t *testing.T) {}\n")
+	write("nested/go.mod", "module example.com/n\n")
+	write("nested/n_test.go", "package n\n\nimport \"testing\"\n\nfunc TestNested(t *testing.T) {}\n")
+
+	got, err := list(root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || strings.Join(got["example.com/m/a"], " ") != "TestOne FuzzTwo ExampleShown" {
+		t.Errorf("list = %v", got)
+	}
+	got, err = list(root, "^Fuzz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got["example.com/m/a"], " ") != "FuzzTwo" {
+		t.Errorf("list ^Fuzz = %v", got)
 	}
 }
