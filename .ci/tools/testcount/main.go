@@ -294,6 +294,8 @@ func check(module, run string, t tally, declared map[string][]string, purposeful
 			switch {
 			case run == "" && localModules[module] && strings.HasPrefix(name, localPrefix):
 				// runs in test-local
+			case run == "" && strings.HasPrefix(name, localPrefix):
+				problems = append(problems, fmt.Sprintf("%s %s skips in the unit run, and test-local runs %s… tests only in conformance and stress: move it there", p, name, localPrefix))
 			case listed:
 				notes = append(notes, fmt.Sprintf("skipped on purpose: %s %s (%s)", p, name, reason))
 			case run == "" && localModules[module]:
