@@ -8,8 +8,10 @@ BIN := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CURDIR)/.cache/tools/staticcheck-$(STATICCHECK_VERSION)
 GOTEST_FLAGS ?= -count=1 -timeout 15m
+# .ci/tools: the test counter and the complexity check (standard library only)
+CITOOLS := $(CURDIR)/.cache/tools/ci
 
-.PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules \
+.PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules citools complexity \
         run images e2e e2e-k8s versions bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
 
 all: build
@@ -43,10 +45,16 @@ build:
 ## local stack under the conformance checks and a short load run.
 test: test-unit test-local
 
-test-unit:
-	@set -e; for m in $(MODULES); do \
+# Every test runs: go test -json feeds .ci/tools/testcount, which prints the
+# usual output, then per module the tests run against the tests the source
+# declares, and fails on a declared test that never started or on a
+# conformance/stress test that skips here without the TestLocalStack name
+# (test-local runs exactly those). Purposeful skips: .ci/skipped-tests.
+test-unit: citools
+	@set -eo pipefail; for m in $(MODULES); do \
 	  echo "== go test $$m"; \
-	  (cd $$m && GOWORK=off go test $(GOTEST_FLAGS) ./...); \
+	  (cd $$m && GOWORK=off go test -json $(GOTEST_FLAGS) ./... 2>&1 | \
+	    GOWORK=off $(CITOOLS)/testcount -module $$m -skipped $(CURDIR)/.ci/skipped-tests); \
 	done
 	@echo "== go test third_party/a2a-go (upstream v2.4.0's own tests and the patches' tests, PATCHES.md)"
 	@./third_party/a2a-go/patches/check.sh
@@ -79,9 +87,20 @@ fuzz-short:
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz targets that failed:$$failed"; exit 1; fi
 
-test-local: build
-	cd conformance && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'LocalStack' ./...
-	cd stress && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test $(GOTEST_FLAGS) -run 'ShortLoad|ReplicaDeath|RollingRestart|ApprovalAcrossReplicas|PushSelfFailed|PushSurvivesKill' ./...
+# The naming rule (CONTRIBUTING.md): a conformance or stress test that needs
+# the local stack is named TestLocalStack…; test-local runs exactly those and
+# testcount checks that each one started.
+test-local: build citools
+	@set -eo pipefail; for m in conformance stress; do \
+	  echo "== go test $$m (local stack)"; \
+	  (cd $$m && VESSEL_E2E_LOCAL=1 VESSEL_BIN_DIR=$(BIN) go test -json $(GOTEST_FLAGS) -run '^TestLocalStack' ./... 2>&1 | \
+	    GOWORK=off $(CITOOLS)/testcount -module $$m -run '^TestLocalStack' -skipped $(CURDIR)/.ci/skipped-tests); \
+	done
+
+## citools: build .ci/tools (testcount, complexity) into .cache/tools/ci
+citools:
+	@mkdir -p $(CITOOLS)
+	@cd .ci/tools && GOWORK=off go build -o $(CITOOLS)/ ./testcount ./complexity
 
 ## modules: each module builds and vets alone, without go.work
 modules:
@@ -90,9 +109,17 @@ modules:
 	  (cd $$m && GOWORK=off go build ./... && GOWORK=off go vet ./...); \
 	done
 
-## lint: gofmt, go vet and staticcheck over every module, and one version of
-## each shared dependency across every module's go.mod
-lint: fmt vet staticcheck versions
+## lint: gofmt, go vet and staticcheck over every module, one version of
+## each shared dependency across every module's go.mod, and the complexity
+## limits (cyclomatic 30, 800 lines; exceptions in .ci/complexity-allow)
+lint: fmt vet staticcheck versions complexity
+
+## complexity: no function over cyclomatic 30, no hand-written file over 800
+## lines; prints each allowed exception with its reason. The tools' own tests
+## run here too (cached: well under a second when nothing changed).
+complexity: citools
+	@cd .ci/tools && GOWORK=off go vet ./... && GOWORK=off go test ./... >/dev/null
+	@$(CITOOLS)/complexity -root $(CURDIR) -allow $(CURDIR)/.ci/complexity-allow
 
 versions:
 	@./deploy/check-versions.sh $(MODULES)

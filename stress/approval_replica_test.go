@@ -13,12 +13,12 @@ import (
 // loadTurn is the load script's turn: one bash call, then the answer.
 const loadTurn = "#script:load approve me"
 
-// TestApprovalAcrossReplicas runs two vessel processes on PostgreSQL with
+// TestLocalStackApprovalAcrossReplicas runs two vessel processes on PostgreSQL with
 // bash needing approval: a turn pauses on replica A, the owner's decision
 // goes to replica B, which forwards it to A, and the turn finishes; then a
 // turn pauses on A and A is killed: B fails the task once A's lease
 // expires, and a decision sent to B is refused.
-func TestApprovalAcrossReplicas(t *testing.T) {
+func TestLocalStackApprovalAcrossReplicas(t *testing.T) {
 	ctx, st, onA, onB := twoReplicas(t, "vessel_lease_ttl=3s", "approver", func(c *stack.Config) {
 		c.AgentTOML = "[agents.approval]\ntools = [\"bash\"]\n"
 	})

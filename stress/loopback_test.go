@@ -55,13 +55,13 @@ func TestDNSTrapRecordsLookups(t *testing.T) {
 // loopback-only namespace.
 const innerEnv = "VESSEL_STRESS_LOOPBACK_INNER"
 
-// TestShortLoadLoopbackOnly runs the short load in a network namespace
+// TestLocalStackShortLoadLoopbackOnly runs the short load in a network namespace
 // with only loopback (as make load does), the resolver pointed at a DNS
 // trap on loopback: the run must succeed, no name may be looked up (the
 // Compose-only "egress" included), and the namespace has no interface
 // beyond loopback, so no connect can leave it. The test binary runs itself
 // again under unshare --net --mount; needs root.
-func TestShortLoadLoopbackOnly(t *testing.T) {
+func TestLocalStackShortLoadLoopbackOnly(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")
 	}
@@ -80,14 +80,14 @@ func TestShortLoadLoopbackOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, unshare, "--net", "--mount", "--propagation", "private", "--",
-		os.Args[0], "-test.run", "^TestShortLoadLoopbackOnly$", "-test.v", "-test.count", "1")
+		os.Args[0], "-test.run", "^TestLocalStackShortLoadLoopbackOnly$", "-test.v", "-test.count", "1")
 	cmd.Env = append(os.Environ(), innerEnv+"=1", "VESSEL_STRESS_BIN="+bin)
 	out, err := cmd.CombinedOutput()
 	t.Log(string(out))
 	if err != nil {
 		t.Fatalf("the run in the loopback-only namespace failed: %v", err)
 	}
-	if !strings.Contains(string(out), "--- PASS: TestShortLoadLoopbackOnly") {
+	if !strings.Contains(string(out), "--- PASS: TestLocalStackShortLoadLoopbackOnly") {
 		t.Fatal("the inner run did not pass")
 	}
 }

@@ -30,7 +30,7 @@ const hangScript = `{"rules": [{"name": "hang", "match": {"contains": "#script:h
 // killed (SIGKILL) mid-turn; started again on the same SQLite task store,
 // it fails the task (the restart rule) and the webhook gets that FAILED
 // status with the restart reason.
-func TestPushSelfFailedAfterKill(t *testing.T) {
+func TestLocalStackPushSelfFailedAfterKill(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run against the local stack")
 	}

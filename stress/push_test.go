@@ -21,7 +21,7 @@ import (
 // Issue 17 (5): the vessel is killed (SIGKILL) while it delivers a push
 // notification; started again on the same task store, it delivers it,
 // with the same delivery id.
-func TestPushSurvivesKill(t *testing.T) {
+func TestLocalStackPushSurvivesKill(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run against the local stack")
 	}

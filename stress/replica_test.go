@@ -14,10 +14,10 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client"
 )
 
-// TestReplicaDeathFailsItsTasks kills a vessel replica in the middle of a
+// TestLocalStackReplicaDeathFailsItsTasks kills a vessel replica in the middle of a
 // turn and checks, through the other replica, that the turn ends failed and
 // that a follower's stream ends instead of waiting forever.
-func TestReplicaDeathFailsItsTasks(t *testing.T) {
+func TestLocalStackReplicaDeathFailsItsTasks(t *testing.T) {
 	// A short lease so the test does not wait the default 15 s.
 	ctx, st, onA, onB := twoReplicas(t, "vessel_lease_ttl=3s", "crash-user")
 

@@ -17,7 +17,7 @@ import (
 // could finish. SIGTERM reaches replica A while three turns stream on it:
 // they finish within the grace period, a new turn is served by B meanwhile,
 // and A exits cleanly; B reads every turn as completed.
-func TestRollingRestartLosesNoTurn(t *testing.T) {
+func TestLocalStackRollingRestartLosesNoTurn(t *testing.T) {
 	ctx, st, onA, onB := twoReplicas(t, "", "rolling-user")
 
 	// Three turns of about 3 s stream on A.

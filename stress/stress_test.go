@@ -51,22 +51,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestShortLoad is CI's load run: a few users against the real stack
+// TestLocalStackShortLoad is CI's load run: a few users against the real stack
 // (scripted model, sandboxd, vessel as processes). It fails on any failed
 // turn or any scratch left behind. It needs the whole stack, so it runs only
 // with VESSEL_E2E_LOCAL=1. VESSEL_STRESS_BIN or VESSEL_BIN_DIR may name a
 // folder of prebuilt binaries; otherwise they are built from this repository.
-func TestShortLoad(t *testing.T) {
+func TestLocalStackShortLoad(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")
 	}
 	shortLoad(t, 1, "")
 }
 
-// TestShortLoadTwoReplicas is the same run on two vessel replicas sharing a
+// TestLocalStackShortLoadTwoReplicas is the same run on two vessel replicas sharing a
 // PostgreSQL task store (VESSEL_TEST_POSTGRES, from deploy/postgres-test.sh);
 // every cancel is sent to the replica not running the turn.
-func TestShortLoadTwoReplicas(t *testing.T) {
+func TestLocalStackShortLoadTwoReplicas(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")
 	}
@@ -97,7 +97,7 @@ func shortLoad(t *testing.T, replicas int, dsn string) {
 		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: replicas, Postgres: dsn,
 		Out: out, BinDir: testBin(t), TurnTimeout: 2 * time.Minute,
 		Command: "go test -run " + t.Name(), Log: testLog{t},
-		// Set by TestShortLoadLoopbackOnly's inner run: any lookup fails it.
+		// Set by TestLocalStackShortLoadLoopbackOnly's inner run: any lookup fails it.
 		DNSTrap: os.Getenv("VESSEL_STRESS_DNS_TRAP"),
 	})
 	if rep != nil {

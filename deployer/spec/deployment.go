@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -146,95 +145,6 @@ func (v *validator) run() {
 	v.budgets(agents)
 	v.apps(agents)
 	v.issuers(agents)
-}
-
-func (v *validator) vessel() {
-	c, ves := v.c, &v.d.Vessel
-	if !c.set("vessel.project") {
-		ves.Project = DefaultProject
-	} else if !idPattern.MatchString(ves.Project) {
-		c.add("vessel.project", "invalid project %q; allowed: lowercase letters, digits and -, starting with a letter or digit", ves.Project)
-	}
-	if ves.FrontSubnet == "" {
-		ves.FrontSubnet = DefaultFrontSubnet
-	}
-	if ves.FrontAddress == "" {
-		ves.FrontAddress = DefaultFrontAddress
-	}
-	if !c.set("vessel.port") {
-		ves.Port = DefaultPort
-	} else if ves.Port < 1 || ves.Port > 65535 {
-		c.add("vessel.port", "%d is out of range; allowed 1 to 65535", ves.Port)
-	}
-	prefix, err := netip.ParsePrefix(ves.FrontSubnet)
-	switch {
-	case err != nil || !prefix.Addr().Is4():
-		c.add("vessel.front_subnet", "invalid subnet %q; want an IPv4 CIDR such as %s", ves.FrontSubnet, DefaultFrontSubnet)
-	case prefix.Bits() > 29:
-		c.add("vessel.front_subnet", "subnet %s is too small; allowed prefix lengths 8 to 29", ves.FrontSubnet)
-	case prefix.Masked() != prefix:
-		c.add("vessel.front_subnet", "%s has host bits set; did you mean %s?", ves.FrontSubnet, prefix.Masked())
-	default:
-		addr, err := netip.ParseAddr(ves.FrontAddress)
-		if err != nil || !addr.Is4() {
-			c.add("vessel.front_address", "invalid address %q; want an IPv4 address inside front_subnet", ves.FrontAddress)
-			break
-		}
-		first := prefix.Addr()
-		if !prefix.Contains(addr) || addr == first || addr == first.Next() || addr == lastAddr(prefix) {
-			c.add("vessel.front_address", "%s must be inside %s and not its network, gateway (first host) or broadcast address", addr, prefix)
-		}
-	}
-	if ves.PublicURL == "" {
-		ves.PublicURL = fmt.Sprintf("http://%s:%d", ves.FrontAddress, ves.Port)
-	} else if msg := checkURL(ves.PublicURL, false); msg != "" {
-		c.add("vessel.public_url", "%s", msg)
-	} else {
-		ves.PublicURL = strings.TrimRight(ves.PublicURL, "/")
-	}
-	if !c.set("vessel.grpc_port") {
-		ves.GRPCPort = DefaultGRPCPort
-	} else if ves.GRPCPort < 1 || ves.GRPCPort > 65535 {
-		c.add("vessel.grpc_port", "%d is out of range; allowed 1 to 65535", ves.GRPCPort)
-	}
-	if ves.GRPCPort == ves.Port {
-		c.add("vessel.grpc_port", "%d is also vessel.port; the gRPC binding needs a port of its own", ves.GRPCPort)
-	}
-	if ves.GRPCPublicAddress == "" {
-		if u, err := url.Parse(ves.PublicURL); err == nil && u.Hostname() != "" {
-			ves.GRPCPublicAddress = net.JoinHostPort(u.Hostname(), strconv.Itoa(ves.GRPCPort))
-		}
-	} else if host, port, err := net.SplitHostPort(ves.GRPCPublicAddress); err != nil || host == "" || !validPort(port) {
-		c.add("vessel.grpc_public_address", "%q: want host:port, for example vessel.example.org:%d", ves.GRPCPublicAddress, DefaultGRPCPort)
-	}
-	if !c.set("vessel.task_ttl_hours") {
-		ves.TaskTTLHours = DefaultTaskTTLHours
-	} else if ves.TaskTTLHours < 1 || ves.TaskTTLHours > 24*365 {
-		c.add("vessel.task_ttl_hours", "%d is out of range; allowed 1 to 8760", ves.TaskTTLHours)
-	}
-	if !c.set("vessel.request_body_timeout_seconds") {
-		ves.RequestBodyTimeoutSecs = DefaultRequestBodyTimeout
-	} else if ves.RequestBodyTimeoutSecs < 1 || ves.RequestBodyTimeoutSecs > 3600 {
-		c.add("vessel.request_body_timeout_seconds", "%d is out of range; allowed 1 to 3600", ves.RequestBodyTimeoutSecs)
-	}
-	if !c.set("vessel.shutdown_grace_seconds") {
-		ves.ShutdownGraceSecs = DefaultShutdownGrace
-	} else if ves.ShutdownGraceSecs < 0 || ves.ShutdownGraceSecs > 3600 {
-		c.add("vessel.shutdown_grace_seconds", "%d is out of range; allowed 0 to 3600", ves.ShutdownGraceSecs)
-	}
-	if ves.TaskStore != "" && v.resolve("vessel.task_store", &ves.TaskStore) {
-		u, err := url.Parse(ves.TaskStore)
-		if err != nil || (u.Scheme != "sqlite" && u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			c.add("vessel.task_store", "want sqlite:///path/tasks.sqlite or postgres://user@host/db (env: allowed); leave it out for SQLite in the vessel's data folder")
-		}
-	}
-}
-
-func lastAddr(p netip.Prefix) netip.Addr {
-	a := p.Addr().As4()
-	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	n |= (1 << (32 - p.Bits())) - 1
-	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
 func (v *validator) egress() {
@@ -511,75 +421,6 @@ func reservedMCPHeader(h string) bool {
 
 // mcp checks the agent's [agents.mcp.<name>] grants: the endpoint, the
 // headers, the tool allowlist and the scopes of its tools.
-func (v *validator) mcp(f string, a *Agent) {
-	for _, n := range slices.Sorted(maps.Keys(a.MCP)) {
-		m := a.MCP[n]
-		mf := f + "." + n
-		if !idPattern.MatchString(n) {
-			v.c.add(mf, "invalid MCP server name %q; allowed: lowercase letters, digits and - (so <server>__<tool> splits one way)", n)
-		}
-		if _, dup := a.Services[n]; dup {
-			v.c.add(mf, "%q is also a granted service; an approval entry service:%s would name both", n, n)
-		}
-		if m.URL == "" {
-			v.c.add(mf+".url", "required: the server's streamable HTTP endpoint, e.g. http://tools:8080/mcp")
-		} else if v.resolve(mf+".url", &m.URL) {
-			if msg := checkURL(m.URL, false); msg != "" {
-				v.c.add(mf+".url", "%s", msg)
-			} else if u, _ := url.Parse(m.URL); u.Fragment != "" {
-				v.c.add(mf+".url", "%q must not have a fragment", m.URL)
-			}
-		}
-		m.Headers = v.headers(mf+".headers", m.Headers)
-		if len(m.Tools) == 0 {
-			v.c.add(mf+".tools", `required: the names of the server's tools this agent may use (the allowlist), or ["*"] for every tool it lists`)
-		}
-		all := m.AllTools()
-		seen := map[string]bool{}
-		for i, t := range m.Tools {
-			tf := fmt.Sprintf("%s.tools[%d]", mf, i)
-			full := MCPToolName(n, t)
-			switch {
-			case t == AllMCPTools && !all:
-				v.c.add(tf, `"*" (every tool) must be the only entry`)
-			case t == AllMCPTools:
-			case t == "" || !toolNamePattern.MatchString(full):
-				v.c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", t, full)
-			case seen[t]:
-				v.c.add(tf, "tool %q is listed twice", t)
-			}
-			seen[t] = true
-		}
-		if m.Scope != "" && !contains(Scopes, m.Scope) {
-			v.c.add(mf+".scope", "unknown scope %q; allowed: %s", m.Scope, strings.Join(Scopes, ", "))
-		}
-		for _, t := range slices.Sorted(maps.Keys(m.Scopes)) {
-			sc := m.Scopes[t]
-			switch {
-			case !all && !seen[t]:
-				v.c.add(mf+".scopes."+t, "tool %q is not in tools", t)
-			case !toolNamePattern.MatchString(MCPToolName(n, t)):
-				v.c.add(mf+".scopes."+t, "invalid tool name %q", t)
-			case !contains(Scopes, sc):
-				v.c.add(mf+".scopes."+t, "unknown scope %q; allowed: %s", sc, strings.Join(Scopes, ", "))
-			}
-		}
-		if m.Scope == "" && all {
-			v.c.add(mf+".scope", `required with tools = ["*"]: the default scope of the server's tools (scopes sets one per tool); one of %s`, strings.Join(Scopes, ", "))
-		} else if m.Scope == "" {
-			for i, t := range m.Tools {
-				if _, ok := m.Scopes[t]; !ok && !slices.Contains(m.Tools[:i], t) {
-					v.c.add(fmt.Sprintf("%s.tools[%d]", mf, i), "tool %q has no scope: set scope (the default) or scopes.%s", t, t)
-				}
-			}
-		}
-		if m.TimeoutSecs != 0 && (m.TimeoutSecs < 1 || m.TimeoutSecs > MaxMCPTimeout) {
-			v.c.add(mf+".timeout_seconds", "%d is out of range; allowed 1 to %d", m.TimeoutSecs, MaxMCPTimeout)
-		}
-		a.MCP[n] = m
-	}
-}
-
 // mcpNames checks, once the package is loaded, that no MCP tool takes the
 // name of one of the agent's own tools.
 func (v *validator) mcpNames(f string, a *Agent) {

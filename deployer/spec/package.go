@@ -130,7 +130,17 @@ func readLimited(file string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// validateManifest checks vessel.toml and fills its defaults, one step per
+// table, in the order the problems are reported.
 func validateManifest(c *collector, dir string, m *Manifest) {
+	validateAgentFields(c, dir, m)
+	validateModel(c, &m.Model)
+	validateToolList(c, m)
+	validateOutput(c, &m.Output)
+}
+
+// validateAgentFields checks the top-level fields and the prompt files.
+func validateAgentFields(c *collector, dir string, m *Manifest) {
 	if strings.TrimSpace(m.Name) == "" {
 		c.add("name", "required: the agent's display name")
 	}
@@ -163,36 +173,38 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 			c.add(field, "file %q not found in the agent folder", p)
 		}
 	}
+}
 
-	// [model]
-	if strings.TrimSpace(m.Model.Name) == "" {
+// validateModel checks [model].
+func validateModel(c *collector, mm *Model) {
+	if strings.TrimSpace(mm.Name) == "" {
 		c.add("model.name", "required: the model name the endpoint serves")
 	}
-	if m.Model.BaseURL != "" {
-		if msg := checkURL(m.Model.BaseURL, false); msg != "" {
+	if mm.BaseURL != "" {
+		if msg := checkURL(mm.BaseURL, false); msg != "" {
 			c.add("model.base_url", "%s", msg)
 		}
 	}
 	if !c.set("model.api_key") {
-		m.Model.APIKey = DefaultAPIKey
-	} else if name, ok := strings.CutPrefix(m.Model.APIKey, "env:"); ok && !envNamePattern.MatchString(name) {
+		mm.APIKey = DefaultAPIKey
+	} else if name, ok := strings.CutPrefix(mm.APIKey, "env:"); ok && !envNamePattern.MatchString(name) {
 		c.add("model.api_key", "invalid environment variable name %q; want env:NAME with NAME of letters, digits and _", name)
-	} else if m.Model.APIKey == "" {
+	} else if mm.APIKey == "" {
 		c.add("model.api_key", `must not be empty; leave it out for the default %q`, DefaultAPIKey)
 	}
-	validateRequestSettings(c, &m.Model.RequestSettings)
+	validateRequestSettings(c, &mm.RequestSettings)
 	if !c.set("model.max_steps") {
-		m.Model.MaxSteps = DefaultMaxSteps
-	} else if m.Model.MaxSteps < 1 || m.Model.MaxSteps > maxMaxSteps {
-		c.add("model.max_steps", "%d is out of range; allowed 1 to %d", m.Model.MaxSteps, maxMaxSteps)
+		mm.MaxSteps = DefaultMaxSteps
+	} else if mm.MaxSteps < 1 || mm.MaxSteps > maxMaxSteps {
+		c.add("model.max_steps", "%d is out of range; allowed 1 to %d", mm.MaxSteps, maxMaxSteps)
 	}
 	for _, l := range []struct {
 		field string
 		v     *ByteSize
 		def   ByteSize
 	}{
-		{"model.max_answer_bytes", &m.Model.MaxAnswerBytes, DefaultMaxAnswerBytes},
-		{"model.max_tool_arguments_bytes", &m.Model.MaxToolArgumentsBytes, DefaultMaxToolArgumentsBytes},
+		{"model.max_answer_bytes", &mm.MaxAnswerBytes, DefaultMaxAnswerBytes},
+		{"model.max_tool_arguments_bytes", &mm.MaxToolArgumentsBytes, DefaultMaxToolArgumentsBytes},
 	} {
 		if !c.set(l.field) {
 			*l.v = l.def
@@ -206,8 +218,8 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 		v     *int
 		def   int
 	}{
-		{"model.first_byte_timeout_seconds", &m.Model.FirstByteTimeoutSecs, DefaultFirstByteTimeout},
-		{"model.idle_timeout_seconds", &m.Model.IdleTimeoutSecs, DefaultIdleTimeout},
+		{"model.first_byte_timeout_seconds", &mm.FirstByteTimeoutSecs, DefaultFirstByteTimeout},
+		{"model.idle_timeout_seconds", &mm.IdleTimeoutSecs, DefaultIdleTimeout},
 	} {
 		if !c.set(l.field) {
 			*l.v = l.def
@@ -215,8 +227,10 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 			c.add(l.field, "%d is out of range; allowed 1 to %d", *l.v, maxStreamTimeout)
 		}
 	}
+}
 
-	// [tools]
+// validateToolList checks [tools] enabled: known built-ins, once each.
+func validateToolList(c *collector, m *Manifest) {
 	seen := map[string]bool{}
 	for i, name := range m.Tools.Enabled {
 		field := fmt.Sprintf("tools.enabled[%d]", i)
@@ -230,10 +244,12 @@ func validateManifest(c *collector, dir string, m *Manifest) {
 	if seen["present"] && !m.Output.Primitives {
 		c.add("tools.enabled", `"present" needs [output] primitives = true`)
 	}
+}
 
-	// [output]
+// validateOutput checks [output] files: known types, once each.
+func validateOutput(c *collector, o *Output) {
 	seenOut := map[string]bool{}
-	for i, f := range m.Output.Files {
+	for i, f := range o.Files {
 		field := fmt.Sprintf("output.files[%d]", i)
 		if !contains(outputfiles.Types, f) {
 			c.add(field, "unknown file type %q; allowed: %s", f, strings.Join(outputfiles.Types, ", "))
@@ -341,38 +357,9 @@ func validateStdioMCP(c *collector, t *Tool) {
 	if len(m.Command) == 0 || strings.TrimSpace(m.Command[0]) == "" {
 		c.add("mcp.command", `required: the server's program, e.g. ["{package}/bin/notes-mcp"]`)
 	}
-	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
-		v := m.Env[k]
-		switch {
-		case !envNamePattern.MatchString(k):
-			c.add("mcp.env."+k, "invalid variable name %q", k)
-		case contains(reservedMCPEnv, k) || strings.HasPrefix(k, "VESSEL_"):
-			c.add("mcp.env."+k, "%s is set by the sandbox for every call", k)
-		case strings.HasPrefix(v, "env:"):
-			c.add("mcp.env."+k, "an agent package holds no secrets and reads no vessel environment; a server that needs credentials is granted by the deployment ([agents.mcp.<name>])")
-		case strings.ContainsRune(v, 0) || strings.ContainsRune(k, 0):
-			c.add("mcp.env."+k, "must not contain NUL")
-		}
-	}
+	validateStdioMCPEnv(c, m.Env)
 	all := len(m.Tools) == 1 && m.Tools[0] == AllMCPTools
-	seen := map[string]bool{}
-	if len(m.Tools) == 0 {
-		c.add("mcp.tools", `required: the names of the server's tools to offer, or ["*"] for every tool it lists`)
-	}
-	for i, tn := range m.Tools {
-		tf := fmt.Sprintf("mcp.tools[%d]", i)
-		full := MCPToolName(t.Name, tn)
-		switch {
-		case tn == AllMCPTools && !all:
-			c.add(tf, `"*" (every tool) must be the only entry`)
-		case tn == AllMCPTools:
-		case !toolNamePattern.MatchString(full):
-			c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", tn, full)
-		case seen[tn]:
-			c.add(tf, "tool %q is listed twice", tn)
-		}
-		seen[tn] = true
-	}
+	seen := validateStdioMCPTools(c, t.Name, m.Tools, all)
 	if m.Scope != "" && !contains(Scopes, m.Scope) {
 		c.add("mcp.scope", "unknown scope %q; allowed: %s", m.Scope, strings.Join(Scopes, ", "))
 	}
@@ -392,6 +379,47 @@ func validateStdioMCP(c *collector, t *Tool) {
 	if c.set("mcp.timeout_seconds") && (m.TimeoutSecs < 1 || m.TimeoutSecs > MaxMCPTimeout) {
 		c.add("mcp.timeout_seconds", "%d is out of range; allowed 1 to %d", m.TimeoutSecs, MaxMCPTimeout)
 	}
+}
+
+// validateStdioMCPEnv checks [mcp] env: valid names the sandbox does not
+// set, and values that are neither secrets nor NUL-carrying.
+func validateStdioMCPEnv(c *collector, env map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		v := env[k]
+		switch {
+		case !envNamePattern.MatchString(k):
+			c.add("mcp.env."+k, "invalid variable name %q", k)
+		case contains(reservedMCPEnv, k) || strings.HasPrefix(k, "VESSEL_"):
+			c.add("mcp.env."+k, "%s is set by the sandbox for every call", k)
+		case strings.HasPrefix(v, "env:"):
+			c.add("mcp.env."+k, "an agent package holds no secrets and reads no vessel environment; a server that needs credentials is granted by the deployment ([agents.mcp.<name>])")
+		case strings.ContainsRune(v, 0) || strings.ContainsRune(k, 0):
+			c.add("mcp.env."+k, "must not contain NUL")
+		}
+	}
+}
+
+// validateStdioMCPTools checks [mcp] tools and returns the names listed.
+func validateStdioMCPTools(c *collector, server string, tools []string, all bool) map[string]bool {
+	seen := map[string]bool{}
+	if len(tools) == 0 {
+		c.add("mcp.tools", `required: the names of the server's tools to offer, or ["*"] for every tool it lists`)
+	}
+	for i, tn := range tools {
+		tf := fmt.Sprintf("mcp.tools[%d]", i)
+		full := MCPToolName(server, tn)
+		switch {
+		case tn == AllMCPTools && !all:
+			c.add(tf, `"*" (every tool) must be the only entry`)
+		case tn == AllMCPTools:
+		case !toolNamePattern.MatchString(full):
+			c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", tn, full)
+		case seen[tn]:
+			c.add(tf, "tool %q is listed twice", tn)
+		}
+		seen[tn] = true
+	}
+	return seen
 }
 
 func validateTool(c *collector, t *Tool) {

@@ -341,57 +341,87 @@ func (i *interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 }
 
 func (i *interceptor) before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
-	if vs, ok := cc.ServiceParams().Get("A2A-Version"); ok && len(vs) > 0 {
-		for _, v := range vs {
-			if !SupportedVersion(v) {
-				return ctx, nil, a2a.NewError(a2a.ErrVersionNotSupported, "A2A version "+v+" is not supported; use 1.0")
-			}
-		}
+	if err := checkA2AVersion(cc); err != nil {
+		return ctx, nil, err
 	}
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		return ctx, nil, a2a.NewError(a2a.ErrUnauthenticated, "unauthenticated")
 	}
 	cc.User = a2asrv.NewAuthenticatedUser(p.Owner, nil)
-	var id a2a.TaskID
+	ctx, id, err := i.requestTask(ctx, cc, req)
+	if err != nil || id == "" {
+		return ctx, nil, err
+	}
+	return i.againstTask(ctx, req, id)
+}
+
+// checkA2AVersion refuses a request whose A2A-Version this server does not
+// speak.
+func checkA2AVersion(cc *a2asrv.CallContext) error {
+	if vs, ok := cc.ServiceParams().Get("A2A-Version"); ok && len(vs) > 0 {
+		for _, v := range vs {
+			if !SupportedVersion(v) {
+				return a2a.NewError(a2a.ErrVersionNotSupported, "A2A version "+v+" is not supported; use 1.0")
+			}
+		}
+	}
+	return nil
+}
+
+// requestTask reads the task a request names, if any, checking a message's
+// own fields on the way.
+func (i *interceptor) requestTask(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, a2a.TaskID, error) {
 	switch pl := req.Payload.(type) {
 	case *a2a.GetTaskRequest:
-		id = pl.ID
+		return ctx, pl.ID, nil
 	case *a2a.CancelTaskRequest:
-		id = pl.ID
-		ctx = context.WithValue(ctx, cancelKey{}, pl.ID)
+		return context.WithValue(ctx, cancelKey{}, pl.ID), pl.ID, nil
 	case *a2a.SubscribeToTaskRequest:
-		id = pl.ID
+		return ctx, pl.ID, nil
 	case *a2a.SendMessageRequest:
-		if pl.Message != nil && pl.Message.TaskID == "" && approval.HasDecision(pl.Message) {
-			return ctx, nil, a2a.NewError(a2a.ErrInvalidParams, "an approval decision must name the paused task (message.taskId) and its contextId")
-		}
-		if pl.Message != nil {
-			id = pl.Message.TaskID
-			switch pl.Message.Role {
-			case a2a.MessageRoleUser, a2a.MessageRoleAgent, a2a.MessageRoleUnspecified:
-				// An unspecified role is the SDK's "role is required".
-			default:
-				return ctx, nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("unknown message role %q: use ROLE_USER", truncate(string(pl.Message.Role), 64)))
-			}
-		}
-		if pl.Config != nil {
-			ctx = context.WithValue(ctx, acceptedKey{}, pl.Config.AcceptedOutputModes)
-			if pl.Config.PushConfig != nil && i.push != nil {
-				if err := i.push.check(ctx, pl.Config.PushConfig); err != nil {
-					return ctx, nil, a2a.NewError(a2a.ErrInvalidParams, "push notification config refused: "+err.Error())
-				}
-			}
-		}
-		if cc.Method() == "SendMessage" && (pl.Config == nil || !pl.Config.ReturnImmediately) {
-			// The finished task SendMessage returns carries what the
-			// stream would have delivered (After).
-			ctx = context.WithValue(ctx, collectKey{}, &collector{})
+		return i.sendMessage(ctx, cc, pl)
+	}
+	return ctx, "", nil
+}
+
+// sendMessage checks a message's role, a decision's task, and its push
+// config, and notes what the turn needs to know (accepted output modes,
+// whether SendMessage collects the stream).
+func (i *interceptor) sendMessage(ctx context.Context, cc *a2asrv.CallContext, pl *a2a.SendMessageRequest) (context.Context, a2a.TaskID, error) {
+	var id a2a.TaskID
+	if pl.Message != nil && pl.Message.TaskID == "" && approval.HasDecision(pl.Message) {
+		return ctx, "", a2a.NewError(a2a.ErrInvalidParams, "an approval decision must name the paused task (message.taskId) and its contextId")
+	}
+	if pl.Message != nil {
+		id = pl.Message.TaskID
+		switch pl.Message.Role {
+		case a2a.MessageRoleUser, a2a.MessageRoleAgent, a2a.MessageRoleUnspecified:
+			// An unspecified role is the SDK's "role is required".
+		default:
+			return ctx, "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("unknown message role %q: use ROLE_USER", truncate(string(pl.Message.Role), 64)))
 		}
 	}
-	if id == "" {
-		return ctx, nil, nil
+	if pl.Config != nil {
+		ctx = context.WithValue(ctx, acceptedKey{}, pl.Config.AcceptedOutputModes)
+		if pl.Config.PushConfig != nil && i.push != nil {
+			if err := i.push.check(ctx, pl.Config.PushConfig); err != nil {
+				return ctx, "", a2a.NewError(a2a.ErrInvalidParams, "push notification config refused: "+err.Error())
+			}
+		}
 	}
+	if cc.Method() == "SendMessage" && (pl.Config == nil || !pl.Config.ReturnImmediately) {
+		// The finished task SendMessage returns carries what the
+		// stream would have delivered (After).
+		ctx = context.WithValue(ctx, collectKey{}, &collector{})
+	}
+	return ctx, id, nil
+}
+
+// againstTask checks a request against the stored task it names: the task
+// exists for this caller, a decision fits its pause, and the request makes
+// sense in the task's state.
+func (i *interceptor) againstTask(ctx context.Context, req *a2asrv.Request, id a2a.TaskID) (context.Context, any, error) {
 	st, err := i.store.Get(ctx, id)
 	if err != nil {
 		if errors.Is(err, a2a.ErrTaskNotFound) {

@@ -109,9 +109,24 @@ func (d *decoder) status(taskID a2a.TaskID, contextID string, st a2a.TaskStatus,
 		out = append(out, TurnStarted{TaskID: d.taskID, ContextID: d.contextID})
 	}
 	d.state = st.State
-	typ, _ := meta[metaEventKey].(string)
-	var data map[string]any
-	var text string
+	typ, data, text := statusPayload(st, meta)
+	terminal := st.State.Terminal() || st.State == a2a.TaskStateInputRequired || st.State == a2a.TaskStateAuthRequired
+	if !terminal {
+		return append(out, d.progress(typ, data)...)
+	}
+	if d.finished {
+		return out
+	}
+	out = append(out, d.flush()...)
+	d.finished = true
+	return append(out, d.final(st, typ, data, text))
+}
+
+// statusPayload reads a status update's event type (from the update's or
+// the message's metadata, else the data part's "type"), its first data
+// part and its text.
+func statusPayload(st a2a.TaskStatus, meta map[string]any) (typ string, data map[string]any, text string) {
+	typ, _ = meta[metaEventKey].(string)
 	if st.Message != nil {
 		for _, p := range st.Message.Parts {
 			if p == nil {
@@ -133,33 +148,35 @@ func (d *decoder) status(taskID a2a.TaskID, contextID string, st a2a.TaskStatus,
 	if typ == "" && data != nil {
 		typ = str(data, "type", "event")
 	}
-	terminal := st.State.Terminal() || st.State == a2a.TaskStateInputRequired || st.State == a2a.TaskStateAuthRequired
-	if !terminal {
-		if typ == EventTurnStarted {
-			ts := decodeEvent(typ, data).(TurnStarted)
-			ts.TaskID, ts.ContextID = d.taskID, d.contextID
-			// The task frame already produced a TurnStarted; carry the payload
-			// only when it adds something.
-			if len(ts.Data) > 0 {
-				out = append(out, ts)
-			}
-			return out
+	return typ, data, text
+}
+
+// progress is the event of a status update before the turn ends.
+func (d *decoder) progress(typ string, data map[string]any) []Event {
+	if typ == EventTurnStarted {
+		ts := decodeEvent(typ, data).(TurnStarted)
+		ts.TaskID, ts.ContextID = d.taskID, d.contextID
+		// The task frame already produced a TurnStarted; carry the payload
+		// only when it adds something.
+		if len(ts.Data) > 0 {
+			return []Event{ts}
 		}
-		if typ != "" {
-			out = append(out, decodeEvent(typ, data))
-		}
-		return out
+		return nil
 	}
-	if d.finished {
-		return out
+	if typ != "" {
+		return []Event{decodeEvent(typ, data)}
 	}
-	out = append(out, d.flush()...)
-	d.finished = true
+	return nil
+}
+
+// final is the event of the update that ends the turn, or pauses it for an
+// approval.
+func (d *decoder) final(st a2a.TaskStatus, typ string, data map[string]any, text string) Event {
 	if st.State == a2a.TaskStateInputRequired && typ == EventApprovalRequired && data != nil {
 		// Not the end of the turn: it waits for the owner's decision.
 		a := decodeApproval(data)
 		a.TaskID, a.ContextID = d.taskID, d.contextID
-		return append(out, a)
+		return a
 	}
 	tf := TurnFinished{}
 	if typ == EventTurnFinished || (typ == "" && data != nil) {
@@ -176,7 +193,7 @@ func (d *decoder) status(taskID a2a.TaskID, contextID string, st a2a.TaskStatus,
 			tf.Error = text
 		}
 	}
-	return append(out, tf)
+	return tf
 }
 
 // statusForState names a turn status for a final state that came without a

@@ -273,11 +273,7 @@ func (c *checker) value(path, typ string, f field, v any, depth int) (any, bool)
 		}
 		out := c.children(path, l, depth+1)
 		if f.kind == kButtons {
-			for i, b := range l {
-				if m, ok := b.(map[string]any); ok && m["type"] != "button" && m["type"] != nil {
-					c.fail(fmt.Sprintf("%s[%d]", path, i), "action_group buttons must be components of type \"button\"")
-				}
-			}
+			c.buttons(path, l)
 		}
 		return out, true
 	case kTabs:
@@ -300,66 +296,85 @@ func (c *checker) value(path, typ string, f field, v any, depth int) (any, bool)
 		if !ok {
 			return bad()
 		}
-		out := make(map[string]any, len(m))
-		for k, x := range m {
-			s, ok := x.(string)
-			if !ok {
-				c.fail(path+"."+k, "must be a string, got %s", describe(x))
-				continue
-			}
-			out[k] = s
-		}
-		return out, true
+		return c.strMap(path, m), true
 	case kStrList, kNumList, kIntList, kObjList, kStrOrObjs, kRows:
 		l, ok := v.([]any)
 		if !ok {
 			return bad()
 		}
-		out := make([]any, 0, len(l))
-		for i, x := range l {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			switch f.kind {
-			case kStrList:
-				s, ok := x.(string)
-				if !ok {
-					c.fail(p, "must be a string, got %s", describe(x))
-					continue
-				}
-				out = append(out, s)
-			case kNumList, kIntList:
-				if n, ok := c.number(p, x, f.kind == kIntList); ok {
-					out = append(out, n)
-				}
-			case kObjList:
-				if _, ok := x.(map[string]any); !ok {
-					c.fail(p, "must be an object, got %s", describe(x))
-					continue
-				}
-				if nv, ok := c.anyValue(p, x); ok {
-					out = append(out, nv)
-				}
-			case kStrOrObjs:
-				switch x.(type) {
-				case string, map[string]any:
-					if nv, ok := c.anyValue(p, x); ok {
-						out = append(out, nv)
-					}
-				default:
-					c.fail(p, "must be a string or an object, got %s", describe(x))
-				}
-			case kRows:
-				if _, ok := x.([]any); !ok {
-					c.fail(p, "each row must be a list of cells, got %s", describe(x))
-					continue
-				}
-				if nv, ok := c.anyValue(p, x); ok {
-					out = append(out, nv)
-				}
-			}
-		}
-		return out, true
+		return c.list(path, f.kind, l), true
 	}
 	return bad()
+}
+
+// buttons checks that an action_group holds only buttons.
+func (c *checker) buttons(path string, l []any) {
+	for i, b := range l {
+		if m, ok := b.(map[string]any); ok && m["type"] != "button" && m["type"] != nil {
+			c.fail(fmt.Sprintf("%s[%d]", path, i), "action_group buttons must be components of type \"button\"")
+		}
+	}
+}
+
+// strMap keeps the string values of a string map, failing on the others.
+func (c *checker) strMap(path string, m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		s, ok := x.(string)
+		if !ok {
+			c.fail(path+"."+k, "must be a string, got %s", describe(x))
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// list keeps the items of a list field that are of its kind, failing on
+// the others.
+func (c *checker) list(path string, k kind, l []any) []any {
+	out := make([]any, 0, len(l))
+	for i, x := range l {
+		if nv, ok := c.listItem(fmt.Sprintf("%s[%d]", path, i), k, x); ok {
+			out = append(out, nv)
+		}
+	}
+	return out
+}
+
+// listItem checks one item of a list field of kind k.
+func (c *checker) listItem(p string, k kind, x any) (any, bool) {
+	switch k {
+	case kStrList:
+		s, ok := x.(string)
+		if !ok {
+			c.fail(p, "must be a string, got %s", describe(x))
+			return nil, false
+		}
+		return s, true
+	case kNumList, kIntList:
+		return c.number(p, x, k == kIntList)
+	case kObjList:
+		if _, ok := x.(map[string]any); !ok {
+			c.fail(p, "must be an object, got %s", describe(x))
+			return nil, false
+		}
+		return c.anyValue(p, x)
+	case kStrOrObjs:
+		switch x.(type) {
+		case string, map[string]any:
+			return c.anyValue(p, x)
+		}
+		c.fail(p, "must be a string or an object, got %s", describe(x))
+		return nil, false
+	case kRows:
+		if _, ok := x.([]any); !ok {
+			c.fail(p, "each row must be a list of cells, got %s", describe(x))
+			return nil, false
+		}
+		return c.anyValue(p, x)
+	}
+	return nil, false
 }
 
 // tab checks a tab_item: {label, content, [value]} and nothing else (the

@@ -84,86 +84,111 @@ func Parse(msg *a2a.Message, contextID string, opt Options) (*Input, error) {
 	if !ValidContextID(contextID) {
 		return nil, reject("the contextId must be 1 to %d characters of letters, digits and . _ : -", MaxContextID)
 	}
-	in := &Input{}
-	var texts []string
-	var skill map[string]any
-	sawHistory := false
+	r := &partReader{in: &Input{}, opt: opt}
 	for i, p := range msg.Parts {
-		if p == nil {
-			return nil, reject("part %d is empty", i)
-		}
-		mt := MediaType(p.MediaType)
-		switch c := p.Content.(type) {
-		case a2a.Text:
-			if mt == transcript.MediaType {
-				if err := in.readHistory([]byte(c), &sawHistory); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			texts = append(texts, string(c))
-		case a2a.Raw:
-			switch {
-			case mt == transcript.MediaType:
-				if opt.Aside != nil && i == opt.Aside.Part && len(c) == 0 {
-					c = opt.Aside.take()
-				}
-				if err := in.readHistory(c, &sawHistory); err != nil {
-					return nil, err
-				}
-			case ImageMediaTypes[mt]:
-				if err := in.addImage(mt, c, opt); err != nil {
-					return nil, err
-				}
-			case strings.HasPrefix(mt, "image/"):
-				return nil, reject("part %d: image type %q is not accepted; send PNG, JPEG, GIF or WebP", i, mt)
-			default:
-				return nil, reject("part %d: raw content of type %q is not accepted", i, p.MediaType)
-			}
-		case a2a.Data:
-			if mt == transcript.MediaType {
-				b, err := json.Marshal(c.Value)
-				if err != nil {
-					return nil, reject("part %d: the history could not be read", i)
-				}
-				if err := in.readHistory(b, &sawHistory); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if m, ok := c.Value.(map[string]any); ok && m["method"] == "tools/call" {
-				if skill != nil {
-					return nil, reject("the message holds more than one tools/call part")
-				}
-				skill = m
-				continue
-			}
-			return nil, reject("part %d: a data part must be a transcript or a tools/call skill call", i)
-		case a2a.URL:
-			return nil, reject("part %d: URL parts are not accepted; attach images as raw bytes", i)
-		default:
-			return nil, reject("part %d has no content", i)
-		}
-	}
-	text := strings.Join(texts, "\n")
-	if strings.TrimSpace(text) == "" && skill != nil {
-		q, err := skillQuestion(skill)
-		if err != nil {
+		if err := r.part(i, p); err != nil {
 			return nil, err
 		}
-		text, in.SkillCall = q, true
+	}
+	text, err := r.text()
+	if err != nil {
+		return nil, err
+	}
+	r.in.Text = text
+	return r.in, nil
+}
+
+// partReader gathers a message's parts into a turn's input.
+type partReader struct {
+	in         *Input
+	opt        Options
+	texts      []string
+	skill      map[string]any
+	sawHistory bool
+}
+
+// part reads part i by its content kind.
+func (r *partReader) part(i int, p *a2a.Part) error {
+	if p == nil {
+		return reject("part %d is empty", i)
+	}
+	mt := MediaType(p.MediaType)
+	switch c := p.Content.(type) {
+	case a2a.Text:
+		if mt == transcript.MediaType {
+			return r.in.readHistory([]byte(c), &r.sawHistory)
+		}
+		r.texts = append(r.texts, string(c))
+		return nil
+	case a2a.Raw:
+		return r.raw(i, mt, p.MediaType, c)
+	case a2a.Data:
+		return r.data(i, mt, c)
+	case a2a.URL:
+		return reject("part %d: URL parts are not accepted; attach images as raw bytes", i)
+	default:
+		return reject("part %d has no content", i)
+	}
+}
+
+// raw reads a raw part: a history (perhaps carried aside) or an image.
+func (r *partReader) raw(i int, mt, declared string, c a2a.Raw) error {
+	switch {
+	case mt == transcript.MediaType:
+		if r.opt.Aside != nil && i == r.opt.Aside.Part && len(c) == 0 {
+			c = r.opt.Aside.take()
+		}
+		return r.in.readHistory(c, &r.sawHistory)
+	case ImageMediaTypes[mt]:
+		return r.in.addImage(mt, c, r.opt)
+	case strings.HasPrefix(mt, "image/"):
+		return reject("part %d: image type %q is not accepted; send PNG, JPEG, GIF or WebP", i, mt)
+	default:
+		return reject("part %d: raw content of type %q is not accepted", i, declared)
+	}
+}
+
+// data reads a data part: a history, or the one tools/call skill call.
+func (r *partReader) data(i int, mt string, c a2a.Data) error {
+	if mt == transcript.MediaType {
+		b, err := json.Marshal(c.Value)
+		if err != nil {
+			return reject("part %d: the history could not be read", i)
+		}
+		return r.in.readHistory(b, &r.sawHistory)
+	}
+	if m, ok := c.Value.(map[string]any); ok && m["method"] == "tools/call" {
+		if r.skill != nil {
+			return reject("the message holds more than one tools/call part")
+		}
+		r.skill = m
+		return nil
+	}
+	return reject("part %d: a data part must be a transcript or a tools/call skill call", i)
+}
+
+// text is the turn's question: the text parts joined, or, when there is
+// none, the skill call's question; it must be non-empty UTF-8 within
+// MaxTextChars.
+func (r *partReader) text() (string, error) {
+	text := strings.Join(r.texts, "\n")
+	if strings.TrimSpace(text) == "" && r.skill != nil {
+		q, err := skillQuestion(r.skill)
+		if err != nil {
+			return "", err
+		}
+		text, r.in.SkillCall = q, true
 	}
 	if strings.TrimSpace(text) == "" {
-		return nil, reject("the message has no text")
+		return "", reject("the message has no text")
 	}
 	if !utf8.ValidString(text) {
-		return nil, reject("the text is not valid UTF-8")
+		return "", reject("the text is not valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(text); n > MaxTextChars {
-		return nil, reject("the text is %d characters long; at most %d are allowed", n, MaxTextChars)
+		return "", reject("the text is %d characters long; at most %d are allowed", n, MaxTextChars)
 	}
-	in.Text = text
-	return in, nil
+	return text, nil
 }
 
 // MediaType is a part's media type as Parse compares it: lower case,

@@ -267,6 +267,13 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 		}
 	}
 
+	judgeTurn(&res, cfg, cancel, cancelSent, streamErr, cancelErr)
+	return res
+}
+
+// judgeTurn sets res.OK, or res.Error saying what went wrong, from how the
+// turn ended.
+func judgeTurn(res *Turn, cfg Config, cancel, cancelSent bool, streamErr, cancelErr error) {
 	// A cancel that reaches the vessel after the turn finished is refused as
 	// not cancelable; the turn then has to be a correct completed turn.
 	late := cancel && cancelSent && res.State == "TASK_STATE_COMPLETED" &&
@@ -296,5 +303,4 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 	default:
 		res.OK = true
 	}
-	return res
 }
