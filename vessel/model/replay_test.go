@@ -186,17 +186,7 @@ func TestReplayProviders(t *testing.T) {
 				t.Fatalf("%d requests: a provider's answer is never retried", got)
 			}
 			if c.sum != "" {
-				if !strings.HasPrefix(h.text.String(), c.text) || !strings.HasPrefix(h.reasoning.String(), c.reasoning) {
-					t.Fatalf("text %.60q reasoning %.60q, want them to begin %q, %q", h.text.String(), h.reasoning.String(), c.text, c.reasoning)
-				}
-				var extra string
-				if resp != nil {
-					extra = string(resp.Extra)
-				}
-				if got := fmt.Sprintf("%x", sha256.Sum256([]byte(h.text.String()+"\x00"+h.reasoning.String()+"\x00"+extra))); got != c.sum {
-					t.Fatalf("answer, reasoning and provider fields hash to %s, want %s", got, c.sum)
-				}
-				c.text, c.reasoning, c.extra = h.text.String(), h.reasoning.String(), extra
+				checkRecordedSum(t, &c, &h, resp)
 			}
 			if h.text.String() != c.text {
 				t.Fatalf("text streamed %q, want %q", h.text.String(), c.text)
@@ -238,30 +228,55 @@ func TestReplayProviders(t *testing.T) {
 			if len(got) != len(c.calls) || len(got) > 0 && !equalCalls(got, c.calls) {
 				t.Fatalf("calls %+v, want %+v", got, c.calls)
 			}
-			// The next request of the turn sends the fields back unchanged.
-			next := req()
-			next.Messages = append(next.Messages, transcript.Message{Role: "assistant", Content: transcript.Text(resp.Content),
-				ToolCalls: resp.ToolCalls, Extra: resp.Extra})
-			body, err := encodeRequest(next)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sent struct {
-				Messages []json.RawMessage `json:"messages"`
-			}
-			if err := json.Unmarshal(body.bytes(), &sent); err != nil {
-				t.Fatalf("next request %s: %v", body.bytes(), err)
-			}
-			last := string(sent.Messages[len(sent.Messages)-1])
-			if c.extra == "" && strings.Contains(last, `"reasoning`) {
-				t.Fatalf("reasoning sent back where the provider refuses it: %s", last)
-			}
-			for _, want := range append([]string{strings.Trim(c.extra, "{}")}, extrasOf(c.calls)...) {
-				if !strings.Contains(last, want) {
-					t.Fatalf("next request's assistant message %s lacks %s", last, want)
-				}
-			}
+			checkSentBack(t, c, resp)
 		})
+	}
+}
+
+// checkRecordedSum checks a long recorded answer by its first words and the
+// hash of answer, reasoning and provider fields, then takes them as the
+// case's expected values.
+func checkRecordedSum(t *testing.T, c *replayCase, h *rec, resp *Response) {
+	t.Helper()
+	if !strings.HasPrefix(h.text.String(), c.text) || !strings.HasPrefix(h.reasoning.String(), c.reasoning) {
+		t.Fatalf("text %.60q reasoning %.60q, want them to begin %q, %q", h.text.String(), h.reasoning.String(), c.text, c.reasoning)
+	}
+	var extra string
+	if resp != nil {
+		extra = string(resp.Extra)
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256([]byte(h.text.String()+"\x00"+h.reasoning.String()+"\x00"+extra))); got != c.sum {
+		t.Fatalf("answer, reasoning and provider fields hash to %s, want %s", got, c.sum)
+	}
+	c.text, c.reasoning, c.extra = h.text.String(), h.reasoning.String(), extra
+}
+
+// checkSentBack checks that the next request of the turn sends the provider
+// fields back unchanged.
+func checkSentBack(t *testing.T, c replayCase, resp *Response) {
+	t.Helper()
+	// The next request of the turn sends the fields back unchanged.
+	next := req()
+	next.Messages = append(next.Messages, transcript.Message{Role: "assistant", Content: transcript.Text(resp.Content),
+		ToolCalls: resp.ToolCalls, Extra: resp.Extra})
+	body, err := encodeRequest(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body.bytes(), &sent); err != nil {
+		t.Fatalf("next request %s: %v", body.bytes(), err)
+	}
+	last := string(sent.Messages[len(sent.Messages)-1])
+	if c.extra == "" && strings.Contains(last, `"reasoning`) {
+		t.Fatalf("reasoning sent back where the provider refuses it: %s", last)
+	}
+	for _, want := range append([]string{strings.Trim(c.extra, "{}")}, extrasOf(c.calls)...) {
+		if !strings.Contains(last, want) {
+			t.Fatalf("next request's assistant message %s lacks %s", last, want)
+		}
 	}
 }
 

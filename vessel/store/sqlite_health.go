@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Ping implements Pinger: the database answers a query.
+func (b *sqliteBackend) Ping(ctx context.Context) error {
+	var one int
+	if err := b.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	b.failMu.Lock()
+	failing := b.writeErr
+	b.failMu.Unlock()
+	if failing == nil {
+		return nil
+	}
+	// Writes failed: try the kept ends now, then (with none kept) one write
+	// of our own. With the agents out of service no turn writes, and nothing
+	// else might ever show the disk has room again; while an end is still
+	// kept only in memory the store is not healthy, whatever else succeeds.
+	b.flush(ctx)
+	if b.hasUnsaved() {
+		b.failMu.Lock()
+		failing = b.writeErr
+		b.failMu.Unlock()
+		return fmt.Errorf("sqlite: writes fail: %w", failing)
+	}
+	if err := b.probeWrite(ctx); err != nil {
+		return fmt.Errorf("sqlite: writes fail: %w", err)
+	}
+	b.noteWrite(nil)
+	return nil
+}
+
+// hasUnsaved reports whether any task end is kept only in memory.
+func (b *sqliteBackend) hasUnsaved() bool {
+	b.mu.Lock()
+	stores := make([]*sqliteStore, 0, len(b.stores))
+	for _, s := range b.stores {
+		stores = append(stores, s)
+	}
+	b.mu.Unlock()
+	for _, s := range stores {
+		s.mu.Lock()
+		for _, lt := range s.live {
+			if lt.unsaved {
+				s.mu.Unlock()
+				return true
+			}
+		}
+		s.mu.Unlock()
+	}
+	return false
+}
+
+// probeWrite writes one row of a table of its own, to learn whether the
+// database takes writes again.
+func (b *sqliteBackend) probeWrite(ctx context.Context) error {
+	if _, err := b.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS vessel_write_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	_, err := b.db.ExecContext(ctx, `INSERT OR REPLACE INTO vessel_write_probe (id, at) VALUES (1, ?)`, time.Now().UnixNano())
+	return err
+}
