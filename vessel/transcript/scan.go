@@ -59,8 +59,21 @@ func scanEnvelope(b []byte, env *Envelope) (n int, ok bool) {
 // bounded, so that a hostile document cannot make it large: a list longer
 // than MaxMessages is refused anyway, and a message with a role takes at
 // least 12 bytes ({"role":""} and a comma).
+//
+// It stops counting at that bound: a history over the cap (10,000 messages,
+// say) is not searched to its end for a size the list never reaches.
 func messagesIn(b []byte) int {
-	return min(bytes.Count(b, []byte(`"role"`)), MaxMessages+1, len(b)/12+1)
+	most := min(MaxMessages+1, len(b)/12+1)
+	n := 0
+	for n < most {
+		i := bytes.Index(b, []byte(`"role"`))
+		if i < 0 {
+			break
+		}
+		n++
+		b = b[i+len(`"role"`):]
+	}
+	return n
 }
 
 func scanMessage(s *jsonscan.Scanner, m *Message) bool {
