@@ -125,7 +125,7 @@ which the 2,000-message cap refuses. CPU time of the benchmark process per reque
 calls made directly) %s; **the refusal costs %.2f× a normal turn** (target: under 0.1×). Of that, %s
 is the floor of carrying the body at all: the same bytes posted over loopback (client and server in this
 process) to a handler that only reads them and answers 400; the vessel's own work on the refusal
-(envelope check, admission, reading the parts, decoding and counting the history up to the cap) is the
+(envelope check, admission, lifting and decoding the raw part, reading the whole history to count it, the rejected task) is the
 rest, %s, **%.2f× a normal turn**. Measured %s on %s/%s, %d CPUs, Go %s, load average %s at the start,
 %s at the end.
 
