@@ -39,46 +39,9 @@ func TestBenchTurn(t *testing.T) {
 	}
 	h := newHarness(t)
 	const n = 200
-	text := "Which birds hunt fish? #script:tool"
+	text := benchText
 
-	// Direct: the same two model calls and the tool call, no vessel.
-	mc := &model.Client{BaseURL: h.deploy.Agents[0].Manifest.Model.BaseURL, HTTP: h.httpc}
-	sb, err := tools.DialSandbox(h.sbURL, spec.DeriveToken("master-secret", "sandbox/"+h.agentID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	tl := tools.SandboxTools(sb, &h.deploy.Agents[0])
-	var species tools.Tool
-	for _, x := range tl {
-		if x.Def().Function.Name == "species" {
-			species = x
-		}
-	}
-	defs := []model.ToolDef{}
-	for _, x := range tl {
-		defs = append(defs, x.Def())
-	}
-	direct := func(i int) {
-		msgs := []transcript.Message{{Role: "system", Content: transcript.Text("p")}, {Role: "user", Content: transcript.Text(text)}}
-		r1, err := mc.Complete(context.Background(), &model.Request{Model: "scripted", Messages: msgs, Tools: defs}, nopHandler{})
-		if err != nil || len(r1.ToolCalls) != 1 {
-			t.Fatalf("direct step 0: %v", err)
-		}
-		res, err := species.Run(context.Background(), &tools.Turn{ID: fmt.Sprintf("direct-%d", i), Owner: "app1/bench"},
-			tools.Call{ID: r1.ToolCalls[0].ID, Name: "species", Arguments: "{}"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs = append(msgs, transcript.Message{Role: "assistant", ToolCalls: r1.ToolCalls},
-			transcript.Message{Role: "tool", ToolCallID: r1.ToolCalls[0].ID, Content: transcript.Text(res.Output)})
-		if _, err := mc.Complete(context.Background(), &model.Request{Model: "scripted", Messages: msgs, Tools: defs}, nopHandler{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := sb.EndTurn(context.Background(), fmt.Sprintf("direct-%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	direct := benchDirect(t, h)
 	frames := 0
 	body := `{"jsonrpc":"2.0","id":"b","method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"` +
 		text + `"}]},"configuration":{"acceptedOutputModes":["text/markdown","` + transcript.MediaType + `"]}}}`
@@ -86,21 +49,7 @@ func TestBenchTurn(t *testing.T) {
 	// server closes it after the final frame), so the figure is the server's
 	// and not an A2A client's JSON parsing.
 	viaVessel := func() {
-		req, _ := http.NewRequest(http.MethodPost, h.url+"/agents/field-guide", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("A2A-Version", "1.0")
-		req.Header.Set("Authorization", "Bearer "+h.keyApp1)
-		req.Header.Set("X-Vessel-User", "bench")
-		resp, err := h.httpc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("turn: %d %v", resp.StatusCode, err)
-		}
+		b := benchPost(t, h, []byte(body))
 		frames = bytes.Count(b, []byte("\ndata: ")) + 1
 		last := b[bytes.LastIndex(b, []byte("data: ")):]
 		if !bytes.Contains(last, []byte("TASK_STATE_COMPLETED")) {
@@ -186,6 +135,75 @@ measured about 3 ms at a load average of 10 and 6 to 9 ms at load averages of 15
 		t.Fatal(err)
 	}
 }
+
+// benchDirect returns the direct path of TestBenchTurn: the same two model
+// calls and the tool call, no vessel.
+func benchDirect(t *testing.T, h *harness) func(i int) {
+	// Direct: the same two model calls and the tool call, no vessel.
+	mc := &model.Client{BaseURL: h.deploy.Agents[0].Manifest.Model.BaseURL, HTTP: h.httpc}
+	sb, err := tools.DialSandbox(h.sbURL, spec.DeriveToken("master-secret", "sandbox/"+h.agentID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	tl := tools.SandboxTools(sb, &h.deploy.Agents[0])
+	var species tools.Tool
+	for _, x := range tl {
+		if x.Def().Function.Name == "species" {
+			species = x
+		}
+	}
+	defs := []model.ToolDef{}
+	for _, x := range tl {
+		defs = append(defs, x.Def())
+	}
+	return func(i int) {
+		msgs := []transcript.Message{{Role: "system", Content: transcript.Text("p")}, {Role: "user", Content: transcript.Text(benchText)}}
+		r1, err := mc.Complete(context.Background(), &model.Request{Model: "scripted", Messages: msgs, Tools: defs}, nopHandler{})
+		if err != nil || len(r1.ToolCalls) != 1 {
+			t.Fatalf("direct step 0: %v", err)
+		}
+		res, err := species.Run(context.Background(), &tools.Turn{ID: fmt.Sprintf("direct-%d", i), Owner: "app1/bench"},
+			tools.Call{ID: r1.ToolCalls[0].ID, Name: "species", Arguments: "{}"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, transcript.Message{Role: "assistant", ToolCalls: r1.ToolCalls},
+			transcript.Message{Role: "tool", ToolCallID: r1.ToolCalls[0].ID, Content: transcript.Text(res.Output)})
+		if _, err := mc.Complete(context.Background(), &model.Request{Model: "scripted", Messages: msgs, Tools: defs}, nopHandler{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sb.EndTurn(context.Background(), fmt.Sprintf("direct-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// benchPost posts a JSON-RPC body to field-guide as app1/bench, asking
+// for a stream, and returns the answer read to its end (HTTP 200 or the
+// test fails).
+func benchPost(t *testing.T, h *harness, body []byte) []byte {
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/agents/field-guide", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Authorization", "Bearer "+h.keyApp1)
+	req.Header.Set("X-Vessel-User", "bench")
+	resp, err := h.httpc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("post: %d %v", resp.StatusCode, err)
+	}
+	return b
+}
+
+// benchText asks the scripted model for one species call, then a six-piece
+// answer.
+const benchText = "Which birds hunt fish? #script:tool"
 
 // cpuTime is the process's user plus system CPU time.
 func cpuTime() time.Duration {

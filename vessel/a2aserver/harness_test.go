@@ -245,7 +245,9 @@ const testScript = `{
     {"name": "flaky", "steps": [{"error": {"status": 503, "count": 2}, "text": "recovered"}]},
     {"name": "broken", "steps": [{"error": {"status": 500}}]},
     {"name": "badreq", "steps": [{"error": {"status": 400, "count": 1}, "text": "never"}]},
-    {"name": "flood", "steps": [{"text": "x", "repeat": 1000, "pieces": 1}]}
+    {"name": "flood", "steps": [{"text": "x", "repeat": 1000, "pieces": 1}]},
+    {"name": "pieces100", "steps": [{"text": "word of the answer ", "repeat": 100}]},
+    {"name": "pieces1000", "steps": [{"text": "word of the answer ", "repeat": 1000}]}
   ],
   "default": {"name": "echo", "steps": [{"text": "You said: {{last_user}}", "pieces": 3}]}
 }`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -73,14 +74,52 @@ func TestParseListRoom(t *testing.T) {
 	// "role" many times over, in one message: the list stays small.
 	many := []byte(`{"version":1,"messages":[{"role":"user","content":[` + strings.Repeat(`"role",`, 5000) + `"role"]}]}`)
 	var e Envelope
-	if !scanEnvelope(many, &e) || len(e.Messages) != 1 {
+	if _, ok := scanEnvelope(many, &e); !ok || len(e.Messages) != 1 {
 		t.Fatalf("%+v", e)
 	}
 	if c := cap(e.Messages); c > MaxMessages+1+SpareMessages || c > len(many)/12+1+SpareMessages {
 		t.Fatalf("a list of %d for %d bytes", c, len(many))
 	}
 	tiny := []byte(`{"version":1,"messages":[{"role":"user","content":"\"role\"role\""}]}`)
-	if !scanEnvelope(tiny, &e) || cap(e.Messages) > len(tiny)/12+1+SpareMessages {
+	if _, ok := scanEnvelope(tiny, &e); !ok || cap(e.Messages) > len(tiny)/12+1+SpareMessages {
 		t.Fatalf("a list of %d for %d bytes", cap(e.Messages), len(tiny))
+	}
+}
+
+// TestOversizeRefusedWithoutTheList: a history over the cap is refused
+// with the message the whole list's check gives (its version checked
+// first, its count exact), on the scanner's path and on encoding/json's,
+// and the scanner's path never holds more than MaxMessages+1 messages.
+func TestOversizeRefusedWithoutTheList(t *testing.T) {
+	one := `{"role":"user","content":"Which birds hunt fish?"},{"role":"assistant","content":"Ospreys."},`
+	list := strings.TrimSuffix(strings.Repeat(one, 5000), ",")
+	for doc, want := range map[string]string{
+		`{"version":1,"messages":[` + list + `]}`:            "the history holds 10000 messages; at most 2000 are allowed",
+		`{"messages":[` + list + `],"version":1}`:            "the history holds 10000 messages; at most 2000 are allowed",
+		`{"Messages":[` + list + `],"version":1}`:            "the history holds 10000 messages; at most 2000 are allowed", // encoding/json's path
+		`{"version":2,"messages":[` + list + `]}`:            "the history's version must be 1, got 2",
+		`{"version":1,"messages":[` + list + `,{"role":7}]}`: `the history is not a valid transcript envelope: field "messages.role" has the wrong type`,
+	} {
+		_, err := Parse([]byte(doc))
+		if err == nil || err.Error() != want {
+			t.Errorf("%.40s…: %v, want %q", doc, err, want)
+		}
+	}
+	var env Envelope
+	n, ok := scanEnvelope([]byte(`{"version":1,"messages":[`+list+`]}`), &env)
+	if !ok || n != 10000 || len(env.Messages) != MaxMessages+1 {
+		t.Fatalf("read %d messages (ok %v), kept %d", n, ok, len(env.Messages))
+	}
+	// What refusing it allocates: about its first MaxMessages+1 messages'
+	// list, not one for all 10,000.
+	b := []byte(`{"version":1,"messages":[` + list + `]}`)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	if _, err := Parse(b); err == nil {
+		t.Fatal("accepted")
+	}
+	runtime.ReadMemStats(&m1)
+	if got, most := m1.TotalAlloc-m0.TotalAlloc, uint64(unsafe.Sizeof(Message{}))*(MaxMessages+1+SpareMessages)+64<<10; got > most {
+		t.Fatalf("refusing 10,000 messages allocated %d bytes, want at most %d", got, most)
 	}
 }

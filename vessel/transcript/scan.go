@@ -13,11 +13,19 @@ import (
 // then decodes the document the usual way, with its error messages.
 //
 // The messages' contents are slices of b, not copies (see Parse).
-func scanEnvelope(b []byte, env *Envelope) bool {
+//
+// It returns the number of messages read. A list over MaxMessages is read
+// to its end, so that the document is checked as before and the count is
+// exact, but env keeps only its first MaxMessages+1 messages: the rest
+// are read into one scratch message and dropped, since such a history is
+// refused by its count (a 10,000-message history is no longer held whole
+// to be refused).
+func scanEnvelope(b []byte, env *Envelope) (n int, ok bool) {
 	var s jsonscan.Scanner
 	s.Reset(b)
 	var seen jsonscan.Fields
-	ok := s.Object(func(key []byte) bool {
+	var scratch Message
+	ok = s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "version":
 			return seen.First(1) && s.Int(&env.Version)
@@ -26,18 +34,23 @@ func scanEnvelope(b []byte, env *Envelope) bool {
 				return false
 			}
 			if s.Null() {
-				env.Messages = nil
+				env.Messages, n = nil, 0
 				return true
 			}
-			env.Messages = make([]Message, 0, messagesIn(b)+SpareMessages)
+			env.Messages, n = make([]Message, 0, messagesIn(b)+SpareMessages), 0
 			return s.Array(func() bool {
+				n++
+				if n > MaxMessages+1 {
+					scratch = Message{Extra: scratch.Extra[:0]}
+					return scanMessage(&s, &scratch)
+				}
 				env.Messages = append(env.Messages, Message{})
 				return scanMessage(&s, &env.Messages[len(env.Messages)-1])
 			})
 		}
 		return !jsonscan.FoldsTo(key, "version", "messages") && s.Skip()
 	})
-	return ok && s.End()
+	return n, ok && s.End()
 }
 
 // messagesIn is the size to give the list of b's messages so that it is
@@ -46,8 +59,21 @@ func scanEnvelope(b []byte, env *Envelope) bool {
 // bounded, so that a hostile document cannot make it large: a list longer
 // than MaxMessages is refused anyway, and a message with a role takes at
 // least 12 bytes ({"role":""} and a comma).
+//
+// It stops counting at that bound: a history over the cap (10,000 messages,
+// say) is not searched to its end for a size the list never reaches.
 func messagesIn(b []byte) int {
-	return min(bytes.Count(b, []byte(`"role"`)), MaxMessages+1, len(b)/12+1)
+	most := min(MaxMessages+1, len(b)/12+1)
+	n := 0
+	for n < most {
+		i := bytes.Index(b, []byte(`"role"`))
+		if i < 0 {
+			break
+		}
+		n++
+		b = b[i+len(`"role"`):]
+	}
+	return n
 }
 
 func scanMessage(s *jsonscan.Scanner, m *Message) bool {

@@ -27,7 +27,8 @@ func FuzzScanEnvelope(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got Envelope
-		if !scanEnvelope(b, &got) {
+		n, ok := scanEnvelope(b, &got)
+		if !ok {
 			return
 		}
 		var want Envelope
@@ -35,10 +36,29 @@ func FuzzScanEnvelope(f *testing.F) {
 		if err := dec.Decode(&want); err != nil || dec.More() {
 			t.Fatalf("scanner accepted what the decoder refuses (%v): %q", err, b)
 		}
+		if n != len(want.Messages) {
+			t.Fatalf("%q: counted %d messages, decoded %d", b, n, len(want.Messages))
+		}
+		if n > MaxMessages+1 { // the scanner keeps only the first of a list over the cap
+			want.Messages = want.Messages[:MaxMessages+1]
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\n got %+v\nwant %+v", b, got, want)
 		}
 	})
+}
+
+// BenchmarkParseOversize: a 10,000-message history, refused by its count.
+func BenchmarkParseOversize(b *testing.B) {
+	one := `{"role":"user","content":"Which birds hunt fish?"},{"role":"assistant","content":"Ospreys, kingfishers and herons."},`
+	body := []byte(`{"version":1,"messages":[` + strings.TrimSuffix(strings.Repeat(one, 5000), ",") + `]}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(body); err == nil || !strings.Contains(err.Error(), "holds 10000 messages") {
+			b.Fatal(err)
+		}
+	}
 }
 
 func BenchmarkParse(b *testing.B) {

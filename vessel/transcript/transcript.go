@@ -131,7 +131,12 @@ func Parse(b []byte) (*Envelope, error) {
 
 func decodeEnvelope(b []byte) (*Envelope, error) {
 	var env Envelope
-	if scanEnvelope(b, &env) {
+	if n, ok := scanEnvelope(b, &env); ok {
+		if n > MaxMessages {
+			// Refused as Validate would refuse the whole list (its version
+			// first), without the list.
+			return nil, checkHead(env.Version, n)
+		}
 		return &env, nil
 	}
 	env = Envelope{}
@@ -143,6 +148,17 @@ func decodeEnvelope(b []byte) (*Envelope, error) {
 		return nil, invalid("the history has data after the envelope")
 	}
 	return &env, nil
+}
+
+// checkHead checks an envelope's version and its number of messages, n.
+func checkHead(version, n int) error {
+	if version != 1 {
+		return invalid("the history's version must be 1, got %d", version)
+	}
+	if n > MaxMessages {
+		return invalid("the history holds %d messages; at most %d are allowed", n, MaxMessages)
+	}
+	return nil
 }
 
 func jsonReason(err error) string {
@@ -163,11 +179,8 @@ func jsonReason(err error) string {
 
 // Validate checks the envelope's version, size and every message.
 func (e *Envelope) Validate() error {
-	if e.Version != 1 {
-		return invalid("the history's version must be 1, got %d", e.Version)
-	}
-	if len(e.Messages) > MaxMessages {
-		return invalid("the history holds %d messages; at most %d are allowed", len(e.Messages), MaxMessages)
+	if err := checkHead(e.Version, len(e.Messages)); err != nil {
+		return err
 	}
 	pending := map[string]bool{} // tool call ids asked for and not yet answered
 	for i := range e.Messages {
