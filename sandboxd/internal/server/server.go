@@ -41,6 +41,9 @@ type Config struct {
 	Fingerprint string
 	Version     string
 	LandlockABI int
+	// Tier is the isolation tier sandboxd checked at start (confine.Tier*),
+	// reported on /status for the vessel to compare with the deployment's.
+	Tier string
 	// PackageDir and Mounts are absolute, clean, read-only trees.
 	PackageDir string
 	Mounts     []string
@@ -181,6 +184,7 @@ func (s *Server) Status(context.Context, *sandboxv1.StatusRequest) (*sandboxv1.S
 		Fingerprint: s.cfg.Fingerprint,
 		Version:     s.cfg.Version,
 		Agent:       s.cfg.Agent,
+		Tier:        s.cfg.Tier,
 	}, nil
 }
 
