@@ -281,7 +281,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		return fmt.Errorf("--metrics-listen: %w", err)
 	}
 	defer ms.Close()
-	zl.Info("confined calls (Landlock, seccomp), listening", zap.Int("landlock_abi", abi), zap.String("addr", ln.Addr().String()),
+	zl.Info("confined calls, listening", zap.String("tier", tier), zap.Int("landlock_abi", abi), zap.String("addr", ln.Addr().String()),
 		zap.String("http_addr", addrOf(httpLn)),
 		zap.Int64("turn_disk", int64(turnDisk)), zap.Int64("user_disk", int64(userDisk)))
 	errc := make(chan error, 1)

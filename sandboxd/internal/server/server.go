@@ -483,8 +483,10 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		ReadWrite: []string{turn.Dir},
 		Devices:   s.devs,
 		Grants:    s.grants,
-		Limits:    limits,
-		Filter:    s.cfg.Filter,
+		// In the gvisor tier gVisor is the boundary (docs/security.md).
+		NoLandlock: s.cfg.Tier == confine.TierGVisor,
+		Limits:     limits,
+		Filter:     s.cfg.Filter,
 	}
 	if msg := procCapMessage(s.cfg.Workspaces, turn); msg != "" {
 		return toolErr(msg), nil
