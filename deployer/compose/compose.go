@@ -38,9 +38,11 @@ const (
 	secretsDir      = "/run/secrets"
 	srvRoot         = "/srv"                        // where the vessel sees the deployment's folders
 	SeccompRel      = "deploy/seccomp/sandbox.json" // relative to the source tree
-	egressProxyURL  = "http://egress:3128"          // the web proxy, on the egress network
-	FileName        = "compose.generated.yml"
-	GeneratedDir    = ".generated"
+	// GVisorRuntime is the engine runtime name of the gvisor tier.
+	GVisorRuntime  = "runsc"
+	egressProxyURL = "http://egress:3128" // the web proxy, on the egress network
+	FileName       = "compose.generated.yml"
+	GeneratedDir   = ".generated"
 )
 
 // Service identities: each service runs as its own uid (gid the same
@@ -219,7 +221,9 @@ type service struct {
 	CapDrop     []string              `yaml:"cap_drop"`
 	CapAdd      []string              `yaml:"cap_add,omitempty"`
 	SecurityOpt []string              `yaml:"security_opt"`
-	Restart     string                `yaml:"restart"`
+	// Runtime is the engine's OCI runtime ("runsc" for the gvisor tier).
+	Runtime string `yaml:"runtime,omitempty"`
+	Restart string `yaml:"restart"`
 	// StopGracePeriod is how long docker waits after SIGTERM before SIGKILL.
 	StopGracePeriod string       `yaml:"stop_grace_period,omitempty"`
 	MemLimit        int64        `yaml:"mem_limit"`
@@ -549,7 +553,15 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 		"--uid-range", g.uids[a.ID].String(),
 		// Each process of a call within the agent's memory; the container's
 		// limit bounds them all together.
-		"--call-memory", strconv.FormatInt(int64(sb.Memory), 10)}
+		"--call-memory", strconv.FormatInt(int64(sb.Memory), 10),
+		// The tier the deployment asked for: sandboxd refuses to start in
+		// another, and reports it in /status for the vessel to check.
+		"--tier", sb.Tier()}
+	if sb.Tier() == spec.RuntimeGVisor {
+		// gVisor's runsc is the boundary: the engine must have it
+		// registered under this name (docs/sandbox.md).
+		s.Runtime = GVisorRuntime
+	}
 	tok, tokPath := g.secret("sandbox-" + a.ID + ".token")
 	// The host's uid reservations: every sandboxd of the host (other
 	// Compose projects, local stacks) takes its --uid-range there, so an

@@ -33,7 +33,15 @@ type pod struct {
 	// noLiveness: the health check covers dependencies (the vessel's
 	// task store and egress); a restart would not mend them.
 	noLiveness bool
+	// runtimeClass names the RuntimeClass of the pod ("" the node's
+	// default runtime).
+	runtimeClass string
 }
+
+// GVisorRuntimeClass is the RuntimeClass a gvisor-tier sandbox pod asks
+// for. The cluster operator creates it (handler runsc, docs/kubernetes.md):
+// it names node configuration the manifests cannot carry.
+const GVisorRuntimeClass = "gvisor"
 
 // template builds the pod template of p, adding its ConfigMaps to the
 // manifests and its Secrets (files and operator variables) to the secrets.
@@ -95,6 +103,9 @@ func (g *gen) template(p pod) (corev1.PodTemplateSpec, error) {
 		EnableServiceLinks:           ptr(false),
 	}
 	g.secure(&spec, p)
+	if p.runtimeClass != "" {
+		spec.RuntimeClassName = ptr(p.runtimeClass)
+	}
 	if p.svc.StopGraceSeconds > 0 {
 		spec.TerminationGracePeriodSeconds = ptr(int64(p.svc.StopGraceSeconds))
 	}

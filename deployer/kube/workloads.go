@@ -177,6 +177,9 @@ func (g *gen) sandbox(agent string) error {
 		extraVolumes: []corev1.Volume{emptyDir("scratch", int64(a.Sandbox.Scratch))},
 		extraMounts:  []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
 	}
+	if a.Sandbox.Tier() == spec.RuntimeGVisor {
+		p.runtimeClass = GVisorRuntimeClass
+	}
 	// Turns live in the scratch of one sandboxd: never two at once.
 	if err := g.workload(p, 1, appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}); err != nil {
 		return err

@@ -438,7 +438,10 @@ func sandboxArgs(d *spec.Deployment, i int, a spec.Agent, scratch string) ([]str
 	args := []string{"--agent", a.ID, "--package", a.PackageDir, "--tools", a.Manifest.Toolset().Encode(), "--scratch", scratch,
 		"--fingerprint", fp, "--uid-range", uids.String(),
 		// No container here: the agent's memory bounds each process of a call.
-		"--call-memory", strconv.FormatInt(int64(a.Sandbox.Memory), 10)}
+		"--call-memory", strconv.FormatInt(int64(a.Sandbox.Memory), 10),
+		// A gvisor agent's sandboxd refuses to start here (no runsc), with
+		// the reason, rather than run in a tier it was not given.
+		"--tier", a.Sandbox.Tier()}
 	for _, m := range a.Sandbox.Mounts {
 		args = append(args, "--mount", d.ResolvePath(m.Source))
 	}

@@ -293,6 +293,11 @@ func (v *validator) rel(p string) string {
 
 func (v *validator) sandbox(f string, a *Agent) {
 	c, s := v.c, &a.Sandbox
+	switch s.Runtime {
+	case "", RuntimeConfined, RuntimeGVisor:
+	default:
+		c.add(f+".runtime", "unknown value %q; allowed: %s (Landlock, seccomp and per-call uids on the host kernel), %s (the same inside gVisor, without Landlock; needs runsc on the engine)", s.Runtime, RuntimeConfined, RuntimeGVisor)
+	}
 	if !c.set(f + ".scratch") {
 		s.Scratch = DefaultScratch
 	} else if s.Scratch < minScratch {

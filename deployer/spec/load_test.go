@@ -140,6 +140,8 @@ func TestLoadErrors(t *testing.T) {
 			`agents[alpha].approval.timeout_seconds: 1201 is out of range; allowed 1 to 1200`},
 		{"approval on_timeout", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`, `headers = { "X-Token" = "env:RECORDS_TOKEN" }`+"\n[agents.approval]\non_timeout = \"approve\"", 1)}, nil,
 			`agents[alpha].approval.on_timeout: unknown value "approve"; allowed: deny`},
+		{"sandbox runtime", map[string]string{"deploy/deployment.toml": strings.Replace(dep, `scratch = "64MB"`, `scratch = "64MB"`+"\nruntime = \"kata\"", 1)}, nil,
+			`deployment.toml:25: agents[alpha].sandbox.runtime: unknown value "kata"; allowed: confined`},
 		{"no agents", map[string]string{"deploy/deployment.toml": "[egress]\nupstream_url = \"https://m.example.test\"\n"}, nil,
 			"deployment.toml: agents: at least one"},
 	}

@@ -158,12 +158,31 @@ type Sandbox struct {
 	PIDs       int      `toml:"pids"`
 	Dockerfile string   `toml:"dockerfile"` // optional per-agent sandbox image
 	Mounts     []Mount  `toml:"mounts"`
+	// Runtime is the sandbox's isolation tier: RuntimeConfined (the
+	// default: Landlock, seccomp and per-call uids on the host kernel) or
+	// RuntimeGVisor (the same inside gVisor's user-space kernel, without
+	// Landlock, which gVisor does not implement).
+	Runtime string `toml:"runtime"`
 	// CallUIDs, FIRST:COUNT, overrides the range [call_uids] gives this
 	// agent's calls.
 	CallUIDs string `toml:"call_uids"`
 	// UIDs is the resolved range of this agent's calls (from CallUIDs or
 	// [call_uids]), set by LoadDeployment.
 	UIDs UIDRange `toml:"-"`
+}
+
+// Sandbox isolation tiers ([agents.sandbox] runtime).
+const (
+	RuntimeConfined = "confined"
+	RuntimeGVisor   = "gvisor"
+)
+
+// Tier is the sandbox's isolation tier, the default when unset.
+func (s Sandbox) Tier() string {
+	if s.Runtime == "" {
+		return RuntimeConfined
+	}
+	return s.Runtime
 }
 
 // Approval is an agent's [agents.approval] table. A call needs approval

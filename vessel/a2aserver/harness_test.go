@@ -48,6 +48,9 @@ type fakeSandbox struct {
 	agent    string
 	confined bool
 	token    string
+	// tier is the isolation tier Status reports ("" as sandboxd before
+	// tiers).
+	tier string
 
 	mu    sync.Mutex
 	ended []string
@@ -100,7 +103,7 @@ func (f *fakeSandbox) Status(ctx context.Context, _ *sandboxv1.StatusRequest) (*
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &sandboxv1.StatusResponse{Confined: f.confined, LandlockAbi: 7, Fingerprint: testFP, Version: "fake", Agent: f.agent}, nil
+	return &sandboxv1.StatusResponse{Confined: f.confined, LandlockAbi: 7, Fingerprint: testFP, Version: "fake", Agent: f.agent, Tier: f.tier}, nil
 }
 
 func (f *fakeSandbox) EndTurn(ctx context.Context, req *sandboxv1.EndTurnRequest) (*sandboxv1.EndTurnResponse, error) {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 )
 
@@ -170,8 +171,22 @@ func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployme
 		return fmt.Sprintf("the sandbox serves agent %q", st.GetAgent()), false
 	case st.GetFingerprint() != a.fp:
 		return "the sandbox was started from a different profile fingerprint; redeploy", false
+	case sandboxTier(st) != a.spec.Sandbox.Tier():
+		// A gvisor agent on the host kernel (or the reverse) would run its
+		// calls with other guarantees than the deployment promised.
+		return fmt.Sprintf("the sandbox runs in the %s tier but the deployment asks for %s ([agents.sandbox] runtime); "+
+			"fix the sandbox's runtime and redeploy", sandboxTier(st), a.spec.Sandbox.Tier()), false
 	}
 	return "", false
+}
+
+// sandboxTier is the isolation tier a sandbox reports; sandboxd from
+// before tiers reports none and ran only the confined one.
+func sandboxTier(st *sandboxv1.StatusResponse) string {
+	if t := st.GetTier(); t != "" {
+		return t
+	}
+	return spec.RuntimeConfined
 }
 
 // refused reports a connection the sandbox's host refused (gRPC reports it

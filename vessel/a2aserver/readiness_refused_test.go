@@ -22,12 +22,18 @@ import (
 // serveFake serves a fake sandbox on addr ("127.0.0.1:0" for a new port).
 func serveFake(t *testing.T, addr string) (*grpc.Server, string) {
 	t.Helper()
+	return serveFakeTier(t, addr, "")
+}
+
+// serveFakeTier is serveFake with a sandbox that reports tier on /status.
+func serveFakeTier(t *testing.T, addr, tier string) (*grpc.Server, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer()
-	sandboxv1.RegisterRunServiceServer(gs, &fakeSandbox{agent: "a", confined: true, token: "tok"})
+	sandboxv1.RegisterRunServiceServer(gs, &fakeSandbox{agent: "a", confined: true, token: "tok", tier: tier})
 	go func() { _ = gs.Serve(ln) }()
 	t.Cleanup(gs.Stop)
 	return gs, ln.Addr().String()
@@ -108,5 +114,44 @@ func TestDeadSandboxOutAtOnceAndBackSoon(t *testing.T) {
 			t.Fatalf("not served again after the sandbox came back: %s", why)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Issue 33: the vessel serves an agent only in the isolation tier its
+// deployment asked for. A sandbox on the host kernel (confined) behind a
+// gvisor agent, or a gvisor one behind a confined agent, keeps the agent
+// out of service with the reason on /health; the matching tier serves.
+func TestSandboxInAnotherTierKeepsAgentOut(t *testing.T) {
+	for _, tc := range []struct {
+		asked, reported string
+		ready           bool
+	}{
+		{spec.RuntimeGVisor, "", false},
+		{spec.RuntimeGVisor, spec.RuntimeConfined, false},
+		{"", spec.RuntimeGVisor, false},
+		{spec.RuntimeGVisor, spec.RuntimeGVisor, true},
+		{"", "", true},
+	} {
+		_, addr := serveFakeTier(t, "127.0.0.1:0", tc.reported)
+		srv, _, _ := oneAgentServer(t, addr, func(c *a2aserver.Config) {
+			c.ReadyInterval, c.UnreadyInterval = time.Hour, time.Hour
+			c.Deployment.Agents[0].Sandbox.Runtime = tc.asked
+		})
+		srv.CheckReadiness(context.Background())
+		ok, why := srv.Ready("a")
+		if ok != tc.ready {
+			t.Errorf("asked %q, sandbox reports %q: ready %v (%q), want %v", tc.asked, tc.reported, ok, why, tc.ready)
+			continue
+		}
+		if ok {
+			continue
+		}
+		if !strings.Contains(why, "tier") || !strings.Contains(why, "runtime") {
+			t.Errorf("asked %q, sandbox reports %q: reason %q does not name the tier", tc.asked, tc.reported, why)
+		}
+		health := string(httpGet(t, srv, "/health"))
+		if !strings.Contains(health, `"a":false`) || !strings.Contains(health, "the deployment asks for") {
+			t.Errorf("/health with a sandbox in another tier: %s", health)
+		}
 	}
 }

@@ -21,6 +21,14 @@ func fakeKernel(container bool) confine.Kernel {
 	}
 }
 
+// gvisorKernel answers as gVisor's sentry does: no Landlock, seccomp.
+func gvisorKernel() confine.Kernel {
+	k := fakeKernel(true)
+	k.LandlockABI = func() (int, error) { return 0, unix.ENOSYS }
+	k.GVisor = func() bool { return true }
+	return k
+}
+
 // TestStartRefusesWithoutConfinement runs sandboxd's start-up in process
 // with kernel answers that cannot confine and checks that it refuses
 // before compiling the filter or listening, with a message that says what
@@ -33,59 +41,72 @@ func TestStartRefusesWithoutConfinement(t *testing.T) {
 		name   string
 		kernel func() confine.Kernel
 		want   []string
+		args   []string
 	}{
 		{"landlock ABI below 6", func() confine.Kernel {
 			k := fakeKernel(false)
 			k.LandlockABI = func() (int, error) { return 5, nil }
 			return k
-		}, []string{"Landlock ABI 5", "ABI 6 or newer", "Linux 6.12", "newer kernel"}},
+		}, []string{"Landlock ABI 5", "ABI 6 or newer", "Linux 6.12", "newer kernel"}, nil},
 		{"no landlock in the kernel", func() confine.Kernel {
 			k := fakeKernel(false)
 			k.LandlockABI = func() (int, error) { return 0, unix.ENOSYS }
 			return k
-		}, []string{"no Landlock", "CONFIG_SECURITY_LANDLOCK=y", "6.12"}},
+		}, []string{"no Landlock", "CONFIG_SECURITY_LANDLOCK=y", "6.12"}, nil},
 		{"landlock not enabled", func() confine.Kernel {
 			k := fakeKernel(false)
 			k.LandlockABI = func() (int, error) { return 0, unix.EOPNOTSUPP }
 			return k
-		}, []string{"not enabled", "lsm="}},
+		}, []string{"not enabled", "lsm="}, nil},
 		{"docker before 23: EPERM from landlock_create_ruleset", func() confine.Kernel {
 			k := fakeKernel(true)
 			k.LandlockABI = func() (int, error) { return 0, unix.EPERM }
 			return k
-		}, []string{"landlock_create_ruleset", "operation not permitted", "Docker engines before 23.0", profile, "upgrade Docker"}},
+		}, []string{"landlock_create_ruleset", "operation not permitted", "Docker engines before 23.0", profile, "upgrade Docker"}, nil},
 		{"docker before 23: ENOSYS from landlock_create_ruleset", func() confine.Kernel {
 			k := fakeKernel(true)
 			k.LandlockABI = func() (int, error) { return 0, unix.ENOSYS }
 			return k
-		}, []string{"landlock_create_ruleset", "function not implemented", "Docker engines before 23.0", profile}},
+		}, []string{"landlock_create_ruleset", "function not implemented", "Docker engines before 23.0", profile}, nil},
 		{"EPERM from landlock_create_ruleset outside a known container", func() confine.Kernel {
 			k := fakeKernel(false)
 			k.LandlockABI = func() (int, error) { return 0, unix.EPERM }
 			return k
-		}, []string{"landlock_create_ruleset", "blocks the Landlock syscalls", "Docker before 23.0", profile}},
+		}, []string{"landlock_create_ruleset", "blocks the Landlock syscalls", "Docker before 23.0", profile}, nil},
 		{"no seccomp in the kernel", func() confine.Kernel {
 			k := fakeKernel(false)
 			k.SeccompMode = func() error { return unix.EINVAL }
 			return k
-		}, []string{"no seccomp", "CONFIG_SECCOMP_FILTER=y"}},
+		}, []string{"no seccomp", "CONFIG_SECCOMP_FILTER=y"}, nil},
 		{"seccomp blocked in the container", func() confine.Kernel {
 			k := fakeKernel(true)
 			k.SeccompErrnoAvail = func() error { return unix.EPERM }
 			return k
-		}, []string{"seccomp(2) is blocked", profile}},
+		}, []string{"seccomp(2) is blocked", profile}, nil},
 		{"seccomp filter mode unavailable", func() confine.Kernel {
 			k := fakeKernel(false)
 			k.SeccompErrnoAvail = func() error { return unix.EOPNOTSUPP }
 			return k
-		}, []string{"seccomp filter mode is unavailable", "CONFIG_SECCOMP_FILTER=y"}},
+		}, []string{"seccomp filter mode is unavailable", "CONFIG_SECCOMP_FILTER=y"}, nil},
+		{"confined tier under gVisor", func() confine.Kernel {
+			k := gvisorKernel()
+			return k
+		}, []string{"gVisor's", "confined tier", `runtime = "gvisor"`}, nil},
+		{"gvisor tier on the host kernel", func() confine.Kernel {
+			return fakeKernel(true)
+		}, []string{"gvisor tier", "not gVisor's", "runsc", "RuntimeClass"}, []string{"--tier", "gvisor"}},
+		{"gvisor tier without seccomp", func() confine.Kernel {
+			k := gvisorKernel()
+			k.SeccompErrnoAvail = func() error { return unix.EPERM }
+			return k
+		}, []string{"seccomp(2) is blocked", profile}, []string{"--tier", "gvisor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, pkg := agentDir(t)
 			t.Setenv("VESSEL_SANDBOX_TOKEN", "x")
 			built := false
-			err := run([]string{"--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
-				"--listen", freeAddr(t)}, tc.kernel(), func() ([]byte, error) {
+			err := run(append([]string{"--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
+				"--listen", freeAddr(t)}, tc.args...), tc.kernel(), func() ([]byte, error) {
 				// Failing here keeps a start-up that skips the kernel
 				// check from going on to serve (and the test from hanging).
 				built = true
@@ -104,6 +125,19 @@ func TestStartRefusesWithoutConfinement(t *testing.T) {
 			}
 		})
 	}
+
+	// In the gvisor tier Landlock's ENOSYS is expected: start-up goes
+	// past the kernel check to the filter.
+	t.Run("gvisor tier without Landlock passes the kernel check", func(t *testing.T) {
+		base, pkg := agentDir(t)
+		t.Setenv("VESSEL_SANDBOX_TOKEN", "x")
+		stop := errors.New("filter stage reached")
+		err := run([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+			"--listen", freeAddr(t), "--tier", "gvisor"}, gvisorKernel(), func() ([]byte, error) { return nil, stop })
+		if !errors.Is(err, stop) {
+			t.Fatalf("start-up = %v, want it to reach the filter", err)
+		}
+	})
 
 	t.Run("seccomp filter install fails", func(t *testing.T) {
 		requireKernel(t)

@@ -83,6 +83,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		metricsAddr = fs.String("metrics-listen", os.Getenv("VESSEL_SANDBOX_METRICS_LISTEN"), "address of the Prometheus /metrics listener (env VESSEL_SANDBOX_METRICS_LISTEN; default off)")
 		auditLog    = fs.String("audit-log", os.Getenv("VESSEL_SANDBOX_AUDIT_LOG"), "append one OCSF Process Activity event per call to this file (env VESSEL_SANDBOX_AUDIT_LOG; default off); never where calls can read")
 		uidLockDir  = fs.String("uid-lock-dir", uidlock.DefaultDir, "directory of the host-wide uid range reservations (shared by every sandboxd on the host)")
+		tierFlag    = fs.String("tier", confine.TierConfined, "the isolation tier the deployment asked for: confined (Landlock on the host kernel) or gvisor (under runsc); sandboxd refuses to start in another")
 		cgroupMode  = fs.String("cgroups", "auto", "a cgroup per turn and per owner: auto (where one can be made), required, or off")
 		turnProcs   = fs.Int64("turn-procs", 0, "processes one turn may hold at once (cgroup pids.max, else RLIMIT_NPROC; default --owner-procs)")
 		ownerProcs  = fs.Int64("owner-procs", 0, "processes one owner may hold across turns (default: half the container's pids limit, else 256)")
@@ -129,7 +130,11 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		debug.SetMemoryLimit(int64(memLimit))
 	}
 
-	abi, err := kernel.Check()
+	tier, err := confine.ParseTier(*tierFlag)
+	if err != nil {
+		return fmt.Errorf("--tier: %w", err)
+	}
+	abi, err := kernel.CheckTier(tier)
 	if err != nil {
 		return fmt.Errorf("refusing to start, calls cannot be confined: %w", err)
 	}
@@ -232,8 +237,9 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		}
 		defer auditW.Close()
 	}
+	server.RegisterTier(reg, tier)
 	srv, err := server.New(server.Config{
-		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi,
+		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi, Tier: tier,
 		PackageDir: pkgDir, Mounts: mountDirs, Tools: toolSet, Token: token, Filter: filter,
 		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory),
 		OutputBudget: int64(outBudget), Logf: logf, Logger: zl, Metrics: server.NewMetrics(reg, wm), Audit: auditW,
@@ -277,7 +283,7 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		return fmt.Errorf("--metrics-listen: %w", err)
 	}
 	defer ms.Close()
-	zl.Info("confined calls (Landlock, seccomp), listening", zap.Int("landlock_abi", abi), zap.String("addr", ln.Addr().String()),
+	zl.Info("confined calls, listening", zap.String("tier", tier), zap.Int("landlock_abi", abi), zap.String("addr", ln.Addr().String()),
 		zap.String("http_addr", addrOf(httpLn)),
 		zap.Int64("turn_disk", int64(turnDisk)), zap.Int64("user_disk", int64(userDisk)))
 	errc := make(chan error, 1)

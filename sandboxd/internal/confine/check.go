@@ -34,6 +34,8 @@ type Kernel struct {
 	SeccompErrnoAvail func() error
 	// InContainer guesses whether we run in a container, only to word errors.
 	InContainer func() bool
+	// GVisor says whether the kernel is gVisor's (CheckTier).
+	GVisor func() bool
 }
 
 // HostKernel asks the running kernel.
@@ -53,6 +55,7 @@ func HostKernel() Kernel {
 			return nil
 		},
 		InContainer: inContainer,
+		GVisor:      underGVisor,
 	}
 }
 

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,13 @@ import (
 
 // startShell starts sh -c script confined to a fresh workspace.
 func startShell(t *testing.T, script string) *Process {
+	t.Helper()
+	return startShellTier(t, script, false)
+}
+
+// startShellTier is startShell, without Landlock when noLandlock (the
+// gvisor tier's calls).
+func startShellTier(t *testing.T, script string, noLandlock bool) *Process {
 	t.Helper()
 	filter, err := BuildFilter()
 	if err != nil {
@@ -26,7 +34,7 @@ func startShell(t *testing.T, script string) *Process {
 	ws := t.TempDir()
 	p, err := Start(Options{
 		Spec: Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"},
-			ReadOnly: ro, ReadWrite: []string{ws}, Devices: []string{"/dev/null"},
+			ReadOnly: ro, ReadWrite: []string{ws}, Devices: []string{"/dev/null"}, NoLandlock: noLandlock,
 			Limits: Limits{NoFile: 64, NProc: 512, CPUSecs: 10}, Filter: filter},
 		Dir: ws, Timeout: time.Minute, OutputCap: 1 << 20,
 	})
@@ -34,6 +42,38 @@ func startShell(t *testing.T, script string) *Process {
 		t.Fatalf("starting %q: %v", script, err)
 	}
 	return p
+}
+
+// TestNoLandlockKeepsSeccomp: a gvisor-tier call runs without Landlock
+// (/proc and a file outside its grants are readable, where the confined
+// tier refuses them) but still under the seccomp filter (mode 2 in /proc/self/status).
+func TestNoLandlockKeepsSeccomp(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "grep '^Seccomp:' /proc/self/status; cat " + secret
+	for _, tc := range []struct {
+		noLandlock bool
+		want       string
+		code       int
+	}{
+		// Landlock grants neither /proc nor the file.
+		{false, "", 1},
+		{true, "Seccomp:\t2\noutside\n", 0},
+	} {
+		p := startShellTier(t, script, tc.noLandlock)
+		var out strings.Builder
+		res := p.Wait(func(stream int, data []byte) error {
+			if stream == Stdout {
+				out.Write(data)
+			}
+			return nil
+		})
+		if res.Code != tc.code || out.String() != tc.want {
+			t.Errorf("noLandlock %v: result %+v, stdout %q, want code %d and %q", tc.noLandlock, res, out.String(), tc.code, tc.want)
+		}
+	}
 }
 
 // The leader's exit is waited for on its pidfd, and Wait still reports it.

@@ -87,7 +87,11 @@ func buildFilter(tree bool) ([]byte, error) {
 	}
 	// Syscalls of another architecture (int 0x80 on x86-64) are killed.
 	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
-		return nil, fmt.Errorf("setting seccomp bad-arch action: %w", err)
+		// gVisor's kernel does not answer libseccomp's probe for
+		// KILL_PROCESS; killing the calling thread still stops the call.
+		if err := f.SetBadArchAction(seccomp.ActKillThread); err != nil {
+			return nil, fmt.Errorf("setting seccomp bad-arch action: %w", err)
+		}
 	}
 	// The launcher sets no_new_privs itself.
 	if err := f.SetNoNewPrivsBit(false); err != nil {

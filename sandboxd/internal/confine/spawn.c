@@ -95,12 +95,21 @@ static int child(void *arg) {
 	// After the user change, which clears it.
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail(s, SBX_STEP_PDEATHSIG);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, SBX_STEP_NNP);
-	if (syscall(SYS_landlock_restrict_self, s->ruleset_fd, s->ruleset_flags) < 0) fail(s, SBX_STEP_LANDLOCK);
+	if (s->landlock && syscall(SYS_landlock_restrict_self, s->ruleset_fd, s->ruleset_flags) < 0) fail(s, SBX_STEP_LANDLOCK);
 	struct sock_fprog prog = {.len = s->filter_len, .filter = s->filter};
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) fail(s, SBX_STEP_SECCOMP);
 	// Nothing but stdin, stdout and stderr may reach the program; the report
 	// pipe stays usable until execve closes it.
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) fail(s, SBX_STEP_CLOSE);
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+		// Older gVisor has close_range without CLOSE_RANGE_CLOEXEC: mark
+		// each descriptor below the call's RLIMIT_NOFILE instead.
+		if (errno != EINVAL) fail(s, SBX_STEP_CLOSE);
+		struct rlimit nofile;
+		if (getrlimit(RLIMIT_NOFILE, &nofile) < 0) fail(s, SBX_STEP_CLOSE);
+		for (rlim_t fd = 3; fd < nofile.rlim_cur && fd < 1048576; fd++) {
+			if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF) fail(s, SBX_STEP_CLOSE);
+		}
+	}
 	execve(s->path, s->argv, s->envp);
 	fail(s, SBX_STEP_EXEC);
 	return 127;

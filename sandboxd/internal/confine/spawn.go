@@ -65,6 +65,9 @@ func (e *StepError) Unwrap() error { return e.Errno }
 // With s.Grants, the read-only trees and devices come from its held
 // descriptors instead of s.ReadOnly and s.Devices.
 func ruleset(s *Spec) (int, uint32, error) {
+	if s.NoLandlock {
+		return -1, 0, nil
+	}
 	rules := []landlock.Rule{landlock.PathAccess(workspaceAccess, s.ReadWrite...)}
 	if s.Grants == nil {
 		rules = append(rules, landlock.RODirs(s.ReadOnly...), landlock.PathAccess(deviceAccess, s.Devices...))
@@ -168,7 +171,9 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 			return 0, -1, err
 		}
 	}
-	defer unix.Close(rfd)
+	if rfd >= 0 {
+		defer unix.Close(rfd)
+	}
 	// The report pipe is read once the child has exec'd or exited, when
 	// its write ends are closed or about to be (another start's child
 	// holds a copy only until its own exec): a plain blocking descriptor,
@@ -221,6 +226,9 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 	}
 	for i, f := range opts.Cgroup {
 		cs.cgroup_fds[i] = C.int(f.Fd())
+	}
+	if !s.NoLandlock {
+		cs.landlock = 1
 	}
 	cs.ruleset_fd = C.int(rfd)
 	cs.ruleset_flags = C.uint32_t(rflags)

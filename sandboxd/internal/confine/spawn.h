@@ -29,6 +29,7 @@ struct sbx_spawn {
 	uint64_t limits[6]; // nofile, fsize, nproc, cpu, core, as; SBX_UNSET leaves one alone
 	int set_user;
 	uint32_t uid, gid;
+	int landlock; // 0 only in the gvisor tier, whose kernel has no Landlock
 	int ruleset_fd;
 	uint32_t ruleset_flags;
 	struct sock_filter *filter;

@@ -23,7 +23,11 @@ type Spec struct {
 	// Grants, when set, holds ReadOnly and Devices opened beforehand
 	// (OpenGrants of the same paths); rulesets use it instead of them.
 	Grants *Grants
-	Limits Limits
+	// NoLandlock leaves Landlock out: the gvisor tier, whose kernel has
+	// none and whose boundary is gVisor itself. Seccomp, the rlimits and
+	// the call's uid still apply.
+	NoLandlock bool
+	Limits     Limits
 	// Filter is the seccomp BPF program from BuildFilter.
 	Filter []byte
 }

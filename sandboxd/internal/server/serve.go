@@ -118,6 +118,7 @@ func (s *Server) serve(ctx context.Context, st *sandboxv1.ServeStart, stream ser
 	spec := confine.Spec{
 		Path: path, Argv: argv, Env: callEnv,
 		ReadOnly: s.ro, ReadWrite: []string{turn.Dir}, Devices: s.devs, Grants: s.grants,
+		NoLandlock: s.cfg.Tier == confine.TierGVisor,
 		Limits: confine.Limits{
 			NoFile:       4096,
 			FileSize:     uint64(max(s.cfg.Workspaces.TurnLimit(), 0)),

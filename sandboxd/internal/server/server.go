@@ -41,6 +41,9 @@ type Config struct {
 	Fingerprint string
 	Version     string
 	LandlockABI int
+	// Tier is the isolation tier sandboxd checked at start (confine.Tier*),
+	// reported on /status for the vessel to compare with the deployment's.
+	Tier string
 	// PackageDir and Mounts are absolute, clean, read-only trees.
 	PackageDir string
 	Mounts     []string
@@ -181,6 +184,7 @@ func (s *Server) Status(context.Context, *sandboxv1.StatusRequest) (*sandboxv1.S
 		Fingerprint: s.cfg.Fingerprint,
 		Version:     s.cfg.Version,
 		Agent:       s.cfg.Agent,
+		Tier:        s.cfg.Tier,
 	}, nil
 }
 
@@ -479,8 +483,10 @@ func (s *Server) confined(ctx context.Context, turn *workspace.Turn, call *works
 		ReadWrite: []string{turn.Dir},
 		Devices:   s.devs,
 		Grants:    s.grants,
-		Limits:    limits,
-		Filter:    s.cfg.Filter,
+		// In the gvisor tier gVisor is the boundary (docs/security.md).
+		NoLandlock: s.cfg.Tier == confine.TierGVisor,
+		Limits:     limits,
+		Filter:     s.cfg.Filter,
 	}
 	if msg := procCapMessage(s.cfg.Workspaces, turn); msg != "" {
 		return toolErr(msg), nil

@@ -27,6 +27,15 @@ type Metrics struct {
 	spawn    prometheus.Histogram
 }
 
+// RegisterTier registers sandboxd_tier_info, 1 for the isolation tier
+// sandboxd runs in: dashboards tell a gvisor sandbox from a confined one.
+func RegisterTier(reg prometheus.Registerer, tier string) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sandboxd_tier_info",
+		Help: "1 for the isolation tier sandboxd checked at start (confined or gvisor)."}, []string{"tier"})
+	g.WithLabelValues(tier).Set(1)
+	reg.MustRegister(g)
+}
+
 // NewMetrics registers sandboxd's series with reg; turns and workspace
 // usage are read from wm at each scrape.
 func NewMetrics(reg prometheus.Registerer, wm *workspace.Manager) *Metrics {

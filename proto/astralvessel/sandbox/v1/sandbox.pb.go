@@ -1041,7 +1041,11 @@ type StatusResponse struct {
 	// The sandboxd version.
 	Version string `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
 	// The agent this sandbox serves.
-	Agent         string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The isolation tier the sandbox runs in: "confined" (Landlock, seccomp
+	// and per-call uids on the host kernel) or "gvisor" (seccomp and per-call
+	// uids inside gVisor's user-space kernel, the boundary).
+	Tier          string `protobuf:"bytes,6,opt,name=tier,proto3" json:"tier,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1107,6 +1111,13 @@ func (x *StatusResponse) GetVersion() string {
 func (x *StatusResponse) GetAgent() string {
 	if x != nil {
 		return x.Agent
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetTier() string {
+	if x != nil {
+		return x.Tier
 	}
 	return ""
 }
@@ -1180,13 +1191,14 @@ const file_astralvessel_sandbox_v1_sandbox_proto_rawDesc = "" +
 	"\aidle_ms\x18\x04 \x01(\x04R\x06idleMs\x12\x1f\n" +
 	"\vusage_bytes\x18\x05 \x01(\x03R\n" +
 	"usageBytes\"\x0f\n" +
-	"\rStatusRequest\"\xa1\x01\n" +
+	"\rStatusRequest\"\xb5\x01\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bconfined\x18\x01 \x01(\bR\bconfined\x12!\n" +
 	"\flandlock_abi\x18\x02 \x01(\x05R\vlandlockAbi\x12 \n" +
 	"\vfingerprint\x18\x03 \x01(\tR\vfingerprint\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\x12\x14\n" +
-	"\x05agent\x18\x05 \x01(\tR\x05agent2\xa1\x04\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent\x12\x12\n" +
+	"\x04tier\x18\x06 \x01(\tR\x04tier2\xa1\x04\n" +
 	"\n" +
 	"RunService\x12c\n" +
 	"\x03Run\x12#.astralvessel.sandbox.v1.RunRequest\x1a$.astralvessel.sandbox.v1.RunResponse\"\x0f\x82\xd3\xe4\x93\x02\t:\x01*\"\x04/run0\x01\x12r\n" +
