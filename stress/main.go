@@ -35,6 +35,8 @@ func main() {
 	flag.StringVar(&o.Scratch, "scratch", "auto", "sandbox scratch: tmpfs (as in a deployment; needs root), dir (a folder under --out), or auto (tmpfs when it can be mounted)")
 	flag.DurationVar(&o.Profile, "profile", 0, "fetch CPU profiles of this length from vessel-0 and sandboxd (needs binaries serving pprof on $VESSEL_PPROF_ADDR)")
 	flag.DurationVar(&o.TurnTimeout, "turn-timeout", 5*time.Minute, "a turn taking longer fails")
+	flag.StringVar(&o.Project, "project", "", "the stack's project name, which picks its call uid block (default astralvessel-load-<pid>-<random>: two runs on one host never share uids)")
+	flag.DurationVar(&o.ToolHold, "tool-hold", 0, "keep each turn's shell command alive this long first (overlaps calls of runs beside each other)")
 	flag.StringVar(&o.DNSTrap, "dns-trap", "", "run a DNS server on this loopback address that fails the run if the stack looks up any name (make load points resolv.conf at it inside a loopback-only network namespace)")
 	flag.Parse()
 	o.Command = commandLine(append([]string{"stress"}, os.Args[1:]...))

@@ -36,6 +36,16 @@ type Options struct {
 	ClientCPUs string // taskset list for this process and the model
 
 	TurnTimeout time.Duration
+	// Project is the stack's vessel.project, which picks its call uid
+	// block: two runs on one host at once need different ones (empty: a
+	// name of this run's own, stack.RunProject).
+	Project string
+	// ToolHold keeps each turn's shell command alive this long (a sleep
+	// first), so runs beside each other overlap their calls.
+	ToolHold time.Duration
+	// BeforeLoad, when set, runs once the stack is up, before the first
+	// turn; an error ends the run (a test lines up runs beside each other).
+	BeforeLoad func(context.Context) error
 	// Profile, when set, fetches CPU profiles of this length from vessel-0
 	// and sandboxd a second into the run (binaries need a pprof listener on
 	// VESSEL_PPROF_ADDR).
@@ -87,6 +97,9 @@ func run(ctx context.Context, o Options) (*load.Report, error) {
 	if o.Replicas > 1 && o.Postgres == "" {
 		o.Postgres = os.Getenv("VESSEL_TEST_POSTGRES")
 	}
+	if o.Project == "" {
+		o.Project = stack.RunProject()
+	}
 	if o.Settle <= 0 {
 		o.Settle = 30 * time.Second
 	}
@@ -115,7 +128,8 @@ func run(ctx context.Context, o Options) (*load.Report, error) {
 		BinDir:          o.BinDir,
 		Replicas:        o.Replicas,
 		Postgres:        o.Postgres,
-		Script:          load.Script(o.Pieces),
+		Script:          load.ScriptHold(o.Pieces, o.ToolHold),
+		Project:         o.Project,
 		ServerCPUs:      o.ServerCPUs,
 		ModelCPUs:       o.ClientCPUs,
 		Pprof:           o.Profile > 0,
@@ -130,11 +144,16 @@ func run(ctx context.Context, o Options) (*load.Report, error) {
 	}
 	defer st.Stop()
 
+	if o.BeforeLoad != nil {
+		if err := o.BeforeLoad(ctx); err != nil {
+			return nil, fmt.Errorf("stress: before the load: %w", err)
+		}
+	}
 	rep := &load.Report{
 		Command: o.Command, Machine: load.ThisMachine(), Started: time.Now().UTC().Format(time.RFC3339),
 		Users: o.Users, Turns: o.Turns, History: o.History, Pieces: o.Pieces, Cancels: o.Cancels,
 		Replicas: o.Replicas, Store: "sqlite", ServerCPUs: o.ServerCPUs, ClientCPUs: o.ClientCPUs,
-		Scratch: st.ScratchKind(),
+		Scratch: st.ScratchKind(), Project: o.Project,
 	}
 	if o.Postgres != "" {
 		rep.Store = "postgres"

@@ -371,6 +371,47 @@ def check_concurrent(c):
     return results
 
 
+def check_hostile(c):
+    """Runs the hostile owner's `holds` side by side and, while they run, each call in `during`
+    (other owners) one after another. One result per `during` call, and first one saying whether
+    the hostile owner was held to its cap: one of its calls stopped for its process limit, or all
+    its turns together holding no more than `owner_cap` processes."""
+    import re
+    import threading
+    import time
+    outs = [None] * len(c["holds"])
+
+    def hold(i, h):
+        try:
+            outs[i] = run_call(h)
+        except OSError as e:
+            outs[i] = e
+    ts = [threading.Thread(target=hold, args=(i, h)) for i, h in enumerate(c["holds"])]
+    for t in ts:
+        t.start()
+    time.sleep(c.get("settle_s", 3))
+    results = [(d["name"],) + run_one(d) for d in c["during"]]
+    alive = sum(t.is_alive() for t in ts)
+    for t in ts:
+        t.join()
+    total, stopped, notes = 0, False, []
+    for o in outs:
+        if not isinstance(o, tuple):
+            notes.append(f"/run failed: {o}")
+            continue
+        status, out, _, ex, _ = o
+        ex = ex or {}
+        m = re.search(r"HELD:(\d+)", out)
+        total += int(m.group(1)) if m else 0
+        stopped = stopped or ex.get("stopped") == "process_limit"
+        notes.append(f"/run {status}: {out.strip()[-60:]!r} stopped={ex.get('stopped', '')!r} "
+                     f"error={ex.get('error', '')[:120]!r}")
+    ok = stopped or total + len(outs) <= c["owner_cap"]
+    results.insert(0, (c["name"], ok, f"{total} sleeps held; {alive} of {len(ts)} turns running when the "
+                       f"others ran; " + "; ".join(notes)))
+    return results
+
+
 def check_sandbox_status(c):
     headers = {"Authorization": "Bearer " + c["token"]}
     try:
@@ -501,8 +542,8 @@ def main():
     with ThreadPoolExecutor(max_workers=16) as pool:
         early = {i: pool.submit(run_one, c) for i, c in enumerate(checks) if c["kind"] in ("tcp_blocked", "tcp_open")}
         for i, c in enumerate(checks):
-            if c["kind"] == "concurrent":
-                for name, ok, detail in check_concurrent(c):
+            if c["kind"] in ("concurrent", "hostile"):
+                for name, ok, detail in (check_concurrent if c["kind"] == "concurrent" else check_hostile)(c):
                     print(json.dumps({"name": name, "ok": bool(ok), "detail": detail}), flush=True)
                 continue
             ok, detail = early[i].result() if i in early else run_one(c)

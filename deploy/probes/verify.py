@@ -21,6 +21,8 @@ import sys
 import time
 import uuid
 
+import sharedhost
+
 # The probe containers run as their own uid (deployer/compose ProbeUID), never a service's or a call's.
 PROBE_UID = 61010
 # A sandbox's ports: gRPC (the vessel's) and the HTTP/JSON gateway the probes' /status and /run use
@@ -670,16 +672,8 @@ def process_limits(dep, rep, image):
     and other agents' turns still fork: each turn's calls have a uid of their own, and the kernel
     counts RLIMIT_NPROC per uid. Kept modest: the holder stays below --call-procs (128) and
     leaves room under its container's pids limit."""
-    master = dep.token("sandbox-master.token")
-
-    def endpoint(sb):
-        agent = sb[len("sandbox-"):]
-        tok = dep.token(f"{sb}.token")
-        if not tok and master:
-            tok = hmac.new(master.encode(), f"sandbox/{agent}".encode(), hashlib.sha256).hexdigest()
-        return f"http://{dep.ip(sb, f'tools-{agent}')}:{SANDBOX_HTTP}", tok
-
-    tools = {sb: agent_tools(dep, sb[len("sandbox-"):]) or ["bash"] for sb in dep.sandboxes()}
+    endpoint = lambda sb: sandbox_endpoint(dep, sb)  # noqa: E731
+    tools = sandbox_tools(dep)
     with_bash = [sb for sb in dep.sandboxes() if "bash" in tools[sb]]
     if not with_bash:
         print("     process limits: no sandbox offers bash; S4 not probed", flush=True)
@@ -720,6 +714,19 @@ def process_limits(dep, rep, image):
              "hold": hold, "during": during, "settle_s": 3}
     for r in run_inside(dep, "vessel", [check], image, "join"):
         rep.add(r["name"], r["ok"], r["detail"])
+
+
+def sandbox_endpoint(dep, sb):
+    """A sandbox's HTTP/JSON address on its tools network and its token."""
+    agent, master = sb[len("sandbox-"):], dep.token("sandbox-master.token")
+    tok = dep.token(f"{sb}.token")
+    if not tok and master:
+        tok = hmac.new(master.encode(), f"sandbox/{agent}".encode(), hashlib.sha256).hexdigest()
+    return f"http://{dep.ip(sb, f'tools-{agent}')}:{SANDBOX_HTTP}", tok
+
+
+def sandbox_tools(dep):
+    return {sb: agent_tools(dep, sb[len("sandbox-"):]) or ["bash"] for sb in dep.sandboxes()}
 
 
 def command_args(dep, svc, flag):
@@ -781,6 +788,7 @@ def main():
         secrets(dep, rep, env)
         calls(dep, rep, image)
         process_limits(dep, rep, image)
+        sharedhost.run(dep, rep, image, run_inside, uid_range, lambda sb: sandbox_endpoint(dep, sb), sandbox_tools(dep))
     print(f"{rep.passed} passed, {rep.failed} failed")
     sys.exit(1 if rep.failed or rep.passed == 0 else 0)
 

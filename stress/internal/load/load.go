@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -49,7 +50,13 @@ type Config struct {
 // Script returns the scripted model's script for a run: a turn asks for one
 // shell command, then streams the answer in pieces; a cancel turn streams
 // slowly so the cancel lands mid-stream.
-func Script(pieces int) []byte {
+func Script(pieces int) []byte { return ScriptHold(pieces, 0) }
+
+// ScriptHold is Script with the shell command kept alive for hold first
+// (a sleep), so that runs beside each other have calls alive when the other
+// ends its turns: a sweep that reached them would show as a tool ended by a
+// signal (Turn.ToolSignal).
+func ScriptHold(pieces int, hold time.Duration) []byte {
 	if pieces < 1 {
 		pieces = 1
 	}
@@ -58,9 +65,11 @@ func Script(pieces int) []byte {
 	if slowDelay < 2 {
 		slowDelay = 2
 	}
-	tool := map[string]any{"name": "bash", "arguments": map[string]any{
-		"command": "echo " + toolMarker + " > note.txt && cat note.txt",
-	}}
+	command := "echo " + toolMarker + " > note.txt && cat note.txt"
+	if hold > 0 {
+		command = fmt.Sprintf("sleep %.3f && %s", hold.Seconds(), command)
+	}
+	tool := map[string]any{"name": "bash", "arguments": map[string]any{"command": command}}
 	s := map[string]any{"rules": []any{
 		map[string]any{"name": ruleTurn, "match": map[string]any{"contains": "#script:" + ruleTurn + " "}, "steps": []any{
 			map[string]any{"tool_calls": []any{tool}},
@@ -109,7 +118,25 @@ type Turn struct {
 	// CancelToEnd is from sending CancelTask to the turn's stream ending.
 	CancelToEnd time.Duration `json:"cancel_to_end_ns,omitempty"`
 	ToolOK      bool          `json:"tool_ok"`
+	// ToolSignal names the signal that ended the turn's shell command
+	// (the load never asks for one: a cancel lands after the command).
+	ToolSignal string `json:"tool_signal,omitempty"`
 }
+
+// toolSignal names the signal that ended a failed call: from its note,
+// else from a shell-style exit code above 128.
+func toolSignal(e client.ToolFinished) string {
+	if m := signalNote.FindStringSubmatch(e.Preview + " " + e.Error); m != nil {
+		return m[1]
+	}
+	if e.ExitCode != nil && *e.ExitCode > 128 && *e.ExitCode < 128+65 {
+		return fmt.Sprintf("signal %d", *e.ExitCode-128)
+	}
+	return ""
+}
+
+// signalNote finds the signal in a failed call's note, "[exit code 137 (SIGKILL)]".
+var signalNote = regexp.MustCompile(`exit code -?\d+ \((SIG[A-Z0-9+-]+)\)`)
 
 // History builds n alternating user/assistant messages of ordinary length.
 func History(n int) []client.Message {
@@ -249,6 +276,9 @@ func runTurn(ctx context.Context, cfg Config, cl, canceler *client.Client, histo
 			if e.OK && strings.Contains(e.Preview, toolMarker) {
 				res.ToolOK = true
 			}
+			if !e.OK {
+				res.ToolSignal = toolSignal(e)
+			}
 		}
 	}
 	res.Duration = time.Since(start)
@@ -296,6 +326,8 @@ func judgeTurn(res *Turn, cfg Config, cancel, cancelSent bool, streamErr, cancel
 		res.Error = "cancel: " + cancelErr.Error()
 	case !cancel && res.State != "TASK_STATE_COMPLETED":
 		res.Error = fmt.Sprintf("turn ended in %s (status %q)", res.State, res.Status)
+	case res.ToolSignal != "":
+		res.Error = "the shell command was ended by " + res.ToolSignal + ", which the turn did not ask for"
 	case !cancel && !res.ToolOK:
 		res.Error = "the shell command did not run (no successful tool.finished with its output)"
 	case !cancel && res.TextBytes != len(answerText(cfg.Pieces)):

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client"
 )
 
 func TestPercentile(t *testing.T) {
@@ -96,5 +98,36 @@ func TestSummarizeAndMarkdown(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestToolSignal: a call a signal ended is named by its signal, from the
+// sandbox's note or a shell-style exit code; a plain failure is not.
+func TestToolSignal(t *testing.T) {
+	code := func(c int) *int { return &c }
+	cases := []struct {
+		e    client.ToolFinished
+		want string
+	}{
+		{client.ToolFinished{Preview: "[exit code 137 (SIGKILL)]", ExitCode: code(137)}, "SIGKILL"},
+		{client.ToolFinished{Preview: "partial\n[exit code -1 (SIGTERM); the output was truncated]"}, "SIGTERM"},
+		{client.ToolFinished{Preview: "", ExitCode: code(143)}, "signal 15"},
+		{client.ToolFinished{Preview: "[exit code 1]", ExitCode: code(1)}, ""},
+		{client.ToolFinished{Preview: "[the call was stopped: deadline]"}, ""},
+	}
+	for _, c := range cases {
+		if got := toolSignal(c.e); got != c.want {
+			t.Errorf("toolSignal(%q, %v) = %q, want %q", c.e.Preview, c.e.ExitCode, got, c.want)
+		}
+	}
+}
+
+// TestScriptHoldSleepsFirst: the held command sleeps, then prints the marker.
+func TestScriptHoldSleepsFirst(t *testing.T) {
+	if s := string(ScriptHold(10, 1500*time.Millisecond)); !strings.Contains(s, `"sleep 1.500 \u0026\u0026 echo `+toolMarker) {
+		t.Fatalf("held script lacks the sleep: %s", s)
+	}
+	if strings.Contains(string(Script(10)), "sleep") {
+		t.Fatal("the plain script sleeps")
 	}
 }

@@ -30,13 +30,19 @@ type Report struct {
 	ClientCPUs string `json:"client_cpus,omitempty"`
 	// Scratch is "tmpfs" (as deployed) or "dir" (a folder on Out's disk).
 	Scratch string `json:"scratch"`
+	// Project is the stack's project, which picked its call uids.
+	Project string `json:"project,omitempty"`
 
 	TurnsTotal  int `json:"turns_total"`
 	TurnsOK     int `json:"turns_ok"`
 	TurnsFailed int `json:"turns_failed"`
 	CancelledOK int `json:"cancelled_ok"`
 	// LateCancels reached the vessel after their turn had completed.
-	LateCancels    int     `json:"late_cancels"`
+	LateCancels int `json:"late_cancels"`
+	// ToolKills are turns whose shell command a signal ended: none asks
+	// for one, so each is a kill from outside the turn (another turn's or
+	// another deployment's sweep).
+	ToolKills      int     `json:"tool_kills"`
 	WallSeconds    float64 `json:"wall_seconds"`
 	TurnsPerSecond float64 `json:"turns_per_second"`
 
@@ -134,6 +140,9 @@ func (r *Report) Summarize(turns []Turn, wall time.Duration) {
 		if t.LateCancel {
 			r.LateCancels++
 		}
+		if t.ToolSignal != "" {
+			r.ToolKills++
+		}
 		if t.OK {
 			r.TurnsOK++
 			if t.Cancel && !t.LateCancel {
@@ -205,7 +214,9 @@ func (r *Report) Markdown() string {
 		{"Replicas (store)", fmt.Sprintf("%d (%s)", r.Replicas, r.Store)},
 		{"Pinning (servers / load tool)", fmt.Sprintf("%s / %s", orDash(r.ServerCPUs), orDash(r.ClientCPUs))},
 		{"Sandbox scratch", orDash(r.Scratch)},
+		{"Project (picks the call uids)", orDash(r.Project)},
 		{"Turns ok / failed", fmt.Sprintf("%d / %d (of %d; %d cancelled as asked)", r.TurnsOK, r.TurnsFailed, r.TurnsTotal, r.CancelledOK)},
+		{"Shell commands ended by a signal the turn did not ask for", fmt.Sprintf("%d", r.ToolKills)},
 		{"Cancels that arrived after their turn had completed", fmt.Sprintf("%d", r.LateCancels)},
 		{"Turn time median / p95 / p99 / max", fmt.Sprintf("%.0f / %.0f / %.0f / %.0f ms", r.TurnMedianMS, r.TurnP95MS, r.TurnP99MS, r.TurnMaxMS)},
 		{"First event median / p95", fmt.Sprintf("%.0f / %.0f ms", r.FirstEventMedianMS, r.FirstEventP95MS)},

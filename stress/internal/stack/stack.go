@@ -9,6 +9,8 @@ package stack
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +72,10 @@ type Config struct {
 	AgentTOML string
 	// AppTOML is appended to the app's [[apps]] entry, e.g. push_urls.
 	AppTOML string
+	// Project is the deployment's vessel.project, from which its call uid
+	// block is derived (and reserved host-wide by sandboxd): two runs on
+	// one host need different ones. Empty: RunProject().
+	Project string
 	// Users is how many users of the one app the run sends at once: the
 	// deployment's [limits] are raised to carry them (limitsTOML), since
 	// the load measures the server, not the default caps. 0 keeps the
@@ -129,6 +135,9 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
+	}
+	if cfg.Project == "" {
+		cfg.Project = RunProject()
 	}
 	var err error
 	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
@@ -228,7 +237,7 @@ func (s *Stack) writeDeployment() (string, error) {
 	}
 	deployment := fmt.Sprintf(`# Written by the load tool for one run.
 [vessel]
-project = "astralvessel-load"
+project = "%s"
 %s
 [egress]
 # Set by the local stack; the vessels call the scripted model directly.
@@ -245,7 +254,7 @@ package = "agents/%s"
 
 [agents.sandbox]
 scratch = "%s"
-%s%s`, store, appKeyVar, AgentID, s.cfg.AppTOML, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML, limitsTOML(s.cfg.Users))
+%s%s`, s.cfg.Project, store, appKeyVar, AgentID, s.cfg.AppTOML, AgentID, AgentID, s.cfg.ScratchSize, s.cfg.AgentTOML, limitsTOML(s.cfg.Users))
 
 	manifest := `name = "load"
 description = "Load-test agent: runs one shell command per turn and streams an answer."
@@ -270,6 +279,16 @@ enabled = ["bash"]
 		}
 	}
 	return filepath.Join(dir, "deployment.toml"), nil
+}
+
+// RunProject is a project name of this run's own,
+// astralvessel-load-<pid>-<random>: the pid keeps runs of different
+// processes apart, the random part runs of one process (a test starting
+// two), so each run's sandbox gets its own call uids.
+func RunProject() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return fmt.Sprintf("astralvessel-load-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // Kill ends the process at once (SIGKILL), as a crash would, and waits for it.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 func TestGeneratedDeploymentLoads(t *testing.T) {
 	for _, pg := range []string{"", "postgres://u:p@127.0.0.1:5432/db?sslmode=disable"} {
-		s := &Stack{cfg: Config{Dir: t.TempDir(), ScratchSize: "1GiB", Postgres: pg, AgentTOML: "[agents.approval]\ntools = [\"bash\"]\n"}}
+		s := &Stack{cfg: Config{Dir: t.TempDir(), Project: RunProject(), ScratchSize: "1GiB", Postgres: pg, AgentTOML: "[agents.approval]\ntools = [\"bash\"]\n"}}
 		path, err := s.writeDeployment()
 		if err != nil {
 			t.Fatal(err)
@@ -32,6 +33,24 @@ func TestGeneratedDeploymentLoads(t *testing.T) {
 		}
 		if _, err := spec.Fingerprint(d, AgentID); err != nil {
 			t.Fatalf("fingerprint: %v", err)
+		}
+		// The run's own project, and the call uids derived from it.
+		if d.Vessel.Project != s.cfg.Project || d.Agents[0].Sandbox.UIDs.First != spec.ProjectCallUIDBase(s.cfg.Project) {
+			t.Fatalf("project %q uids %s; want %q and the block derived from it", d.Vessel.Project, d.Agents[0].Sandbox.UIDs, s.cfg.Project)
+		}
+	}
+}
+
+// TestRunProjectsDiffer: two runs of one process get different projects,
+// both valid project names carrying the pid.
+func TestRunProjectsDiffer(t *testing.T) {
+	a, b := RunProject(), RunProject()
+	if a == b {
+		t.Fatalf("two runs got the same project %q", a)
+	}
+	for _, p := range []string{a, b} {
+		if !strings.HasPrefix(p, "astralvessel-load-"+strconv.Itoa(os.Getpid())+"-") {
+			t.Fatalf("project %q does not carry the pid", p)
 		}
 	}
 }
@@ -145,7 +164,7 @@ func TestScratchTmpfsFallback(t *testing.T) {
 func TestLimitsForUsers(t *testing.T) {
 	env := map[string]string{"VESSEL_UPSTREAM_MODEL_URL": "https://scripted-model.localhost/v1", appKeyVar: strings.Repeat("ab", 32)}
 	for _, users := range []int{50, 1000} {
-		s := &Stack{cfg: Config{Dir: t.TempDir(), ScratchSize: "1GiB", Users: users}}
+		s := &Stack{cfg: Config{Dir: t.TempDir(), Project: RunProject(), ScratchSize: "1GiB", Users: users}}
 		path, err := s.writeDeployment()
 		if err != nil {
 			t.Fatal(err)
