@@ -132,7 +132,7 @@ func TestStartRefusesWithoutConfinement(t *testing.T) {
 		base, pkg := agentDir(t)
 		t.Setenv("VESSEL_SANDBOX_TOKEN", "x")
 		stop := errors.New("filter stage reached")
-		err := run([]string{"--agent", "a", "--package", pkg, "--scratch", filepath.Join(base, "scratch"),
+		err := run([]string{"--agent", "a", "--package", pkg, "--tools", testTools, "--scratch", filepath.Join(base, "scratch"),
 			"--listen", freeAddr(t), "--tier", "gvisor"}, gvisorKernel(), func() ([]byte, error) { return nil, stop })
 		if !errors.Is(err, stop) {
 			t.Fatalf("start-up = %v, want it to reach the filter", err)
