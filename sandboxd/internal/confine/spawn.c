@@ -79,6 +79,11 @@ static int child(void *arg) {
 	if (dup2(s->stdin_fd, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0) fail(s, SBX_STEP_STDIO);
 	if (chdir(s->dir) < 0) fail(s, SBX_STEP_CHDIR);
 
+	// sandboxd's own descriptor bound, read before the call's limits lower
+	// it: the close-on-exec fallback below must reach every descriptor
+	// sandboxd could have open, not only those under the call's limit.
+	struct rlimit own_nofile;
+	if (getrlimit(RLIMIT_NOFILE, &own_nofile) < 0) fail(s, SBX_STEP_RLIMIT);
 	static const int res[] = {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_NPROC, RLIMIT_CPU, RLIMIT_CORE, RLIMIT_AS};
 	for (int i = 0; i < 6; i++) {
 		if (s->limits[i] == SBX_UNSET) continue;
@@ -102,11 +107,9 @@ static int child(void *arg) {
 	// pipe stays usable until execve closes it.
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
 		// Older gVisor has close_range without CLOSE_RANGE_CLOEXEC: mark
-		// each descriptor below the call's RLIMIT_NOFILE instead.
+		// each descriptor below sandboxd's own RLIMIT_NOFILE instead.
 		if (errno != EINVAL) fail(s, SBX_STEP_CLOSE);
-		struct rlimit nofile;
-		if (getrlimit(RLIMIT_NOFILE, &nofile) < 0) fail(s, SBX_STEP_CLOSE);
-		for (rlim_t fd = 3; fd < nofile.rlim_cur && fd < 1048576; fd++) {
+		for (rlim_t fd = 3; fd < own_nofile.rlim_cur && fd < 1048576; fd++) {
 			if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF) fail(s, SBX_STEP_CLOSE);
 		}
 	}
