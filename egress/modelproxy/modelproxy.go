@@ -29,6 +29,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/runtime/budgets"
 	"github.com/astraldeep/astralvessel-go/runtime/redact"
 	"github.com/astraldeep/astralvessel-go/runtime/routes"
+	"github.com/astraldeep/astralvessel-go/runtime/statuswriter"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 )
 
@@ -161,9 +162,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, span := startSpan(r)
-	sw := &statusWriter{ResponseWriter: w}
+	sw := statuswriter.New(w)
 	h.serve(sw, r.WithContext(ctx))
-	endSpan(span, sw.code())
+	endSpan(span, sw.Code())
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
@@ -229,12 +230,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), whoKey{}, wh))
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sw := statuswriter.New(w)
 	h.rp.ServeHTTP(sw, r)
-	class := statusClass(sw.code())
+	class := statusClass(sw.Code())
 	h.met.requests.WithLabelValues(class, "forwarded", rt.Name).Inc()
 	h.met.duration.WithLabelValues(class).Observe(time.Since(start).Seconds())
-	h.logReq(r, sw.code(), start, "")
+	h.logReq(r, sw.Code(), start, "")
 }
 
 // maxDecodeRounds bounds how often a path segment is percent-decoded when
@@ -465,46 +466,6 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
 		"message": msg, "type": "egress_error", "code": code,
 	}})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	n, err := s.ResponseWriter.Write(b)
-	if err != nil {
-		return n, fmt.Errorf("write to caller: %w", err)
-	}
-	return n, nil
-}
-
-func (s *statusWriter) code() int {
-	if s.status == 0 {
-		return http.StatusOK
-	}
-	return s.status
-}
-
-// Unwrap lets http.ResponseController reach Flush on the real writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// Flush passes flushes through (ReverseProxy checks for http.Flusher).
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
 }
 
 type whoKey struct{}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/statuswriter"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 )
 
@@ -116,35 +117,6 @@ func apiActivity(op string, continued bool) int {
 	return audit.APIOther
 }
 
-// auditWriter captures the status a handler answered with; Flush and
-// Unwrap keep streaming working through it.
-type auditWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *auditWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *auditWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *auditWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *auditWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // audited wraps an A2A endpoint (JSON-RPC or REST) so each call, refused
 // or served, writes one API Activity event when the handler returns.
 func (s *Server) audited(h http.HandlerFunc) http.HandlerFunc {
@@ -155,12 +127,9 @@ func (s *Server) audited(h http.HandlerFunc) http.HandlerFunc {
 		}
 		start := time.Now()
 		n := &auditNote{}
-		aw := &auditWriter{ResponseWriter: w}
+		aw := statuswriter.New(w)
 		h(aw, r.WithContext(context.WithValue(r.Context(), auditKey{}, n)))
-		status := aw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := aw.Code()
 		s.emitAPICall(n, &audit.APICall{Start: start, Remote: r.RemoteAddr, HTTPMethod: r.Method, Path: r.URL.Path,
 			UserAgent: truncate(r.UserAgent(), 200), Agent: r.PathValue("id"), HTTPStatus: status})
 	}
