@@ -3,8 +3,8 @@ package spec
 import (
 	"fmt"
 	"hash/fnv"
-	"strconv"
-	"strings"
+
+	"github.com/astraldeep/astralvessel-go/runtime/uids"
 )
 
 // Call identities. sandboxd runs each turn's tool calls under a uid (and
@@ -21,29 +21,14 @@ const (
 	// CallUIDsPerAgent is the size of every agent's range; it bounds the
 	// turns one sandbox can hold at once.
 	CallUIDsPerAgent = 4096
-	// maxCallUID keeps every range below 2^31: larger uids are mishandled by
-	// some tools (tar, NFS, signed 32-bit fields) and 2^32-1 is (uid_t)-1.
-	maxCallUID = 1<<31 - 1
+	// maxCallUID keeps every range below 2^31 (runtime/uids).
+	maxCallUID = uids.MaxCallUID
 )
 
-// UIDRange is a block of uids [First, First+Count); gid k is uid k.
-type UIDRange struct {
-	First, Count uint32
-}
-
-// String is the sandboxd --uid-range value, FIRST:COUNT.
-func (r UIDRange) String() string { return fmt.Sprintf("%d:%d", r.First, r.Count) }
-
-// Last is the highest uid in the range.
-func (r UIDRange) Last() uint32 { return r.First + r.Count - 1 }
-
-// Contains reports whether uid lies in the range.
-func (r UIDRange) Contains(uid uint32) bool { return uid >= r.First && uid-r.First < r.Count }
-
-// Overlaps reports whether the two ranges share a uid.
-func (r UIDRange) Overlaps(o UIDRange) bool {
-	return r.Count > 0 && o.Count > 0 && r.First <= o.Last() && o.First <= r.Last()
-}
+// UIDRange is a block of uids [First, First+Count); gid k is uid k. It is
+// runtime/uids' type, so sandboxd's --uid-range and call_uids accept the
+// same ranges.
+type UIDRange = uids.UIDRange
 
 // CallUIDRange is the uid range of the agent at position index (0-based)
 // in deployment.toml's [[agents]]: FIRST = 100000 + 4096*index, COUNT =
@@ -78,9 +63,8 @@ const (
 	projectBlockAgents = 64
 	projectBlockUIDs   = projectBlockAgents * CallUIDsPerAgent
 	projectBlocks      = 8000
-	// MinCallUID is the lowest uid a call range may hold: below it live
-	// root, system users, the host's users and every service uid.
-	MinCallUID = 65536
+	// MinCallUID is the lowest uid a call range may hold (runtime/uids).
+	MinCallUID = uids.MinCallUID
 )
 
 // ProjectCallUIDBase is the default first call uid of a project: a block
@@ -93,28 +77,10 @@ func ProjectCallUIDBase(project string) uint32 {
 	return uint32(projectBlockUIDs * (1 + uint64(h.Sum32())%projectBlocks))
 }
 
-// ParseUIDRange reads FIRST:COUNT.
-func ParseUIDRange(s string) (UIDRange, error) {
-	a, b, ok := strings.Cut(s, ":")
-	first, err1 := strconv.ParseUint(a, 10, 32)
-	count, err2 := strconv.ParseUint(b, 10, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return UIDRange{}, fmt.Errorf("%q: want FIRST:COUNT, for example 300000:4096", s)
-	}
-	return UIDRange{First: uint32(first), Count: uint32(count)}, checkCallRange(UIDRange{First: uint32(first), Count: uint32(count)})
-}
+// ParseUIDRange reads FIRST:COUNT (runtime/uids.Parse).
+func ParseUIDRange(s string) (UIDRange, error) { return uids.Parse(s) }
 
-func checkCallRange(r UIDRange) error {
-	switch {
-	case r.Count == 0:
-		return fmt.Errorf("range %s is empty", r)
-	case r.First < MinCallUID:
-		return fmt.Errorf("range %s starts below %d, among system, login and service users", r, MinCallUID)
-	case uint64(r.First)+uint64(r.Count)-1 > maxCallUID:
-		return fmt.Errorf("range %s runs past %d", r, uint32(maxCallUID))
-	}
-	return nil
-}
+func checkCallRange(r UIDRange) error { return r.Check() }
 
 // callUIDs resolves every agent's range (Sandbox.UIDs) and refuses
 // ranges that overlap within the file.

@@ -88,13 +88,13 @@ func TestUIDRangeOverlaps(t *testing.T) {
 		b    UIDRange
 		want bool
 	}{
-		{UIDRange{15, 5}, false},
-		{UIDRange{5, 5}, false},
-		{UIDRange{14, 1}, true},
-		{UIDRange{5, 6}, true},
-		{UIDRange{11, 2}, true},
-		{UIDRange{0, 100}, true},
-		{UIDRange{12, 0}, false},
+		{UIDRange{First: 15, Count: 5}, false},
+		{UIDRange{First: 5, Count: 5}, false},
+		{UIDRange{First: 14, Count: 1}, true},
+		{UIDRange{First: 5, Count: 6}, true},
+		{UIDRange{First: 11, Count: 2}, true},
+		{UIDRange{First: 0, Count: 100}, true},
+		{UIDRange{First: 12, Count: 0}, false},
 	} {
 		if got := a.Overlaps(c.b); got != c.want || c.b.Overlaps(a) != c.want {
 			t.Errorf("%v overlaps %v = %v, want %v", a, c.b, got, c.want)
@@ -112,8 +112,8 @@ func TestDeploymentCallUIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := ProjectCallUIDBase("test")
-	if a, b := d.Agents[0].Sandbox.UIDs, d.Agents[1].Sandbox.UIDs; a != (UIDRange{base, CallUIDsPerAgent}) ||
-		b != (UIDRange{base + CallUIDsPerAgent, CallUIDsPerAgent}) {
+	if a, b := d.Agents[0].Sandbox.UIDs, d.Agents[1].Sandbox.UIDs; a != (UIDRange{First: base, Count: CallUIDsPerAgent}) ||
+		b != (UIDRange{First: base + CallUIDsPerAgent, Count: CallUIDsPerAgent}) {
 		t.Fatalf("default ranges %v %v, want from %d", a, b, base)
 	}
 	other, err := loadFixture(t, map[string]string{"deploy/deployment.toml": strings.Replace(dep, `project = "test"`, `project = "other"`, 1)})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
@@ -349,12 +350,7 @@ func TestApprovalTimeout(t *testing.T) {
 // the finished task; a stream resumed through the second follows the turn.
 func TestApprovalOnAnotherReplica(t *testing.T) {
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
+	testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 	postgres.Register()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -536,12 +532,7 @@ func TestApprovalSubscribeWhilePaused(t *testing.T) {
 // while a blocking SendMessage on the receiving replica waits for it.
 func TestForwardedDecisionCountsOnce(t *testing.T) {
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
+	testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 	postgres.Register()
 	var b [6]byte
 	_, _ = rand.Read(b[:])

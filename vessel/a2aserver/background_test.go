@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 )
 
@@ -23,12 +24,7 @@ func TestReturnImmediatelyRunsInTheBackground(t *testing.T) {
 	// Two replicas on one PostgreSQL: started on A, followed on B.
 	t.Run("postgres, another replica", func(t *testing.T) {
 		dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-		if dsn == "" {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("VESSEL_TEST_POSTGRES not set (make check sets it)")
-			}
-			t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-		}
+		testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 		postgres.Register()
 		var b [6]byte
 		_, _ = rand.Read(b[:])

@@ -21,6 +21,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
@@ -529,12 +530,7 @@ func TestPushRedirectNotFollowed(t *testing.T) {
 // delivery id.
 func TestPushTwoReplicas(t *testing.T) {
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES not set (make check sets it)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
+	testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 	postgres.Register()
 	var b [6]byte
 	_, _ = rand.Read(b[:])

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
@@ -142,12 +143,7 @@ func TestPushWorkingExtension(t *testing.T) { testPushWorking(t, "") }
 // PostgreSQL (deploy/postgres-test.sh).
 func TestPushWorkingExtensionPostgres(t *testing.T) {
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES not set (make check sets it)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
+	testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 	postgres.Register()
 	var b [6]byte
 	_, _ = rand.Read(b[:])

@@ -15,17 +15,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 // requireRoot: the uid per turn needs a root sandboxd, as deployed.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("these tests need root (a uid per turn), as CI runs them")
-		}
-		t.Skip("needs root: a uid per turn")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "needs root: a uid per turn")
 }
 
 // niceOf reads a process's nice value (field 19 of /proc/pid/stat).

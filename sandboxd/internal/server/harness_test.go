@@ -19,6 +19,7 @@ import (
 
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
@@ -38,10 +39,7 @@ func requireKernel(t testing.TB) int {
 	t.Helper()
 	abi, err := confine.Check()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("kernel features missing: %v", err)
-		}
-		t.Skipf("kernel features missing: %v", err)
+		testenv.Require(t, false, "kernel features missing: "+err.Error())
 	}
 	return abi
 }

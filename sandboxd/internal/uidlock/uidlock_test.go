@@ -8,15 +8,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 func lockDir(t *testing.T) string {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the reservation tests run as root under CI")
-		}
-		t.Skip("needs root (the directory must be root's)")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "needs root (the directory must be root's)")
 	return filepath.Join(t.TempDir(), "uids")
 }
 

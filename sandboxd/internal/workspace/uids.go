@@ -5,50 +5,23 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/astraldeep/astralvessel-go/runtime/uids"
 )
 
 // UIDRange is the block of user ids a sandbox hands to turns: each live
 // turn's calls run as a uid (and the equal gid) of their own, so process
 // limits, file ownership, scheduling and signals are per turn. Ranges of
 // different sandboxes must not overlap: uids are the kernel's, shared by
-// every container of the host.
-type UIDRange struct {
-	First uint32
-	Count uint32
-}
+// every container of the host. It is runtime/uids' type, so --uid-range
+// and the deployer's call_uids accept the same ranges.
+type UIDRange = uids.UIDRange
 
-// ParseUIDRange reads FIRST:COUNT.
-func ParseUIDRange(s string) (UIDRange, error) {
-	a, b, ok := strings.Cut(s, ":")
-	first, err1 := strconv.ParseUint(a, 10, 32)
-	count, err2 := strconv.ParseUint(b, 10, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return UIDRange{}, fmt.Errorf("uid range %q: want FIRST:COUNT, for example 100000:4096", s)
-	}
-	r := UIDRange{First: uint32(first), Count: uint32(count)}
-	return r, r.Check()
-}
+// ParseUIDRange reads FIRST:COUNT (runtime/uids.Parse).
+func ParseUIDRange(s string) (UIDRange, error) { return uids.Parse(s) }
 
-// Check refuses ranges that hold root, the usual system and login users, or
-// wrap around.
-func (r UIDRange) Check() error {
-	switch {
-	case r.Count == 0:
-		return fmt.Errorf("uid range %d:%d is empty", r.First, r.Count)
-	case r.First < MinCallUID:
-		return fmt.Errorf("uid range %d:%d starts below %d, among system and login users", r.First, r.Count, MinCallUID)
-	case uint64(r.First)+uint64(r.Count) > 1<<32-1:
-		return fmt.Errorf("uid range %d:%d runs past the largest uid", r.First, r.Count)
-	}
-	return nil
-}
-
-// Contains reports whether uid is in the range.
-func (r UIDRange) Contains(uid uint32) bool { return uid >= r.First && uid-r.First < r.Count }
-
-// MinCallUID is the lowest uid a call may run as: below it live root,
-// system users and the users of the host.
-const MinCallUID = 65536
+// MinCallUID is the lowest uid a call may run as (runtime/uids).
+const MinCallUID = uids.MinCallUID
 
 // uidPool hands out a range's uids first in, first out, so a released uid
 // is reused as late as possible.

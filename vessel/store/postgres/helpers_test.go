@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -17,12 +18,7 @@ import (
 func testDSN(t *testing.T) string {
 	t.Helper()
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
+	testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 	return dsn
 }
 
