@@ -708,10 +708,11 @@ def process_limits(dep, rep, image):
                      "", None, expect_exit_in=[0, 1])  # grep ran: a match or none, not an error
             d.update(tool="grep", arguments={"pattern": "frostwing", "path": mount})
             during.append(d)
-    hold = turn(holder, "probe/holder", "hold", f"for i in $(seq {n}); do sleep 12 & done; echo HELD:$(jobs -p | wc -l); wait",
-                f"HELD:{n}", timeout_ms=30000)
+    # The holder's sleeps outlast any machine's pace; the runner ends its turn once the others ran.
+    hold = turn(holder, "probe/holder", "hold", f"for i in $(seq {n}); do sleep 240 & done; echo HELD:$(jobs -p | wc -l); wait",
+                f"HELD:{n}", timeout_ms=270000)
     check = {"name": f"{holder}: a turn holds {n} processes (sleeping children) throughout", "kind": "concurrent",
-             "hold": hold, "during": during, "settle_s": 3}
+             "hold": hold, "during": during, "settle_s": 3, "release": True}
     for r in run_inside(dep, "vessel", [check], image, "join"):
         rep.add(r["name"], r["ok"], r["detail"])
 

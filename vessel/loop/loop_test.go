@@ -200,6 +200,13 @@ func TestOutputLimitsPerTurn(t *testing.T) {
 			if fe := res.FinishedEvent(); tc.status == StatusOutputLimit && fe["error"] != res.Error {
 				t.Fatalf("turn.finished %v", fe)
 			}
+			// The transcript never ends in an empty assistant message: the
+			// next turn would send it back and providers refuse one.
+			for i, m := range res.Messages {
+				if m.Role == "assistant" && len(m.ToolCalls) == 0 && transcript.TextOf(m.Content) == "" {
+					t.Fatalf("message %d is an empty assistant message: %+v", i, res.Messages)
+				}
+			}
 		})
 	}
 }

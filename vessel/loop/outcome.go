@@ -55,9 +55,12 @@ func (r *runner) overLimit(resp *model.Response, err error, remaining, maxText, 
 	if resp != nil && len(resp.Content) <= remaining {
 		answer = resp.Content
 	}
+	r.res.Answer = answer
+	if answer == "" {
+		return // as in incomplete: an empty assistant message is a history the next turn refuses
+	}
 	am := transcript.Message{Role: "assistant", Content: transcript.Text(answer)}
 	r.res.Messages = append(r.res.Messages, am)
-	r.res.Answer = answer
 }
 
 // incomplete ends a turn whose step's answer is not a complete one (see
