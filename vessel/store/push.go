@@ -61,9 +61,6 @@ type SelfFailures interface {
 	SelfFailedDone(ctx context.Context, agent string, taskID a2a.TaskID) error
 }
 
-const sqliteSelfFailedTable = `CREATE TABLE IF NOT EXISTS vessel_self_failed (
-	agent_id TEXT NOT NULL, task_id TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (agent_id, task_id))`
-
 // SelfFailed implements SelfFailures.
 func (b *sqliteBackend) SelfFailed(ctx context.Context, limit int) ([]SelfFailed, error) {
 	rows, err := b.db.QueryContext(ctx, `SELECT agent_id, task_id FROM vessel_self_failed ORDER BY created_at, agent_id, task_id LIMIT ?`, limit)
@@ -147,10 +144,6 @@ type sqlitePush struct {
 	b     *sqliteBackend
 	agent string
 }
-
-const sqlitePushTable = `CREATE TABLE IF NOT EXISTS vessel_push_configs (
-	agent_id TEXT NOT NULL, task_id TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL,
-	config BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (agent_id, task_id, id))`
 
 // PushWorkingURI is the A2A extension a client requests (A2A-Extensions)
 // when it registers a push config to be told of every WORKING status

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -19,7 +20,29 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"github.com/astraldeep/astralvessel-go/vessel/store/migrate"
 )
+
+//go:embed migrations/sqlite/*.sql
+var sqliteMigrationFiles embed.FS
+
+// SQLiteMigrations are the SQLite store's numbered migrations.
+func SQLiteMigrations() ([]migrate.Migration, error) {
+	return migrate.Load(sqliteMigrationFiles, "migrations/sqlite")
+}
+
+// migrateSQLite brings the shared tables (push configs, self-failed marks,
+// the write probe) to the latest version. Each agent's task table is made
+// when the agent is first opened (sqliteBackend.open), as its name holds
+// the agent id.
+func migrateSQLite(ctx context.Context, db *sql.DB) error {
+	ms, err := SQLiteMigrations()
+	if err != nil {
+		return err
+	}
+	return migrate.Run(ctx, migrate.SQLite(db), ms)
+}
 
 // RestartReason is the status text of tasks found unfinished at start:
 // the vessel stopped (or its store could not take the end, a full disk)
@@ -91,13 +114,9 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	b := &sqliteBackend{db: db, path: path, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{})}
-	if _, err := db.ExecContext(ctx, sqlitePushTable); err != nil {
+	if err := migrateSQLite(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("create push config table: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, sqliteSelfFailedTable); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("create self-failed table: %w", err)
+		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
 	if b.listConfigs, err = db.PrepareContext(ctx, sqliteListConfigs); err != nil {
 		db.Close()

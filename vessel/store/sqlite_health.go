@@ -57,12 +57,9 @@ func (b *sqliteBackend) hasUnsaved() bool {
 	return false
 }
 
-// probeWrite writes one row of a table of its own, to learn whether the
+// probeWrite writes one row of a table of its own (migration 0003), to learn whether the
 // database takes writes again.
 func (b *sqliteBackend) probeWrite(ctx context.Context) error {
-	if _, err := b.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS vessel_write_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)`); err != nil {
-		return err
-	}
 	_, err := b.db.ExecContext(ctx, `INSERT OR REPLACE INTO vessel_write_probe (id, at) VALUES (1, ?)`, time.Now().UnixNano())
 	return err
 }
