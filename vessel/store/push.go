@@ -82,32 +82,19 @@ func (b *sqliteBackend) SelfFailed(ctx context.Context, limit int) ([]SelfFailed
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list self-failed tasks: %w", err)
 	}
-	var out []SelfFailed
+	out := make([]SelfFailedMark, 0, len(marks))
 	for _, m := range marks {
 		var raw []byte
 		err := b.db.QueryRowContext(ctx, `SELECT task FROM `+quoteIdent("tasks_"+m.agent)+` WHERE id=?`, m.task).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) || (err != nil && strings.Contains(err.Error(), "no such table")) {
-			if err := b.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
-				return nil, err
-			}
-			continue
+			raw, err = nil, nil // the task is gone: the mark is dropped
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read self-failed task %s of %s: %w", m.task, m.agent, err)
 		}
-		var t a2a.Task
-		if err := json.Unmarshal(raw, &t); err != nil {
-			// Nothing to tell from; the mark must not block the others.
-			slog.Default().Warn("self-failed task unreadable; its push is dropped", "component", "store/sqlite",
-				"agent", m.agent, "task", m.task, "error", err.Error())
-			if err := b.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		out = append(out, SelfFailed{Agent: m.agent, Task: &t})
+		out = append(out, SelfFailedMark{Agent: m.agent, Task: m.task, Raw: raw})
 	}
-	return out, nil
+	return ResolveSelfFailed(ctx, out, slog.Default().With("component", "store/sqlite"), b.SelfFailedDone)
 }
 
 // SelfFailedDone implements SelfFailures.
@@ -131,7 +118,7 @@ func (b *sqliteBackend) PushConfigs(agentID string) PushConfigStore {
 		CreatedAt: func() any { return b.opt.Now().UnixNano() },
 		SavedWorking: func(ctx context.Context, taskID a2a.TaskID) {
 			if st, err := b.open(ctx, agentID); err == nil {
-				st.wantWorking(taskID)
+				st.WantWorking(taskID, b.opt.Now())
 			}
 		},
 	})

@@ -157,14 +157,20 @@ func (b *sqliteBackend) flushLoop() {
 	}
 }
 
-// flush writes every unsaved task end once.
-func (b *sqliteBackend) flush(ctx context.Context) {
+// allStores are the agents' stores opened so far.
+func (b *sqliteBackend) allStores() []*sqliteStore {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	stores := make([]*sqliteStore, 0, len(b.stores))
 	for _, s := range b.stores {
 		stores = append(stores, s)
 	}
-	b.mu.Unlock()
+	return stores
+}
+
+// flush writes every unsaved task end once.
+func (b *sqliteBackend) flush(ctx context.Context) {
+	stores := b.allStores()
 	for _, s := range stores {
 		s.flushUnsaved(ctx)
 	}
@@ -192,12 +198,7 @@ func (b *sqliteBackend) Cleanup(ctx context.Context) error {
 		return nil
 	}
 	cut := b.opt.Now().Add(-b.opt.TTL).UnixNano()
-	b.mu.Lock()
-	stores := make([]*sqliteStore, 0, len(b.stores))
-	for _, s := range b.stores {
-		stores = append(stores, s)
-	}
-	b.mu.Unlock()
+	stores := b.allStores()
 	for _, s := range stores {
 		if _, err := b.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE updated_at < ?`, cut); err != nil {
 			return fmt.Errorf("delete expired tasks of %s: %w", s.agent, err)
@@ -241,7 +242,7 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 	if s := b.stores[agent]; s != nil {
 		return s, nil
 	}
-	s := &sqliteStore{b: b, agent: agent, table: quoteIdent("tasks_" + agent), live: map[a2a.TaskID]*liveTask{}}
+	s := &sqliteStore{b: b, agent: agent, table: quoteIdent("tasks_" + agent), Live: NewLive()}
 	stmts := []string{
 		`CREATE TABLE IF NOT EXISTS ` + s.table + ` (
 			id TEXT PRIMARY KEY, owner TEXT NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL,
@@ -283,71 +284,32 @@ type sqliteStore struct {
 	agent string
 	table string
 
-	mu   sync.Mutex
-	live map[a2a.TaskID]*liveTask
-	// want are the tasks not running here yet given a config that wants
-	// WORKING updates.
-	want WorkingWants
+	Live // the tasks running here
 
 	// Prepared once: the statements every turn runs.
 	insert, upsertStmt, get *sql.Stmt
 }
 
-type liveTask struct {
-	owner     string
-	version   taskstore.TaskVersion
-	diskState a2a.TaskState // the state last written to the table
-	task      *a2a.Task     // stripped
-	// unsaved is set on a task whose write failed that must be written
-	// still: a finished one (served as finished meanwhile) or one with
-	// pushes; flushUnsaved writes it.
-	unsaved bool
-	// pending are the pushes of writes that failed, stored with the next
-	// write of the task.
-	pending []Push
-	// working: whether its configs want WORKING updates, and how many
-	// this turn had.
-	working WorkingTurn
-}
-
-// wantWorking notes that a task was given a config that wants WORKING
-// updates.
-func (s *sqliteStore) wantWorking(id a2a.TaskID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[id]; lt != nil {
-		lt.working.On()
-		return
-	}
-	s.want.Add(id, s.b.opt.Now())
-}
-
-// takeWant reports, and forgets, whether a task being created was given a
-// config wanting WORKING updates. s.mu is held.
-func (s *sqliteStore) takeWant(id a2a.TaskID) bool {
-	return s.want.Take(id, s.b.opt.Now())
-}
-
 // flushUnsaved writes the ends that could not be written before.
 func (s *sqliteStore) flushUnsaved(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, lt := range s.live {
-		if !lt.unsaved {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	for id, lt := range s.Tasks {
+		if !lt.Unsaved {
 			continue
 		}
 		var seen PushSeen
-		err := s.writeTask(ctx, lt.owner, lt.task, lt.version, lt.pending, &seen)
+		err := s.writeTask(ctx, lt.Owner, lt.Task, lt.Version, lt.Pending, &seen)
 		s.b.noteWrite(err)
 		if err != nil {
 			return // still failing: try again at the next flush
 		}
-		if lt.task.Status.State.Terminal() {
-			delete(s.live, id)
+		if lt.Task.Status.State.Terminal() {
+			delete(s.Tasks, id)
 			continue
 		}
-		lt.unsaved, lt.pending, lt.diskState = false, nil, lt.task.Status.State
-		lt.working.Seen(seen)
+		lt.Unsaved, lt.Pending, lt.DiskState = false, nil, lt.Task.Status.State
+		lt.Working.Seen(seen)
 	}
 }
 
@@ -355,9 +317,9 @@ func (s *sqliteStore) flushUnsaved(ctx context.Context) {
 // deliveries of its pushes to the task's configs; seen tells what it
 // found among them.
 func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task, v taskstore.TaskVersion, pushes []Push, seen *PushSeen) error {
-	raw, err := json.Marshal(st)
+	raw, err := EncodeTask(st)
 	if err != nil {
-		return fmt.Errorf("encode task: %w", err)
+		return err
 	}
 	args := []any{string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw}
 	if len(pushes) == 0 || s.b.pushQueue() == nil {
@@ -483,13 +445,13 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	pushes := s.pushes(&ev, &ev)
 	task.History = UserText(task.History) // keep the SDK's copy small too
 	st := s.b.opt.Strip(task)
-	raw, err := json.Marshal(st)
+	raw, err := EncodeTask(st)
 	if err != nil {
-		return 0, fmt.Errorf("encode task: %w", err)
+		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.live[task.ID]; ok {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if _, ok := s.Tasks[task.ID]; ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
 	args := []any{string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw}
@@ -513,14 +475,11 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 		return 0, fmt.Errorf("insert task: %w", err)
 	}
 	s.b.noteWrite(nil)
-	want := s.takeWant(task.ID)
+	var lt *LiveTask
 	if !task.Status.State.Terminal() {
-		lt := &liveTask{owner: owner, version: 1, diskState: task.Status.State, task: st}
-		if want {
-			lt.working.On()
-		}
-		s.live[task.ID] = lt
+		lt = &LiveTask{Owner: owner, Version: 1, DiskState: task.Status.State, Task: st}
 	}
+	s.Start(task.ID, lt, false, s.b.opt.Now())
 	return 1, nil
 }
 
@@ -535,28 +494,28 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	Shrink(req)
 	task := req.Task
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[task.ID]; lt != nil {
-		if lt.owner != owner {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if lt := s.Tasks[task.ID]; lt != nil {
+		if lt.Owner != owner {
 			return 0, a2a.ErrTaskNotFound
 		}
-		if req.PrevVersion != lt.version {
-			return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, lt.version, taskstore.ErrConcurrentModification)
+		if req.PrevVersion != lt.Version {
+			return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, lt.Version, taskstore.ErrConcurrentModification)
 		}
-		v := lt.version + 1
+		v := lt.Version + 1
 		// Only a new state goes to disk (a task found non-terminal on disk is
 		// failed at the next start whatever its last working update was),
 		// and an update with pushes, which are stored with it.
 		if s.b.pushQueue() != nil {
 			// A WORKING update, for a task whose configs want them (never
 			// one with a push of its own: those are of other states).
-			if p := lt.working.Next(req.Event, st, s.agent); p != nil {
+			if p := lt.Working.Next(req.Event, st, s.agent); p != nil {
 				pushes = append(pushes, *p)
 			}
 		}
-		pushes = append(lt.pending, pushes...)
-		if state := task.Status.State; state.Terminal() || state != lt.diskState || len(pushes) > 0 {
+		pushes = append(lt.Pending, pushes...)
+		if state := task.Status.State; state.Terminal() || state != lt.DiskState || len(pushes) > 0 {
 			var seen PushSeen
 			err := s.writeTask(ctx, owner, st, v, pushes, &seen)
 			s.b.noteWrite(err)
@@ -568,22 +527,22 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 				// written again later, its pushes with it (none was
 				// stored: they share the write's transaction). Ping
 				// reports the failure meanwhile.
-				lt.pending = pushes
-				lt.unsaved = state.Terminal() || len(pushes) > 0
+				lt.Pending = pushes
+				lt.Unsaved = state.Terminal() || len(pushes) > 0
 			case state.Terminal():
-				delete(s.live, task.ID)
+				delete(s.Tasks, task.ID)
 				return v, nil
 			default:
-				lt.diskState, lt.pending, lt.unsaved = state, nil, false
-				lt.working.Seen(seen)
+				lt.DiskState, lt.Pending, lt.Unsaved = state, nil, false
+				lt.Working.Seen(seen)
 			}
 		}
-		lt.version, lt.task = v, st
+		lt.Version, lt.Task = v, st
 		return v, nil
 	}
-	raw, err := json.Marshal(st)
+	raw, err := EncodeTask(st)
 	if err != nil {
-		return 0, fmt.Errorf("encode task: %w", err)
+		return 0, err
 	}
 	update := `UPDATE ` + s.table + ` SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE id=? AND owner=? AND version=?`
 	args := []any{string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion)}
@@ -631,16 +590,9 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if lt := s.live[id]; lt != nil {
-		defer s.mu.Unlock()
-		if lt.owner != owner {
-			return nil, a2a.ErrTaskNotFound
-		}
-		cp := *lt.task // callers may reassign fields; the parts are never modified
-		return &taskstore.StoredTask{Task: &cp, Version: lt.version}, nil
+	if t, found, err := s.Live.Get(id, owner); found {
+		return t, err
 	}
-	s.mu.Unlock()
 	var raw []byte
 	var v int64
 	err = s.get.QueryRowContext(ctx, string(id), owner).Scan(&raw, &v)
@@ -650,11 +602,11 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	if err != nil {
 		return nil, fmt.Errorf("read task: %w", err)
 	}
-	var t a2a.Task
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	t, err := DecodeTask(raw)
+	if err != nil {
+		return nil, fmt.Errorf("get task %s: %w", id, err)
 	}
-	return &taskstore.StoredTask{Task: &t, Version: taskstore.TaskVersion(v)}, nil
+	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
 }
 
 // List implements taskstore.Store: the caller's tasks, newest first. A
@@ -666,9 +618,9 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	if err != nil {
 		return nil, err
 	}
-	size := 50
+	size := DefaultPageSize
 	if req.PageSize > 0 {
-		size = min(req.PageSize, 100)
+		size = min(req.PageSize, MaxPageSize)
 	}
 	offset := 0
 	if req.PageToken != "" {
@@ -710,37 +662,24 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		if err := rows.Scan(&raw); err != nil {
 			return nil, fmt.Errorf("read task: %w", err)
 		}
-		var t a2a.Task
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, fmt.Errorf("decode task: %w", err)
+		t, err := DecodeTask(raw)
+		if err != nil {
+			return nil, fmt.Errorf("list tasks: %w", err)
 		}
-		resp.Tasks = append(resp.Tasks, &t)
+		resp.Tasks = append(resp.Tasks, t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
-	history := 100
-	if req.HistoryLength != nil {
-		history = *req.HistoryLength
-	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	for i, t := range resp.Tasks {
-		if lt := s.live[t.ID]; lt != nil && lt.owner == owner && lt.task.Status.State == t.Status.State {
-			cp := *lt.task
+		if lt := s.Tasks[t.ID]; lt != nil && lt.Owner == owner && lt.Task.Status.State == t.Status.State {
+			cp := *lt.Task
 			resp.Tasks[i] = &cp
 		}
 	}
-	s.mu.Unlock()
-	for _, t := range resp.Tasks {
-		if !req.IncludeArtifacts {
-			t.Artifacts = nil
-		}
-		if history == 0 {
-			t.History = []*a2a.Message{}
-		} else if history > 0 && len(t.History) > history {
-			t.History = t.History[len(t.History)-history:]
-		}
-	}
+	s.Mu.Unlock()
+	ShapeListed(resp.Tasks, req)
 	if offset+len(resp.Tasks) < total {
 		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset + len(resp.Tasks))))
 	}

@@ -38,21 +38,16 @@ func (b *sqliteBackend) Ping(ctx context.Context) error {
 
 // hasUnsaved reports whether any task end is kept only in memory.
 func (b *sqliteBackend) hasUnsaved() bool {
-	b.mu.Lock()
-	stores := make([]*sqliteStore, 0, len(b.stores))
-	for _, s := range b.stores {
-		stores = append(stores, s)
-	}
-	b.mu.Unlock()
+	stores := b.allStores()
 	for _, s := range stores {
-		s.mu.Lock()
-		for _, lt := range s.live {
-			if lt.unsaved {
-				s.mu.Unlock()
+		s.Mu.Lock()
+		for _, lt := range s.Tasks {
+			if lt.Unsaved {
+				s.Mu.Unlock()
 				return true
 			}
 		}
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	}
 	return false
 }

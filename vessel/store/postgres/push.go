@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/jackc/pgx/v5"
@@ -36,7 +37,7 @@ func (db *DB) PushConfigs(agentID string) vstore.PushConfigStore {
 			_, err := tx.Exec(ctx, `SELECT pg_notify(?, ?)`, workingChannel, payload)
 			return err
 		},
-		SavedWorking: func(_ context.Context, taskID a2a.TaskID) { db.agentStore(agentID).wantWorking(taskID) },
+		SavedWorking: func(_ context.Context, taskID a2a.TaskID) { db.agentStore(agentID).WantWorking(taskID, time.Now()) },
 	})
 }
 
@@ -127,9 +128,5 @@ func (db *DB) learnWorking(payload string) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[a2a.TaskID(n.Task)]; lt != nil {
-		lt.working.On()
-	}
+	s.LearnWorking(a2a.TaskID(n.Task))
 }

@@ -39,14 +39,10 @@ func (db *DB) SelfFailed(ctx context.Context, limit int) ([]vstore.SelfFailed, e
 	if err != nil {
 		return nil, fmt.Errorf("postgres task store: claim self-failed tasks: %w", err)
 	}
-	type mark struct {
-		agent, task string
-		raw         []byte
-	}
-	var marks []mark
+	var marks []vstore.SelfFailedMark
 	for rows.Next() {
-		var m mark
-		if err := rows.Scan(&m.agent, &m.task, &m.raw); err != nil {
+		var m vstore.SelfFailedMark
+		if err := rows.Scan(&m.Agent, &m.Task, &m.Raw); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("postgres task store: read self-failed task: %w", err)
 		}
@@ -56,24 +52,7 @@ func (db *DB) SelfFailed(ctx context.Context, limit int) ([]vstore.SelfFailed, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres task store: claim self-failed tasks: %w", err)
 	}
-	var out []vstore.SelfFailed
-	for _, m := range marks {
-		var t *a2a.Task
-		if m.raw != nil {
-			if t, err = decodeTask(m.raw); err != nil {
-				// Nothing to tell from; the mark must not block the others.
-				db.log.Warn("self-failed task unreadable; its push is dropped", "agent", m.agent, "task", m.task, "error", err)
-			}
-		}
-		if t == nil {
-			if err := db.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		out = append(out, vstore.SelfFailed{Agent: m.agent, Task: t})
-	}
-	return out, nil
+	return vstore.ResolveSelfFailed(ctx, marks, db.log, db.SelfFailedDone)
 }
 
 // SelfFailedDone implements store.SelfFailures.
