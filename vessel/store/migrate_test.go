@@ -27,7 +27,8 @@ var preVersioningSchema = []string{
 }
 
 // A database made before migrations were versioned upgrades in place: its
-// tasks and push configs are kept and every migration is recorded.
+// tasks move from each agent's table to vessel_tasks, push configs are
+// kept, and every migration is recorded.
 func TestSQLiteUpgradesUnversionedDatabase(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "tasks.sqlite")
@@ -48,14 +49,32 @@ func TestSQLiteUpgradesUnversionedDatabase(t *testing.T) {
 		VALUES ('a', 't1', 'p1', 'app/alice', '{"id":"p1","taskId":"t1","url":"https://example.invalid/hook"}', 1)`); err != nil {
 		t.Fatal(err)
 	}
+	// An agent of a quoted name, and a task left running (failed at start).
+	for _, q := range []string{
+		`CREATE TABLE "tasks_b""x" (id TEXT PRIMARY KEY, owner TEXT NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL,
+			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, task BLOB NOT NULL)`,
+		`INSERT INTO "tasks_b""x" VALUES ('t2', 'app/alice', 'c2', 'TASK_STATE_WORKING', 2, 1, '{"id":"t2","contextId":"c2","status":{"state":"TASK_STATE_WORKING"}}')`,
+	} {
+		if _, err := old.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	old.Close()
 
-	b := open(t, path, Options{Agents: []string{"a"}})
+	b := open(t, path, Options{Agents: []string{"a", `b"x`}})
 	defer b.Close()
 	alice := asUser("app/alice")
 	got, err := b.Agent("a").Get(alice, "t1")
 	if err != nil || got.Version != 3 || got.Task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("task after upgrade: %+v, %v", got, err)
+	}
+	got, err = b.Agent(`b"x`).Get(alice, "t2")
+	if err != nil || got.Version != 3 || got.Task.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("running task after upgrade: %+v, %v", got, err)
+	}
+	var left int
+	if err := b.(DB).SQLDB().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'tasks%'`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("old agent tables and indexes left: %d, %v", left, err)
 	}
 	cfgs, err := b.(PushBackend).PushConfigs("a").List(alice, "t1")
 	if err != nil || len(cfgs) != 1 || cfgs[0].ID != "p1" {

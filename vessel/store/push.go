@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -85,8 +84,8 @@ func (b *sqliteBackend) SelfFailed(ctx context.Context, limit int) ([]SelfFailed
 	out := make([]SelfFailedMark, 0, len(marks))
 	for _, m := range marks {
 		var raw []byte
-		err := b.db.QueryRowContext(ctx, `SELECT task FROM `+quoteIdent("tasks_"+m.agent)+` WHERE id=?`, m.task).Scan(&raw)
-		if errors.Is(err, sql.ErrNoRows) || (err != nil && strings.Contains(err.Error(), "no such table")) {
+		err := b.db.QueryRowContext(ctx, `SELECT task FROM vessel_tasks WHERE agent_id=? AND id=?`, m.agent, m.task).Scan(&raw)
+		if errors.Is(err, sql.ErrNoRows) {
 			raw, err = nil, nil // the task is gone: the mark is dropped
 		}
 		if err != nil {

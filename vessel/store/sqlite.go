@@ -21,21 +21,53 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 	"github.com/astraldeep/astralvessel-go/vessel/store/migrate"
 )
 
 //go:embed migrations/sqlite/*.sql
 var sqliteMigrationFiles embed.FS
 
-// SQLiteMigrations are the SQLite store's numbered migrations.
+// SQLiteMigrations are the SQLite store's numbered migrations: the
+// embedded files, and step 5 in Go.
 func SQLiteMigrations() ([]migrate.Migration, error) {
-	return migrate.Load(sqliteMigrationFiles, "migrations/sqlite")
+	ms, err := migrate.Load(sqliteMigrationFiles, "migrations/sqlite")
+	if err != nil {
+		return nil, err
+	}
+	ms = append(ms, migrate.Migration{Version: 5, Name: "0005_merge_agent_tables (Go)", Func: mergeAgentTables})
+	migrate.Sort(ms)
+	return ms, nil
 }
 
-// migrateSQLite brings the shared tables (push configs, self-failed marks,
-// the write probe) to the latest version. Each agent's task table is made
-// when the agent is first opened (sqliteBackend.open), as its name holds
-// the agent id.
+// mergeAgentTables moves the rows of the tables each agent had before
+// migration 4, "tasks_<agent>", into vessel_tasks and drops them (with
+// their indexes).
+func mergeAgentTables(ctx context.Context, tx sqldb.Querier) error {
+	rows, err := tx.Query(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 6) = 'tasks_'`)
+	if err != nil {
+		return fmt.Errorf("find agent tables: %w", err)
+	}
+	names, err := sqldb.Collect(rows, func(r sqldb.Row) (string, error) {
+		var n string
+		return n, r.Scan(&n)
+	})
+	if err != nil {
+		return fmt.Errorf("find agent tables: %w", err)
+	}
+	for _, name := range names {
+		if _, err := tx.Exec(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task)
+			SELECT ?, id, owner, context_id, state, version, updated_at, task FROM `+quoteIdent(name), strings.TrimPrefix(name, "tasks_")); err != nil {
+			return fmt.Errorf("move tasks of %s: %w", name, err)
+		}
+		if _, err := tx.Exec(ctx, `DROP TABLE `+quoteIdent(name)); err != nil {
+			return fmt.Errorf("drop %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateSQLite brings the database to the latest version.
 func migrateSQLite(ctx context.Context, db *sql.DB) error {
 	ms, err := SQLiteMigrations()
 	if err != nil {
@@ -200,13 +232,13 @@ func (b *sqliteBackend) Cleanup(ctx context.Context) error {
 	cut := b.opt.Now().Add(-b.opt.TTL).UnixNano()
 	stores := b.allStores()
 	for _, s := range stores {
-		if _, err := b.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE updated_at < ?`, cut); err != nil {
+		if _, err := b.db.ExecContext(ctx, `DELETE FROM vessel_tasks WHERE agent_id=? AND updated_at < ?`, s.agent, cut); err != nil {
 			return fmt.Errorf("delete expired tasks of %s: %w", s.agent, err)
 		}
 		// Push configs go with their task (a config saved for a task not
 		// yet stored is kept until the task is older than the TTL).
 		if _, err := b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND created_at < ?
-			AND task_id NOT IN (SELECT id FROM `+s.table+`)`, s.agent, cut); err != nil {
+			AND task_id NOT IN (SELECT id FROM vessel_tasks WHERE agent_id=?)`, s.agent, cut, s.agent); err != nil {
 			return fmt.Errorf("delete push configs of expired tasks of %s: %w", s.agent, err)
 		}
 	}
@@ -235,46 +267,34 @@ func (b *sqliteBackend) Close() error {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// open creates an agent's table if needed and fails its tasks left running.
+// open prepares an agent's statements and fails its tasks left running.
 func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s := b.stores[agent]; s != nil {
 		return s, nil
 	}
-	s := &sqliteStore{b: b, agent: agent, table: quoteIdent("tasks_" + agent), Live: NewLive()}
-	stmts := []string{
-		`CREATE TABLE IF NOT EXISTS ` + s.table + ` (
-			id TEXT PRIMARY KEY, owner TEXT NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL,
-			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, task BLOB NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("tasks_"+agent+"_owner") + ` ON ` + s.table + ` (owner, updated_at)`,
-		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("tasks_"+agent+"_updated") + ` ON ` + s.table + ` (updated_at)`,
-	}
-	for _, q := range stmts {
-		if _, err := b.db.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("create task table for %s: %w", agent, err)
-		}
-	}
+	s := &sqliteStore{b: b, agent: agent, Live: NewLive()}
 	if err := s.failRunning(ctx); err != nil {
 		return nil, err
 	}
 	var err error
-	if s.insert, err = b.db.PrepareContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)`); err != nil {
+	if s.insert, err = b.db.PrepareContext(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)`); err != nil {
 		return nil, fmt.Errorf("prepare insert for %s: %w", agent, err)
 	}
-	if s.upsertStmt, err = b.db.PrepareContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)
-		ON CONFLICT(id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
+	if s.upsertStmt, err = b.db.PrepareContext(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT(agent_id, id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
 		updated_at=excluded.updated_at, task=excluded.task`); err != nil {
 		return nil, fmt.Errorf("prepare upsert for %s: %w", agent, err)
 	}
-	if s.get, err = b.db.PrepareContext(ctx, `SELECT task, version FROM `+s.table+` WHERE id=? AND owner=?`); err != nil {
+	if s.get, err = b.db.PrepareContext(ctx, `SELECT task, version FROM vessel_tasks WHERE agent_id=? AND id=? AND owner=?`); err != nil {
 		return nil, fmt.Errorf("prepare get for %s: %w", agent, err)
 	}
 	b.stores[agent] = s
 	return s, nil
 }
 
-// sqliteStore is one agent's table. Tasks in flight are kept in memory:
+// sqliteStore is one agent's tasks in vessel_tasks. Tasks in flight are kept in memory:
 // the disk sees a task when it is created, when its state changes and when
 // it ends, so working updates (one per streamed event) never touch it, and
 // the state column, which ListTasks filters on, is never stale; a vessel
@@ -282,7 +302,6 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 type sqliteStore struct {
 	b     *sqliteBackend
 	agent string
-	table string
 
 	Live // the tasks running here
 
@@ -321,7 +340,7 @@ func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task,
 	if err != nil {
 		return err
 	}
-	args := []any{string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw}
+	args := []any{s.agent, string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw}
 	if len(pushes) == 0 || s.b.pushQueue() == nil {
 		if _, err := s.upsertStmt.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("write task: %w", err)
@@ -366,8 +385,8 @@ func (s *sqliteStore) pushes(event a2a.Event, task *a2a.Task) []Push {
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {
-	rows, err := s.b.db.QueryContext(ctx, `SELECT id, version, task FROM `+s.table+
-		` WHERE state NOT IN ('TASK_STATE_COMPLETED','TASK_STATE_FAILED','TASK_STATE_CANCELED','TASK_STATE_REJECTED')`)
+	rows, err := s.b.db.QueryContext(ctx, `SELECT id, version, task FROM vessel_tasks WHERE agent_id=?`+
+		` AND state NOT IN ('TASK_STATE_COMPLETED','TASK_STATE_FAILED','TASK_STATE_CANCELED','TASK_STATE_REJECTED')`, s.agent)
 	if err != nil {
 		return fmt.Errorf("find running tasks of %s: %w", s.agent, err)
 	}
@@ -420,8 +439,8 @@ func (s *sqliteStore) failOne(ctx context.Context, id string, raw []byte, now ti
 		return fmt.Errorf("fail running task %s of %s: %w", id, s.agent, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, version=version+1, updated_at=?, task=? WHERE id=?`,
-		string(a2a.TaskStateFailed), now.UnixNano(), raw, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE vessel_tasks SET state=?, version=version+1, updated_at=?, task=? WHERE agent_id=? AND id=?`,
+		string(a2a.TaskStateFailed), now.UnixNano(), raw, s.agent, id); err != nil {
 		return fmt.Errorf("fail running task %s of %s: %w", id, s.agent, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO vessel_self_failed (agent_id, task_id, created_at)
@@ -454,7 +473,7 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	if _, ok := s.Tasks[task.ID]; ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
-	args := []any{string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw}
+	args := []any{s.agent, string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw}
 	if len(pushes) == 0 {
 		_, err = s.insert.ExecContext(ctx, args...)
 	} else {
@@ -544,8 +563,8 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	if err != nil {
 		return 0, err
 	}
-	update := `UPDATE ` + s.table + ` SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE id=? AND owner=? AND version=?`
-	args := []any{string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion)}
+	update := `UPDATE vessel_tasks SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE agent_id=? AND id=? AND owner=? AND version=?`
+	args := []any{string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, s.agent, string(task.ID), owner, int64(req.PrevVersion)}
 	var n int64
 	if len(pushes) == 0 {
 		res, err := s.b.db.ExecContext(ctx, update, args...)
@@ -574,7 +593,7 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 		return req.PrevVersion + 1, nil
 	}
 	var cur int64
-	err = s.b.db.QueryRowContext(ctx, `SELECT version FROM `+s.table+` WHERE id=? AND owner=?`, string(task.ID), owner).Scan(&cur)
+	err = s.b.db.QueryRowContext(ctx, `SELECT version FROM vessel_tasks WHERE agent_id=? AND id=? AND owner=?`, s.agent, string(task.ID), owner).Scan(&cur)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, a2a.ErrTaskNotFound
 	}
@@ -595,7 +614,7 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	}
 	var raw []byte
 	var v int64
-	err = s.get.QueryRowContext(ctx, string(id), owner).Scan(&raw, &v)
+	err = s.get.QueryRowContext(ctx, s.agent, string(id), owner).Scan(&raw, &v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, a2a.ErrTaskNotFound
 	}
@@ -632,8 +651,8 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 			return nil, fmt.Errorf("bad page token: %w", a2a.ErrInvalidParams)
 		}
 	}
-	where := ` WHERE owner=?`
-	args := []any{owner}
+	where := ` WHERE agent_id=? AND owner=?`
+	args := []any{s.agent, owner}
 	if req.ContextID != "" {
 		where += ` AND context_id=?`
 		args = append(args, req.ContextID)
@@ -647,10 +666,10 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		args = append(args, req.StatusTimestampAfter.UnixNano())
 	}
 	var total int
-	if err := s.b.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table+where, args...).Scan(&total); err != nil {
+	if err := s.b.db.QueryRowContext(ctx, `SELECT count(*) FROM vessel_tasks`+where, args...).Scan(&total); err != nil {
 		return nil, fmt.Errorf("count tasks: %w", err)
 	}
-	rows, err := s.b.db.QueryContext(ctx, `SELECT task FROM `+s.table+where+` ORDER BY updated_at DESC, id LIMIT ? OFFSET ?`,
+	rows, err := s.b.db.QueryContext(ctx, `SELECT task FROM vessel_tasks`+where+` ORDER BY updated_at DESC, id LIMIT ? OFFSET ?`,
 		append(args, size, offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)

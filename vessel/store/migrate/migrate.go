@@ -15,8 +15,8 @@
 // lines here. tern (made for pgx) keeps one row of the current version and
 // renders migrations as sprig templates (see store/postgres/migrate.go,
 // issue 20). None of them is in the vessel's go.mod today. Revisit when a
-// migration needs what this package lacks (down migrations, migrations
-// written in Go, runs outside the vessel).
+// migration needs what this package lacks (down migrations, runs outside
+// the vessel).
 package migrate
 
 import (
@@ -27,16 +27,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 )
 
 // Table is the bookkeeping table, one row per applied migration.
 const Table = "schema_migrations"
 
-// Migration is one numbered file.
+// Migration is one numbered file, or a step written in Go.
 type Migration struct {
 	Version int
 	Name    string // the file name, NNNN_name.sql
 	SQL     string
+	// Func, when set, runs after SQL in the same transaction: for what SQL
+	// alone cannot say (SQLite: a statement per table found).
+	Func func(ctx context.Context, tx sqldb.Querier) error
 }
 
 // Target is one database as the runner sees it.
@@ -82,8 +87,13 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 		}
 		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	Sort(out)
 	return out, nil
+}
+
+// Sort orders ms by version (after adding steps written in Go).
+func Sort(ms []Migration) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 }
 
 // Latest is the highest version of ms, 0 for none.

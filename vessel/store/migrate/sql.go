@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
+
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 )
 
 // SQLite is the Target of a SQLite database opened with database/sql.
@@ -51,7 +54,7 @@ func (t sqliteTarget) Apply(ctx context.Context, m Migration) error {
 	if n > 0 {
 		return nil // applied meanwhile by another process
 	}
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+	if err := apply(ctx, sqldb.SQLTx(tx), m); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO `+Table+` (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
@@ -62,3 +65,21 @@ func (t sqliteTarget) Apply(ctx context.Context, m Migration) error {
 	}
 	return nil
 }
+
+// apply runs m's SQL, then its Func, in tx: what every Target's Apply does
+// before recording m.
+func apply(ctx context.Context, tx sqldb.Querier, m Migration) error {
+	if strings.TrimSpace(m.SQL) != "" {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return err
+		}
+	}
+	if m.Func != nil {
+		return m.Func(ctx, tx)
+	}
+	return nil
+}
+
+// Apply runs m's SQL, then its Func, in tx, for a Target outside this
+// package (store/postgres).
+func Apply(ctx context.Context, tx sqldb.Querier, m Migration) error { return apply(ctx, tx, m) }

@@ -92,7 +92,7 @@ func (t pgTarget) Apply(ctx context.Context, m migrate.Migration) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+		if err := migrate.Apply(ctx, runner{q: tx, verbatim: true}, m); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO `+migrate.Table+` (version, name) VALUES ($1, $2)`, m.Version, m.Name)

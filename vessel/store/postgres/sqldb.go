@@ -19,20 +19,31 @@ type pgxQuerier interface {
 }
 
 // runner is sqldb's query runner over pgx: the shared store code's "?"
-// placeholders become "$n".
-type runner struct{ q pgxQuerier }
+// placeholders become "$n", unless verbatim (migration files, written
+// for PostgreSQL as they are).
+type runner struct {
+	q        pgxQuerier
+	verbatim bool
+}
+
+func (r runner) sql(query string) string {
+	if r.verbatim {
+		return query
+	}
+	return sqldb.Rebind(query)
+}
 
 func (r runner) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := r.q.Exec(ctx, sqldb.Rebind(query), args...)
+	tag, err := r.q.Exec(ctx, r.sql(query), args...)
 	return tag.RowsAffected(), err
 }
 
 func (r runner) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
-	return pgxRow{r.q.QueryRow(ctx, sqldb.Rebind(query), args...)}
+	return pgxRow{r.q.QueryRow(ctx, r.sql(query), args...)}
 }
 
 func (r runner) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
-	rows, err := r.q.Query(ctx, sqldb.Rebind(query), args...)
+	rows, err := r.q.Query(ctx, r.sql(query), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -56,14 +67,14 @@ type poolDB struct {
 	pool *pgxpool.Pool
 }
 
-func newPoolDB(pool *pgxpool.Pool) poolDB { return poolDB{runner{pool}, pool} }
+func newPoolDB(pool *pgxpool.Pool) poolDB { return poolDB{runner{q: pool}, pool} }
 
 func (d poolDB) Begin(ctx context.Context) (sqldb.Tx, error) {
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return pgxTx{runner{tx}, tx}, nil
+	return pgxTx{runner{q: tx}, tx}, nil
 }
 
 type pgxTx struct {

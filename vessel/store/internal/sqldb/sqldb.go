@@ -125,6 +125,9 @@ func (r sqlRunner) Query(ctx context.Context, query string, args ...any) (Rows, 
 	return sqlRows{rows}, nil
 }
 
+// SQLTx runs queries in a database/sql transaction.
+func SQLTx(tx *sql.Tx) Querier { return sqlRunner{tx} }
+
 type sqlRow struct{ r *sql.Row }
 
 func (r sqlRow) Scan(dest ...any) error {
