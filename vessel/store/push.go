@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -63,35 +62,15 @@ type SelfFailures interface {
 
 // SelfFailed implements SelfFailures.
 func (b *sqliteBackend) SelfFailed(ctx context.Context, limit int) ([]SelfFailed, error) {
-	rows, err := b.db.QueryContext(ctx, `SELECT agent_id, task_id FROM vessel_self_failed ORDER BY created_at, agent_id, task_id LIMIT ?`, limit)
+	rows, err := sqldb.SQL(b.db).Query(ctx, `SELECT m.agent_id, m.task_id, t.task FROM vessel_self_failed m
+		LEFT JOIN vessel_tasks t ON t.agent_id = m.agent_id AND t.id = m.task_id
+		ORDER BY m.created_at, m.agent_id, m.task_id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list self-failed tasks: %w", err)
 	}
-	type mark struct{ agent, task string }
-	var marks []mark
-	for rows.Next() {
-		var m mark
-		if err := rows.Scan(&m.agent, &m.task); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read self-failed task: %w", err)
-		}
-		marks = append(marks, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	out, err := sqldb.Collect(rows, ScanSelfFailedMark)
+	if err != nil {
 		return nil, fmt.Errorf("list self-failed tasks: %w", err)
-	}
-	out := make([]SelfFailedMark, 0, len(marks))
-	for _, m := range marks {
-		var raw []byte
-		err := b.db.QueryRowContext(ctx, `SELECT task FROM vessel_tasks WHERE agent_id=? AND id=?`, m.agent, m.task).Scan(&raw)
-		if errors.Is(err, sql.ErrNoRows) {
-			raw, err = nil, nil // the task is gone: the mark is dropped
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read self-failed task %s of %s: %w", m.task, m.agent, err)
-		}
-		out = append(out, SelfFailedMark{Agent: m.agent, Task: m.task, Raw: raw})
 	}
 	return ResolveSelfFailed(ctx, out, slog.Default().With("component", "store/sqlite"), b.SelfFailedDone)
 }

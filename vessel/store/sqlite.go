@@ -6,7 +6,6 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -166,25 +165,30 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 	}
 	if opt.TTL > 0 {
 		b.wg.Add(1)
-		go b.cleanupLoop()
+		go b.every(b.opt.CleanupInterval, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_ = b.Cleanup(ctx) // retried at the next tick
+			cancel()
+		})
 	}
+	// The ends of turns whose write failed are written again every
+	// FlushInterval, so a full disk that frees up loses nothing.
 	b.wg.Add(1)
-	go b.flushLoop()
+	go b.every(FlushInterval, func() { b.flush(context.Background()) })
 	return b, nil
 }
 
-// flushLoop writes again, every FlushInterval, the ends of turns whose
-// write failed, so a full disk that frees up loses nothing.
-func (b *sqliteBackend) flushLoop() {
+// every runs f every interval until the backend closes.
+func (b *sqliteBackend) every(interval time.Duration, f func()) {
 	defer b.wg.Done()
-	t := time.NewTicker(FlushInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
-			b.flush(context.Background())
+			f()
 		}
 	}
 }
@@ -205,22 +209,6 @@ func (b *sqliteBackend) flush(ctx context.Context) {
 	stores := b.allStores()
 	for _, s := range stores {
 		s.flushUnsaved(ctx)
-	}
-}
-
-func (b *sqliteBackend) cleanupLoop() {
-	defer b.wg.Done()
-	t := time.NewTicker(b.opt.CleanupInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			_ = b.Cleanup(ctx) // retried at the next tick
-			cancel()
-		}
 	}
 }
 
@@ -287,7 +275,7 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 		updated_at=excluded.updated_at, task=excluded.task`); err != nil {
 		return nil, fmt.Errorf("prepare upsert for %s: %w", agent, err)
 	}
-	if s.get, err = b.db.PrepareContext(ctx, `SELECT task, version FROM vessel_tasks WHERE agent_id=? AND id=? AND owner=?`); err != nil {
+	if s.get, err = b.db.PrepareContext(ctx, GetTaskSQL); err != nil {
 		return nil, fmt.Errorf("prepare get for %s: %w", agent, err)
 	}
 	b.stores[agent] = s
@@ -592,15 +580,7 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	if n == 1 {
 		return req.PrevVersion + 1, nil
 	}
-	var cur int64
-	err = s.b.db.QueryRowContext(ctx, `SELECT version FROM vessel_tasks WHERE agent_id=? AND id=? AND owner=?`, s.agent, string(task.ID), owner).Scan(&cur)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read task version: %w", err)
-	}
-	return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, cur, taskstore.ErrConcurrentModification)
+	return 0, WhyNoRow(ctx, sqldb.SQL(s.b.db), s.agent, task.ID, owner, req.PrevVersion)
 }
 
 // Get implements taskstore.Store.
@@ -612,20 +592,7 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	if t, found, err := s.Live.Get(id, owner); found {
 		return t, err
 	}
-	var raw []byte
-	var v int64
-	err = s.get.QueryRowContext(ctx, s.agent, string(id), owner).Scan(&raw, &v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read task: %w", err)
-	}
-	t, err := DecodeTask(raw)
-	if err != nil {
-		return nil, fmt.Errorf("get task %s: %w", id, err)
-	}
-	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
+	return ScanStoredTask(sqldb.SQLRow(s.get.QueryRowContext(ctx, s.agent, string(id), owner)), id)
 }
 
 // List implements taskstore.Store: the caller's tasks, newest first. A

@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 )
 
 // What both backends' ListTasks answer by default and at most.
@@ -61,6 +65,14 @@ type SelfFailedMark struct {
 	Raw         []byte
 }
 
+// ScanSelfFailedMark reads a row of agent_id, task_id and the task (NULL
+// when gone) into a mark (sqldb.Collect).
+func ScanSelfFailedMark(r sqldb.Row) (SelfFailedMark, error) {
+	var m SelfFailedMark
+	err := r.Scan(&m.Agent, &m.Task, &m.Raw)
+	return m, err
+}
+
 // ResolveSelfFailed turns marks into the tasks to tell, in order,
 // dropping (done) each mark whose task is gone or no longer decodes, so
 // that it never blocks the others.
@@ -84,4 +96,44 @@ func ResolveSelfFailed(ctx context.Context, marks []SelfFailedMark, log *slog.Lo
 		out = append(out, SelfFailed{Agent: m.Agent, Task: t})
 	}
 	return out, nil
+}
+
+// GetTaskSQL reads a task of an agent for its owner, in both backends'
+// vessel_tasks (args: agent, id, owner); ScanStoredTask reads its row.
+const GetTaskSQL = `SELECT task, version FROM vessel_tasks WHERE agent_id = ? AND id = ? AND owner = ?`
+
+// ScanStoredTask reads a row of GetTaskSQL: a2a.ErrTaskNotFound when
+// there is none (no such task, or another owner's).
+func ScanStoredTask(row sqldb.Row, id a2a.TaskID) (*taskstore.StoredTask, error) {
+	var raw []byte
+	var v int64
+	err := row.Scan(&raw, &v)
+	if errors.Is(err, sqldb.ErrNoRows) {
+		return nil, a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get task %s: %w", id, err)
+	}
+	t, err := DecodeTask(raw)
+	if err != nil {
+		return nil, fmt.Errorf("get task %s: %w", id, err)
+	}
+	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
+}
+
+// WhyNoRow tells, after a conditional update of a task matched no row,
+// a missing (or another owner's) task, a2a.ErrTaskNotFound, from a
+// version conflict, taskstore.ErrConcurrentModification.
+func WhyNoRow(ctx context.Context, q sqldb.Querier, agent string, id a2a.TaskID, owner string, expected taskstore.TaskVersion) error {
+	var cur int64
+	err := q.QueryRow(ctx, `SELECT version FROM vessel_tasks WHERE agent_id = ? AND id = ? AND owner = ?`,
+		agent, string(id), owner).Scan(&cur)
+	if errors.Is(err, sqldb.ErrNoRows) {
+		return a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("update task %s: check version: %w", id, err)
+	}
+	return fmt.Errorf("update task %s: stored version %d, expected %d: %w",
+		id, cur, expected, taskstore.ErrConcurrentModification)
 }

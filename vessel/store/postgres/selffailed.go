@@ -8,6 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 )
 
 var _ vstore.SelfFailures = (*DB)(nil)
@@ -39,17 +40,8 @@ func (db *DB) SelfFailed(ctx context.Context, limit int) ([]vstore.SelfFailed, e
 	if err != nil {
 		return nil, fmt.Errorf("postgres task store: claim self-failed tasks: %w", err)
 	}
-	var marks []vstore.SelfFailedMark
-	for rows.Next() {
-		var m vstore.SelfFailedMark
-		if err := rows.Scan(&m.Agent, &m.Task, &m.Raw); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("postgres task store: read self-failed task: %w", err)
-		}
-		marks = append(marks, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	marks, err := sqldb.Collect[vstore.SelfFailedMark](rows, vstore.ScanSelfFailedMark)
+	if err != nil {
 		return nil, fmt.Errorf("postgres task store: claim self-failed tasks: %w", err)
 	}
 	return vstore.ResolveSelfFailed(ctx, marks, db.log, db.SelfFailedDone)

@@ -243,17 +243,7 @@ func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVe
 // whyNoRow tells a missing (or foreign) task from a version conflict after
 // an update matched no row.
 func (s *Store) whyNoRow(ctx context.Context, owner string, id a2a.TaskID, expected taskstore.TaskVersion) error {
-	var cur int64
-	err := s.db.pool.QueryRow(ctx, `SELECT version FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
-		s.agent, string(id), owner).Scan(&cur)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("update task %s: check version: %w", id, err)
-	}
-	return fmt.Errorf("update task %s: stored version %d, expected %d: %w",
-		id, cur, expected, taskstore.ErrConcurrentModification)
+	return vstore.WhyNoRow(ctx, newPoolDB(s.db.pool), s.agent, id, owner, expected)
 }
 
 // Get implements taskstore.Store. A task running here is answered from
@@ -271,21 +261,7 @@ func (s *Store) Get(ctx context.Context, taskID a2a.TaskID) (*taskstore.StoredTa
 
 // getStored reads the task from the table, whoever runs it.
 func (s *Store) getStored(ctx context.Context, owner string, taskID a2a.TaskID) (*taskstore.StoredTask, error) {
-	var body []byte
-	var v int64
-	err := s.db.pool.QueryRow(ctx, `SELECT task, version FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
-		s.agent, string(taskID), owner).Scan(&body, &v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get task %s: %w", taskID, err)
-	}
-	t, err := vstore.DecodeTask(body)
-	if err != nil {
-		return nil, fmt.Errorf("get task %s: %w", taskID, err)
-	}
-	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
+	return vstore.ScanStoredTask(newPoolDB(s.db.pool).QueryRow(ctx, vstore.GetTaskSQL, s.agent, string(taskID), owner), taskID)
 }
 
 // List implements taskstore.Store: the caller's tasks of this agent, newest

@@ -128,6 +128,9 @@ func (r sqlRunner) Query(ctx context.Context, query string, args ...any) (Rows, 
 // SQLTx runs queries in a database/sql transaction.
 func SQLTx(tx *sql.Tx) Querier { return sqlRunner{tx} }
 
+// SQLRow is a database/sql row whose Scan returns ErrNoRows.
+func SQLRow(r *sql.Row) Row { return sqlRow{r} }
+
 type sqlRow struct{ r *sql.Row }
 
 func (r sqlRow) Scan(dest ...any) error {
