@@ -445,17 +445,8 @@ func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string,
 	if err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}
-	var raws [][]byte
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
-			return fmt.Errorf("read push config: %w", err)
-		}
-		raws = append(raws, raw)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	raws, err := sqldb.Collect(sqldb.SQLRows(rows), sqldb.Bytes)
+	if err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}
 	return EnqueueStored(ctx, q, tx, agent, taskID, raws, pushes, seen)

@@ -86,7 +86,7 @@ func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx conte
 		if err != nil {
 			return fmt.Errorf("list push configs: %w", err)
 		}
-		raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		raws, err := sqldb.Collect[[]byte](rows, sqldb.Bytes)
 		if err != nil {
 			return fmt.Errorf("list push configs: %w", err)
 		}

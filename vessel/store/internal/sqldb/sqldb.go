@@ -142,6 +142,9 @@ func (r sqlRow) Scan(dest ...any) error {
 	return nil
 }
 
+// SQLRows are database/sql rows (of a prepared statement, say) as Rows.
+func SQLRows(r *sql.Rows) Rows { return sqlRows{r} }
+
 type sqlRows struct{ *sql.Rows }
 
 func (r sqlRows) Close() { _ = r.Rows.Close() }
