@@ -5,10 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -16,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 )
 
 // MaxPushConfigsPerTask is how many push configs one task may have.
@@ -61,55 +60,19 @@ type SelfFailures interface {
 	SelfFailedDone(ctx context.Context, agent string, taskID a2a.TaskID) error
 }
 
-const sqliteSelfFailedTable = `CREATE TABLE IF NOT EXISTS vessel_self_failed (
-	agent_id TEXT NOT NULL, task_id TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (agent_id, task_id))`
-
 // SelfFailed implements SelfFailures.
 func (b *sqliteBackend) SelfFailed(ctx context.Context, limit int) ([]SelfFailed, error) {
-	rows, err := b.db.QueryContext(ctx, `SELECT agent_id, task_id FROM vessel_self_failed ORDER BY created_at, agent_id, task_id LIMIT ?`, limit)
+	rows, err := sqldb.SQL(b.db).Query(ctx, `SELECT m.agent_id, m.task_id, t.task FROM vessel_self_failed m
+		LEFT JOIN vessel_tasks t ON t.agent_id = m.agent_id AND t.id = m.task_id
+		ORDER BY m.created_at, m.agent_id, m.task_id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list self-failed tasks: %w", err)
 	}
-	type mark struct{ agent, task string }
-	var marks []mark
-	for rows.Next() {
-		var m mark
-		if err := rows.Scan(&m.agent, &m.task); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read self-failed task: %w", err)
-		}
-		marks = append(marks, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	out, err := sqldb.Collect(rows, ScanSelfFailedMark)
+	if err != nil {
 		return nil, fmt.Errorf("list self-failed tasks: %w", err)
 	}
-	var out []SelfFailed
-	for _, m := range marks {
-		var raw []byte
-		err := b.db.QueryRowContext(ctx, `SELECT task FROM `+quoteIdent("tasks_"+m.agent)+` WHERE id=?`, m.task).Scan(&raw)
-		if errors.Is(err, sql.ErrNoRows) || (err != nil && strings.Contains(err.Error(), "no such table")) {
-			if err := b.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read self-failed task %s of %s: %w", m.task, m.agent, err)
-		}
-		var t a2a.Task
-		if err := json.Unmarshal(raw, &t); err != nil {
-			// Nothing to tell from; the mark must not block the others.
-			slog.Default().Warn("self-failed task unreadable; its push is dropped", "component", "store/sqlite",
-				"agent", m.agent, "task", m.task, "error", err.Error())
-			if err := b.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		out = append(out, SelfFailed{Agent: m.agent, Task: &t})
-	}
-	return out, nil
+	return ResolveSelfFailed(ctx, out, slog.Default().With("component", "store/sqlite"), b.SelfFailedDone)
 }
 
 // SelfFailedDone implements SelfFailures.
@@ -126,15 +89,17 @@ type DB interface {
 	Path() string
 }
 
-// ownerOrAny is the caller's owner, "" when the call has none (delivery).
-func ownerOrAny(ctx context.Context) string {
-	o, _ := Owner(ctx)
-	return o
-}
-
 // PushConfigs implements PushBackend.
 func (b *sqliteBackend) PushConfigs(agentID string) PushConfigStore {
-	return &sqlitePush{b: b, agent: agentID}
+	return NewPushConfigs(sqldb.SQL(b.db), agentID, PushConfigHooks{
+		// One writer at a time (_txlock=immediate) keeps the limit.
+		CreatedAt: func() any { return b.opt.Now().UnixNano() },
+		SavedWorking: func(ctx context.Context, taskID a2a.TaskID) {
+			if st, err := b.open(ctx, agentID); err == nil {
+				st.WantWorking(taskID, b.opt.Now())
+			}
+		},
+	})
 }
 
 // SQLDB implements DB.
@@ -142,15 +107,6 @@ func (b *sqliteBackend) SQLDB() *sql.DB { return b.db }
 
 // Path implements DB.
 func (b *sqliteBackend) Path() string { return b.path }
-
-type sqlitePush struct {
-	b     *sqliteBackend
-	agent string
-}
-
-const sqlitePushTable = `CREATE TABLE IF NOT EXISTS vessel_push_configs (
-	agent_id TEXT NOT NULL, task_id TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL,
-	config BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (agent_id, task_id, id))`
 
 // PushWorkingURI is the A2A extension a client requests (A2A-Extensions)
 // when it registers a push config to be told of every WORKING status
@@ -391,134 +347,6 @@ func PreparePushConfig(taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, e
 	return &cp, nil
 }
 
-func (s *sqlitePush) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return s.SaveWith(ctx, taskID, c, SaveOptions{})
-}
-
-// SaveWith implements PushConfigStore.
-func (s *sqlitePush) SaveWith(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig, opt SaveOptions) (*a2a.PushConfig, error) {
-	owner, err := Owner(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cp, err := PreparePushConfig(taskID, c)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := EncodePushConfigWith(cp, opt)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := s.b.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("save push config: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	var n int
-	var other string
-	err = tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(CASE WHEN owner<>? THEN owner END),'') FROM vessel_push_configs
-		WHERE agent_id=? AND task_id=? AND id<>?`, owner, s.agent, string(taskID), cp.ID).Scan(&n, &other)
-	if err != nil {
-		return nil, fmt.Errorf("count push configs: %w", err)
-	}
-	if other != "" {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if n >= MaxPushConfigsPerTask {
-		return nil, ErrTooManyPushConfigs
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO vessel_push_configs (agent_id, task_id, id, owner, config, created_at) VALUES (?,?,?,?,?,?)
-		ON CONFLICT(agent_id, task_id, id) DO UPDATE SET config=excluded.config WHERE owner=excluded.owner`,
-		s.agent, string(taskID), cp.ID, owner, raw, s.b.opt.Now().UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("save push config: %w", err)
-	}
-	if k, _ := res.RowsAffected(); k != 1 {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("save push config: %w", err)
-	}
-	if opt.Working {
-		if st, err := s.b.open(ctx, s.agent); err == nil {
-			st.wantWorking(taskID)
-		}
-	}
-	return cp, nil
-}
-
-func (s *sqlitePush) Get(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, error) {
-	c, owner, err := s.Lookup(ctx, taskID, id)
-	if err != nil {
-		return nil, err
-	}
-	if o := ownerOrAny(ctx); o != "" && o != owner {
-		return nil, push.ErrPushConfigNotFound
-	}
-	return c, nil
-}
-
-func (s *sqlitePush) Lookup(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, string, error) {
-	var raw []byte
-	var owner string
-	err := s.b.db.QueryRowContext(ctx, `SELECT config, owner FROM vessel_push_configs WHERE agent_id=? AND task_id=? AND id=?`,
-		s.agent, string(taskID), id).Scan(&raw, &owner)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, "", push.ErrPushConfigNotFound
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("read push config: %w", err)
-	}
-	c, err := DecodePushConfig(raw)
-	return c, owner, err
-}
-
-func (s *sqlitePush) List(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
-	owner := ownerOrAny(ctx)
-	rows, err := s.b.db.QueryContext(ctx, `SELECT config FROM vessel_push_configs WHERE agent_id=? AND task_id=? AND (?='' OR owner=?)
-		ORDER BY created_at, id`, s.agent, string(taskID), owner, owner)
-	if err != nil {
-		return nil, fmt.Errorf("list push configs: %w", err)
-	}
-	defer rows.Close()
-	out := []*a2a.PushConfig{}
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			return nil, fmt.Errorf("read push config: %w", err)
-		}
-		c, err := DecodePushConfig(raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list push configs: %w", err)
-	}
-	return out, nil
-}
-
-// Delete is idempotent: a config that is not there is deleted already.
-func (s *sqlitePush) Delete(ctx context.Context, taskID a2a.TaskID, id string) error {
-	owner, err := Owner(ctx)
-	if err != nil {
-		return err
-	}
-	if _, err := s.b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND task_id=? AND id=? AND owner=?`,
-		s.agent, string(taskID), id, owner); err != nil {
-		return fmt.Errorf("delete push config: %w", err)
-	}
-	return nil
-}
-
-func (s *sqlitePush) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
-	if _, err := s.b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND task_id=?`, s.agent, string(taskID)); err != nil {
-		return fmt.Errorf("delete push configs: %w", err)
-	}
-	return nil
-}
-
 // PushWorthy reports whether an event is pushed to its task's configs,
 // and the state it reports: every status change to a terminal or
 // interrupted state (input or auth required), and a task snapshot in such
@@ -617,17 +445,8 @@ func (b *sqliteBackend) enqueueTx(ctx context.Context, tx *sql.Tx, agent string,
 	if err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}
-	var raws [][]byte
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
-			return fmt.Errorf("read push config: %w", err)
-		}
-		raws = append(raws, raw)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	raws, err := sqldb.Collect(sqldb.SQLRows(rows), sqldb.Bytes)
+	if err != nil {
 		return fmt.Errorf("list push configs: %w", err)
 	}
 	return EnqueueStored(ctx, q, tx, agent, taskID, raws, pushes, seen)

@@ -83,7 +83,7 @@ func TestPushPendingPause(t *testing.T) {
 	disk := func(id string) (string, []string) {
 		t.Helper()
 		var st string
-		if err := db.QueryRowContext(ctx, `SELECT state FROM "tasks_a" WHERE id=?`, id).Scan(&st); err != nil {
+		if err := db.QueryRowContext(ctx, `SELECT state FROM vessel_tasks WHERE agent_id='a' AND id=?`, id).Scan(&st); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := db.QueryContext(ctx, `SELECT state FROM test_jobs WHERE task=? ORDER BY n`, id)

@@ -90,7 +90,7 @@ func TestPushWorkingSQLite(t *testing.T) {
 		t.Fatalf("jobs of t1 %v, want %v", got, want)
 	}
 	var diskVersion int
-	if err := b.(DB).SQLDB().QueryRowContext(ctx, `SELECT version FROM "tasks_a" WHERE id='bare'`).Scan(&diskVersion); err != nil {
+	if err := b.(DB).SQLDB().QueryRowContext(ctx, `SELECT version FROM vessel_tasks WHERE agent_id='a' AND id='bare'`).Scan(&diskVersion); err != nil {
 		t.Fatal(err)
 	}
 	if got := jobs(b, "bare"); len(got) != 0 || diskVersion != 1 {

@@ -3,9 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,7 +19,61 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
+	"github.com/astraldeep/astralvessel-go/vessel/store/migrate"
 )
+
+//go:embed migrations/sqlite/*.sql
+var sqliteMigrationFiles embed.FS
+
+// SQLiteMigrations are the SQLite store's numbered migrations: the
+// embedded files, and step 5 in Go.
+func SQLiteMigrations() ([]migrate.Migration, error) {
+	ms, err := migrate.Load(sqliteMigrationFiles, "migrations/sqlite")
+	if err != nil {
+		return nil, err
+	}
+	ms = append(ms, migrate.Migration{Version: 5, Name: "0005_merge_agent_tables (Go)", Func: mergeAgentTables})
+	migrate.Sort(ms)
+	return ms, nil
+}
+
+// mergeAgentTables moves the rows of the tables each agent had before
+// migration 4, "tasks_<agent>", into vessel_tasks and drops them (with
+// their indexes).
+func mergeAgentTables(ctx context.Context, tx sqldb.Querier) error {
+	rows, err := tx.Query(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 6) = 'tasks_'`)
+	if err != nil {
+		return fmt.Errorf("find agent tables: %w", err)
+	}
+	names, err := sqldb.Collect(rows, func(r sqldb.Row) (string, error) {
+		var n string
+		return n, r.Scan(&n)
+	})
+	if err != nil {
+		return fmt.Errorf("find agent tables: %w", err)
+	}
+	for _, name := range names {
+		if _, err := tx.Exec(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task)
+			SELECT ?, id, owner, context_id, state, version, updated_at, task FROM `+quoteIdent(name), strings.TrimPrefix(name, "tasks_")); err != nil {
+			return fmt.Errorf("move tasks of %s: %w", name, err)
+		}
+		if _, err := tx.Exec(ctx, `DROP TABLE `+quoteIdent(name)); err != nil {
+			return fmt.Errorf("drop %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateSQLite brings the database to the latest version.
+func migrateSQLite(ctx context.Context, db *sql.DB) error {
+	ms, err := SQLiteMigrations()
+	if err != nil {
+		return err
+	}
+	return migrate.Run(ctx, migrate.SQLite(db), ms)
+}
 
 // RestartReason is the status text of tasks found unfinished at start:
 // the vessel stopped (or its store could not take the end, a full disk)
@@ -91,13 +145,9 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	b := &sqliteBackend{db: db, path: path, opt: opt, stores: map[string]*sqliteStore{}, stop: make(chan struct{})}
-	if _, err := db.ExecContext(ctx, sqlitePushTable); err != nil {
+	if err := migrateSQLite(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("create push config table: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, sqliteSelfFailedTable); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("create self-failed table: %w", err)
+		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
 	if b.listConfigs, err = db.PrepareContext(ctx, sqliteListConfigs); err != nil {
 		db.Close()
@@ -115,55 +165,50 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 	}
 	if opt.TTL > 0 {
 		b.wg.Add(1)
-		go b.cleanupLoop()
+		go b.every(b.opt.CleanupInterval, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_ = b.Cleanup(ctx) // retried at the next tick
+			cancel()
+		})
 	}
+	// The ends of turns whose write failed are written again every
+	// FlushInterval, so a full disk that frees up loses nothing.
 	b.wg.Add(1)
-	go b.flushLoop()
+	go b.every(FlushInterval, func() { b.flush(context.Background()) })
 	return b, nil
 }
 
-// flushLoop writes again, every FlushInterval, the ends of turns whose
-// write failed, so a full disk that frees up loses nothing.
-func (b *sqliteBackend) flushLoop() {
+// every runs f every interval until the backend closes.
+func (b *sqliteBackend) every(interval time.Duration, f func()) {
 	defer b.wg.Done()
-	t := time.NewTicker(FlushInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
-			b.flush(context.Background())
+			f()
 		}
 	}
 }
 
-// flush writes every unsaved task end once.
-func (b *sqliteBackend) flush(ctx context.Context) {
+// allStores are the agents' stores opened so far.
+func (b *sqliteBackend) allStores() []*sqliteStore {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	stores := make([]*sqliteStore, 0, len(b.stores))
 	for _, s := range b.stores {
 		stores = append(stores, s)
 	}
-	b.mu.Unlock()
-	for _, s := range stores {
-		s.flushUnsaved(ctx)
-	}
+	return stores
 }
 
-func (b *sqliteBackend) cleanupLoop() {
-	defer b.wg.Done()
-	t := time.NewTicker(b.opt.CleanupInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			_ = b.Cleanup(ctx) // retried at the next tick
-			cancel()
-		}
+// flush writes every unsaved task end once.
+func (b *sqliteBackend) flush(ctx context.Context) {
+	stores := b.allStores()
+	for _, s := range stores {
+		s.flushUnsaved(ctx)
 	}
 }
 
@@ -173,20 +218,15 @@ func (b *sqliteBackend) Cleanup(ctx context.Context) error {
 		return nil
 	}
 	cut := b.opt.Now().Add(-b.opt.TTL).UnixNano()
-	b.mu.Lock()
-	stores := make([]*sqliteStore, 0, len(b.stores))
-	for _, s := range b.stores {
-		stores = append(stores, s)
-	}
-	b.mu.Unlock()
+	stores := b.allStores()
 	for _, s := range stores {
-		if _, err := b.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE updated_at < ?`, cut); err != nil {
+		if _, err := b.db.ExecContext(ctx, `DELETE FROM vessel_tasks WHERE agent_id=? AND updated_at < ?`, s.agent, cut); err != nil {
 			return fmt.Errorf("delete expired tasks of %s: %w", s.agent, err)
 		}
 		// Push configs go with their task (a config saved for a task not
 		// yet stored is kept until the task is older than the TTL).
 		if _, err := b.db.ExecContext(ctx, `DELETE FROM vessel_push_configs WHERE agent_id=? AND created_at < ?
-			AND task_id NOT IN (SELECT id FROM `+s.table+`)`, s.agent, cut); err != nil {
+			AND task_id NOT IN (SELECT id FROM vessel_tasks WHERE agent_id=?)`, s.agent, cut, s.agent); err != nil {
 			return fmt.Errorf("delete push configs of expired tasks of %s: %w", s.agent, err)
 		}
 	}
@@ -215,46 +255,34 @@ func (b *sqliteBackend) Close() error {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// open creates an agent's table if needed and fails its tasks left running.
+// open prepares an agent's statements and fails its tasks left running.
 func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s := b.stores[agent]; s != nil {
 		return s, nil
 	}
-	s := &sqliteStore{b: b, agent: agent, table: quoteIdent("tasks_" + agent), live: map[a2a.TaskID]*liveTask{}}
-	stmts := []string{
-		`CREATE TABLE IF NOT EXISTS ` + s.table + ` (
-			id TEXT PRIMARY KEY, owner TEXT NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL,
-			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, task BLOB NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("tasks_"+agent+"_owner") + ` ON ` + s.table + ` (owner, updated_at)`,
-		`CREATE INDEX IF NOT EXISTS ` + quoteIdent("tasks_"+agent+"_updated") + ` ON ` + s.table + ` (updated_at)`,
-	}
-	for _, q := range stmts {
-		if _, err := b.db.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("create task table for %s: %w", agent, err)
-		}
-	}
+	s := &sqliteStore{b: b, agent: agent, Live: NewLive()}
 	if err := s.failRunning(ctx); err != nil {
 		return nil, err
 	}
 	var err error
-	if s.insert, err = b.db.PrepareContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)`); err != nil {
+	if s.insert, err = b.db.PrepareContext(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)`); err != nil {
 		return nil, fmt.Errorf("prepare insert for %s: %w", agent, err)
 	}
-	if s.upsertStmt, err = b.db.PrepareContext(ctx, `INSERT INTO `+s.table+` (id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?)
-		ON CONFLICT(id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
+	if s.upsertStmt, err = b.db.PrepareContext(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT(agent_id, id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
 		updated_at=excluded.updated_at, task=excluded.task`); err != nil {
 		return nil, fmt.Errorf("prepare upsert for %s: %w", agent, err)
 	}
-	if s.get, err = b.db.PrepareContext(ctx, `SELECT task, version FROM `+s.table+` WHERE id=? AND owner=?`); err != nil {
+	if s.get, err = b.db.PrepareContext(ctx, GetTaskSQL); err != nil {
 		return nil, fmt.Errorf("prepare get for %s: %w", agent, err)
 	}
 	b.stores[agent] = s
 	return s, nil
 }
 
-// sqliteStore is one agent's table. Tasks in flight are kept in memory:
+// sqliteStore is one agent's tasks in vessel_tasks. Tasks in flight are kept in memory:
 // the disk sees a task when it is created, when its state changes and when
 // it ends, so working updates (one per streamed event) never touch it, and
 // the state column, which ListTasks filters on, is never stale; a vessel
@@ -262,73 +290,33 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 type sqliteStore struct {
 	b     *sqliteBackend
 	agent string
-	table string
 
-	mu   sync.Mutex
-	live map[a2a.TaskID]*liveTask
-	// want are the tasks not running here yet given a config that wants
-	// WORKING updates.
-	want WorkingWants
+	Live // the tasks running here
 
 	// Prepared once: the statements every turn runs.
 	insert, upsertStmt, get *sql.Stmt
 }
 
-type liveTask struct {
-	owner     string
-	version   taskstore.TaskVersion
-	diskState a2a.TaskState // the state last written to the table
-	task      *a2a.Task     // stripped
-	// unsaved is set on a task whose write failed that must be written
-	// still: a finished one (served as finished meanwhile) or one with
-	// pushes; flushUnsaved writes it.
-	unsaved bool
-	// pending are the pushes of writes that failed, stored with the next
-	// write of the task.
-	pending []Push
-	// working: whether its configs want WORKING updates, and how many
-	// this turn had.
-	working WorkingTurn
-}
-
-// wantWorking notes that a task was given a config that wants WORKING
-// updates.
-func (s *sqliteStore) wantWorking(id a2a.TaskID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[id]; lt != nil {
-		lt.working.On()
-		return
-	}
-	s.want.Add(id, s.b.opt.Now())
-}
-
-// takeWant reports, and forgets, whether a task being created was given a
-// config wanting WORKING updates. s.mu is held.
-func (s *sqliteStore) takeWant(id a2a.TaskID) bool {
-	return s.want.Take(id, s.b.opt.Now())
-}
-
 // flushUnsaved writes the ends that could not be written before.
 func (s *sqliteStore) flushUnsaved(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, lt := range s.live {
-		if !lt.unsaved {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	for id, lt := range s.Tasks {
+		if !lt.Unsaved {
 			continue
 		}
 		var seen PushSeen
-		err := s.writeTask(ctx, lt.owner, lt.task, lt.version, lt.pending, &seen)
+		err := s.writeTask(ctx, lt.Owner, lt.Task, lt.Version, lt.Pending, &seen)
 		s.b.noteWrite(err)
 		if err != nil {
 			return // still failing: try again at the next flush
 		}
-		if lt.task.Status.State.Terminal() {
-			delete(s.live, id)
+		if lt.Task.Status.State.Terminal() {
+			delete(s.Tasks, id)
 			continue
 		}
-		lt.unsaved, lt.pending, lt.diskState = false, nil, lt.task.Status.State
-		lt.working.Seen(seen)
+		lt.Unsaved, lt.Pending, lt.DiskState = false, nil, lt.Task.Status.State
+		lt.Working.Seen(seen)
 	}
 }
 
@@ -336,11 +324,11 @@ func (s *sqliteStore) flushUnsaved(ctx context.Context) {
 // deliveries of its pushes to the task's configs; seen tells what it
 // found among them.
 func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task, v taskstore.TaskVersion, pushes []Push, seen *PushSeen) error {
-	raw, err := json.Marshal(st)
+	raw, err := EncodeTask(st)
 	if err != nil {
-		return fmt.Errorf("encode task: %w", err)
+		return err
 	}
-	args := []any{string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw}
+	args := []any{s.agent, string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw}
 	if len(pushes) == 0 || s.b.pushQueue() == nil {
 		if _, err := s.upsertStmt.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("write task: %w", err)
@@ -385,8 +373,8 @@ func (s *sqliteStore) pushes(event a2a.Event, task *a2a.Task) []Push {
 }
 
 func (s *sqliteStore) failRunning(ctx context.Context) error {
-	rows, err := s.b.db.QueryContext(ctx, `SELECT id, version, task FROM `+s.table+
-		` WHERE state NOT IN ('TASK_STATE_COMPLETED','TASK_STATE_FAILED','TASK_STATE_CANCELED','TASK_STATE_REJECTED')`)
+	rows, err := s.b.db.QueryContext(ctx, `SELECT id, version, task FROM vessel_tasks WHERE agent_id=?`+
+		` AND state NOT IN ('TASK_STATE_COMPLETED','TASK_STATE_FAILED','TASK_STATE_CANCELED','TASK_STATE_REJECTED')`, s.agent)
 	if err != nil {
 		return fmt.Errorf("find running tasks of %s: %w", s.agent, err)
 	}
@@ -439,8 +427,8 @@ func (s *sqliteStore) failOne(ctx context.Context, id string, raw []byte, now ti
 		return fmt.Errorf("fail running task %s of %s: %w", id, s.agent, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET state=?, version=version+1, updated_at=?, task=? WHERE id=?`,
-		string(a2a.TaskStateFailed), now.UnixNano(), raw, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE vessel_tasks SET state=?, version=version+1, updated_at=?, task=? WHERE agent_id=? AND id=?`,
+		string(a2a.TaskStateFailed), now.UnixNano(), raw, s.agent, id); err != nil {
 		return fmt.Errorf("fail running task %s of %s: %w", id, s.agent, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO vessel_self_failed (agent_id, task_id, created_at)
@@ -464,16 +452,16 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	pushes := s.pushes(&ev, &ev)
 	task.History = UserText(task.History) // keep the SDK's copy small too
 	st := s.b.opt.Strip(task)
-	raw, err := json.Marshal(st)
+	raw, err := EncodeTask(st)
 	if err != nil {
-		return 0, fmt.Errorf("encode task: %w", err)
+		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.live[task.ID]; ok {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if _, ok := s.Tasks[task.ID]; ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
-	args := []any{string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw}
+	args := []any{s.agent, string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw}
 	if len(pushes) == 0 {
 		_, err = s.insert.ExecContext(ctx, args...)
 	} else {
@@ -494,14 +482,11 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 		return 0, fmt.Errorf("insert task: %w", err)
 	}
 	s.b.noteWrite(nil)
-	want := s.takeWant(task.ID)
+	var lt *LiveTask
 	if !task.Status.State.Terminal() {
-		lt := &liveTask{owner: owner, version: 1, diskState: task.Status.State, task: st}
-		if want {
-			lt.working.On()
-		}
-		s.live[task.ID] = lt
+		lt = &LiveTask{Owner: owner, Version: 1, DiskState: task.Status.State, Task: st}
 	}
+	s.Start(task.ID, lt, false, s.b.opt.Now())
 	return 1, nil
 }
 
@@ -516,28 +501,28 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	Shrink(req)
 	task := req.Task
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[task.ID]; lt != nil {
-		if lt.owner != owner {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if lt := s.Tasks[task.ID]; lt != nil {
+		if lt.Owner != owner {
 			return 0, a2a.ErrTaskNotFound
 		}
-		if req.PrevVersion != lt.version {
-			return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, lt.version, taskstore.ErrConcurrentModification)
+		if req.PrevVersion != lt.Version {
+			return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, lt.Version, taskstore.ErrConcurrentModification)
 		}
-		v := lt.version + 1
+		v := lt.Version + 1
 		// Only a new state goes to disk (a task found non-terminal on disk is
 		// failed at the next start whatever its last working update was),
 		// and an update with pushes, which are stored with it.
 		if s.b.pushQueue() != nil {
 			// A WORKING update, for a task whose configs want them (never
 			// one with a push of its own: those are of other states).
-			if p := lt.working.Next(req.Event, st, s.agent); p != nil {
+			if p := lt.Working.Next(req.Event, st, s.agent); p != nil {
 				pushes = append(pushes, *p)
 			}
 		}
-		pushes = append(lt.pending, pushes...)
-		if state := task.Status.State; state.Terminal() || state != lt.diskState || len(pushes) > 0 {
+		pushes = append(lt.Pending, pushes...)
+		if state := task.Status.State; state.Terminal() || state != lt.DiskState || len(pushes) > 0 {
 			var seen PushSeen
 			err := s.writeTask(ctx, owner, st, v, pushes, &seen)
 			s.b.noteWrite(err)
@@ -549,25 +534,25 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 				// written again later, its pushes with it (none was
 				// stored: they share the write's transaction). Ping
 				// reports the failure meanwhile.
-				lt.pending = pushes
-				lt.unsaved = state.Terminal() || len(pushes) > 0
+				lt.Pending = pushes
+				lt.Unsaved = state.Terminal() || len(pushes) > 0
 			case state.Terminal():
-				delete(s.live, task.ID)
+				delete(s.Tasks, task.ID)
 				return v, nil
 			default:
-				lt.diskState, lt.pending, lt.unsaved = state, nil, false
-				lt.working.Seen(seen)
+				lt.DiskState, lt.Pending, lt.Unsaved = state, nil, false
+				lt.Working.Seen(seen)
 			}
 		}
-		lt.version, lt.task = v, st
+		lt.Version, lt.Task = v, st
 		return v, nil
 	}
-	raw, err := json.Marshal(st)
+	raw, err := EncodeTask(st)
 	if err != nil {
-		return 0, fmt.Errorf("encode task: %w", err)
+		return 0, err
 	}
-	update := `UPDATE ` + s.table + ` SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE id=? AND owner=? AND version=?`
-	args := []any{string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, string(task.ID), owner, int64(req.PrevVersion)}
+	update := `UPDATE vessel_tasks SET state=?, context_id=?, version=version+1, updated_at=?, task=? WHERE agent_id=? AND id=? AND owner=? AND version=?`
+	args := []any{string(task.Status.State), task.ContextID, s.b.opt.Now().UnixNano(), raw, s.agent, string(task.ID), owner, int64(req.PrevVersion)}
 	var n int64
 	if len(pushes) == 0 {
 		res, err := s.b.db.ExecContext(ctx, update, args...)
@@ -595,15 +580,7 @@ func (s *sqliteStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	if n == 1 {
 		return req.PrevVersion + 1, nil
 	}
-	var cur int64
-	err = s.b.db.QueryRowContext(ctx, `SELECT version FROM `+s.table+` WHERE id=? AND owner=?`, string(task.ID), owner).Scan(&cur)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read task version: %w", err)
-	}
-	return 0, fmt.Errorf("task %s: version %d, stored %d: %w", task.ID, req.PrevVersion, cur, taskstore.ErrConcurrentModification)
+	return 0, WhyNoRow(ctx, sqldb.SQL(s.b.db), s.agent, task.ID, owner, req.PrevVersion)
 }
 
 // Get implements taskstore.Store.
@@ -612,30 +589,10 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if lt := s.live[id]; lt != nil {
-		defer s.mu.Unlock()
-		if lt.owner != owner {
-			return nil, a2a.ErrTaskNotFound
-		}
-		cp := *lt.task // callers may reassign fields; the parts are never modified
-		return &taskstore.StoredTask{Task: &cp, Version: lt.version}, nil
+	if t, found, err := s.Live.Get(id, owner); found {
+		return t, err
 	}
-	s.mu.Unlock()
-	var raw []byte
-	var v int64
-	err = s.get.QueryRowContext(ctx, string(id), owner).Scan(&raw, &v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read task: %w", err)
-	}
-	var t a2a.Task
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("decode task %s: %w", id, err)
-	}
-	return &taskstore.StoredTask{Task: &t, Version: taskstore.TaskVersion(v)}, nil
+	return ScanStoredTask(sqldb.SQLRow(s.get.QueryRowContext(ctx, s.agent, string(id), owner)), id)
 }
 
 // List implements taskstore.Store: the caller's tasks, newest first. A
@@ -647,9 +604,9 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	if err != nil {
 		return nil, err
 	}
-	size := 50
+	size := DefaultPageSize
 	if req.PageSize > 0 {
-		size = min(req.PageSize, 100)
+		size = min(req.PageSize, MaxPageSize)
 	}
 	offset := 0
 	if req.PageToken != "" {
@@ -661,8 +618,8 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 			return nil, fmt.Errorf("bad page token: %w", a2a.ErrInvalidParams)
 		}
 	}
-	where := ` WHERE owner=?`
-	args := []any{owner}
+	where := ` WHERE agent_id=? AND owner=?`
+	args := []any{s.agent, owner}
 	if req.ContextID != "" {
 		where += ` AND context_id=?`
 		args = append(args, req.ContextID)
@@ -676,10 +633,10 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		args = append(args, req.StatusTimestampAfter.UnixNano())
 	}
 	var total int
-	if err := s.b.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table+where, args...).Scan(&total); err != nil {
+	if err := s.b.db.QueryRowContext(ctx, `SELECT count(*) FROM vessel_tasks`+where, args...).Scan(&total); err != nil {
 		return nil, fmt.Errorf("count tasks: %w", err)
 	}
-	rows, err := s.b.db.QueryContext(ctx, `SELECT task FROM `+s.table+where+` ORDER BY updated_at DESC, id LIMIT ? OFFSET ?`,
+	rows, err := s.b.db.QueryContext(ctx, `SELECT task FROM vessel_tasks`+where+` ORDER BY updated_at DESC, id LIMIT ? OFFSET ?`,
 		append(args, size, offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
@@ -691,37 +648,24 @@ func (s *sqliteStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		if err := rows.Scan(&raw); err != nil {
 			return nil, fmt.Errorf("read task: %w", err)
 		}
-		var t a2a.Task
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, fmt.Errorf("decode task: %w", err)
+		t, err := DecodeTask(raw)
+		if err != nil {
+			return nil, fmt.Errorf("list tasks: %w", err)
 		}
-		resp.Tasks = append(resp.Tasks, &t)
+		resp.Tasks = append(resp.Tasks, t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
-	history := 100
-	if req.HistoryLength != nil {
-		history = *req.HistoryLength
-	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	for i, t := range resp.Tasks {
-		if lt := s.live[t.ID]; lt != nil && lt.owner == owner && lt.task.Status.State == t.Status.State {
-			cp := *lt.task
+		if lt := s.Tasks[t.ID]; lt != nil && lt.Owner == owner && lt.Task.Status.State == t.Status.State {
+			cp := *lt.Task
 			resp.Tasks[i] = &cp
 		}
 	}
-	s.mu.Unlock()
-	for _, t := range resp.Tasks {
-		if !req.IncludeArtifacts {
-			t.Artifacts = nil
-		}
-		if history == 0 {
-			t.History = []*a2a.Message{}
-		} else if history > 0 && len(t.History) > history {
-			t.History = t.History[len(t.History)-history:]
-		}
-	}
+	s.Mu.Unlock()
+	ShapeListed(resp.Tasks, req)
 	if offset+len(resp.Tasks) < total {
 		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset + len(resp.Tasks))))
 	}

@@ -38,31 +38,23 @@ func (b *sqliteBackend) Ping(ctx context.Context) error {
 
 // hasUnsaved reports whether any task end is kept only in memory.
 func (b *sqliteBackend) hasUnsaved() bool {
-	b.mu.Lock()
-	stores := make([]*sqliteStore, 0, len(b.stores))
-	for _, s := range b.stores {
-		stores = append(stores, s)
-	}
-	b.mu.Unlock()
+	stores := b.allStores()
 	for _, s := range stores {
-		s.mu.Lock()
-		for _, lt := range s.live {
-			if lt.unsaved {
-				s.mu.Unlock()
+		s.Mu.Lock()
+		for _, lt := range s.Tasks {
+			if lt.Unsaved {
+				s.Mu.Unlock()
 				return true
 			}
 		}
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	}
 	return false
 }
 
-// probeWrite writes one row of a table of its own, to learn whether the
+// probeWrite writes one row of a table of its own (migration 0003), to learn whether the
 // database takes writes again.
 func (b *sqliteBackend) probeWrite(ctx context.Context) error {
-	if _, err := b.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS vessel_write_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)`); err != nil {
-		return err
-	}
 	_, err := b.db.ExecContext(ctx, `INSERT OR REPLACE INTO vessel_write_probe (id, at) VALUES (1, ?)`, time.Now().UnixNano())
 	return err
 }

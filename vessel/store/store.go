@@ -56,7 +56,8 @@ type Pinger interface {
 
 // Options configure a backend.
 type Options struct {
-	// Agents are the agent ids served (SQLite creates their tables).
+	// Agents are the agent ids served (SQLite fails their tasks left
+	// running by the previous run when it opens).
 	Agents []string
 	// TTL deletes tasks this long after their last update; 0 keeps them.
 	TTL time.Duration

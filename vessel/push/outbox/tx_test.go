@@ -102,7 +102,7 @@ func openDiskView(t *testing.T, path string) diskView {
 func (d diskView) state(t *testing.T, task string) string {
 	t.Helper()
 	var st string
-	if err := d.db.QueryRow(`SELECT state FROM "tasks_a" WHERE id=?`, task).Scan(&st); err != nil {
+	if err := d.db.QueryRow(`SELECT state FROM vessel_tasks WHERE agent_id='a' AND id=?`, task).Scan(&st); err != nil {
 		t.Fatal(err)
 	}
 	return st

@@ -195,7 +195,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		followers: map[followKey]map[*follower]struct{}{},
 		pubQueue:  make(chan publishItem, publishQueue),
 	}
-	if err := migrate(ctx, pool); err != nil {
+	if err := runMigrations(ctx, pool); err != nil {
 		pool.Close()
 		return nil, err
 	}

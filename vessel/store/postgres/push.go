@@ -3,173 +3,46 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 )
 
-// PushConfigs implements store.PushBackend.
+// PushConfigs implements store.PushBackend with the store's shared
+// implementation. A config wanting WORKING updates is known at once to this
+// replica's store and announced to the others on commit (workingChannel);
+// should the announcement miss, a replica running the task learns of it at
+// the task's next write with pushes (a pause) or when it takes the task up.
 func (db *DB) PushConfigs(agentID string) vstore.PushConfigStore {
-	return &pushStore{db: db, agent: agentID}
+	return vstore.NewPushConfigs(newPoolDB(db.pool), agentID, vstore.PushConfigHooks{
+		// One config saver per task at a time, so the limit holds.
+		LockTask: func(ctx context.Context, tx sqldb.Tx, agent string, taskID a2a.TaskID) error {
+			_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(? || '/' || ?))`, agent, string(taskID))
+			return err
+		},
+		// The replica running the task learns of the config at once (sent
+		// on commit), not only at its next write with pushes.
+		AnnounceWorking: func(ctx context.Context, tx sqldb.Tx, agent string, taskID a2a.TaskID) error {
+			payload, ok := workingPayload(agent, taskID)
+			if !ok {
+				return nil
+			}
+			_, err := tx.Exec(ctx, `SELECT pg_notify(?, ?)`, workingChannel, payload)
+			return err
+		},
+		SavedWorking: func(_ context.Context, taskID a2a.TaskID) { db.agentStore(agentID).WantWorking(taskID, time.Now()) },
+	})
 }
 
 // Pool is the connection pool (the push outbox uses it).
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
-
-type pushStore struct {
-	db    *DB
-	agent string
-}
-
-func (s *pushStore) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return s.SaveWith(ctx, taskID, c, vstore.SaveOptions{})
-}
-
-// SaveWith implements store.PushConfigStore. A config wanting WORKING
-// updates is known at once to this replica's store and announced to the
-// others on commit (workingChannel); should the announcement miss, a
-// replica running the task learns of it at the task's next write with
-// pushes (a pause) or when it takes the task up.
-func (s *pushStore) SaveWith(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig, opt vstore.SaveOptions) (*a2a.PushConfig, error) {
-	owner, err := vstore.Owner(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cp, err := vstore.PreparePushConfig(taskID, c)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := vstore.EncodePushConfigWith(cp, opt)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := s.db.pool.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("save push config: %w", err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	// One config saver per task at a time, so the limit holds.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))`, s.agent, string(taskID)); err != nil {
-		return nil, fmt.Errorf("save push config: %w", err)
-	}
-	var n int
-	var other string
-	err = tx.QueryRow(ctx, `SELECT count(*), coalesce(max(owner) FILTER (WHERE owner <> $4), '') FROM vessel_push_configs
-		WHERE agent_id = $1 AND task_id = $2 AND id <> $3`, s.agent, string(taskID), cp.ID, owner).Scan(&n, &other)
-	if err != nil {
-		return nil, fmt.Errorf("count push configs: %w", err)
-	}
-	if other != "" {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if n >= vstore.MaxPushConfigsPerTask {
-		return nil, vstore.ErrTooManyPushConfigs
-	}
-	tag, err := tx.Exec(ctx, `INSERT INTO vessel_push_configs (agent_id, task_id, id, owner, config) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (agent_id, task_id, id) DO UPDATE SET config = excluded.config WHERE vessel_push_configs.owner = excluded.owner`,
-		s.agent, string(taskID), cp.ID, owner, raw)
-	if err != nil {
-		return nil, fmt.Errorf("save push config: %w", err)
-	}
-	if tag.RowsAffected() != 1 {
-		return nil, a2a.ErrTaskNotFound
-	}
-	// The replica running the task learns of the config at once (sent on
-	// commit), not only at its next write with pushes.
-	if opt.Working {
-		if payload, ok := workingPayload(s.agent, taskID); ok {
-			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, workingChannel, payload); err != nil {
-				return nil, fmt.Errorf("save push config: announce: %w", err)
-			}
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("save push config: %w", err)
-	}
-	if opt.Working {
-		s.db.agentStore(s.agent).wantWorking(taskID)
-	}
-	return cp, nil
-}
-
-func (s *pushStore) Get(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, error) {
-	c, owner, err := s.Lookup(ctx, taskID, id)
-	if err != nil {
-		return nil, err
-	}
-	if o := ownerFrom(ctx); o != "" && o != owner {
-		return nil, push.ErrPushConfigNotFound
-	}
-	return c, nil
-}
-
-func (s *pushStore) Lookup(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, string, error) {
-	var raw []byte
-	var owner string
-	err := s.db.pool.QueryRow(ctx, `SELECT config, owner FROM vessel_push_configs WHERE agent_id = $1 AND task_id = $2 AND id = $3`,
-		s.agent, string(taskID), id).Scan(&raw, &owner)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", push.ErrPushConfigNotFound
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("read push config: %w", err)
-	}
-	c, err := vstore.DecodePushConfig(raw)
-	return c, owner, err
-}
-
-func (s *pushStore) List(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
-	owner := ownerFrom(ctx)
-	rows, err := s.db.pool.Query(ctx, `SELECT config FROM vessel_push_configs WHERE agent_id = $1 AND task_id = $2
-		AND ($3 = '' OR owner = $3) ORDER BY created_at, id`, s.agent, string(taskID), owner)
-	if err != nil {
-		return nil, fmt.Errorf("list push configs: %w", err)
-	}
-	defer rows.Close()
-	out := []*a2a.PushConfig{}
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			return nil, fmt.Errorf("read push config: %w", err)
-		}
-		c, err := vstore.DecodePushConfig(raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list push configs: %w", err)
-	}
-	return out, nil
-}
-
-// Delete is idempotent: a config that is not there is deleted already.
-func (s *pushStore) Delete(ctx context.Context, taskID a2a.TaskID, id string) error {
-	owner, err := vstore.Owner(ctx)
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vessel_push_configs WHERE agent_id = $1 AND task_id = $2 AND id = $3 AND owner = $4`,
-		s.agent, string(taskID), id, owner); err != nil {
-		return fmt.Errorf("delete push config: %w", err)
-	}
-	return nil
-}
-
-func (s *pushStore) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vessel_push_configs WHERE agent_id = $1 AND task_id = $2`, s.agent, string(taskID)); err != nil {
-		return fmt.Errorf("delete push configs: %w", err)
-	}
-	return nil
-}
 
 // querier is the pool or a transaction.
 type querier interface {
@@ -213,7 +86,7 @@ func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx conte
 		if err != nil {
 			return fmt.Errorf("list push configs: %w", err)
 		}
-		raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		raws, err := sqldb.Collect[[]byte](rows, sqldb.Bytes)
 		if err != nil {
 			return fmt.Errorf("list push configs: %w", err)
 		}
@@ -255,9 +128,5 @@ func (db *DB) learnWorking(payload string) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[a2a.TaskID(n.Task)]; lt != nil {
-		lt.working.On()
-	}
+	s.LearnWorking(a2a.TaskID(n.Task))
 }

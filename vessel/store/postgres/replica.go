@@ -295,7 +295,7 @@ func (s *Store) followed(ctx context.Context, id a2a.TaskID) (*taskstore.StoredT
 	if err != nil {
 		return nil, "", fmt.Errorf("get task %s: %w", id, err)
 	}
-	t, err := decodeTask(body)
+	t, err := vstore.DecodeTask(body)
 	if err != nil {
 		return nil, "", fmt.Errorf("get task %s: %w", id, err)
 	}

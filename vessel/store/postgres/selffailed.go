@@ -8,6 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
+	"github.com/astraldeep/astralvessel-go/vessel/store/internal/sqldb"
 )
 
 var _ vstore.SelfFailures = (*DB)(nil)
@@ -39,41 +40,11 @@ func (db *DB) SelfFailed(ctx context.Context, limit int) ([]vstore.SelfFailed, e
 	if err != nil {
 		return nil, fmt.Errorf("postgres task store: claim self-failed tasks: %w", err)
 	}
-	type mark struct {
-		agent, task string
-		raw         []byte
-	}
-	var marks []mark
-	for rows.Next() {
-		var m mark
-		if err := rows.Scan(&m.agent, &m.task, &m.raw); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("postgres task store: read self-failed task: %w", err)
-		}
-		marks = append(marks, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	marks, err := sqldb.Collect[vstore.SelfFailedMark](rows, vstore.ScanSelfFailedMark)
+	if err != nil {
 		return nil, fmt.Errorf("postgres task store: claim self-failed tasks: %w", err)
 	}
-	var out []vstore.SelfFailed
-	for _, m := range marks {
-		var t *a2a.Task
-		if m.raw != nil {
-			if t, err = decodeTask(m.raw); err != nil {
-				// Nothing to tell from; the mark must not block the others.
-				db.log.Warn("self-failed task unreadable; its push is dropped", "agent", m.agent, "task", m.task, "error", err)
-			}
-		}
-		if t == nil {
-			if err := db.SelfFailedDone(ctx, m.agent, a2a.TaskID(m.task)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		out = append(out, vstore.SelfFailed{Agent: m.agent, Task: t})
-	}
-	return out, nil
+	return vstore.ResolveSelfFailed(ctx, marks, db.log, db.SelfFailedDone)
 }
 
 // SelfFailedDone implements store.SelfFailures.

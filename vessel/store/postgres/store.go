@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -33,39 +31,8 @@ type Store struct {
 	db    *DB
 	agent string
 
-	mu   sync.Mutex
-	live map[a2a.TaskID]*liveTask
-	// want are the tasks not running here yet given a config that wants
-	// WORKING updates.
-	want vstore.WorkingWants
-}
-
-// wantWorking notes that a task was given a config wanting WORKING updates.
-func (s *Store) wantWorking(id a2a.TaskID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[id]; lt != nil {
-		lt.working.On()
-		return
-	}
-	s.want.Add(id, time.Now())
-}
-
-// takeWant reports, and forgets, whether a task taken up here was given a
-// config wanting WORKING updates here. s.mu is held.
-func (s *Store) takeWant(id a2a.TaskID) bool {
-	return s.want.Take(id, time.Now())
-}
-
-type liveTask struct {
-	owner       string
-	version     taskstore.TaskVersion // the SDK's view, bumped on every update
-	diskVersion taskstore.TaskVersion // the version in the table
-	diskState   a2a.TaskState
-	task        *a2a.Task // stripped
-	// working: whether its configs want WORKING updates, and how many
-	// this turn had.
-	working vstore.WorkingTurn
+	// Live are the tasks running on this replica.
+	vstore.Live
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -79,7 +46,7 @@ func (db *DB) agentStore(agentID string) *Store {
 	defer db.mu.Unlock()
 	s := db.stores[agentID]
 	if s == nil {
-		s = &Store{db: db, agent: agentID, live: map[a2a.TaskID]*liveTask{}}
+		s = &Store{db: db, agent: agentID, Live: vstore.NewLive()}
 		db.stores[agentID] = s
 	}
 	return s
@@ -103,22 +70,6 @@ func (s *Store) strip(t *a2a.Task) *a2a.Task {
 	return t
 }
 
-func encodeTask(t *a2a.Task) ([]byte, error) {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return nil, fmt.Errorf("encode task %s: %w", t.ID, err)
-	}
-	return b, nil
-}
-
-func decodeTask(b []byte) (*a2a.Task, error) {
-	var t a2a.Task
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("decode stored task: %w", err)
-	}
-	return &t, nil
-}
-
 // Create implements taskstore.Store.
 func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
 	if task == nil || task.ID == "" {
@@ -132,7 +83,7 @@ func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 	push := s.db.pushOf(&ev, &ev)
 	task.History = vstore.UserText(task.History) // keep the SDK's copy small too
 	st := s.strip(task)
-	body, err := encodeTask(st)
+	body, err := vstore.EncodeTask(st)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -153,16 +104,13 @@ func (s *Store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("create task %s: %w", task.ID, err)
 	}
-	s.mu.Lock()
-	want := s.takeWant(task.ID)
+	var lt *vstore.LiveTask
 	if !task.Status.State.Terminal() {
-		lt := &liveTask{owner: owner, version: 1, diskVersion: 1, diskState: task.Status.State, task: st}
-		if want {
-			lt.working.On()
-		}
-		s.live[task.ID] = lt
+		lt = &vstore.LiveTask{Owner: owner, Version: 1, DiskVersion: 1, DiskState: task.Status.State, Task: st}
 	}
-	s.mu.Unlock()
+	s.Mu.Lock()
+	s.Start(task.ID, lt, false, time.Now())
+	s.Mu.Unlock()
 	return taskstore.TaskVersion(v), nil
 }
 
@@ -185,31 +133,31 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 	vstore.Shrink(req)
 	state := task.Status.State
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lt := s.live[task.ID]; lt != nil {
-		if lt.owner != owner {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if lt := s.Tasks[task.ID]; lt != nil {
+		if lt.Owner != owner {
 			return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
 		}
-		if req.PrevVersion != taskstore.TaskVersionMissing && req.PrevVersion != lt.version {
+		if req.PrevVersion != taskstore.TaskVersionMissing && req.PrevVersion != lt.Version {
 			return taskstore.TaskVersionMissing, fmt.Errorf("update task %s: version %d, expected %d: %w",
-				task.ID, lt.version, req.PrevVersion, taskstore.ErrConcurrentModification)
+				task.ID, lt.Version, req.PrevVersion, taskstore.ErrConcurrentModification)
 		}
-		v := lt.version + 1
+		v := lt.Version + 1
 		if s.db.queue.Load() != nil {
 			// A WORKING update, for a task whose configs want them (never
 			// one with a push of its own: those are of other states).
-			if p := lt.working.Next(req.Event, st, s.agent); p != nil {
+			if p := lt.Working.Next(req.Event, st, s.agent); p != nil {
 				push = p
 			}
 		}
-		if state != lt.diskState || state.Terminal() || push != nil {
+		if state != lt.DiskState || state.Terminal() || push != nil {
 			var seen vstore.PushSeen
-			if err := s.writeLive(ctx, owner, st, lt.diskVersion, v, push, &seen); err != nil {
+			if err := s.writeLive(ctx, owner, st, lt.DiskVersion, v, push, &seen); err != nil {
 				if errors.Is(err, taskstore.ErrConcurrentModification) || errors.Is(err, a2a.ErrTaskNotFound) {
 					// The row moved (another replica, the lease reaper):
 					// the table is the truth from now on.
-					delete(s.live, task.ID)
+					delete(s.Tasks, task.ID)
 				}
 				// Otherwise the transaction wrote nothing: the task stays
 				// here as it was, so the SDK's next write (its
@@ -217,18 +165,18 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 				// counts the updates kept in memory only.
 				return taskstore.TaskVersionMissing, err
 			}
-			lt.diskVersion, lt.diskState = v, state
-			lt.working.Seen(seen)
+			lt.DiskVersion, lt.DiskState = v, state
+			lt.Working.Seen(seen)
 		}
-		lt.version, lt.task = v, st
+		lt.Version, lt.Task = v, st
 		if state.Terminal() {
-			delete(s.live, task.ID)
+			delete(s.Tasks, task.ID)
 		}
 		s.db.publish(s.agent, req.Event)
 		return v, nil
 	}
 
-	body, err := encodeTask(st)
+	body, err := vstore.EncodeTask(st)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -247,16 +195,13 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		return err == nil, err
 	}, s.agent, task.ID, nil)
 	if err == nil {
-		want := s.takeWant(task.ID)
+		var lt *vstore.LiveTask
 		if !state.Terminal() {
 			// This replica runs the task from now on (a follow-up turn).
-			lt := &liveTask{owner: owner, version: taskstore.TaskVersion(v),
-				diskVersion: taskstore.TaskVersion(v), diskState: state, task: st}
-			if working || want {
-				lt.working.On()
-			}
-			s.live[task.ID] = lt
+			lt = &vstore.LiveTask{Owner: owner, Version: taskstore.TaskVersion(v),
+				DiskVersion: taskstore.TaskVersion(v), DiskState: state, Task: st}
 		}
+		s.Start(task.ID, lt, working, time.Now())
 		s.db.publish(s.agent, req.Event)
 		return taskstore.TaskVersion(v), nil
 	}
@@ -270,7 +215,7 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 // the version this replica wrote last.
 func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVersion, v taskstore.TaskVersion, push *vstore.Push,
 	seen *vstore.PushSeen) error {
-	body, err := encodeTask(t)
+	body, err := vstore.EncodeTask(t)
 	if err != nil {
 		return err
 	}
@@ -298,17 +243,7 @@ func (s *Store) writeLive(ctx context.Context, owner string, t *a2a.Task, diskVe
 // whyNoRow tells a missing (or foreign) task from a version conflict after
 // an update matched no row.
 func (s *Store) whyNoRow(ctx context.Context, owner string, id a2a.TaskID, expected taskstore.TaskVersion) error {
-	var cur int64
-	err := s.db.pool.QueryRow(ctx, `SELECT version FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
-		s.agent, string(id), owner).Scan(&cur)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("update task %s: check version: %w", id, err)
-	}
-	return fmt.Errorf("update task %s: stored version %d, expected %d: %w",
-		id, cur, expected, taskstore.ErrConcurrentModification)
+	return vstore.WhyNoRow(ctx, newPoolDB(s.db.pool), s.agent, id, owner, expected)
 }
 
 // Get implements taskstore.Store. A task running here is answered from
@@ -318,43 +253,16 @@ func (s *Store) Get(ctx context.Context, taskID a2a.TaskID) (*taskstore.StoredTa
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if lt := s.live[taskID]; lt != nil {
-		defer s.mu.Unlock()
-		if lt.owner != owner {
-			return nil, a2a.ErrTaskNotFound
-		}
-		cp := *lt.task // callers may reassign fields; parts are never modified
-		return &taskstore.StoredTask{Task: &cp, Version: lt.version}, nil
+	if t, found, err := s.Live.Get(taskID, owner); found {
+		return t, err
 	}
-	s.mu.Unlock()
 	return s.getStored(ctx, owner, taskID)
 }
 
 // getStored reads the task from the table, whoever runs it.
 func (s *Store) getStored(ctx context.Context, owner string, taskID a2a.TaskID) (*taskstore.StoredTask, error) {
-	var body []byte
-	var v int64
-	err := s.db.pool.QueryRow(ctx, `SELECT task, version FROM vessel_tasks WHERE agent_id = $1 AND id = $2 AND owner = $3`,
-		s.agent, string(taskID), owner).Scan(&body, &v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get task %s: %w", taskID, err)
-	}
-	t, err := decodeTask(body)
-	if err != nil {
-		return nil, fmt.Errorf("get task %s: %w", taskID, err)
-	}
-	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
+	return vstore.ScanStoredTask(newPoolDB(s.db.pool).QueryRow(ctx, vstore.GetTaskSQL, s.agent, string(taskID), owner), taskID)
 }
-
-const (
-	defaultPageSize    = 50
-	maxPageSize        = 100
-	defaultListHistory = 100
-)
 
 // List implements taskstore.Store: the caller's tasks of this agent, newest
 // update first, with the SDK's filters and an opaque page token.
@@ -368,9 +276,9 @@ func (s *Store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 	}
 	pageSize := req.PageSize
 	if pageSize == 0 {
-		pageSize = defaultPageSize
-	} else if pageSize < 1 || pageSize > maxPageSize {
-		return nil, fmt.Errorf("page size must be between 1 and %d, got %d: %w", maxPageSize, pageSize, a2a.ErrInvalidRequest)
+		pageSize = vstore.DefaultPageSize
+	} else if pageSize < 1 || pageSize > vstore.MaxPageSize {
+		return nil, fmt.Errorf("page size must be between 1 and %d, got %d: %w", vstore.MaxPageSize, pageSize, a2a.ErrInvalidRequest)
 	}
 
 	where := []string{"agent_id = $1", "owner = $2"}
@@ -430,26 +338,15 @@ func (s *Store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 		next = encodePageToken(last.at, last.id)
 		page = page[:pageSize]
 	}
-	history := defaultListHistory
-	if req.HistoryLength != nil {
-		history = *req.HistoryLength
-	}
 	tasks := make([]*a2a.Task, 0, len(page))
 	for _, r := range page {
-		t, err := decodeTask(r.body)
+		t, err := vstore.DecodeTask(r.body)
 		if err != nil {
 			return nil, fmt.Errorf("list tasks: %w", err)
 		}
-		if history == 0 {
-			t.History = []*a2a.Message{}
-		} else if history > 0 && len(t.History) > history {
-			t.History = t.History[len(t.History)-history:]
-		}
-		if !req.IncludeArtifacts {
-			t.Artifacts = nil
-		}
 		tasks = append(tasks, t)
 	}
+	vstore.ShapeListed(tasks, req)
 	return &a2a.ListTasksResponse{Tasks: tasks, TotalSize: total, PageSize: pageSize, NextPageToken: next}, nil
 }
 
