@@ -130,6 +130,11 @@ var replayCases = []replayCase{
 	{file: "deepseek/whole_parallel.json", text: "Let me get your name and roll the die!", reasoning: "Great, now I have access to the dice roll tool.",
 		calls: []call{{"call_00_6edlnw3Z1MgeMfey687g8451", "get_player_name", "{}", ""}, {"call_01_km02sac7sHxNDPATKLZy7705", "roll_dice", "{}", ""}}, in: 875, out: 79, sum: "e3c2bfc9d6ed95efa7bc5859add1b60e10a60dacfe3da82a1f2df415572c85ef"},
 	{file: "openrouter/whole_length.json", text: "The CAP theorem is a fundamental principle in distributed systems", incomplete: IncompleteLength, in: 2168, out: 100, sum: "4aaccb703967313d7b480994b44e35151c5f26f1073f27256dea41c42f103ff2"},
+	// Captures in LnYo-Cly/ai4j's notes on providers' output.
+	{file: "deepseek/text.sse", text: "Hello! How can I assist you today? 😊", in: 12, out: 11},
+	{file: "deepseek/parallel_tools.sse", text: "我可以帮。", calls: []call{
+		{"call_00_JQSxFX1xOHGH6ajdpN88RMXO", "get_current_weather", `{"location": "北京", "format": "celsius"}`, ""},
+		{"call_01_L8UtYbkfaMFr7hzsToGPWGfI", "get_current_weather", `{"location": "洛阳", "format": "celsius"}`, ""}}, in: 491, out: 129},
 	// Constructed and edited samples.
 	{file: "azure/error_chunk.sse", text: "Part", errMsg: "The service is temporarily unable to process your request."},
 	{file: "gemini/tool_signature.sse", calls: []call{{"function-call-9", "get_weather", `{"city":"Accra"}`, `{"extra_content":{"google":{"thought_signature":"EjQKMgG+Pvb7sig=="}}}`}}, in: 31, out: 9},
@@ -173,10 +178,8 @@ var replayCases = []replayCase{
 	{file: "gemini/content_filter.sse", text: "I can", incomplete: IncompleteContentFilter, in: 9, out: 2},
 	{file: "mistral/length.sse", text: "Paris is the", incomplete: IncompleteLength, in: 10, out: 2},
 	{file: "mistral/parallel_tools.sse", calls: []call{{"aaaaaaaaa", "retrieve_payment_status", `{"transaction_id": "T1"}`, ""}, {"bbbbbbbbb", "retrieve_payment_date", `{"transaction_id": "T1"}`, ""}}, in: 90, out: 40},
-	{file: "deepseek/text.sse", text: "Hello!", in: 10, out: 2},
 	{file: "openai/error_chunk.sse", text: "Par", errMsg: "The server had an error while processing your request"},
 	{file: "gemini/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
-	{file: "deepseek/parallel_tools.sse", calls: []call{{"call_00_a", "lookup", `{"q":"a"}`, ""}, {"call_01_b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 	{file: "groq/parallel_tools.sse", calls: []call{{"call_g1", "lookup", `{"q":"a"}`, ""}, {"call_g2", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 	{file: "groq/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 	{file: "vllm/parallel_tools.sse", calls: []call{{"chatcmpl-tool-a", "lookup", `{"q":"a"}`, ""}, {"chatcmpl-tool-b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
