@@ -130,6 +130,7 @@ var replayCases = []replayCase{
 	{file: "deepseek/whole_parallel.json", text: "Let me get your name and roll the die!", reasoning: "Great, now I have access to the dice roll tool.",
 		calls: []call{{"call_00_6edlnw3Z1MgeMfey687g8451", "get_player_name", "{}", ""}, {"call_01_km02sac7sHxNDPATKLZy7705", "roll_dice", "{}", ""}}, in: 875, out: 79, sum: "e3c2bfc9d6ed95efa7bc5859add1b60e10a60dacfe3da82a1f2df415572c85ef"},
 	{file: "openrouter/whole_length.json", text: "The CAP theorem is a fundamental principle in distributed systems", incomplete: IncompleteLength, in: 2168, out: 100, sum: "4aaccb703967313d7b480994b44e35151c5f26f1073f27256dea41c42f103ff2"},
+	{file: "vllm/tool_hermes.sse", calls: []call{{"chatcmpl-tool-ca99dda515524c6abe47d1ea22813507", "run_command", `{"command": "ls"}`, ""}}},
 	// Captures in LnYo-Cly/ai4j's notes on providers' output.
 	{file: "deepseek/text.sse", text: "Hello! How can I assist you today? 😊", in: 12, out: 11},
 	{file: "deepseek/parallel_tools.sse", text: "我可以帮。", calls: []call{
