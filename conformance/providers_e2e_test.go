@@ -69,10 +69,11 @@ func (u *replayUpstream) last() string {
 
 // TestLocalStackProviderReplays runs recorded provider streams through the
 // real vessel, egress and sandbox: DeepSeek's reasoning, Gemini's thought
-// signatures and both of Ollama's parallel calls reach the next request
-// through the egress, Mistral's thinking parts leave the answer text alone,
-// a cut by length, Azure's content filter and a llama.cpp error line each
-// fail the task with their reason.
+// signatures and the parallel calls of Ollama and OpenAI reach the next
+// request through the egress, Mistral's thinking parts leave the answer text
+// alone, a cut by length, Azure's content filter, a llama.cpp error line,
+// Groq's event: error and OpenRouter's error chunk each fail the task with
+// their reason.
 func TestLocalStackProviderReplays(t *testing.T) {
 	if os.Getenv("VESSEL_E2E_LOCAL") != "1" {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the local-stack end-to-end tests")
@@ -104,6 +105,10 @@ func TestLocalStackProviderReplays(t *testing.T) {
 			[]string{`"extra_content":{"google":{"thought_signature":"CiQBVKhc7sig1=="}}`, `"tool_call_id":"function-call-1"`, `"tool_call_id":"function-call-2"`}},
 		{"openai/length.sse", []string{"TASK_STATE_FAILED", `incomplete`, `length`}, nil},
 		{"llamacpp/error_event.sse", []string{"TASK_STATE_FAILED", "model_error", "the request exceeds the available context size"}, nil},
+		{"groq/error_chunk.sse", []string{"TASK_STATE_FAILED", "model_error", "Tool choice is required, but model did not call a tool"}, nil},
+		{"openrouter/length_then_error.sse", []string{"TASK_STATE_FAILED", "model_error", "Token limit reached"}, nil},
+		{"openai/parallel_no_args.sse", []string{"TASK_STATE_COMPLETED", "done"},
+			[]string{`"tool_call_id":"call_q2UyBRP7eXNTzAoR8lEhjc9Z"`, `"tool_call_id":"call_b51ijcpFkDiTQG1bQzsrmtW5"`}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			msg, _ := json.Marshal(c.file)

@@ -58,7 +58,7 @@ type delta struct {
 	Thinking  string
 	ToolCalls []toolCallDelta
 	// Extra are the members of no field above (nor role, function_call,
-	// annotations, audio, index):
+	// annotations, audio, index, token_id):
 	// provider fields carried back opaquely.
 	Extra []member
 }
@@ -180,9 +180,10 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 			return s.Str(&d.Reasoning)
 		case "refusal":
 			return s.Str(&d.Refusal)
-		case "role", "function_call", "annotations", "audio", "index":
+		case "role", "function_call", "annotations", "audio", "index", "token_id":
 			// OpenAI's own, not accepted back as sent; index: some servers
-			// (a model on Mistral's API) repeat the choice's index in the delta.
+			// (a model on Mistral's API) repeat the choice's index in the delta;
+			// token_id: Together numbers each streamed token, no message field.
 			return s.Skip()
 		case "tool_calls":
 			d.ToolCalls = d.ToolCalls[:0]
@@ -195,7 +196,7 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 				return scanToolCall(s, &d.ToolCalls[len(d.ToolCalls)-1])
 			})
 		}
-		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "index", "tool_calls") {
+		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "index", "token_id", "tool_calls") {
 			return false
 		}
 		raw, ok := s.Raw()
