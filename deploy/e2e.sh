@@ -3,7 +3,10 @@
 #
 #   1. build every image (deploy/images.sh) and the conformance binary
 #   2. copy deploy/ and examples/ to a temporary folder, write a test .env, `astralvessel deploy`
-#   3. start it with the scripted model as the upstream (compose.generated.yml + e2e.override.yml)
+#   3. start it with compose.generated.yml alone; the test stand-ins (the scripted model as the
+#      upstream on the generated `outside` network, an OTLP sink on `egress` and every `tools-<agent>`)
+#      are containers of their own (docker run, outside the Compose project) that join the project's
+#      networks between `up --no-start` and `up -d`
 #   4. wait for /health, run the isolation probes and the conformance checks for every agent (the
 #      field guides and the notebook example, whose stdio MCP server a conformance turn calls);
 #      a real Prometheus (Debian's package) scrapes every service's metrics listener on the
@@ -14,8 +17,8 @@
 #   4c. operator, as generated: turns, cancel, usage, audit and metrics as docs/operations.md says,
 #      from the deploy folder with only the generated files (operator.url, .generated/operator.token,
 #      records/ read by a user of the operator group)
-#   4b. traces: the [telemetry] table points every service at an OTLP sink container (otlp-sink,
-#      e2e.tracing.yml); one conformance turn's spans from vessel, sandboxd and egress share a trace id
+#   4b. traces: the [telemetry] table points every service at the OTLP sink stand-in (otlp-sink);
+#      one conformance turn's spans from vessel, sandboxd and egress share a trace id
 #   5. fingerprints for real: edit an agent's vessel.toml without deploying (that agent is refused
 #      with 503/-32004, the other keeps working), deploy + up -d (served again), edit prompt.md
 #      (nothing needed)
@@ -46,16 +49,32 @@ elif command -v docker-compose >/dev/null; then
 else
 	die "neither 'docker compose' nor docker-compose is installed"
 fi
+# The test stand-ins: containers of their own, outside the Compose project (compose sees only
+# compose.generated.yml). Each is locked down like a generated service: its own uid (the scripted
+# model's is deployer/compose ScriptedModelUID; deployer/compose/e2e_standins_test.go reads both
+# from here), read-only root, no capability, no new privileges, memory and pid limits.
+model_name="$project-e2e-model" sink_name="$project-e2e-otlp-sink"
+standins=("$model_name" "$sink_name")
+model_uid=61004
+sink_uid=61005
+standin_opts=(--pull never --read-only --cap-drop ALL --security-opt no-new-privileges --memory 256m
+	--restart unless-stopped --label "astralvessel.e2e-standin=$project")
 if [[ -n $(docker ps -aq --filter "label=com.docker.compose.project=$project") && -z ${E2E_FORCE:-} ]]; then
 	die "containers of project $project already exist; stop that deployment or set E2E_PROJECT (E2E_FORCE=1 replaces it)"
 fi
+for c in "${standins[@]}"; do
+	if docker container inspect "$c" >/dev/null 2>&1; then
+		[[ -n ${E2E_FORCE:-} ]] || die "container $c (a test stand-in of project $project) already exists; remove it or set E2E_FORCE=1"
+		docker rm -f "$c" >/dev/null
+	fi
+done
 
 work="$(mktemp -d /tmp/astralvessel-e2e.XXXXXX)"
 dep="$work/deploy"
 probe="$project-e2e-probe"
-# Only test stand-ins are layered over the generated file: the model provider (e2e.override.yml) and
-# the trace sink (e2e.tracing.yml). Metrics, the operator API and the records are the generated file's.
-compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml -f e2e.tracing.yml --env-file .env "$@"); }
+# Compose runs the generated file alone: metrics, the operator API and the records are its own, and
+# the test stand-ins are no part of the project.
+compose() { (cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml --env-file .env "$@"); }
 prom_pid=""
 
 cleanup() {
@@ -64,14 +83,20 @@ cleanup() {
 		step "FAILED; container logs follow"
 		compose ps 2>/dev/null || true
 		compose logs --no-color --tail 150 2>/dev/null || true
+		for c in "${standins[@]}"; do
+			echo "--- $c (test stand-in)"
+			docker logs --tail 50 "$c" 2>&1 || true
+		done
 	fi
 	if [[ -n ${E2E_KEEP:-} ]]; then
-		echo "e2e: E2E_KEEP set; left running in $dep (project $project)"
+		echo "e2e: E2E_KEEP set; left running in $dep (project $project; test stand-ins ${standins[*]})"
 		return
 	fi
 	[[ -n $prom_pid ]] && kill "$prom_pid" 2>/dev/null || true
 	docker rm -f "$probe" >/dev/null 2>&1 || true
-	[[ -f $dep/compose.generated.yml && -f $dep/e2e.tracing.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
+	# The stand-ins first: a network with a container attached cannot be removed.
+	docker rm -f "${standins[@]}" >/dev/null 2>&1 || true
+	[[ -f $dep/compose.generated.yml ]] && compose down -v --remove-orphans >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -91,7 +116,6 @@ step "deploy (in $work)"
 cp -a "$root/deploy" "$work/deploy"
 cp -a "$root/examples" "$work/examples"
 rm -rf "$dep/.generated" "$dep/compose.generated.yml" "$dep/.env"
-cp "$here/e2e.override.yml" "$dep/e2e.override.yml"
 cp "$root/conformance/testdata/local-script.json" "$dep/e2e-script.json"
 chmod 644 "$dep/e2e-script.json"
 [[ -f $dep/.env.example ]] || die "deploy/.env.example is missing"
@@ -105,7 +129,7 @@ while IFS= read -r line || [[ -n $line ]]; do
 	case "$name" in
 	*_SHA256) continue ;; # written after the key it digests
 	*MODEL_KEY) value="e2e-model-$(rand)" ;;
-	*UPSTREAM*URL*) value="http://scripted-model:8080/v1" ;;
+	*UPSTREAM*URL*) value="http://$model_name:8080/v1" ;;
 	*_KEY | *_TOKEN | *SECRET*) value="e2e-$(rand)" ;;
 	esac
 	keys[$name]="$value"
@@ -115,10 +139,7 @@ while IFS= read -r line || [[ -n $line ]]; do
 	base="${BASH_REMATCH[1]}"
 	[[ -n ${keys[$base]:-} ]] && keys[${base}_SHA256]="$(printf '%s' "${keys[$base]}" | sha256sum | cut -d' ' -f1)"
 done <"$dep/.env.example"
-{
-	for k in "${!keys[@]}"; do printf '%s=%s\n' "$k" "${keys[$k]}"; done
-	printf 'E2E_PROJECT=%s\n' "$project"
-} | sort >"$dep/.env"
+for k in "${!keys[@]}"; do printf '%s=%s\n' "$k" "${keys[$k]}"; done | sort >"$dep/.env"
 chmod 600 "$dep/.env"
 app_key_var="$(grep -o '^[A-Z_]*APP_KEY=' "$dep/.env" | head -n1 | tr -d =)"
 [[ -n $app_key_var ]] || die ".env.example names no *APP_KEY variable"
@@ -137,14 +158,15 @@ printf '%s\n' "" "[[agents]]" 'id = "notebook"' 'package = "../examples/notebook
 	'scratch = "64MB"' 'memory = "1GB"' 'pids = 64' >>"$dep/deployment.toml"
 sed -i -E 's/^(agents = \["field-guide", "field-guide-reader")\]/\1, "notebook"]/' "$dep/deployment.toml"
 grep -q '"field-guide-reader", "notebook"\]' "$dep/deployment.toml" || die "could not grant the notebook agent to the example app"
-# The scripted model speaks plain HTTP on the outside network.
+# The scripted model (a stand-in on the outside network, reached by its container name through the
+# engine's resolver on that network) speaks plain HTTP.
 sed -i -E 's/^(upstream_url *=.*)$/\1\nallow_http_upstream = true/' "$dep/deployment.toml"
 # A second model route, Azure classic in shape (api-version query, key in an api-key header), served by
 # the scripted model as well: field-guide-reader's turns take it (docs/models.md); its key reaches the
 # egress alone (verify.py).
 sed -i -E '0,/^id = "field-guide-reader"$/s//&\nmodel_route = "classic"/' "$dep/deployment.toml"
 grep -q '^model_route = "classic"$' "$dep/deployment.toml" || die "deployment.toml has no field-guide-reader agent for the second model route"
-printf '%s\n' "" "[models.classic]" 'url = "http://scripted-model:8080/v1?api-version=2024-10-21"' \
+printf '%s\n' "" "[models.classic]" "url = \"http://$model_name:8080/v1?api-version=2024-10-21\"" \
 	'key = "env:E2E_CLASSIC_MODEL_KEY"' 'auth = "api-key"' 'allow_http = true' >>"$dep/deployment.toml"
 printf 'E2E_CLASSIC_MODEL_KEY=e2e-classic-%s\n' "$(rand)" >>"$dep/.env"
 if [[ $project != astralvessel ]]; then
@@ -152,22 +174,12 @@ if [[ $project != astralvessel ]]; then
 	sed -i -E "s/^(project *= *).*/\1\"$project\"/; s/^(front_subnet *= *).*/\1\"172.31.248.0\/24\"/; s/^(front_address *= *).*/\1\"172.31.248.10\"/" "$dep/deployment.toml"
 	grep -q '^project *=' "$dep/deployment.toml" || die "set [vessel] project in deployment.toml to use E2E_PROJECT"
 fi
-# Traces: deploy turns [telemetry] into every service's OTEL_* variables. The sink (a static
-# binary in the scripted model's image under a uid of its own, 61005, on the egress network and each
-# tools network, where the services already are; the confined calls cannot open sockets) writes the
-# spans to its stdout.
-printf '%s\n' "" "[telemetry]" 'otlp_endpoint = "http://otlp-sink:4318"' >>"$dep/deployment.toml"
+# Traces: deploy turns [telemetry] into every service's OTEL_* variables. The sink stand-in (a static
+# binary in the scripted model's image under a uid of its own; on the egress network and each tools
+# network, where the services already are; the confined calls cannot open sockets) writes the spans
+# to its stdout.
+printf '%s\n' "" "[telemetry]" "otlp_endpoint = \"http://$sink_name:4318\"" >>"$dep/deployment.toml"
 cp "$bin/otlp-sink" "$dep/otlp-sink"
-{
-	printf '%s\n' '# Written by e2e.sh: the OTLP sink the services export their spans to.' 'version: "3.8"' 'services:' \
-		'  otlp-sink:' '    image: ${E2E_PROJECT:-astralvessel}-scripted-model:local' \
-		'    entrypoint: ["/otlp/otlp-sink"]' \
-		'    command: ["--grpc-listen", "", "--http-listen", "0.0.0.0:4318", "--out", "-"]' \
-		'    volumes: ["./otlp-sink:/otlp/otlp-sink:ro"]' '    user: "61005:61005"' '    read_only: true' \
-		'    cap_drop: [ALL]' '    security_opt: ["no-new-privileges:true"]' '    mem_limit: 268435456' '    pids_limit: 64' \
-		'    networks:' '      egress: {}'
-	awk '/^\[\[agents\]\]/ { a = 1 } a && /^id *=/ { gsub(/.*= *"|".*/, ""); print "      tools-" $0 ": {}"; a = 0 }' "$dep/deployment.toml"
-} >"$dep/e2e.tracing.yml"
 deploy() { "$bin/astralvessel" deploy "$dep/deployment.toml" --source "$root" --env-file "$dep/.env"; }
 deploy
 
@@ -176,12 +188,32 @@ deploy
 # the operator group below, so the temporary folder must be passable.
 chmod 755 "$work"
 metrics_agents=()
-for a in $(cd "$dep" && "${compose_cmd[@]}" -p "$project" -f compose.generated.yml -f e2e.override.yml --env-file .env config --services | sed -n 's/^sandbox-//p' | sort); do
+for a in $(compose config --services | sed -n 's/^sandbox-//p' | sort); do
 	metrics_agents+=("$a")
 done
 
 # ---------------------------------------------------------------------------------------------
 step "up (${compose_cmd[*]})"
+# start_standins: the scripted model on the generated `outside` network (the one the egress reaches
+# its upstream on, so no other container can reach it) and the OTLP sink on `egress` and every
+# `tools-<agent>` network (docs/operations.md, "In Compose"). The host never resolves their names:
+# addresses it prints come from docker inspect.
+start_standins() {
+	local net nets
+	docker run -d --name "$model_name" --user "$model_uid:$model_uid" "${standin_opts[@]}" --pids-limit 128 \
+		--network "${project}_outside" -v "$dep/e2e-script.json:/script/e2e-script.json:ro" \
+		"$project-scripted-model:local" --listen 0.0.0.0:8080 --script /script/e2e-script.json >/dev/null
+	docker create --name "$sink_name" --user "$sink_uid:$sink_uid" "${standin_opts[@]}" --pids-limit 64 \
+		--network "${project}_egress" -v "$dep/otlp-sink:/otlp/otlp-sink:ro" --entrypoint /otlp/otlp-sink \
+		"$project-scripted-model:local" --grpc-listen "" --http-listen 0.0.0.0:4318 --out - >/dev/null
+	nets="$(docker network ls --filter "label=com.docker.compose.project=$project" --format '{{.Name}}' | grep "^${project}_tools-" | sort)"
+	[[ -n $nets ]] || die "compose created no ${project}_tools-* network"
+	for net in $nets; do docker network connect "$net" "$sink_name"; done
+	docker start "$sink_name" >/dev/null
+	for c in "${standins[@]}"; do
+		echo "stand-in $c: $(docker inspect -f '{{range $n, $e := .NetworkSettings.Networks}}{{$n}}={{$e.IPAddress}} {{end}}' "$c")"
+	done
+}
 # Docker refuses a front subnet that overlaps another network's pool ("Pool overlaps"): another
 # deployment's, or one the engine just gave this deployment's other networks from its default
 # pools (on some hosts those reach 172.31.0.0/16). Use a free /24 and, if `up` still hits an
@@ -197,14 +229,18 @@ use_free_front() {
 	deploy >/dev/null
 }
 use_free_front
-if ! up_out="$(compose up -d 2>&1)"; then
+# `up --no-start` creates the generated networks (and containers), so the stand-ins can join them
+# before anything starts.
+if ! up_out="$(compose up --no-start 2>&1)"; then
 	printf '%s\n' "$up_out"
-	grep -q "Pool overlaps" <<<"$up_out" || die "compose up failed"
+	grep -q "Pool overlaps" <<<"$up_out" || die "compose up --no-start failed"
 	use_free_front
-	compose up -d
+	compose up --no-start
 else
 	printf '%s\n' "$up_out"
 fi
+start_standins
+compose up -d
 front_ip="$(docker inspect -f "{{with index .NetworkSettings.Networks \"${project}_front\"}}{{.IPAddress}}{{end}}" \
 	"$(compose ps -q vessel)")"
 [[ -n $front_ip ]] || die "the vessel has no address on ${project}_front"
@@ -304,7 +340,28 @@ PY
 
 # ---------------------------------------------------------------------------------------------
 step "isolation probes"
-"$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" --extra scripted-model,otlp-sink || failed=1
+"$here/verify-isolation.sh" --project "$project" --dir "$dep" --env-file "$dep/.env" || failed=1
+
+# The stand-ins are no part of the project, so the probes above skip them: their lockdown as in force.
+python3 - "$model_uid" "$sink_uid" "${standins[@]}" <<'PY' || failed=1
+import json, subprocess, sys
+uids, names = sys.argv[1:3], sys.argv[3:]
+bad = 0
+for name, uid in zip(names, uids):
+    c = json.loads(subprocess.run(["docker", "inspect", name], check=True, capture_output=True, text=True).stdout)[0]
+    hc, so = c["HostConfig"], c["HostConfig"].get("SecurityOpt") or []
+    got = {"user": c["Config"].get("User"), "read_only": hc.get("ReadonlyRootfs"), "cap_drop": hc.get("CapDrop"),
+           "cap_add": hc.get("CapAdd"), "no_new_privileges": any(o.startswith("no-new-privileges") for o in so),
+           "memory": hc.get("Memory"), "pids": hc.get("PidsLimit"), "running": c["State"].get("Running"),
+           "compose_project": (c["Config"].get("Labels") or {}).get("com.docker.compose.project")}
+    ok = (got["user"] == "%s:%s" % (uid, uid) and got["read_only"] is True and got["cap_drop"] == ["ALL"]
+          and not got["cap_add"] and got["no_new_privileges"] and (got["memory"] or 0) > 0
+          and (got["pids"] or 0) > 0 and got["running"] and got["compose_project"] is None)
+    bad += not ok
+    print("%s test stand-in %s: own uid, read-only, no capability, no-new-privileges, limits, not in the Compose project (%s)"
+          % ("PASS" if ok else "FAIL", name, json.dumps(got, sort_keys=True)))
+sys.exit(1 if bad else 0)
+PY
 
 step "conformance"
 for a in "${agents[@]}"; do
@@ -450,7 +507,7 @@ step "traces"
 # and spans of all three services. The services batch their spans (5 s by default).
 trace_ok=""
 for _ in $(seq 1 20); do
-	if docker logs "$(compose ps -q otlp-sink)" 2>/dev/null | python3 -c '
+	if docker logs "$sink_name" 2>/dev/null | python3 -c '
 import json, sys
 traces = {}
 for line in sys.stdin:

@@ -53,7 +53,7 @@ const (
 	VesselUID        = 61001
 	EgressUID        = 61002
 	SearchUID        = 61003
-	ScriptedModelUID = 61004 // test and demo only (deploy/e2e.override.yml)
+	ScriptedModelUID = 61004 // test and demo only (the e2e stand-in, deploy/e2e.sh)
 	ProbeUID         = 61010 // the isolation probes' and the e2e client's throwaway containers
 )
 

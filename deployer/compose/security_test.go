@@ -381,12 +381,15 @@ func TestServiceAndCallIdentities(t *testing.T) {
 	if len(serviceUIDs) != 3 || len(ranges) != 3 {
 		t.Fatalf("services %v, sandboxes %v", serviceUIDs, ranges)
 	}
-	// The identities outside the generated file count too: the scripted
-	// model of e2e.override.yml, the probe containers, and the users images
+	// The identities outside the generated file count too: the e2e's test
+	// stand-ins (deploy/e2e.sh), the probe containers, and the users images
 	// used to run as.
 	others := map[string]uint32{"nobody": 65534, "old shared uid": 65532}
 	for n, u := range ServiceUIDs {
 		others[n] = uint32(u)
+	}
+	for n, u := range e2eStandins(t).uids {
+		others["e2e stand-in "+n] = u
 	}
 	for i, a := range d.Agents {
 		name := "sandbox-" + a.ID
@@ -442,20 +445,9 @@ func TestImagesRunAsTheirServiceUID(t *testing.T) {
 			t.Errorf("%s: last USER %q, want %s", file, last, want)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(repo, "deploy", "e2e.override.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var override struct {
-		Services map[string]struct {
-			User string `yaml:"user"`
-		} `yaml:"services"`
-	}
-	if err := yaml.Unmarshal(b, &override); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := override.Services["scripted-model"].User, fmt.Sprintf("%d:%d", ScriptedModelUID, ScriptedModelUID); got != want {
-		t.Errorf("e2e.override.yml runs the scripted model as %q, want %s", got, want)
+	st := e2eStandins(t)
+	if got := st.uids["model"]; got != ScriptedModelUID {
+		t.Errorf("deploy/e2e.sh runs the scripted model as uid %d, want ScriptedModelUID %d", got, ScriptedModelUID)
 	}
 }
 

@@ -141,6 +141,10 @@ type DB struct {
 
 	// queue, once set, enqueues the pushes of status writes (push.go).
 	queue atomic.Pointer[vstore.PushQueue]
+	// writeErr is the error of the last task write if the database
+	// refused it (refusesWrites), nil once one succeeds (health.go).
+	failMu   sync.Mutex
+	writeErr error
 	// healthySince is when the current run of successful lease renewals
 	// began (unix ns), 0 after a failed one.
 	healthySince atomic.Int64
@@ -182,19 +186,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres task store: connect: %w", err)
 	}
-	db := &DB{
-		pool:      pool,
-		opts:      opts,
-		log:       opts.Logger.With("component", "store/postgres", "replica", opts.ReplicaID),
-		stores:    map[string]*Store{},
-		cancelers: map[string]func(context.Context, a2a.TaskID, string){},
-		resumers:  map[string]resumer{},
-		carriers:  map[string]vstore.CallCarrier{},
-		wake:      make(chan struct{}, 1),
-		followed:  map[followKey]time.Time{},
-		followers: map[followKey]map[*follower]struct{}{},
-		pubQueue:  make(chan publishItem, publishQueue),
-	}
+	db := newDB(pool, opts)
 	if err := runMigrations(ctx, pool); err != nil {
 		pool.Close()
 		return nil, err
@@ -229,19 +221,28 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// newDB is a DB on pool with no background work started (Open starts it).
+func newDB(pool *pgxpool.Pool, opts Options) *DB {
+	return &DB{
+		pool:      pool,
+		opts:      opts,
+		log:       opts.Logger.With("component", "store/postgres", "replica", opts.ReplicaID),
+		stores:    map[string]*Store{},
+		cancelers: map[string]func(context.Context, a2a.TaskID, string){},
+		resumers:  map[string]resumer{},
+		carriers:  map[string]vstore.CallCarrier{},
+		wake:      make(chan struct{}, 1),
+		followed:  map[followKey]time.Time{},
+		followers: map[followKey]map[*follower]struct{}{},
+		pubQueue:  make(chan publishItem, publishQueue),
+	}
+}
+
 // ReplicaID is this process's id in the lease table.
 func (db *DB) ReplicaID() string { return db.opts.ReplicaID }
 
 // Close stops the background work and removes this replica's lease row, so
 // that its unfinished tasks are failed by the next reaper on any replica.
-// Ping implements store.Pinger: the server answers on a pooled connection.
-func (db *DB) Ping(ctx context.Context) error {
-	if err := db.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	return nil
-}
-
 func (db *DB) Close() error {
 	var err error
 	db.closed.Do(func() {

@@ -66,8 +66,26 @@ func (db *DB) pushOf(event a2a.Event, task *a2a.Task) *vstore.Push {
 // also enqueues the push for each of the task's configs it goes to
 // (vstore.PushTargets) as they are in it: the status and its deliveries
 // are committed together or not at all. seen, when not nil, is told what
-// the configs were.
+// the configs were. How the write went is noted for Ping (noteWrite).
 func (db *DB) withPush(ctx context.Context, p *vstore.Push, write func(ctx context.Context, q querier) (bool, error),
+	agent string, taskID a2a.TaskID, seen *vstore.PushSeen) error {
+	var wrote bool
+	err := db.withPushTx(ctx, p, func(ctx context.Context, q querier) (bool, error) {
+		w, err := write(ctx, q)
+		wrote = w
+		return w, err
+	}, agent, taskID, seen)
+	switch {
+	case err == nil && wrote:
+		db.noteWrite(nil)
+	case refusesWrites(err):
+		db.noteWrite(err)
+	}
+	return err
+}
+
+// withPushTx is withPush without the note.
+func (db *DB) withPushTx(ctx context.Context, p *vstore.Push, write func(ctx context.Context, q querier) (bool, error),
 	agent string, taskID a2a.TaskID, seen *vstore.PushSeen) error {
 	qp := db.queue.Load()
 	if p == nil || qp == nil {

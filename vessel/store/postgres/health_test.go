@@ -1,0 +1,177 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// storedTask creates a finished task for alice and returns its id.
+func storedTask(t *testing.T, db *DB) a2a.TaskID {
+	t.Helper()
+	if _, err := db.Agent("alpha").Create(as("alice"), newTask("done", "c1", a2a.TaskStateCompleted)); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	return "done"
+}
+
+// readsButRefusesWrites checks what the vessel relies on while the store
+// cannot write: Ping fails naming why (so every agent goes out of service),
+// while a stored task is still read, through a store that holds nothing of it
+// in memory.
+func readsButRefusesWrites(t *testing.T, db *DB, id a2a.TaskID, why string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := db.Ping(ctx)
+	if err == nil || !strings.Contains(err.Error(), why) {
+		t.Fatalf("Ping = %v, want a failure saying %q", err, why)
+	}
+	got, err := db.Agent("alpha").Get(as("alice"), id)
+	if err != nil || got.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("Get of a stored task while writes fail = %+v, %v; want the completed task", got, err)
+	}
+	if _, err := db.Agent("alpha").Create(as("alice"), newTask("new", "c2", a2a.TaskStateSubmitted)); err == nil {
+		t.Fatal("Create succeeded although Ping said writes fail")
+	}
+}
+
+// TestPingReadOnlySession: a session PostgreSQL makes read-only (as
+// default_transaction_read_only on the database or the role does, or a
+// standby) keeps answering the connection ping and reads; Ping says the store
+// takes no writes.
+func TestPingReadOnlySession(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn, testSchema(t, dsn), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping of a writable store: %v", err)
+	}
+	id := storedTask(t, db)
+
+	cfg := db.pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ro := newDB(pool, db.opts)
+	if err := ro.pool.Ping(ctx); err != nil {
+		t.Fatalf("the read-only session does not answer: %v", err)
+	}
+	readsButRefusesWrites(t, ro, id, "read-only")
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping on the writable sessions again: %v", err)
+	}
+}
+
+// TestPingRoleMayNotWrite: a role that lost INSERT or UPDATE on a table the
+// store writes fails Ping with the table's name, reads still work, and Ping
+// passes again once the grant is back.
+func TestPingRoleMayNotWrite(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn, testSchema(t, dsn), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id := storedTask(t, db)
+	// The test's own schema only: the owner revokes its own rights there.
+	if _, err := db.pool.Exec(ctx, `REVOKE INSERT, UPDATE ON vessel_tasks FROM CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	readsButRefusesWrites(t, newDB(db.pool, db.opts), id, "may not insert into or update vessel_tasks")
+	if _, err := db.pool.Exec(ctx, `GRANT INSERT, UPDATE ON vessel_tasks TO CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping once the grant is back: %v", err)
+	}
+	if _, err := db.Agent("alpha").Update(as("alice"), &taskstore.UpdateRequest{Task: newTask("done", "c1", a2a.TaskStateCompleted)}); err != nil {
+		t.Fatalf("Update once the grant is back: %v", err)
+	}
+}
+
+// TestPingRenewsTheLeaseDurably: the write probe is a real committed write,
+// this replica's lease row renewed.
+func TestPingRenewsTheLeaseDurably(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn, testSchema(t, dsn), func(o *Options) { o.HeartbeatInterval = time.Hour })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	expireLease(t, db, db.ReplicaID())
+	if err := db.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var age time.Duration
+	if err := db.pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - heartbeat_at) * 1e9 FROM vessel_replicas WHERE id = $1`,
+		db.ReplicaID()).Scan(&age); err != nil {
+		t.Fatal(err)
+	}
+	if age > time.Minute {
+		t.Fatalf("lease row %v old after Ping, want renewed", age)
+	}
+}
+
+// TestPingAfterARefusedTaskWrite: a task write the database refused is
+// noted, Ping fails while the database would refuse it, and once Ping's
+// probes (the new-block one included) pass it clears the note, as a task
+// write that goes through does.
+func TestPingAfterARefusedTaskWrite(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn, testSchema(t, dsn), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id := storedTask(t, db)
+	if _, err := db.pool.Exec(ctx, `REVOKE UPDATE ON vessel_tasks FROM CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	// A store holding nothing in memory, so the update goes to the table.
+	other := newDB(db.pool, db.opts)
+	done := &taskstore.UpdateRequest{Task: newTask(string(id), "c1", a2a.TaskStateCompleted)}
+	if _, err := other.Agent("alpha").Update(as("alice"), done); err == nil {
+		t.Fatal("Update succeeded without the UPDATE privilege")
+	}
+	if err := other.writeFailure(); err == nil || !refusesWrites(err) {
+		t.Fatalf("noted write failure = %v, want the refused update", err)
+	}
+	if err := other.Ping(ctx); err == nil {
+		t.Fatal("Ping passed while the role may not update vessel_tasks")
+	}
+	if _, err := db.pool.Exec(ctx, `GRANT UPDATE ON vessel_tasks TO CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Ping(ctx); err != nil {
+		t.Fatalf("Ping once the grant is back: %v", err)
+	}
+	if err := other.writeFailure(); err != nil {
+		t.Fatalf("the note outlived a passing Ping: %v", err)
+	}
+
+	// A refusal the lease probe cannot see (a full data disk refuses a new
+	// block only): Ping tries one itself, and a task write that goes
+	// through clears the note too.
+	other.noteWrite(&pgconn.PgError{Code: "53100", Message: "could not extend file"})
+	if err := other.probeExtend(ctx); err != nil {
+		t.Fatalf("probeExtend on a healthy database: %v", err)
+	}
+	other.noteWrite(&pgconn.PgError{Code: "53100", Message: "could not extend file"})
+	if _, err := other.Agent("alpha").Update(as("alice"), done); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.writeFailure(); err != nil {
+		t.Fatalf("the note outlived a task write that went through: %v", err)
+	}
+	// The store's own outcomes are no refusal.
+	for _, err := range []error{taskstore.ErrConcurrentModification, a2a.ErrTaskNotFound, context.Canceled} {
+		if refusesWrites(err) {
+			t.Errorf("refusesWrites(%v) = true", err)
+		}
+	}
+}
