@@ -2,9 +2,9 @@
 // reader of the repository. The vessel's model adapter reads its
 // provider's stream line by line through it (Reader.Line and Field, with
 // the adapter's own tolerance for lines that are not SSE), the
-// conformance suite reads whole events (Reader.Event), and the egress's
-// usage count and the vessel's HTTP+JSON error check split lines they
-// already hold with Field.
+// conformance suite reads whole events (Reader.Event), tests read a whole
+// answer's events (ReadAll), and the egress's usage count and the
+// vessel's HTTP+JSON error check read lines they already hold with Field.
 //
 // A line ends at LF; a CR before it is dropped (CRLF). A lone CR does not
 // end a line: no server the services read sends one. Lines are bounded:
@@ -167,5 +167,24 @@ func (r *Reader) Event() (Event, error) {
 		case "id":
 			ev.ID = string(value)
 		}
+	}
+}
+
+// ReadAll reads every event of a whole body (a test's answer, a held
+// stream) and returns each one's data, copied, in order; an event the body
+// ends inside is dropped, as Event drops it.
+func ReadAll(body io.Reader, maxLine int) ([][]byte, error) {
+	r := NewReader(body, maxLine)
+	defer r.Release()
+	var out [][]byte
+	for {
+		ev, err := r.Event()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, bytes.Clone(ev.Data))
 	}
 }

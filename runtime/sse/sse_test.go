@@ -141,3 +141,13 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestReadAll(t *testing.T) {
+	got, err := ReadAll(strings.NewReader(": hi\n\ndata: 1\n\ndata: [DONE]\n\ndata: cut"), 64)
+	if err != nil || len(got) != 2 || string(got[0]) != "1" || string(got[1]) != "[DONE]" {
+		t.Fatalf("ReadAll = %q, %v", got, err)
+	}
+	if _, err := ReadAll(strings.NewReader("data: 12345678\n\n"), 8); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("over the bound: %v", err)
+	}
+}

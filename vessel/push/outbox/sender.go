@@ -36,12 +36,12 @@ func Configs(s push.ConfigStore) push.ConfigStore { return callerConfigs{s} }
 
 type callerConfigs struct{ push.ConfigStore }
 
-// ListMethod is the method a CallContext names for a caller's listing.
-const ListMethod = "ListTaskPushConfigs"
+// listMethod is the method a CallContext names for a caller's listing.
+const listMethod = "ListTaskPushConfigs"
 
 // List implements push.ConfigStore.
 func (c callerConfigs) List(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
-	if cc, ok := a2asrv.CallContextFrom(ctx); !ok || cc.Method() != ListMethod {
+	if cc, ok := a2asrv.CallContextFrom(ctx); !ok || cc.Method() != listMethod {
 		return nil, nil
 	}
 	return c.ConfigStore.List(ctx, taskID)
