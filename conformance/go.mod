@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
+	github.com/astraldeep/astralvessel-go/runtime v0.0.0-00010101000000-000000000000
 	github.com/astraldeep/astralvessel-go/vessel/client v0.0.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261104224025-d1e00e9f33ab
 	google.golang.org/grpc v1.84.0
@@ -32,7 +33,10 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20261110000943-09e21b237f2c // indirect
 )
 
-replace github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
+replace (
+	github.com/astraldeep/astralvessel-go/runtime => ../runtime
+	github.com/astraldeep/astralvessel-go/vessel/client => ../vessel/client
+)
 
 // a2a-go v2.4.0 with the patches listed in third_party/a2a-go/PATCHES.md
 // (each with what is lost without it); vessel/client uses plain upstream.

@@ -1,16 +1,18 @@
 package suite
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 )
 
 // Protocol bindings as agent cards name them.
@@ -233,37 +235,33 @@ func (e *env) restStream(ctx context.Context, agent, method string, params any, 
 	return hr, frames, err
 }
 
-// readFrames reads SSE data payloads, decodes each with decode and hands it
-// to each until the stream ends or each returns false.
+// maxFrameBytes bounds one line of a stream the suite reads.
+const maxFrameBytes = 32 << 20
+
+// readFrames reads SSE events (runtime/sse), decodes each one's data with
+// decode and hands it to each until the stream ends or each returns false.
 func readFrames(ctx context.Context, body io.Reader, each func(frame) bool, decode func(obj) frame) ([]frame, error) {
 	var frames []frame
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 32<<20)
-	var data strings.Builder
-	for sc.Scan() {
-		line := sc.Text()
-		if after, ok := strings.CutPrefix(line, "data:"); ok {
-			data.WriteString(strings.TrimPrefix(after, " "))
-			continue
-		}
-		if line != "" || data.Len() == 0 {
-			continue
+	r := sse.NewReader(body, maxFrameBytes)
+	defer r.Release()
+	for {
+		ev, err := r.Event()
+		if err != nil {
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return frames, nil
+			}
+			return frames, fmt.Errorf("reading the stream: %w", err)
 		}
 		var m obj
-		if err := json.Unmarshal([]byte(data.String()), &m); err != nil {
-			return frames, fmt.Errorf("SSE frame is not JSON (%s): %w", snippet([]byte(data.String())), err)
+		if err := json.Unmarshal(ev.Data, &m); err != nil {
+			return frames, fmt.Errorf("SSE frame is not JSON (%s): %w", snippet(ev.Data), err)
 		}
-		data.Reset()
 		f := decode(m)
 		frames = append(frames, f)
 		if !each(f) {
 			return frames, nil
 		}
 	}
-	if err := sc.Err(); err != nil && ctx.Err() == nil {
-		return frames, fmt.Errorf("reading the stream: %w", err)
-	}
-	return frames, nil
 }
 
 // checkBindings reads the card's interfaces beyond the first (JSON-RPC):

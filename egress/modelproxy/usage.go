@@ -8,6 +8,8 @@ import (
 	"mime"
 	"regexp"
 	"sync"
+
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 )
 
 // maxUsageLine bounds one SSE line kept to look for a usage report; a
@@ -80,7 +82,9 @@ type wireUsage struct {
 // line with a usage member (providers that repeat a running total in
 // every chunk end with the whole); in a plain JSON answer, its usage. On
 // Close it hands what it found to done, once; an answer that reported no
-// usage hands nothing.
+// usage hands nothing. It is no reader of its own: it splits the bytes it
+// passes on into lines as they go by (the caller's reads decide where a
+// cut may fall) and reads each line with runtime/sse's Field.
 type usageReader struct {
 	rc   io.ReadCloser
 	sse  bool
@@ -172,8 +176,8 @@ func (u *usageReader) scan(b []byte) int {
 func (u *usageReader) line() bool {
 	cut := false
 	if !u.over {
-		l := bytes.TrimRight(u.buf, "\r")
-		if data, ok := bytes.CutPrefix(l, []byte("data:")); ok && bytes.Contains(data, []byte(`"usage"`)) {
+		name, data := sse.Field(bytes.TrimSuffix(u.buf, []byte{'\r'}))
+		if string(name) == "data" && bytes.Contains(data, []byte(`"usage"`)) {
 			if u.parse(bytes.TrimSpace(data)) && u.report != nil {
 				if ev := u.report(u.in, u.out, !u.ending); len(ev) > 0 && !u.ending {
 					u.tail, cut = ev, true

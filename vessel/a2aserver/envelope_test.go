@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 )
 
 // rpcAnswer is a decoded JSON-RPC answer with its id kept as sent.
@@ -133,12 +135,12 @@ func TestJSONRPCIDEchoedExactly(t *testing.T) {
 		if status != 200 || !strings.HasPrefix(rh.Get("Content-Type"), "text/event-stream") {
 			t.Fatalf("stream: %d %s", status, b)
 		}
+		events, err := sse.ReadAll(bytes.NewReader(b), 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
 		frames := 0
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			data, ok := bytes.CutPrefix(line, []byte("data: "))
-			if !ok {
-				continue
-			}
+		for _, data := range events {
 			frames++
 			if a := decodeAnswer(t, data); string(a.ID) != id {
 				t.Fatalf("frame id %s, want %s: %s", a.ID, id, data)

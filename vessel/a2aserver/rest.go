@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/errordetails"
 
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 )
 
@@ -184,8 +185,8 @@ func (w *restStatusWriter) openStream() {
 // status.
 func sseError(ev []byte) ([]byte, int, bool) {
 	for _, line := range bytes.Split(ev, []byte("\n")) {
-		data, ok := bytes.CutPrefix(line, []byte("data:"))
-		if !ok {
+		name, data := sse.Field(bytes.TrimSuffix(line, []byte{'\r'}))
+		if string(name) != "data" {
 			continue
 		}
 		data = bytes.TrimSpace(data)

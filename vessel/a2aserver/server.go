@@ -397,7 +397,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 		}),
 	}
 	if pushOn {
-		opts = append(opts, a2asrv.WithPushNotifications(pushCfgs, outbox.Sender))
+		opts = append(opts, a2asrv.WithPushNotifications(outbox.Configs(pushCfgs), outbox.Sender))
 	}
 	h := a2asrv.NewHandler(ag.exec, opts...)
 	// A shared backend (PostgreSQL) routes CancelTask and SubscribeToTask to

@@ -1,6 +1,7 @@
 package a2aserver_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
@@ -213,11 +215,8 @@ func (h *harness) rpcCode(t *testing.T, path, body string) int {
 	}
 	if err := json.Unmarshal(b, &a); err != nil {
 		// A stream: its one frame is the error.
-		for _, line := range strings.Split(string(b), "\n") {
-			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				_ = json.Unmarshal([]byte(d), &a)
-				break
-			}
+		if events, _ := sse.ReadAll(bytes.NewReader(b), 1<<20); len(events) > 0 {
+			_ = json.Unmarshal(events[0], &a)
 		}
 	}
 	if a.Error == nil {

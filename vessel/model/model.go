@@ -4,7 +4,6 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -679,33 +678,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// readLine reads one line of at most max bytes (its end included). A longer
-// line is not read whole: a *LimitError comes back once max is passed. buf
-// is reused for lines longer than br's buffer.
-func readLine(br *bufio.Reader, buf *[]byte, max int) ([]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		if len(line) > max {
-			return nil, &LimitError{What: LimitLine, Limit: max}
-		}
-		return line, err
-	}
-	b := append((*buf)[:0], line...)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		if len(b) > max {
-			*buf = b[:0]
-			return nil, &LimitError{What: LimitLine, Limit: max}
-		}
-		line, err = br.ReadSlice('\n')
-		b = append(b, line...)
-	}
-	*buf = b[:0]
-	if len(b) > max {
-		return nil, &LimitError{What: LimitLine, Limit: max}
-	}
-	return b, err
 }
 
 // fit cuts s to at most n bytes on a rune boundary.

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,19 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
-
-// streamReaderSize is the size of the buffer a stream is read through;
-// longer lines go to readLine's own buffer.
-const streamReaderSize = 64 << 10
-
-// streamReaders holds the readers of finished streams: a turn makes a call
-// per step, and each would otherwise allocate its buffer. The buffer's size
-// is fixed, so a pooled reader never holds more than streamReaderSize.
-var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamReaderSize) }}
 
 // MaxExtraBytes bounds the provider fields (other than reasoning, bounded
 // by Limits.Reasoning) one call may carry back: the message's and its tool
@@ -68,25 +58,18 @@ type streamState struct {
 }
 
 // readStream reads an SSE answer; progress is called for every data line.
+// The lines come from runtime/sse (pooled buffers, the line bound); what
+// each means, tolerance included, is streamState.line's.
 func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response, bool, error) {
-	br := streamReaders.Get().(*bufio.Reader)
-	br.Reset(r)
-	// Nothing read through br outlives the call: lines are decoded into
-	// strings (copies) before the next read, so br can be reused after it.
-	defer func() {
-		br.Reset(nil)
-		streamReaders.Put(br)
-	}()
+	sr := sse.NewReader(r, lim.Line)
+	// Nothing read through sr outlives the call: lines are decoded into
+	// strings (copies) before the next read, so sr can be reused after it.
+	defer sr.Release()
 	st := &streamState{lim: lim, h: h, progress: progress, dec: new(chunkDecoder)}
-	var long []byte
 	for !st.done {
-		line, err := readLine(br, &long, lim.Line)
-		if err != nil {
-			// Declared here, not per line: errors.As's target escapes.
-			var le *LimitError
-			if errors.As(err, &le) {
-				return st.cut(le)
-			}
+		line, err := sr.Line()
+		if errors.Is(err, sse.ErrLineTooLong) {
+			return st.cut(&LimitError{What: LimitLine, Limit: lim.Line})
 		}
 		if err != nil && len(line) == 0 {
 			if errors.Is(err, io.EOF) {
@@ -94,7 +77,7 @@ func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response,
 			}
 			return nil, st.started, st.failure(&Error{Message: "stream broke", Err: err})
 		}
-		if ferr := st.line(bytes.TrimRight(line, "\r\n")); ferr != nil {
+		if ferr := st.line(line); ferr != nil {
 			var le *LimitError
 			if errors.As(ferr, &le) {
 				return st.cut(le)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 )
 
 // FuzzDecodeRequest checks that the request scanner gives what
@@ -74,9 +76,12 @@ func TestStreamChunks(t *testing.T) {
 	var text, reasoning strings.Builder
 	var finish string
 	n := 0
-	for _, line := range strings.Split(body, "\n") {
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || data == "[DONE]" {
+	events, err := sse.ReadAll(strings.NewReader(body), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range events {
+		if string(data) == "[DONE]" {
 			continue
 		}
 		var c struct {

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/runtime/sse"
 )
 
 func post(t *testing.T, url string, body any) (*http.Response, string) {
@@ -43,8 +45,12 @@ func TestDefaultScript(t *testing.T) {
 		t.Fatalf("stream: %s", body)
 	}
 	var text strings.Builder
-	for _, line := range strings.Split(body, "\n") {
-		if !strings.HasPrefix(line, "data: {") {
+	events, err := sse.ReadAll(strings.NewReader(body), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range events {
+		if string(data) == "[DONE]" {
 			continue
 		}
 		var ch struct {
@@ -52,7 +58,7 @@ func TestDefaultScript(t *testing.T) {
 				Delta struct{ Content string } `json:"delta"`
 			} `json:"choices"`
 		}
-		_ = json.Unmarshal([]byte(line[6:]), &ch)
+		_ = json.Unmarshal(data, &ch)
 		for _, c := range ch.Choices {
 			text.WriteString(c.Delta.Content)
 		}

@@ -483,11 +483,6 @@ func (p *processor) sendPushNotifications(ctx context.Context, event a2a.Event) 
 	if p.pushSender == nil || p.pushConfigStore == nil {
 		return nil
 	}
-	// Vendored patch: a store that enqueues deliveries itself needs no
-	// per-event listing of the task's configs (a query per event).
-	if _, ok := p.pushSender.(push.StoreSender); ok {
-		return nil
-	}
 	taskID := p.execCtx.TaskID
 
 	configs, err := p.pushConfigStore.List(ctx, taskID)

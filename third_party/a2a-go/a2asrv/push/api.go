@@ -27,17 +27,6 @@ type Sender interface {
 	SendPush(ctx context.Context, config *a2a.PushConfig, event a2a.Event) error
 }
 
-// StoreSender is a Sender whose deliveries the task store enqueues itself,
-// in the transaction that writes each status (vendored patch, PATCHES.md):
-// the processor then neither lists a task's configs for every event nor
-// calls SendPush. The Sender is still given, since the push config methods
-// are served only with one.
-type StoreSender interface {
-	Sender
-	// StoreSends reports that nothing is sent per event.
-	StoreSends()
-}
-
 // ConfigStore manages push notification configurations for tasks.
 type ConfigStore interface {
 	// Save creates or updates a push notification configuration for a task. If no ID is set

@@ -1,6 +1,4 @@
-// AstralVessel patch test (see third_party/a2a-go/PATCHES.md).
-
-package a2asrv_test
+package outbox_test
 
 import (
 	"context"
@@ -11,6 +9,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 )
 
 // workingAgent emits a few working updates and completes.
@@ -52,45 +52,48 @@ func (s *countingSender) SendPush(context.Context, *a2a.PushConfig, a2a.Event) e
 	return nil
 }
 
-type storeSender struct{ countingSender }
-
-func (*storeSender) StoreSends() {}
-
-// TestStoreSenderSkipsPerEventPush: with a push.StoreSender the processor
-// lists no configs and sends nothing per event; with a plain Sender it
-// lists the task's configs for every event and sends to each.
-func TestStoreSenderSkipsPerEventPush(t *testing.T) {
+// TestConfigsSpareThePerEventPush: through Configs the SDK's processor
+// lists no configs and sends nothing per event, while a caller's
+// ListTaskPushConfigs still gets the task's configs; a plain store is
+// listed (and the sender called) for every event. This is what a2a-go
+// needs no patch for (PATCHES.md).
+func TestConfigsSpareThePerEventPush(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		sender    push.Sender
+		wrap      func(push.ConfigStore) push.ConfigStore
 		wantCalls bool
 	}{
-		{"plain sender", &countingSender{}, true},
-		{"store sender", &storeSender{}, false},
+		{"plain store", func(s push.ConfigStore) push.ConfigStore { return s }, true},
+		{"outbox.Configs", outbox.Configs, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &countingStore{InMemoryPushConfigStore: push.NewInMemoryStore()}
-			h := a2asrv.NewHandler(workingAgent{}, a2asrv.WithPushNotifications(store, tc.sender))
-			_, err := h.SendMessage(t.Context(), &a2a.SendMessageRequest{
+			sender := &countingSender{}
+			h := a2asrv.NewHandler(workingAgent{}, a2asrv.WithPushNotifications(tc.wrap(store), sender))
+			res, err := h.SendMessage(t.Context(), &a2a.SendMessageRequest{
 				Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("go")),
 				Config:  &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: "https://receiver.test/hook"}},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sends int64
-			switch s := tc.sender.(type) {
-			case *countingSender:
-				sends = s.sends.Load()
-			case *storeSender:
-				sends = s.sends.Load()
-			}
-			lists := store.lists.Load()
+			lists, sends := store.lists.Load(), sender.sends.Load()
 			if tc.wantCalls && (lists < 5 || sends < 5) {
-				t.Fatalf("plain sender: %d lists, %d sends; want one of each per event (5 events)", lists, sends)
+				t.Fatalf("%d lists, %d sends; want one of each per event (5 events)", lists, sends)
 			}
 			if !tc.wantCalls && (lists != 0 || sends != 0) {
-				t.Fatalf("store sender: %d lists, %d sends; want none", lists, sends)
+				t.Fatalf("%d lists, %d sends; want none", lists, sends)
+			}
+			task, ok := res.(*a2a.Task)
+			if !ok {
+				t.Fatalf("SendMessage gave %T, want a task", res)
+			}
+			got, err := h.ListTaskPushConfigs(t.Context(), &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Configs) != 1 || got.Configs[0].URL != "https://receiver.test/hook" {
+				t.Fatalf("ListTaskPushConfigs = %+v, want the one config", got.Configs)
 			}
 		})
 	}

@@ -1,0 +1,190 @@
+// Package sse reads text/event-stream bodies (server-sent events): the one
+// reader of the repository. The vessel's model adapter reads its
+// provider's stream line by line through it (Reader.Line and Field, with
+// the adapter's own tolerance for lines that are not SSE), the
+// conformance suite reads whole events (Reader.Event), tests read a whole
+// answer's events (ReadAll), and the egress's usage count and the
+// vessel's HTTP+JSON error check read lines they already hold with Field.
+//
+// A line ends at LF; a CR before it is dropped (CRLF). A lone CR does not
+// end a line: no server the services read sends one. Lines are bounded:
+// a longer one is never held whole (ErrLineTooLong).
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+)
+
+// BufferSize is the size of the buffer a stream is read through; longer
+// lines (up to the reader's bound) go to a buffer of their own.
+const BufferSize = 64 << 10
+
+// ErrLineTooLong is returned once a line passes the reader's bound.
+var ErrLineTooLong = errors.New("sse: line too long")
+
+// Reader reads one stream. Its lines and events are valid until the next
+// call.
+type Reader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer, reused
+	max  int
+	data []byte // Event's data, reused
+}
+
+// readers holds the readers of finished streams: the model adapter reads
+// a stream per step of a turn, and each would otherwise allocate its
+// buffer. The buffer's size is fixed, so a pooled reader holds at most
+// BufferSize beyond its longest line's buffer, which Release drops when
+// it grew past BufferSize.
+var readers = sync.Pool{New: func() any { return &Reader{br: bufio.NewReaderSize(nil, BufferSize)} }}
+
+// NewReader reads r with lines of at most maxLine bytes, their end (LF or
+// CRLF) included. Release gives it back for reuse.
+func NewReader(r io.Reader, maxLine int) *Reader {
+	sr := readers.Get().(*Reader)
+	sr.br.Reset(r)
+	sr.max = maxLine
+	return sr
+}
+
+// Release ends the reader's use: nothing it returned may be used after.
+// A buffer grown for a long line is dropped, not pooled.
+func (r *Reader) Release() {
+	r.br.Reset(nil)
+	r.long = nil
+	if cap(r.data) > BufferSize {
+		r.data = nil
+	}
+	readers.Put(r)
+}
+
+// Line reads the next line, its end removed. An error (io.EOF when the
+// stream ended) comes with what the stream held after the last line end,
+// possibly nothing; ErrLineTooLong comes with no line, as soon as the
+// bound is passed (the rest of the line is not read).
+func (r *Reader) Line() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		line, err = r.longLine(line)
+	}
+	if len(line) > r.max || errors.Is(err, ErrLineTooLong) {
+		return nil, ErrLineTooLong
+	}
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, err
+}
+
+// longLine gathers a line longer than the buffer into r.long, stopping
+// once it passes the bound.
+func (r *Reader) longLine(first []byte) ([]byte, error) {
+	b := append(r.long[:0], first...)
+	err := bufio.ErrBufferFull
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(b) > r.max {
+			r.long = b[:0]
+			return nil, ErrLineTooLong
+		}
+		var more []byte
+		more, err = r.br.ReadSlice('\n')
+		b = append(b, more...)
+	}
+	r.long = b[:0]
+	return b, err
+}
+
+// Field splits a line into its field name and value: "data: x" is data
+// and x (one space after the colon dropped, as SSE says), a line without a
+// colon is a field with no value, a comment (":...") and a blank line have
+// no name (tell them apart by the line's length). Names the SSE format
+// does not define (error:, a JSON line) come back as they are, for a
+// reader that tolerates them.
+func Field(line []byte) (name, value []byte) {
+	if len(line) == 0 || line[0] == ':' {
+		return nil, nil
+	}
+	i := bytes.IndexByte(line, ':')
+	if i < 0 {
+		return line, nil
+	}
+	name, value = line[:i], line[i+1:]
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	return name, value
+}
+
+// Event is one dispatched event: its type (event:, empty for the default
+// "message"), id and data (the data lines joined by LF).
+type Event struct {
+	Type string
+	ID   string
+	Data []byte
+}
+
+// Event reads the next event: the lines up to a blank line that carried
+// at least one data line (an event without data is not dispatched, as SSE
+// says). io.EOF ends the stream; an event the stream ended inside is
+// dropped. Data is valid until the next call.
+func (r *Reader) Event() (Event, error) {
+	var ev Event
+	r.data = r.data[:0]
+	hasData := false
+	for {
+		line, err := r.Line()
+		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
+			return Event{}, err
+		}
+		if err != nil {
+			return Event{}, io.EOF // an unterminated last event is not dispatched
+		}
+		if len(line) == 0 {
+			if hasData {
+				ev.Data = r.data
+				return ev, nil
+			}
+			ev = Event{}
+			continue
+		}
+		name, value := Field(line)
+		switch string(name) {
+		case "data":
+			if hasData {
+				r.data = append(r.data, '\n')
+			}
+			r.data = append(r.data, value...)
+			hasData = true
+		case "event":
+			ev.Type = string(value)
+		case "id":
+			ev.ID = string(value)
+		}
+	}
+}
+
+// ReadAll reads every event of a whole body (a test's answer, a held
+// stream) and returns each one's data, copied, in order; an event the body
+// ends inside is dropped, as Event drops it.
+func ReadAll(body io.Reader, maxLine int) ([][]byte, error) {
+	r := NewReader(body, maxLine)
+	defer r.Release()
+	var out [][]byte
+	for {
+		ev, err := r.Event()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, bytes.Clone(ev.Data))
+	}
+}

@@ -1,0 +1,153 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func lines(t *testing.T, in string, max int) ([]string, error) {
+	t.Helper()
+	r := NewReader(iotest.OneByteReader(strings.NewReader(in)), max)
+	defer r.Release()
+	var out []string
+	for {
+		l, err := r.Line()
+		if err != nil {
+			if len(l) > 0 {
+				out = append(out, string(l))
+			}
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, string(l))
+	}
+}
+
+func TestLine(t *testing.T) {
+	got, err := lines(t, "data: a\r\n\nevent: x\n: c\ndata: last", 64)
+	want := []string{"data: a", "", "event: x", ": c", "data: last"}
+	if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("lines = %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestLineBound: the bound counts the line's end; a longer line fails
+// without being held whole, also one longer than the buffer.
+func TestLineBound(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		max int
+		ok  bool
+	}{
+		{"12345\n", 6, true},
+		{"123456\n", 6, false},
+		{strings.Repeat("x", BufferSize+10) + "\n", BufferSize + 11, true},
+		{strings.Repeat("x", BufferSize+10) + "\n", BufferSize + 10, false},
+		{strings.Repeat("x", 3*BufferSize) + "\n", BufferSize + 10, false},
+	} {
+		r := NewReader(strings.NewReader(tc.in), tc.max)
+		l, err := r.Line()
+		if tc.ok && (err != nil || len(l) != len(tc.in)-1) {
+			t.Errorf("%d bytes, bound %d: %d, %v; want the line", len(tc.in), tc.max, len(l), err)
+		}
+		if !tc.ok && (!errors.Is(err, ErrLineTooLong) || l != nil) {
+			t.Errorf("%d bytes, bound %d: %d, %v; want ErrLineTooLong", len(tc.in), tc.max, len(l), err)
+		}
+		r.Release()
+	}
+}
+
+func TestField(t *testing.T) {
+	for _, tc := range []struct{ line, name, value string }{
+		{"data: x", "data", "x"},
+		{"data:x", "data", "x"},
+		{"data:  x ", "data", " x "},
+		{"data", "data", ""},
+		{": comment", "", ""},
+		{"", "", ""},
+		{`error: {"a":1}`, "error", `{"a":1}`},
+		{`{"error":"x"}`, `{"error"`, `"x"}`},
+	} {
+		n, v := Field([]byte(tc.line))
+		if string(n) != tc.name || string(v) != tc.value {
+			t.Errorf("Field(%q) = %q, %q; want %q, %q", tc.line, n, v, tc.name, tc.value)
+		}
+	}
+}
+
+func TestEvent(t *testing.T) {
+	in := ": hello\n\nevent: status\nid: 7\ndata: {\"a\":\ndata: 1}\n\nretry: 5\n\ndata: two\r\n\r\ndata: cut"
+	r := NewReader(strings.NewReader(in), 1<<10)
+	defer r.Release()
+	var got []string
+	for {
+		ev, err := r.Event()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Type+"/"+ev.ID+"/"+string(ev.Data))
+	}
+	want := []string{"status/7/{\"a\":\n1}", "//two"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("events = %q, want %q", got, want)
+	}
+}
+
+// FuzzLine: the lines are the input split at LF, a CR before each LF
+// dropped, each at most the bound with its end; nothing is lost or added.
+func FuzzLine(f *testing.F) {
+	f.Add([]byte("data: a\r\n\n: c\nerror: x\n{\"a\":1}\ndata: [DONE]"), 8)
+	f.Add([]byte("\r\r\n\n\r"), 1)
+	f.Fuzz(func(t *testing.T, in []byte, max int) {
+		if max <= 0 || max > 1<<20 {
+			return
+		}
+		r := NewReader(bytes.NewReader(in), max)
+		defer r.Release()
+		rest := in
+		for {
+			l, err := r.Line()
+			if errors.Is(err, ErrLineTooLong) {
+				i := bytes.IndexByte(rest, '\n')
+				if i < 0 {
+					i = len(rest) - 1
+				}
+				if i+1 <= max {
+					t.Fatalf("a line of %d bytes refused under bound %d", i+1, max)
+				}
+				return
+			}
+			raw, after, found := bytes.Cut(rest, []byte{'\n'})
+			want := bytes.TrimSuffix(raw, []byte{'\r'})
+			if !bytes.Equal(l, want) {
+				t.Fatalf("line %q, want %q", l, want)
+			}
+			if err != nil {
+				if found || !errors.Is(err, io.EOF) {
+					t.Fatalf("error %v with input left", err)
+				}
+				return
+			}
+			rest = after
+		}
+	})
+}
+
+func TestReadAll(t *testing.T) {
+	got, err := ReadAll(strings.NewReader(": hi\n\ndata: 1\n\ndata: [DONE]\n\ndata: cut"), 64)
+	if err != nil || len(got) != 2 || string(got[0]) != "1" || string(got[1]) != "[DONE]" {
+		t.Fatalf("ReadAll = %q, %v", got, err)
+	}
+	if _, err := ReadAll(strings.NewReader("data: 12345678\n\n"), 8); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("over the bound: %v", err)
+	}
+}
