@@ -422,8 +422,11 @@ def check_sandbox_status(c):
         return False, f"/status -> {status}"
     st = json.loads(data)
     abi = int(st.get("landlockAbi", st.get("landlock_abi", 0)) or 0)
-    ok = st.get("confined") is True and abi >= c.get("min_abi", 6)
-    return ok, f"confined={st.get('confined')} landlock_abi={abi} fingerprint={str(st.get('fingerprint'))[:19]}"
+    tier = st.get("tier") or "confined"
+    want = c.get("tier", "confined")
+    # The gvisor tier has no Landlock (gVisor answers ENOSYS): ABI 0 there, at least min_abi on the host kernel.
+    ok = st.get("confined") is True and tier == want and (abi == 0 if want == "gvisor" else abi >= c.get("min_abi", 6))
+    return ok, f"tier={tier} confined={st.get('confined')} landlock_abi={abi} fingerprint={str(st.get('fingerprint'))[:19]}"
 
 
 def check_no_process(c):

@@ -40,8 +40,17 @@ class Report:
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        self.gaps = 0
+        # Probe names that show a gap docs/security.md states for a sandbox's tier ("Isolation
+        # tiers"): when such a probe fails it is reported as GAP, not FAIL; when it passes, the gap
+        # has closed and it counts as passed.
+        self.known_gaps = {}
 
     def add(self, name, ok, detail=""):
+        if not ok and name in self.known_gaps:
+            self.gaps += 1
+            print(f"GAP  {name} ({detail}; {self.known_gaps[name]})", flush=True)
+            return
         if ok:
             self.passed += 1
         else:
@@ -210,6 +219,12 @@ def hardening(dep, rep):
 
 
 UID_LOCK_DIR = "/run/astralvessel/uids"
+
+
+def tier(dep, svc):
+    """A sandbox's isolation tier, from its --tier flag (sandboxd's default: confined)."""
+    args = dep.containers[svc]["Args"] or []
+    return next((args[i + 1] for i in range(len(args) - 1) if args[i] == "--tier"), "confined")
 
 
 def uid_range(dep, svc):
@@ -508,9 +523,11 @@ def calls(dep, rep, image):
         other_tok = dep.token(f"{others[0]}.token") if others else None
         turn_a, turn_b = "probe-" + uuid.uuid4().hex[:12], "probe-" + uuid.uuid4().hex[:12]
         base = {"kind": "run", "url": url, "token": tok, "turn": turn_a}
+        gvisor = tier(dep, sb) == "gvisor"
         checks = [
-            {"name": f"{sb}: /status reports confined calls, Landlock ABI >= 6", "kind": "sandbox_status",
-             "url": url, "token": tok},
+            {"name": f"{sb}: /status reports the gvisor tier, confined calls, no Landlock (gVisor has none)" if gvisor
+             else f"{sb}: /status reports confined calls, Landlock ABI >= 6", "kind": "sandbox_status",
+             "url": url, "token": tok, "tier": tier(dep, sb)},
             {"name": f"{sb}: /run refuses a call without the token", "kind": "run", "url": url, "turn": turn_a,
              "tool": "list", "arguments": {}, "expect_status": [401, 403]},
         ]
@@ -531,9 +548,11 @@ def calls(dep, rep, image):
             checks.append(dict(base, name=f"{sb}: bash is refused for an agent without it", tool="bash",
                                arguments={"command": "echo should-not-run"}, expect_tool_error=True))
         else:
-            def call(name, cmd, want="DENIED", turn=turn_a, **kw):
+            def call(name, cmd, want="DENIED", turn=turn_a, gvisor_gap=None, **kw):
                 checks.append(dict(base, name=f"{sb} call: {name}", tool="bash", turn=turn,
                                    arguments={"command": cmd}, expect_stdout=want, **kw))
+                if gvisor and gvisor_gap:
+                    rep.known_gaps[f"{sb} call: {name}"] = "known gap of the gvisor tier: " + gvisor_gap
             py = "python3 -c"
             call("writes and reads its workspace (control)",
                  'echo probe > "$TMPDIR/probe.txt" && cat "$TMPDIR/probe.txt"', want="probe")
@@ -543,15 +562,19 @@ def calls(dep, rep, image):
                  f"{py} 'import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)' 2>/dev/null && echo ALLOWED || echo DENIED")
             call("cannot open a Unix socket (no socket files)",
                  f"{py} 'import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"'\"$TMPDIR\"'/s.sock\")' 2>/dev/null && echo ALLOWED || echo DENIED")
+            proc_gap = "gVisor's /proc shows every process of the sandbox, command lines included (docs/security.md)"
             call("cannot see sandboxd's process (pid 1)",
-                 "cat /proc/1/cmdline >/dev/null 2>&1 && echo ALLOWED || echo DENIED")
+                 "cat /proc/1/cmdline >/dev/null 2>&1 && echo ALLOWED || echo DENIED", gvisor_gap=proc_gap)
             call("sees no process but its own",
-                 "n=0; for p in /proc/[0-9]*; do [ -r \"$p/cmdline\" ] && [ -n \"$(tr -d '\\0' < $p/cmdline 2>/dev/null)\" ] && n=$((n+1)); done; [ $n -le 4 ] && echo DENIED || echo ALLOWED:$n")
+                 "n=0; for p in /proc/[0-9]*; do [ -r \"$p/cmdline\" ] && [ -n \"$(tr -d '\\0' < $p/cmdline 2>/dev/null)\" ] && n=$((n+1)); done; [ $n -le 4 ] && echo DENIED || echo ALLOWED:$n",
+                 gvisor_gap=proc_gap)
             call("cannot signal sandboxd", "kill -0 1 2>/dev/null && echo ALLOWED || echo DENIED")
             call("cannot write beside its workspace",
                  'd=$(dirname "$TMPDIR"); (echo x > "$d/escape-probe") 2>/dev/null && echo ALLOWED || echo DENIED')
             call("cannot write to the agent package",
                  '(echo x > "$VESSEL_PACKAGE/escape-probe") 2>/dev/null || (echo x > /agent/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED')
+            call("cannot write to /tmp or /dev/shm (shared by every turn)",
+                 "for d in /tmp /dev/shm; do [ -d $d ] && (echo x > $d/escape-probe-$$) 2>/dev/null && echo ALLOWED:$d; done; echo DENIED")
             call("cannot write to the root filesystem",
                  "(echo x > /escape-probe) 2>/dev/null || (echo x > /etc/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED")
             tokfile = next((e.split("=", 1)[1] for e in dep.containers[sb]["Config"].get("Env") or []
@@ -789,7 +812,8 @@ def main():
         calls(dep, rep, image)
         process_limits(dep, rep, image)
         sharedhost.run(dep, rep, image, run_inside, uid_range, lambda sb: sandbox_endpoint(dep, sb), sandbox_tools(dep))
-    print(f"{rep.passed} passed, {rep.failed} failed")
+    print(f"{rep.passed} passed, {rep.failed} failed" +
+          (f", {rep.gaps} known gaps of the gvisor tier (docs/security.md, \"Isolation tiers\")" if rep.gaps else ""))
     sys.exit(1 if rep.failed or rep.passed == 0 else 0)
 
 

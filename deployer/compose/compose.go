@@ -561,6 +561,11 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 		// gVisor's runsc is the boundary: the engine must have it
 		// registered under this name (docs/sandbox.md).
 		s.Runtime = GVisorRuntime
+		// Without Landlock nothing else keeps calls out of /tmp and
+		// /dev/shm, which every turn would share (and outside the disk
+		// limits): both root's and 0755 here, so calls, never root, write
+		// only their workspaces, as in the confined tier.
+		s.Tmpfs = []string{"/tmp:size=" + tmpSize + ",uid=0,gid=0,mode=0755", "/dev/shm:size=1m,uid=0,gid=0,mode=0755"}
 	}
 	tok, tokPath := g.secret("sandbox-" + a.ID + ".token")
 	// The host's uid reservations: every sandboxd of the host (other
