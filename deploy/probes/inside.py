@@ -33,6 +33,13 @@ def check_status(c):
     return got == c["expect"], f"{c['field']}={got}"
 
 
+def check_gvisor_kernel(c):
+    """The kernel answering is gVisor's Sentry: its fixed build line in /proc/version."""
+    with open("/proc/version") as f:
+        v = f.read().strip()
+    return "#1 SMP Sun Jan 10 15:06:54 PST 2016" in v, v[:100]
+
+
 # Capability numbers (linux/capability.h), to print a mask as names.
 CAP_NAMES = ["CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
              "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
@@ -513,6 +520,7 @@ CHECKS = {
     "a2a_get": check_a2a_get,
     "wait_health": check_wait_health,
     "status": check_status,
+    "gvisor_kernel": check_gvisor_kernel,
     "rootfs_ro": check_rootfs_ro,
     "default_route": check_default_route,
     "tcp_blocked": check_tcp_blocked,
