@@ -149,8 +149,13 @@ printf 'E2E_NARROW_APP_KEY=%s\nE2E_NARROW_APP_KEY_SHA256=%s\n' "$narrow_key" "$(
 (cd "$root/examples/notes-mcp" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$work/examples/notebook/bin/notes-mcp" .)
 printf '%s\n' "" "[[agents]]" 'id = "notebook"' 'package = "../examples/notebook"' "" "[agents.sandbox]" \
 	'scratch = "64MB"' 'memory = "1GB"' 'pids = 64' >>"$dep/deployment.toml"
-# In the gvisor tier its conformance turn (the MCP server's tools) runs inside gVisor.
-[[ $gvisor == 1 ]] && printf '%s\n' 'runtime = "gvisor"' >>"$dep/deployment.toml"
+# In the gvisor tier its conformance turn (the MCP server's tools) runs inside gVisor, and the copy
+# also offers bash, so the isolation probes' calls (verify.py) run there as well.
+if [[ $gvisor == 1 ]]; then
+	printf '%s\n' 'runtime = "gvisor"' >>"$dep/deployment.toml"
+	sed -i -E 's/^enabled = \["read", "list"\]$/enabled = ["read", "list", "bash"]/' "$work/examples/notebook/vessel.toml"
+	grep -q '"bash"\]$' "$work/examples/notebook/vessel.toml" || die "could not offer bash to the notebook agent"
+fi
 sed -i -E 's/^(agents = \["field-guide", "field-guide-reader")\]/\1, "notebook"]/' "$dep/deployment.toml"
 grep -q '"field-guide-reader", "notebook"\]' "$dep/deployment.toml" || die "could not grant the notebook agent to the example app"
 # The scripted model speaks plain HTTP on the outside network.
