@@ -74,7 +74,14 @@ def sched_of(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     nice = int(fields[16])  # field 19 of stat; fields[0] is field 3 (state)
-    return nice, proc_status(pid, "Cpus_allowed_list")
+    cpus = proc_status(pid, "Cpus_allowed_list")
+    if cpus is None:
+        # gVisor's /proc/<pid>/status has no Cpus_allowed_list: ask the kernel.
+        try:
+            cpus = ",".join(str(n) for n in sorted(os.sched_getaffinity(pid)))
+        except OSError as e:
+            cpus = "unreadable: " + e.strerror
+    return nice, cpus
 
 
 def check_sched(c):
@@ -341,6 +348,8 @@ def check_run(c):
     if "expect_contains" in c:
         ok = ok and c["expect_contains"] in out
     detail = f"stdout={text[-200:]!r}"
+    if not ok and exit_ev:
+        detail += " exit=" + json.dumps({k: v for k, v in exit_ev.items() if v not in ("", False)})
     if err.strip():
         detail += f" stderr={err.strip()[-160:]!r}"
     if exit_ev and exit_ev.get("error"):
