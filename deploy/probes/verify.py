@@ -221,6 +221,15 @@ def hardening(dep, rep):
 UID_LOCK_DIR = "/run/astralvessel/uids"
 
 
+def agent_pids(dep, svc):
+    """The processes a sandbox's calls may hold: the container's pids limit, but in the gvisor tier
+    (whose container limit also counts gVisor's own host tasks) twice sandboxd's --owner-procs."""
+    owner = command_flag(dep, svc, "--owner-procs")
+    if tier(dep, svc) == "gvisor" and owner:
+        return 2 * owner
+    return dep.containers[svc]["HostConfig"].get("PidsLimit") or 0
+
+
 def tier(dep, svc):
     """A sandbox's isolation tier, from its --tier flag (sandboxd's default: confined)."""
     args = dep.containers[svc]["Args"] or []
@@ -714,8 +723,8 @@ def process_limits(dep, rep, image):
     if not with_bash:
         print("     process limits: no sandbox offers bash; S4 not probed", flush=True)
         return
-    holder = max(with_bash, key=lambda s: dep.containers[s]["HostConfig"].get("PidsLimit") or 0)
-    n = min(100, (dep.containers[holder]["HostConfig"].get("PidsLimit") or 0) - 64)
+    holder = max(with_bash, key=lambda s: agent_pids(dep, s))
+    n = min(100, agent_pids(dep, holder) - 64)
     if n < 16:
         print(f"     process limits: {holder}'s pids limit leaves no room for a holder; S4 not probed", flush=True)
         return
@@ -824,7 +833,8 @@ def main():
         secrets(dep, rep, env)
         calls(dep, rep, image)
         process_limits(dep, rep, image)
-        sharedhost.run(dep, rep, image, run_inside, uid_range, lambda sb: sandbox_endpoint(dep, sb), sandbox_tools(dep))
+        sharedhost.run(dep, rep, image, run_inside, uid_range, lambda sb: sandbox_endpoint(dep, sb), sandbox_tools(dep),
+                       lambda sb: agent_pids(dep, sb))
     print(f"{rep.passed} passed, {rep.failed} failed" +
           (f", {rep.gaps} known gaps of the gvisor tier (docs/security.md, \"Isolation tiers\")" if rep.gaps else ""))
     sys.exit(1 if rep.failed or rep.passed == 0 else 0)
