@@ -12,7 +12,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 15m
 CITOOLS := $(CURDIR)/.cache/tools/ci
 
 .PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules citools complexity \
-        run images e2e e2e-k8s versions bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
+        run images e2e e2e-k8s gvisor-runtime versions bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
 
 all: build
 
@@ -164,8 +164,14 @@ images:
 	./deploy/images.sh
 
 ## e2e: the Compose deployment for real: images, up, isolation probes, conformance, down
+## (the notebook agent in the gvisor tier when Docker's runsc runtime works; E2E_GVISOR=1 requires it)
 e2e:
 	./deploy/e2e.sh
+
+## gvisor-runtime: root: runsc built from gVisor's Go module (cached in .cache/gvisor),
+## registered with dockerd as the runtime runsc (daemon.json merged, SIGHUP)
+gvisor-runtime:
+	./deploy/gvisor-runtime.sh
 
 ## e2e-k8s: a real single-node Kubernetes built from the module proxy and Debian
 ## (deploy/k8s/build.sh, cached in .cache/k8s), the generated manifests through the

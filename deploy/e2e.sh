@@ -26,7 +26,9 @@
 #
 # Works with `docker compose` (v2) and Debian's docker-compose 1.29. Every probe targets only the
 # project's own containers. Env: E2E_PROJECT (default astralvessel), E2E_KEEP=1 (leave it running),
-# E2E_SKIP_IMAGES=1 (reuse built images), COMPOSE (override the compose command).
+# E2E_SKIP_IMAGES=1 (reuse built images), COMPOSE (override the compose command), E2E_GVISOR (1: the
+# notebook agent runs in the gvisor tier, under Docker's runsc runtime, which must work (see
+# deploy/gvisor-runtime.sh); 0: every agent confined; default: gvisor when the runtime works).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -110,6 +112,18 @@ fi
 (cd "$root/conformance" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/conformance" .)
 (cd "$root/deployer" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$bin/otlp-sink" ./cmd/otlp-sink)
 [[ -x $bin/astralvessel ]] || "$here/images.sh" --project "$project" deployer
+# The gvisor tier (docs/sandbox.md): the notebook agent's sandbox under Docker's runsc runtime.
+gvisor="${E2E_GVISOR:-auto}"
+if [[ $gvisor != 0 ]]; then
+	if "$here/gvisor-runtime.sh" --check-only "$project-sandboxd:local"; then
+		gvisor=1
+	elif [[ $gvisor == 1 ]]; then
+		die "E2E_GVISOR=1 but Docker's runsc runtime does not work (deploy/gvisor-runtime.sh sets it up)"
+	else
+		echo "e2e: Docker has no working runsc runtime: every agent confined, the gvisor tier not exercised"
+		gvisor=0
+	fi
+fi
 
 # ---------------------------------------------------------------------------------------------
 step "deploy (in $work)"
@@ -156,6 +170,13 @@ printf 'E2E_NARROW_APP_KEY=%s\nE2E_NARROW_APP_KEY_SHA256=%s\n' "$narrow_key" "$(
 (cd "$root/examples/notes-mcp" && CGO_ENABLED=0 go build -ldflags '-s -w' -o "$work/examples/notebook/bin/notes-mcp" .)
 printf '%s\n' "" "[[agents]]" 'id = "notebook"' 'package = "../examples/notebook"' "" "[agents.sandbox]" \
 	'scratch = "64MB"' 'memory = "1GB"' 'pids = 64' >>"$dep/deployment.toml"
+# In the gvisor tier its conformance turn (the MCP server's tools) runs inside gVisor, and the copy
+# also offers bash, so the isolation probes' calls (verify.py) run there as well.
+if [[ $gvisor == 1 ]]; then
+	printf '%s\n' 'runtime = "gvisor"' >>"$dep/deployment.toml"
+	sed -i -E 's/^enabled = \["read", "list"\]$/enabled = ["read", "list", "bash"]/' "$work/examples/notebook/vessel.toml"
+	grep -q '"bash"\]$' "$work/examples/notebook/vessel.toml" || die "could not offer bash to the notebook agent"
+fi
 sed -i -E 's/^(agents = \["field-guide", "field-guide-reader")\]/\1, "notebook"]/' "$dep/deployment.toml"
 grep -q '"field-guide-reader", "notebook"\]' "$dep/deployment.toml" || die "could not grant the notebook agent to the example app"
 # The scripted model (a stand-in on the outside network, reached by its container name through the

@@ -33,6 +33,13 @@ def check_status(c):
     return got == c["expect"], f"{c['field']}={got}"
 
 
+def check_gvisor_kernel(c):
+    """The kernel answering is gVisor's Sentry: its fixed build line in /proc/version."""
+    with open("/proc/version") as f:
+        v = f.read().strip()
+    return "#1 SMP Sun Jan 10 15:06:54 PST 2016" in v, v[:100]
+
+
 # Capability numbers (linux/capability.h), to print a mask as names.
 CAP_NAMES = ["CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
              "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
@@ -67,7 +74,14 @@ def sched_of(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     nice = int(fields[16])  # field 19 of stat; fields[0] is field 3 (state)
-    return nice, proc_status(pid, "Cpus_allowed_list")
+    cpus = proc_status(pid, "Cpus_allowed_list")
+    if cpus is None:
+        # gVisor's /proc/<pid>/status has no Cpus_allowed_list: ask the kernel.
+        try:
+            cpus = ",".join(str(n) for n in sorted(os.sched_getaffinity(pid)))
+        except OSError as e:
+            cpus = "unreadable: " + e.strerror
+    return nice, cpus
 
 
 def check_sched(c):
@@ -334,6 +348,8 @@ def check_run(c):
     if "expect_contains" in c:
         ok = ok and c["expect_contains"] in out
     detail = f"stdout={text[-200:]!r}"
+    if not ok and exit_ev:
+        detail += " exit=" + json.dumps({k: v for k, v in exit_ev.items() if v not in ("", False)})
     if err.strip():
         detail += f" stderr={err.strip()[-160:]!r}"
     if exit_ev and exit_ev.get("error"):
@@ -431,8 +447,11 @@ def check_sandbox_status(c):
         return False, f"/status -> {status}"
     st = json.loads(data)
     abi = int(st.get("landlockAbi", st.get("landlock_abi", 0)) or 0)
-    ok = st.get("confined") is True and abi >= c.get("min_abi", 6)
-    return ok, f"confined={st.get('confined')} landlock_abi={abi} fingerprint={str(st.get('fingerprint'))[:19]}"
+    tier = st.get("tier") or "confined"
+    want = c.get("tier", "confined")
+    # The gvisor tier has no Landlock (gVisor answers ENOSYS): ABI 0 there, at least min_abi on the host kernel.
+    ok = st.get("confined") is True and tier == want and (abi == 0 if want == "gvisor" else abi >= c.get("min_abi", 6))
+    return ok, f"tier={tier} confined={st.get('confined')} landlock_abi={abi} fingerprint={str(st.get('fingerprint'))[:19]}"
 
 
 def check_no_process(c):
@@ -519,6 +538,7 @@ CHECKS = {
     "a2a_get": check_a2a_get,
     "wait_health": check_wait_health,
     "status": check_status,
+    "gvisor_kernel": check_gvisor_kernel,
     "rootfs_ro": check_rootfs_ro,
     "default_route": check_default_route,
     "tcp_blocked": check_tcp_blocked,

@@ -92,7 +92,7 @@ def reservations(dep, rep, uid_range):
                 f"exit {code}: {out[-300:]}")
 
 
-def hostile_owner(dep, rep, image, run_inside, endpoint, tools):
+def hostile_owner(dep, rep, image, run_inside, endpoint, tools, pids_of):
     """Items 2 and 3: one owner's two turns parking sleeps (as many as the container may hold,
     together) leave another owner's calls of the same agent working; the owner is held to its cap
     (its processes stay within half the container's limit, or its largest call is stopped)."""
@@ -100,8 +100,8 @@ def hostile_owner(dep, rep, image, run_inside, endpoint, tools):
     if not with_bash:
         rep.add("hostile owner: a sandbox offers bash to probe with", False, "no sandbox offers bash")
         return
-    sb = max(with_bash, key=lambda s: dep.containers[s]["HostConfig"].get("PidsLimit") or 0)
-    pids = dep.containers[sb]["HostConfig"].get("PidsLimit") or 0
+    sb = max(with_bash, key=pids_of)
+    pids = pids_of(sb)
     n, secs = pids // 2 - 2, 8
     if n < 16:
         rep.add(f"{sb}: pids limit leaves room for a hostile owner probe", False, f"pids_limit {pids}")
@@ -125,6 +125,7 @@ def hostile_owner(dep, rep, image, run_inside, endpoint, tools):
         rep.add(r["name"], r["ok"], r["detail"])
 
 
-def run(dep, rep, image, run_inside, uid_range, endpoint, tools):
+def run(dep, rep, image, run_inside, uid_range, endpoint, tools, pids_of):
+    """pids_of(sandbox): the processes its calls may hold (verify.agent_pids)."""
     reservations(dep, rep, uid_range)
-    hostile_owner(dep, rep, image, run_inside, endpoint, tools)
+    hostile_owner(dep, rep, image, run_inside, endpoint, tools, pids_of)

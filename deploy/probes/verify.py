@@ -40,8 +40,17 @@ class Report:
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        self.gaps = 0
+        # Probe names that show a gap docs/security.md states for a sandbox's tier ("Isolation
+        # tiers"): when such a probe fails it is reported as GAP, not FAIL; when it passes, the gap
+        # has closed and it counts as passed.
+        self.known_gaps = {}
 
     def add(self, name, ok, detail=""):
+        if not ok and name in self.known_gaps:
+            self.gaps += 1
+            print(f"GAP  {name} ({detail}; {self.known_gaps[name]})", flush=True)
+            return
         if ok:
             self.passed += 1
         else:
@@ -212,6 +221,21 @@ def hardening(dep, rep):
 UID_LOCK_DIR = "/run/astralvessel/uids"
 
 
+def agent_pids(dep, svc):
+    """The processes a sandbox's calls may hold: the container's pids limit, but in the gvisor tier
+    (whose container limit also counts gVisor's own host tasks) twice sandboxd's --owner-procs."""
+    owner = command_flag(dep, svc, "--owner-procs")
+    if tier(dep, svc) == "gvisor" and owner:
+        return 2 * owner
+    return dep.containers[svc]["HostConfig"].get("PidsLimit") or 0
+
+
+def tier(dep, svc):
+    """A sandbox's isolation tier, from its --tier flag (sandboxd's default: confined)."""
+    args = dep.containers[svc]["Args"] or []
+    return next((args[i + 1] for i in range(len(args) - 1) if args[i] == "--tier"), "confined")
+
+
 def uid_range(dep, svc):
     """(first, count) from a sandbox's --uid-range, or None."""
     args = dep.containers[svc]["Args"] or []
@@ -296,11 +320,18 @@ def runtime(dep, rep, image):
         want = expected_networks(dep, svc)
         got = set(dep.networks(svc))
         rep.add(f"{svc}: on exactly the spec's networks", want == got, f"on {sorted(got)}")
+        seccomp = {"name": f"{svc}: seccomp filter in force (Seccomp 2)", "kind": "status", "field": "Seccomp",
+                   "expect": "2"}
+        if svc.startswith("sandbox-") and tier(dep, svc) == "gvisor":
+            # runsc does not apply the container's profile inside gVisor (docs/sandbox.md: its OCI
+            # seccomp support answers every refusal with EPERM, so clone3 never falls back to clone):
+            # the boundary is gVisor's kernel, and each call still gets sandboxd's filter (the call probes).
+            seccomp = {"name": f"{svc}: runs on gVisor's kernel (the gvisor tier's boundary; its calls under "
+                       "sandboxd's seccomp filter)", "kind": "gvisor_kernel"}
         checks = [
             {"name": f"{svc}: no-new-privileges in force (NoNewPrivs 1)", "kind": "status", "field": "NoNewPrivs",
              "expect": "1"},
-            {"name": f"{svc}: seccomp filter in force (Seccomp 2)", "kind": "status", "field": "Seccomp",
-             "expect": "2"},
+            seccomp,
             {"name": f"{svc}: root filesystem mounted read-only", "kind": "rootfs_ro"},
             {"name": f"{svc}: " + ("has a route out (control)" if svc == "egress" else "no route out"),
              "kind": "default_route", "expect": svc == "egress", "internal_gateways": dep.internal_gateways},
@@ -508,9 +539,11 @@ def calls(dep, rep, image):
         other_tok = dep.token(f"{others[0]}.token") if others else None
         turn_a, turn_b = "probe-" + uuid.uuid4().hex[:12], "probe-" + uuid.uuid4().hex[:12]
         base = {"kind": "run", "url": url, "token": tok, "turn": turn_a}
+        gvisor = tier(dep, sb) == "gvisor"
         checks = [
-            {"name": f"{sb}: /status reports confined calls, Landlock ABI >= 6", "kind": "sandbox_status",
-             "url": url, "token": tok},
+            {"name": f"{sb}: /status reports the gvisor tier, confined calls, no Landlock (gVisor has none)" if gvisor
+             else f"{sb}: /status reports confined calls, Landlock ABI >= 6", "kind": "sandbox_status",
+             "url": url, "token": tok, "tier": tier(dep, sb)},
             {"name": f"{sb}: /run refuses a call without the token", "kind": "run", "url": url, "turn": turn_a,
              "tool": "list", "arguments": {}, "expect_status": [401, 403]},
         ]
@@ -531,9 +564,11 @@ def calls(dep, rep, image):
             checks.append(dict(base, name=f"{sb}: bash is refused for an agent without it", tool="bash",
                                arguments={"command": "echo should-not-run"}, expect_tool_error=True))
         else:
-            def call(name, cmd, want="DENIED", turn=turn_a, **kw):
+            def call(name, cmd, want="DENIED", turn=turn_a, gvisor_gap=None, **kw):
                 checks.append(dict(base, name=f"{sb} call: {name}", tool="bash", turn=turn,
                                    arguments={"command": cmd}, expect_stdout=want, **kw))
+                if gvisor and gvisor_gap:
+                    rep.known_gaps[f"{sb} call: {name}"] = "known gap of the gvisor tier: " + gvisor_gap
             py = "python3 -c"
             call("writes and reads its workspace (control)",
                  'echo probe > "$TMPDIR/probe.txt" && cat "$TMPDIR/probe.txt"', want="probe")
@@ -543,15 +578,19 @@ def calls(dep, rep, image):
                  f"{py} 'import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)' 2>/dev/null && echo ALLOWED || echo DENIED")
             call("cannot open a Unix socket (no socket files)",
                  f"{py} 'import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"'\"$TMPDIR\"'/s.sock\")' 2>/dev/null && echo ALLOWED || echo DENIED")
+            proc_gap = "gVisor's /proc shows every process of the sandbox, command lines included (docs/security.md)"
             call("cannot see sandboxd's process (pid 1)",
-                 "cat /proc/1/cmdline >/dev/null 2>&1 && echo ALLOWED || echo DENIED")
+                 "cat /proc/1/cmdline >/dev/null 2>&1 && echo ALLOWED || echo DENIED", gvisor_gap=proc_gap)
             call("sees no process but its own",
-                 "n=0; for p in /proc/[0-9]*; do [ -r \"$p/cmdline\" ] && [ -n \"$(tr -d '\\0' < $p/cmdline 2>/dev/null)\" ] && n=$((n+1)); done; [ $n -le 4 ] && echo DENIED || echo ALLOWED:$n")
+                 "n=0; for p in /proc/[0-9]*; do [ -r \"$p/cmdline\" ] && [ -n \"$(tr -d '\\0' < $p/cmdline 2>/dev/null)\" ] && n=$((n+1)); done; [ $n -le 4 ] && echo DENIED || echo ALLOWED:$n",
+                 gvisor_gap=proc_gap)
             call("cannot signal sandboxd", "kill -0 1 2>/dev/null && echo ALLOWED || echo DENIED")
             call("cannot write beside its workspace",
                  'd=$(dirname "$TMPDIR"); (echo x > "$d/escape-probe") 2>/dev/null && echo ALLOWED || echo DENIED')
             call("cannot write to the agent package",
                  '(echo x > "$VESSEL_PACKAGE/escape-probe") 2>/dev/null || (echo x > /agent/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED')
+            call("cannot write to /tmp or /dev/shm (shared by every turn)",
+                 "for d in /tmp /dev/shm; do [ -d $d ] && (echo x > $d/escape-probe-$$) 2>/dev/null && echo ALLOWED:$d; done; echo DENIED")
             call("cannot write to the root filesystem",
                  "(echo x > /escape-probe) 2>/dev/null || (echo x > /etc/escape-probe) 2>/dev/null && echo ALLOWED || echo DENIED")
             tokfile = next((e.split("=", 1)[1] for e in dep.containers[sb]["Config"].get("Env") or []
@@ -623,9 +662,15 @@ def calls(dep, rep, image):
                  "command -v taskset >/dev/null || { echo NO-TASKSET; exit; }; taskset -p -c 0 1 >/dev/null 2>&1 && echo ALLOWED || echo DENIED")
             call("cannot set sandboxd's CPU affinity (sched_setaffinity 1)",
                  f"{py} 'import os; os.sched_setaffinity(1, {{0}})' 2>/dev/null && echo ALLOWED || echo DENIED")
+            # gVisor keeps a nice value per task but schedules nothing by it, so it lets a task lower
+            # its own and takes PRIO_USER as a no-op (its sys_thread.go): no effect on another turn.
+            nice_gap = "gVisor does not check CAP_SYS_NICE for a task's own nice value, which schedules nothing there"
             call("cannot raise its own priority (nice -5)",
-                 f"{py} 'import os; os.nice(-5)' 2>/dev/null && echo ALLOWED || echo DENIED")
-            checks.append(dict(base, name=f"{sb} call: setpriority(PRIO_USER, 0, 19) fails or reaches only its own uid",
+                 f"{py} 'import os; os.nice(-5)' 2>/dev/null && echo ALLOWED || echo DENIED", gvisor_gap=nice_gap)
+            prio_user = f"{sb} call: setpriority(PRIO_USER, 0, 19) fails or reaches only its own uid"
+            if gvisor:
+                rep.known_gaps[prio_user] = "known gap of the gvisor tier: gVisor takes PRIO_USER as a no-op (0: nothing changed)"
+            checks.append(dict(base, name=prio_user,
                                tool="bash", expect_any=["19", "DENIED"], arguments={"command":
                                f"{py} 'import os; os.setpriority(os.PRIO_USER, 0, 19); print(os.getpriority(os.PRIO_PROCESS, 0))' 2>/dev/null || echo DENIED"}))
 
@@ -678,8 +723,8 @@ def process_limits(dep, rep, image):
     if not with_bash:
         print("     process limits: no sandbox offers bash; S4 not probed", flush=True)
         return
-    holder = max(with_bash, key=lambda s: dep.containers[s]["HostConfig"].get("PidsLimit") or 0)
-    n = min(100, (dep.containers[holder]["HostConfig"].get("PidsLimit") or 0) - 64)
+    holder = max(with_bash, key=lambda s: agent_pids(dep, s))
+    n = min(100, agent_pids(dep, holder) - 64)
     if n < 16:
         print(f"     process limits: {holder}'s pids limit leaves no room for a holder; S4 not probed", flush=True)
         return
@@ -789,8 +834,10 @@ def main():
         secrets(dep, rep, env)
         calls(dep, rep, image)
         process_limits(dep, rep, image)
-        sharedhost.run(dep, rep, image, run_inside, uid_range, lambda sb: sandbox_endpoint(dep, sb), sandbox_tools(dep))
-    print(f"{rep.passed} passed, {rep.failed} failed")
+        sharedhost.run(dep, rep, image, run_inside, uid_range, lambda sb: sandbox_endpoint(dep, sb), sandbox_tools(dep),
+                       lambda sb: agent_pids(dep, sb))
+    print(f"{rep.passed} passed, {rep.failed} failed" +
+          (f", {rep.gaps} known gaps of the gvisor tier (docs/security.md, \"Isolation tiers\")" if rep.gaps else ""))
     sys.exit(1 if rep.failed or rep.passed == 0 else 0)
 
 

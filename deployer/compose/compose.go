@@ -337,6 +337,11 @@ func (g *gen) tracing(s *service, name, agent string) {
 	}
 }
 
+// GVisorPIDs is the engine's pids limit of a gvisor-tier sandbox whose
+// agent may hold pids processes: three host tasks for each, and 128 for
+// gVisor itself.
+func GVisorPIDs(pids int) int { return 3*pids + 128 }
+
 // hardened returns a service with the settings every container shares,
 // running as uid (and the gid of the same number).
 func (g *gen) hardened(image string, uid int, mem int64, pids int) *service {
@@ -561,6 +566,19 @@ func (g *gen) sandbox(a *spec.Agent) *service {
 		// gVisor's runsc is the boundary: the engine must have it
 		// registered under this name (docs/sandbox.md).
 		s.Runtime = GVisorRuntime
+		// Without Landlock nothing else keeps calls out of /tmp and
+		// /dev/shm, which every turn would share (and outside the disk
+		// limits): both root's and 0755 here, so calls, never root, write
+		// only their workspaces, as in the confined tier.
+		s.Tmpfs = []string{"/tmp:size=" + tmpSize + ",uid=0,gid=0,mode=0755", "/dev/shm:size=1m,uid=0,gid=0,mode=0755"}
+		// The engine's pids limit counts gVisor's own host tasks too
+		// (measured under Docker's runsc: about 37 idle, and two more
+		// per process inside), and at the limit gVisor kills processes
+		// inside. So the container gets room for that, and sandboxd
+		// holds the agent's own number: each owner's calls, and each
+		// turn's, to half of it, as it does by default elsewhere.
+		s.PIDsLimit = GVisorPIDs(sb.PIDs)
+		s.Command = append(s.Command, "--owner-procs", strconv.Itoa(sb.PIDs/2), "--turn-procs", strconv.Itoa(sb.PIDs/2))
 	}
 	tok, tokPath := g.secret("sandbox-" + a.ID + ".token")
 	// The host's uid reservations: every sandboxd of the host (other

@@ -18,6 +18,10 @@ var denied = []struct {
 	// No network: no sockets of any family, and no socket pairs (which
 	// would let two calls' processes pass descriptors).
 	{unix.EACCES, []string{"socket", "socketpair"}},
+	// No FIFOs, socket files or device nodes: Landlock withholds making
+	// them in the confined tier, and in the gvisor tier (no Landlock) this
+	// is what stops a call leaving a FIFO another owner's call could open.
+	{unix.EACCES, []string{"mknod", "mknodat"}},
 	// No new session or process group, so everything stays in the call's group.
 	{unix.EPERM, []string{"setsid", "setpgid"}},
 	// No SysV shared memory, semaphores or message queues, no POSIX queues.

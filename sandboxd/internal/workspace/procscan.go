@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -121,6 +122,10 @@ func pgidOf(pid int) int {
 type asFSUser struct {
 	uid     int
 	changed bool
+	// gVisor has no setfsuid or setfsgid (ENOSYS): nothing can change, so
+	// the thread needs no restoring and is never dropped (dropping it
+	// would send the parent-death signal to every call spawned from it).
+	unsupported bool
 }
 
 // become takes the identity of a turn, whose gid equals its uid (-1: keep
@@ -128,6 +133,13 @@ type asFSUser struct {
 func (a *asFSUser) become(uid int) bool {
 	if uid < 0 || (a.changed && a.uid == uid) {
 		return true
+	}
+	if a.unsupported {
+		return false
+	}
+	if _, err := unix.SetfsuidRetUid(-1); errors.Is(err, unix.ENOSYS) {
+		a.unsupported = true
+		return false
 	}
 	a.changed = true
 	_ = unix.Setfsgid(uid)
