@@ -106,7 +106,7 @@ func TestLocalStackProviderReplays(t *testing.T) {
 		{"openai/length.sse", []string{"TASK_STATE_FAILED", `incomplete`, `length`}, nil},
 		{"llamacpp/error_event.sse", []string{"TASK_STATE_FAILED", "model_error", "the request exceeds the available context size"}, nil},
 		{"groq/error_chunk.sse", []string{"TASK_STATE_FAILED", "model_error", "Tool choice is required, but model did not call a tool"}, nil},
-		{"openrouter/length_then_error.sse", []string{"TASK_STATE_FAILED", "model_error", "Token limit reached"}, nil},
+		{"openrouter/length_then_error.sse", []string{"TASK_STATE_FAILED", `incomplete`, `length`}, nil},
 		{"openai/parallel_no_args.sse", []string{"TASK_STATE_COMPLETED", "done"},
 			[]string{`"tool_call_id":"call_q2UyBRP7eXNTzAoR8lEhjc9Z"`, `"tool_call_id":"call_b51ijcpFkDiTQG1bQzsrmtW5"`}},
 	} {

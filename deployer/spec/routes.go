@@ -69,9 +69,12 @@ func (v *validator) routes() {
 		for _, p := range ps {
 			v.c.add(f+"."+p.Key, "%s", p.Msg)
 		}
+		if msg := checkProvider(r.Provider); msg != "" {
+			v.c.add(f+".provider", "%s", msg)
+		}
 		switch r.TokenParam {
 		case "":
-			r.TokenParam = TokenParamMaxTokens
+			r.TokenParam = ProfileOf(r.Provider).TokenParam
 		case TokenParamMaxTokens, TokenParamMaxCompletionTokens:
 		default:
 			v.c.add(f+".token_param", "unknown token parameter %q; allowed: %s, %s", r.TokenParam, TokenParamMaxTokens, TokenParamMaxCompletionTokens)
@@ -79,6 +82,9 @@ func (v *validator) routes() {
 		v.d.Models[n] = r
 	}
 	e := &v.d.Egress
+	if msg := checkProvider(e.UpstreamProvider); msg != "" {
+		v.c.add("egress.upstream_provider", "%s", msg)
+	}
 	if e.UpstreamTokenParam != "" && e.UpstreamTokenParam != TokenParamMaxTokens && e.UpstreamTokenParam != TokenParamMaxCompletionTokens {
 		v.c.add("egress.upstream_token_param", "unknown token parameter %q; allowed: %s, %s", e.UpstreamTokenParam, TokenParamMaxTokens, TokenParamMaxCompletionTokens)
 	}
@@ -131,7 +137,7 @@ func (d *Deployment) TokenParam(a *Agent) string {
 			return d.Egress.UpstreamTokenParam
 		}
 	}
-	return TokenParamMaxTokens
+	return ProfileOf(d.Provider(a)).TokenParam
 }
 
 // Route is the route name the agent's model requests carry.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,6 +106,7 @@ func TestRoutesRefusedWithLine(t *testing.T) {
 		{"", "[models.x]\nurl = \"https://h/v1\"\n[models.x.headers]\napi-key = \"k\"\n", "api-key", "models.x.headers.api-key", "may not set it"},
 		{"", "[models.x]\nurl = \"https://h/v1?api-version=1\"\n[models.x.query]\napi-version = \"2\"\n", "api-version = ", "models.x.query.api-version", "also in the URL"},
 		{"", "[models.x]\nurl = \"https://h/v1\"\ntoken_param = \"max_output\"\n", "token_param", "models.x.token_param", "unknown token parameter"},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nprovider = \"grok\"\n", "provider", "models.x.provider", `unknown provider "grok"; allowed: anthropic, auto, azure, deepseek`},
 		{"", "[models.default]\nurl = \"https://h/v1\"\n", "[models.default]", "models.default", "route of [egress] upstream_url"},
 		{"", "[models.Bad]\nurl = \"https://h/v1\"\n", "[models.Bad]", "models.Bad", "invalid route name"},
 		{"", "[models.x]\nurl = \"https://h/v1\"\nkey = \"env:VESSEL_EGRESS_TOKEN\"\n", "key = ", "models.x.key", "egress's own settings"},
@@ -143,5 +145,41 @@ func TestUpstreamQueryAccepted(t *testing.T) {
 	_, err = loadFixture(t, map[string]string{"deploy/deployment.toml": bad})
 	if want := fmt.Sprintf("deployment.toml:%d: egress.upstream_auth: ", lineOf(bad, "upstream_auth")); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("auth: %v", err)
+	}
+}
+
+// TestRouteProvider: a route's provider picks its profile and, without a
+// token_param, the profile's token parameter; [egress] upstream_provider
+// does the same for the route "default", and is refused at its line when
+// unknown.
+func TestRouteProvider(t *testing.T) {
+	files := withRoutes("ds", "[models.ds]\nurl = \"https://h/v1\"\nprovider = \"deepseek\"\n\n[models.oa]\nurl = \"https://o/v1\"\nprovider = \"openai\"\n")
+	d, err := loadFixture(t, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Provider(&d.Agents[0]); got != "deepseek" {
+		t.Errorf("provider %q", got)
+	}
+	if got := d.Provider(&d.Agents[1]); got != "" {
+		t.Errorf("default route's provider %q, want none (auto)", got)
+	}
+	if d.Models["oa"].TokenParam != TokenParamMaxCompletionTokens || d.Models["ds"].TokenParam != TokenParamMaxTokens {
+		t.Errorf("token params %q %q", d.Models["oa"].TokenParam, d.Models["ds"].TokenParam)
+	}
+	d.Egress.UpstreamProvider = "openai"
+	if got := d.TokenParam(&d.Agents[1]); got != TokenParamMaxCompletionTokens {
+		t.Errorf("default route on openai: token param %q", got)
+	}
+	if p := ProfileOf(""); p.TokenParam != TokenParamMaxTokens || p.SendBack != nil || !slices.Equal(p.Drop, []string{"index", "token_id"}) {
+		t.Errorf("auto profile %+v", p)
+	}
+
+	dep := strings.Replace(fixture["deploy/deployment.toml"], "[egress]\n", "[egress]\nupstream_provider = \"nope\"\n", 1)
+	files = map[string]string{"deploy/deployment.toml": dep}
+	_, err = loadFixture(t, files)
+	want := fmt.Sprintf("deployment.toml:%d: egress.upstream_provider: unknown provider \"nope\"", lineOf(dep, "upstream_provider"))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
 	}
 }

@@ -76,6 +76,9 @@ type Egress struct {
 	// UpstreamTokenParam is the default route's token parameter name, as
 	// a route's token_param.
 	UpstreamTokenParam string `toml:"upstream_token_param"`
+	// UpstreamProvider is the default route's provider profile, as a
+	// route's provider.
+	UpstreamProvider string `toml:"upstream_provider"`
 	// AllowCIDRs and AllowHosts open the web proxy to extra destinations
 	// (an intranet site); they are logged at start.
 	AllowCIDRs []string `toml:"allow_cidrs"`

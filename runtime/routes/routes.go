@@ -48,6 +48,9 @@ type ModelRoute struct {
 	// TokenParam is the name the vessel writes the agent's token limit
 	// under: max_tokens (default) or max_completion_tokens.
 	TokenParam string `toml:"token_param" json:"-"`
+	// Provider names the route's provider profile (the vessel's reader
+	// and writer; deployer/spec.Providers); "" is "auto". Not the egress's.
+	Provider string `toml:"provider" json:"-"`
 }
 
 // Route auth styles.

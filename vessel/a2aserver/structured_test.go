@@ -94,3 +94,23 @@ func TestStructuredAnswerOnRoute(t *testing.T) {
 		t.Errorf("status message %s", b)
 	}
 }
+
+// TestRouteProviderTokenParam: a route that names a provider and no
+// token_param sends the token limit under the profile's parameter.
+func TestRouteProviderTokenParam(t *testing.T) {
+	h := newHarness(t, func(d *spec.Deployment) {
+		onRoute(d)
+		d.Models = map[string]spec.ModelRoute{"azure": {Provider: "openai"}}
+	})
+	h.model.SetScript(answerScript(t, `{"count": 3}`))
+	if _, err := h.client(h.agentID).SendMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg("how many?")}); err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(h.modelBody.Load().([]byte), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body["max_completion_tokens"] != 500.0 || body["max_tokens"] != nil {
+		t.Errorf("request body %v", body)
+	}
+}

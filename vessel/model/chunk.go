@@ -58,8 +58,8 @@ type delta struct {
 	Thinking  string
 	ToolCalls []toolCallDelta
 	// Extra are the members of no field above (nor role, function_call,
-	// annotations, audio, index, token_id):
-	// provider fields carried back opaquely.
+	// annotations, audio, nor the profile's Drop): provider fields carried
+	// back opaquely.
 	Extra []member
 }
 
@@ -69,7 +69,7 @@ type delta struct {
 func (d *delta) UnmarshalJSON(b []byte) error {
 	var s jsonscan.Scanner
 	s.Reset(b)
-	if scanDelta(&s, d, s.Str) && s.End() {
+	if scanDelta(&s, d, s.Str, autoDrop) && s.End() {
 		return nil
 	}
 	var v struct {
@@ -165,8 +165,9 @@ func scanArguments(s *jsonscan.Scanner, v *string) bool {
 	return true
 }
 
-// scanDelta reads a delta object; content reads the content string.
-func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
+// scanDelta reads a delta object; content reads the content string; the
+// members named in drop are skipped.
+func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool, drop []string) bool {
 	if s.Null() {
 		return true
 	}
@@ -180,10 +181,8 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 			return s.Str(&d.Reasoning)
 		case "refusal":
 			return s.Str(&d.Refusal)
-		case "role", "function_call", "annotations", "audio", "index", "token_id":
-			// OpenAI's own, not accepted back as sent; index: some servers
-			// (a model on Mistral's API) repeat the choice's index in the delta;
-			// token_id: Together numbers each streamed token, no message field.
+		case "role", "function_call", "annotations", "audio":
+			// OpenAI's own, not accepted back as sent.
 			return s.Skip()
 		case "tool_calls":
 			d.ToolCalls = d.ToolCalls[:0]
@@ -196,7 +195,17 @@ func scanDelta(s *jsonscan.Scanner, d *delta, content func(*string) bool) bool {
 				return scanToolCall(s, &d.ToolCalls[len(d.ToolCalls)-1])
 			})
 		}
-		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "index", "token_id", "tool_calls") {
+		if jsonscan.FoldsTo(k, "content", "reasoning_content", "reasoning", "refusal", "role", "function_call", "annotations", "audio", "tool_calls") {
+			return false
+		}
+		// The profile's members that are no provider field (a server's own
+		// numbering: Mistral's repeated index, Together's token_id).
+		for _, x := range drop {
+			if string(k) == x {
+				return s.Skip()
+			}
+		}
+		if jsonscan.FoldsTo(k, drop...) {
 			return false
 		}
 		raw, ok := s.Raw()
@@ -304,6 +313,7 @@ func scanToolCall(s *jsonscan.Scanner, tc *toolCallDelta) bool {
 // hands to encoding/json one string at a time) goes to json.Unmarshal, so
 // the result is always what json.Unmarshal gives.
 type chunkDecoder struct {
+	drop   []string // the profile's Drop
 	ch     chunk
 	usage  Usage
 	finish [4]string // finish reasons, pointed to by ch.Choices
@@ -466,7 +476,7 @@ func (d *chunkDecoder) choices() bool {
 				c.FinishReason = s
 				return true
 			case "delta":
-				return scanDelta(&d.s, &c.Delta, func(v *string) bool { return d.content(n-1, v) })
+				return scanDelta(&d.s, &c.Delta, func(v *string) bool { return d.content(n-1, v) }, d.drop)
 			}
 			return !jsonscan.FoldsTo(key, "finish_reason", "delta") && d.s.Skip()
 		})

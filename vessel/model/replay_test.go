@@ -64,6 +64,8 @@ type replayCase struct {
 	in, out    int
 	extra      string // the assistant message's provider fields
 	reasoning  string
+	// provider: the route's provider profile ("": auto).
+	provider string
 	// sum: for a long recorded answer, the sha256 of its text, NUL, its
 	// reasoning, NUL and its provider fields; text and reasoning are
 	// then the beginnings of theirs.
@@ -120,7 +122,8 @@ var replayCases = []replayCase{
 	{file: "groq/tool_use_failed.sse", reasoning: "We need to call the tool with invalid parameters first", errMsg: "Tool call validation failed", sum: "6dcf882e62bc926f266e395389f4c4608bd60cd79547ad41178c3c42aa878e3b"},
 	{file: "groq/reasoning_tool.sse", calls: []call{{"fc_bfb39741-3748-4def-9886-a93fc9c64a90", "get_something_by_name", `{"name":"example"}`, ""}}, in: 304, out: 49,
 		reasoning: `We need to call the function with correct parameter "name".`, sum: "98cf8a09d4b230fb90420d4aa3cc026f9224ea7c94f5f41b75d4052291506f85"},
-	{file: "openrouter/length_then_error.sse", reasoning: "We need to respond to a greeting. The user", errMsg: "Token limit reached", in: 43, out: 10},
+	{file: "openrouter/length_then_error.sse", reasoning: "We need to respond to a greeting. The user", incomplete: IncompleteLength, in: 43, out: 10,
+		extra: `{"reasoning_details":[{"type":"reasoning.text","text":"We need","index":0,"format":null},{"type":"reasoning.text","text":" to respond to a greeting. The user","index":0,"format":null}],"reasoning":"We need to respond to a greeting. The user"}`},
 	{file: "openrouter/reasoning.sse", text: "2 + 2 = 4", reasoning: "This is a simple arithmetic question.", in: 43, out: 36, sum: "0ffada3da752619a427ebc394e5c9a9bc74ed9801ce8818661102176b509c993"},
 	// pydantic-ai's cassettes keep non-streamed bodies parsed: EDITED.
 	{file: "openai/whole_parallel.json", calls: []call{{"call_jYdIdRZHxZTn5bWCq5jlMrJi", "delete_file", `{"path": ".env"}`, ""}, {"call_TmlTVWQbzrXCZ4jNsCVNbNqu", "create_file", `{"path": "test.txt"}`, ""}}, in: 71, out: 46},
@@ -199,59 +202,63 @@ var replayCases = []replayCase{
 // the turn sends back.
 func TestReplayProviders(t *testing.T) {
 	for _, c := range replayCases {
-		t.Run(c.file, func(t *testing.T) {
-			srv, n := replay(t, loadCase(t, c.file))
-			var h rec
-			resp, err := (&Client{BaseURL: srv.URL, Backoff: 1}).Complete(context.Background(), req(), &h)
-			if got := n.Load(); got != 1 {
-				t.Fatalf("%d requests: a provider's answer is never retried", got)
-			}
-			if c.sum != "" {
-				checkRecordedSum(t, &c, &h, resp)
-			}
-			if h.text.String() != c.text {
-				t.Fatalf("text streamed %q, want %q", h.text.String(), c.text)
-			}
-			if h.reasoning.String() != c.reasoning {
-				t.Fatalf("reasoning %q, want %q", h.reasoning.String(), c.reasoning)
-			}
-			var me *Error
-			var ie *IncompleteError
-			switch {
-			case c.errMsg != "":
-				if !errors.As(err, &me) || !strings.Contains(me.Message, c.errMsg) {
-					t.Fatalf("err %v, want a model error with %q", err, c.errMsg)
-				}
-				if me.Usage.PromptTokens != c.in || me.Usage.CompletionTokens != c.out {
-					t.Fatalf("usage %+v, want %d/%d", me.Usage, c.in, c.out)
-				}
-				return
-			case c.incomplete != "":
-				if !errors.As(err, &ie) || ie.Reason != c.incomplete {
-					t.Fatalf("err %v, want incomplete %s", err, c.incomplete)
-				}
-			case err != nil:
-				t.Fatal(err)
-			}
-			if resp.Usage.PromptTokens != c.in || resp.Usage.CompletionTokens != c.out {
-				t.Fatalf("usage %+v, want %d/%d", resp.Usage, c.in, c.out)
-			}
-			if got := resp.Content + resp.Refusal; got != c.text {
-				t.Fatalf("answer %q, want %q", got, c.text)
-			}
-			if string(resp.Extra) != c.extra {
-				t.Fatalf("provider fields %s, want %s", resp.Extra, c.extra)
-			}
-			var got []call
-			for _, tc := range resp.ToolCalls {
-				got = append(got, call{tc.ID, tc.Function.Name, tc.Function.Arguments, string(tc.Extra)})
-			}
-			if len(got) != len(c.calls) || len(got) > 0 && !equalCalls(got, c.calls) {
-				t.Fatalf("calls %+v, want %+v", got, c.calls)
-			}
-			checkSentBack(t, c, resp)
-		})
+		t.Run(c.file, func(t *testing.T) { runReplay(t, c) })
 	}
+}
+
+// runReplay replays one case and checks its outcome.
+func runReplay(t *testing.T, c replayCase) {
+	t.Helper()
+	srv, n := replay(t, loadCase(t, c.file))
+	var h rec
+	resp, err := (&Client{BaseURL: srv.URL, Backoff: 1, Provider: c.provider}).Complete(context.Background(), req(), &h)
+	if got := n.Load(); got != 1 {
+		t.Fatalf("%d requests: a provider's answer is never retried", got)
+	}
+	if c.sum != "" {
+		checkRecordedSum(t, &c, &h, resp)
+	}
+	if h.text.String() != c.text {
+		t.Fatalf("text streamed %q, want %q", h.text.String(), c.text)
+	}
+	if h.reasoning.String() != c.reasoning {
+		t.Fatalf("reasoning %q, want %q", h.reasoning.String(), c.reasoning)
+	}
+	var me *Error
+	var ie *IncompleteError
+	switch {
+	case c.errMsg != "":
+		if !errors.As(err, &me) || !strings.Contains(me.Message, c.errMsg) {
+			t.Fatalf("err %v, want a model error with %q", err, c.errMsg)
+		}
+		if me.Usage.PromptTokens != c.in || me.Usage.CompletionTokens != c.out {
+			t.Fatalf("usage %+v, want %d/%d", me.Usage, c.in, c.out)
+		}
+		return
+	case c.incomplete != "":
+		if !errors.As(err, &ie) || ie.Reason != c.incomplete {
+			t.Fatalf("err %v, want incomplete %s", err, c.incomplete)
+		}
+	case err != nil:
+		t.Fatal(err)
+	}
+	if resp.Usage.PromptTokens != c.in || resp.Usage.CompletionTokens != c.out {
+		t.Fatalf("usage %+v, want %d/%d", resp.Usage, c.in, c.out)
+	}
+	if got := resp.Content + resp.Refusal; got != c.text {
+		t.Fatalf("answer %q, want %q", got, c.text)
+	}
+	if string(resp.Extra) != c.extra {
+		t.Fatalf("provider fields %s, want %s", resp.Extra, c.extra)
+	}
+	var got []call
+	for _, tc := range resp.ToolCalls {
+		got = append(got, call{tc.ID, tc.Function.Name, tc.Function.Arguments, string(tc.Extra)})
+	}
+	if len(got) != len(c.calls) || len(got) > 0 && !equalCalls(got, c.calls) {
+		t.Fatalf("calls %+v, want %+v", got, c.calls)
+	}
+	checkSentBack(t, c, resp)
 }
 
 // checkRecordedSum checks a long recorded answer by its first words and the
@@ -349,5 +356,41 @@ func TestReplayCorpusListed(t *testing.T) {
 	}
 	for name := range listed {
 		t.Errorf("%s is listed but not in the corpus", name)
+	}
+}
+
+// profileCases replay corpus files read with a route's provider profile
+// (spec.Providers) instead of auto: what the profile changes, and what it
+// keeps.
+var profileCases = []replayCase{
+	// OpenRouter's streamed reasoning_details pieces are merged into one
+	// item per index, as its AI SDK provider merges them.
+	{file: "openrouter/reasoning.sse", provider: "openrouter", text: "2 + 2 = 4", reasoning: "This is a simple arithmetic question.", in: 43, out: 36, sum: "8106015c1df6fe8976291583debfa0bb4b9760f95782a33d778388105153c448"},
+	{file: "openrouter/length_then_error.sse", provider: "openrouter", reasoning: "We need to respond to a greeting. The user", incomplete: IncompleteLength, in: 43, out: 10,
+		extra: `{"reasoning_details":[{"type":"reasoning.text","text":"We need to respond to a greeting. The user","index":0,"format":null}],"reasoning":"We need to respond to a greeting. The user"}`},
+	// Groq's profile, picked by the route, keeps no provider field even
+	// from a stream without x_groq (vLLM's reasoning here).
+	{file: "vllm/reasoning_tool.sse", provider: "groq", calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33, reasoning: "Check the weather."},
+	{file: "groq/reasoning_tool.sse", provider: "groq", calls: []call{{"fc_bfb39741-3748-4def-9886-a93fc9c64a90", "get_something_by_name", `{"name":"example"}`, ""}}, in: 304, out: 49,
+		reasoning: `We need to call the function with correct parameter "name".`, sum: "98cf8a09d4b230fb90420d4aa3cc026f9224ea7c94f5f41b75d4052291506f85"},
+	// DeepSeek's profile sends reasoning_content back and nothing else.
+	{file: "deepseek/thinking_tool.sse", provider: "deepseek", calls: []call{{"call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", "weather", `{"location": "San Francisco"}`, ""}}, in: 339, out: 83,
+		reasoning: "The user is asking for the weather in San Francisco.", sum: "3f7a8d05119f173ed37c8cc847f4367effb3763299e0edb59b7a6e74c3084ad3"},
+	{file: "vllm/reasoning_tool.sse", provider: "deepseek", calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33, reasoning: "Check the weather."},
+	// Gemini's profile keeps the thought signatures.
+	{file: "gemini/parallel_tools.sse", provider: "gemini", calls: []call{
+		{"function-call-1", "species", `{"name":"osprey"}`, `{"extra_content":{"google":{"thought_signature":"CiQBVKhc7sig1=="}}}`},
+		{"function-call-2", "species", `{"name":"heron"}`, ""}}, in: 50, out: 20},
+	// Together's profile drops its token_id; Mistral's its repeated index.
+	{file: "together/text.sse", provider: "together", text: "Hello! It's nice to meet you. Is there something I can help you with or would you like to chat?", in: 39, out: 25},
+	{file: "mistral/thinking_mixed.sse", provider: "mistral", text: "391", reasoning: "Okay, the user is asking for the product", in: 28, out: 139, sum: "cc47e7f676273adaab27a196488b662e0366ed3e17f647e74bc246d47ccf6c19"},
+	// A profile named for a cut stream changes nothing of the outcome.
+	{file: "openai/tool_cut_by_length.sse", provider: "openai", incomplete: IncompleteLength, calls: []call{{"call_x", "bash", `{"command":"ls -`, ""}}},
+}
+
+// TestReplayProfiles replays profileCases.
+func TestReplayProfiles(t *testing.T) {
+	for _, c := range profileCases {
+		t.Run(c.provider+"/"+c.file, func(t *testing.T) { runReplay(t, c) })
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/sse"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -51,21 +52,25 @@ type streamState struct {
 	event   string // the SSE event: of the lines being read
 	started bool
 	done    bool
-	// strict: the stream is Groq's (it carries x_groq), whose API refuses
-	// any field it does not know on a message, its own reasoning too: no
-	// provider field is kept to be sent back.
-	strict bool
+	// prof is the provider profile the stream is read with (profile.go);
+	// auto: the route names none, and a stream carrying a profile's marker
+	// (Groq's x_groq) switches to that profile.
+	prof *spec.Provider
+	auto bool
 }
 
 // readStream reads an SSE answer; progress is called for every data line.
 // The lines come from runtime/sse (pooled buffers, the line bound); what
-// each means, tolerance included, is streamState.line's.
-func readStream(r io.Reader, lim Limits, progress func(), h Handler) (*Response, bool, error) {
+// each means, tolerance included, is streamState.line's. provider names the
+// route's profile (spec.Providers; "": auto).
+func readStream(r io.Reader, lim Limits, progress func(), h Handler, provider string) (*Response, bool, error) {
 	sr := sse.NewReader(r, lim.Line)
 	// Nothing read through sr outlives the call: lines are decoded into
 	// strings (copies) before the next read, so sr can be reused after it.
 	defer sr.Release()
 	st := &streamState{lim: lim, h: h, progress: progress, dec: new(chunkDecoder)}
+	st.prof, st.auto = profileOf(provider)
+	st.dec.drop = st.prof.Drop
 	for !st.done {
 		line, err := sr.Line()
 		if errors.Is(err, sse.ErrLineTooLong) {
@@ -152,7 +157,9 @@ func (st *streamState) chunk(data []byte) error {
 	if ch.failed() {
 		return st.payloadError(data)
 	}
-	st.strict = st.strict || ch.XGroq != nil
+	if ch.XGroq != nil {
+		st.marked("x_groq")
+	}
 	for i := range ch.Choices {
 		c := &ch.Choices[i]
 		if d := &c.Delta; c.FinishReason == nil && d.ReasoningContent == "" && d.Reasoning == "" && d.Thinking == "" && d.Refusal == "" &&
@@ -205,7 +212,21 @@ func (st *streamState) payloadError(data []byte) error {
 	if msg == "" {
 		msg = string(data)
 	}
-	return &Error{Message: sanitize(msg), Code: codeString(code), stream: true}
+	return st.afterFinish(&Error{Message: sanitize(msg), Code: codeString(code), stream: true})
+}
+
+// afterFinish is an error in the stream, unless the stream already said
+// the answer is cut or filtered: those outrank an error (docs/models.md,
+// "Answer outcomes"), so the stream ends there, its usage counted, and the
+// step ends incomplete with the finish's reason (OpenRouter sends
+// finish_reason length, then an error chunk "Token limit reached").
+func (st *streamState) afterFinish(err *Error) error {
+	var ie *IncompleteError
+	if errors.As(finishOutcome(&Response{FinishReason: st.out.FinishReason, Refusal: st.refusal.String()}, false), &ie) {
+		st.done = true
+		return nil
+	}
+	return err
 }
 
 // codeString is an error code as a string (providers send strings or numbers).
@@ -413,9 +434,8 @@ func (st *streamState) finish() (*Response, bool, error) {
 		v, _ := json.Marshal(b.String()) // a string always marshals
 		st.extra.set(k, v)
 	}
-	if st.strict {
-		st.extra = extras{}
-	}
+	st.extra.keep(st.prof.SendBack)
+	st.extra.mergeText(st.prof.MergeText)
 	out.Extra = st.extra.object()
 	if st.allIndexed() {
 		slices.SortStableFunc(st.calls, func(a, b *partialCall) int { return a.index - b.index })
@@ -437,9 +457,8 @@ func (st *streamState) finish() (*Response, bool, error) {
 			id = fmt.Sprintf("call_%d", i)
 		}
 		tc := transcript.ToolCall{ID: id, Type: "function", Function: transcript.FunctionCall{Name: p.name, Arguments: args}}
-		if !st.strict {
-			tc.Extra = p.extra.object()
-		}
+		p.extra.keep(st.prof.CallSendBack)
+		tc.Extra = p.extra.object()
 		out.ToolCalls = append(out.ToolCalls, tc)
 	}
 	if err := finishOutcome(out, bad); err != nil {
@@ -533,7 +552,7 @@ type wholeAnswer struct {
 // readWhole handles a server that ignored stream:true: the answer is read
 // as one delta, with the stream's rules (limits, provider fields,
 // outcomes). The body counts as one line for the limits.
-func readWhole(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
+func readWhole(r io.Reader, lim Limits, h Handler, provider string) (*Response, bool, error) {
 	body, err := io.ReadAll(io.LimitReader(r, int64(lim.Line)+1))
 	if err != nil {
 		return nil, false, &Error{Message: "response broke", Err: err}
@@ -542,12 +561,16 @@ func readWhole(r io.Reader, lim Limits, h Handler) (*Response, bool, error) {
 		return &Response{}, false, &LimitError{What: LimitLine, Limit: lim.Line}
 	}
 	st := &streamState{lim: lim, h: h, progress: func() {}}
+	st.prof, st.auto = profileOf(provider)
 	var v wholeAnswer
 	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, false, &Error{Message: "malformed response", Err: err}
 	}
 	if u := v.usage(); u != nil {
 		st.out.Usage = *u
+	}
+	if v.XGroq != nil {
+		st.marked("x_groq")
 	}
 	if v.failed() {
 		return nil, false, st.failure(st.payloadError(body))
