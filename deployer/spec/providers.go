@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -34,9 +35,11 @@ type Provider struct {
 	// member the reader does not know; empty: none.
 	CallSendBack []string
 	// Marker is a top-level chunk member only this provider sends: a
-	// stream carrying it read under ProviderAuto is read with this profile
-	// from then on. The reader recognises x_groq.
+	// stream carrying it, read with a Detect profile, is read with this
+	// profile from then on. The reader recognises x_groq.
 	Marker string
+	// Detect: a stream carrying a profile's Marker switches to it (auto).
+	Detect bool
 	// MergeText names array members whose streamed items are merged, item
 	// by item, into what a non-streamed answer holds: consecutive items of
 	// type "reasoning.text" with the same index become one (texts joined,
@@ -55,7 +58,7 @@ var Providers = map[string]Provider{
 	// Every field the reader does not know is carried back, except from a
 	// stream that carries Groq's x_groq; the numbering members servers add
 	// to deltas are dropped.
-	ProviderAuto: {TokenParam: TokenParamMaxTokens, Drop: []string{"index", "token_id"}},
+	ProviderAuto: {TokenParam: TokenParamMaxTokens, Drop: []string{"index", "token_id"}, Detect: true},
 	"openai":     {TokenParam: TokenParamMaxCompletionTokens},
 	"azure":      {TokenParam: TokenParamMaxCompletionTokens},
 	// DeepSeek's thinking mode needs reasoning_content back on a
@@ -90,6 +93,59 @@ func ProfileOf(name string) *Provider {
 		p = Providers[ProviderAuto]
 	}
 	return &p
+}
+
+// MaxSendBack bounds a send_back list; MaxSendBackName one of its names.
+const (
+	MaxSendBack     = 16
+	MaxSendBackName = 64
+)
+
+// checkSendBack is the problem with a send_back list, or "".
+func checkSendBack(names []string) string {
+	if len(names) > MaxSendBack {
+		return fmt.Sprintf("%d names; at most %d", len(names), MaxSendBack)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		switch {
+		case n == "" || len(n) > MaxSendBackName:
+			return fmt.Sprintf("%q: a name is 1 to %d bytes", n, MaxSendBackName)
+		case strings.ContainsFunc(n, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }):
+			return fmt.Sprintf("%q: no control characters, quotes or backslashes", n)
+		case slices.Contains(vesselMessageFields, n):
+			return fmt.Sprintf("%q is written by the vessel itself; send_back names provider fields", n)
+		case seen[n]:
+			return fmt.Sprintf("%q listed twice", n)
+		}
+		seen[n] = true
+	}
+	return ""
+}
+
+// vesselMessageFields are the members of a message and a tool call the
+// vessel writes itself.
+var vesselMessageFields = []string{"role", "content", "name", "tool_calls", "tool_call_id", "id", "type", "function"}
+
+// Profile is the agent's route's profile, with the route's send_back
+// override applied (the override also ends marker detection: the operator
+// said what to send).
+func (d *Deployment) Profile(a *Agent) *Provider {
+	p := ProfileOf(d.Provider(a))
+	sb := d.Egress.UpstreamSendBack
+	if r, ok := d.Models[a.ModelRoute]; ok {
+		sb = r.SendBack
+	} else if a.ModelRoute != "" && a.ModelRoute != DefaultRoute {
+		sb = nil
+	}
+	if sb != nil {
+		names := slices.Clone(*sb)
+		if names == nil {
+			names = []string{}
+		}
+		p.SendBack, p.CallSendBack, p.Detect = names, names, false
+	}
+	return p
 }
 
 // checkProvider is the problem with a route's provider, or "".

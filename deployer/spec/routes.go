@@ -72,6 +72,11 @@ func (v *validator) routes() {
 		if msg := checkProvider(r.Provider); msg != "" {
 			v.c.add(f+".provider", "%s", msg)
 		}
+		if r.SendBack != nil {
+			if msg := checkSendBack(*r.SendBack); msg != "" {
+				v.c.add(f+".send_back", "%s", msg)
+			}
+		}
 		switch r.TokenParam {
 		case "":
 			r.TokenParam = ProfileOf(r.Provider).TokenParam
@@ -84,6 +89,11 @@ func (v *validator) routes() {
 	e := &v.d.Egress
 	if msg := checkProvider(e.UpstreamProvider); msg != "" {
 		v.c.add("egress.upstream_provider", "%s", msg)
+	}
+	if e.UpstreamSendBack != nil {
+		if msg := checkSendBack(*e.UpstreamSendBack); msg != "" {
+			v.c.add("egress.upstream_send_back", "%s", msg)
+		}
 	}
 	if e.UpstreamTokenParam != "" && e.UpstreamTokenParam != TokenParamMaxTokens && e.UpstreamTokenParam != TokenParamMaxCompletionTokens {
 		v.c.add("egress.upstream_token_param", "unknown token parameter %q; allowed: %s, %s", e.UpstreamTokenParam, TokenParamMaxTokens, TokenParamMaxCompletionTokens)

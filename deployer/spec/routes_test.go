@@ -107,6 +107,8 @@ func TestRoutesRefusedWithLine(t *testing.T) {
 		{"", "[models.x]\nurl = \"https://h/v1?api-version=1\"\n[models.x.query]\napi-version = \"2\"\n", "api-version = ", "models.x.query.api-version", "also in the URL"},
 		{"", "[models.x]\nurl = \"https://h/v1\"\ntoken_param = \"max_output\"\n", "token_param", "models.x.token_param", "unknown token parameter"},
 		{"", "[models.x]\nurl = \"https://h/v1\"\nprovider = \"grok\"\n", "provider", "models.x.provider", `unknown provider "grok"; allowed: anthropic, auto, azure, deepseek`},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nsend_back = [\"reasoning\", \"tool_calls\"]\n", "send_back", "models.x.send_back", `"tool_calls" is written by the vessel itself`},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nsend_back = [\"a\", \"a\"]\n", "send_back", "models.x.send_back", `"a" listed twice`},
 		{"", "[models.default]\nurl = \"https://h/v1\"\n", "[models.default]", "models.default", "route of [egress] upstream_url"},
 		{"", "[models.Bad]\nurl = \"https://h/v1\"\n", "[models.Bad]", "models.Bad", "invalid route name"},
 		{"", "[models.x]\nurl = \"https://h/v1\"\nkey = \"env:VESSEL_EGRESS_TOKEN\"\n", "key = ", "models.x.key", "egress's own settings"},
@@ -173,6 +175,21 @@ func TestRouteProvider(t *testing.T) {
 	}
 	if p := ProfileOf(""); p.TokenParam != TokenParamMaxTokens || p.SendBack != nil || !slices.Equal(p.Drop, []string{"index", "token_id"}) {
 		t.Errorf("auto profile %+v", p)
+	}
+
+	if p := d.Profile(&d.Agents[0]); !slices.Equal(p.SendBack, []string{"reasoning_content"}) || len(p.CallSendBack) != 0 || p.CallSendBack == nil {
+		t.Errorf("deepseek profile %+v", p)
+	}
+	d.Models["ds"] = ModelRoute{Provider: "deepseek", SendBack: &[]string{"reasoning_content", "extra_content"}}
+	if p := d.Profile(&d.Agents[0]); !slices.Equal(p.SendBack, []string{"reasoning_content", "extra_content"}) || !slices.Equal(p.CallSendBack, p.SendBack) || p.Detect {
+		t.Errorf("send_back override %+v", p)
+	}
+	d.Egress.UpstreamSendBack = &[]string{}
+	if p := d.Profile(&d.Agents[1]); p.SendBack == nil || len(p.SendBack) != 0 || p.Detect {
+		t.Errorf("upstream_send_back = [] gives %+v", p)
+	}
+	if p := ProfileOf("deepseek"); !slices.Equal(p.SendBack, []string{"reasoning_content"}) {
+		t.Errorf("the table changed under an override: %+v", p)
 	}
 
 	dep := strings.Replace(fixture["deploy/deployment.toml"], "[egress]\n", "[egress]\nupstream_provider = \"nope\"\n", 1)

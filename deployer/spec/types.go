@@ -79,6 +79,8 @@ type Egress struct {
 	// UpstreamProvider is the default route's provider profile, as a
 	// route's provider.
 	UpstreamProvider string `toml:"upstream_provider"`
+	// UpstreamSendBack is the default route's send_back override.
+	UpstreamSendBack *[]string `toml:"upstream_send_back"`
 	// AllowCIDRs and AllowHosts open the web proxy to extra destinations
 	// (an intranet site); they are logged at start.
 	AllowCIDRs []string `toml:"allow_cidrs"`

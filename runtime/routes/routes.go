@@ -51,6 +51,9 @@ type ModelRoute struct {
 	// Provider names the route's provider profile (the vessel's reader
 	// and writer; deployer/spec.Providers); "" is "auto". Not the egress's.
 	Provider string `toml:"provider" json:"-"`
+	// SendBack, when set, overrides the profile: the provider fields sent
+	// back on the assistant message and on each tool call ([]: none).
+	SendBack *[]string `toml:"send_back" json:"-"`
 }
 
 // Route auth styles.

@@ -347,7 +347,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 			base = s.cfg.ModelBaseURL
 		}
 		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP, Agent: a.ID, Route: a.ModelRoute,
-			Provider:         s.cfg.Deployment.Provider(a),
+			Profile:          s.cfg.Deployment.Profile(a),
 			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
 			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}

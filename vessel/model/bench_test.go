@@ -32,7 +32,7 @@ func BenchmarkStreamDecode(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		resp, _, err := readStream(bytes.NewReader(body), Limits{}.withDefaults(), func() {}, nopHandler{}, "")
+		resp, _, err := readStream(bytes.NewReader(body), Limits{}.withDefaults(), func() {}, nopHandler{}, nil)
 		if err != nil || resp.Usage.CompletionTokens != 1000 || resp.FinishReason != "stop" {
 			b.Fatalf("%v %+v", err, resp)
 		}

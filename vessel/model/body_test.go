@@ -212,14 +212,14 @@ func TestStreamReaderReuse(t *testing.T) {
 			for j := range 20 {
 				tag := fmt.Sprintf("%d-%d", i, j)
 				cut := long + strings.Replace(okStream, "ok", "cut"+tag, 1)
-				_, _, err := readStream(strings.NewReader(cut), Limits{Line: 100 << 10}.withDefaults(), func() {}, &rec{}, "")
+				_, _, err := readStream(strings.NewReader(cut), Limits{Line: 100 << 10}.withDefaults(), func() {}, &rec{}, nil)
 				if le := (*LimitError)(nil); !errors.As(err, &le) || le.What != LimitLine {
 					t.Errorf("cut stream: %v", err)
 					return
 				}
 				var h rec
 				stream := strings.Replace(okStream, "ok", "answer"+tag, 1)
-				resp, _, err := readStream(iotest.HalfReader(strings.NewReader(stream)), Limits{}.withDefaults(), func() {}, &h, "")
+				resp, _, err := readStream(iotest.HalfReader(strings.NewReader(stream)), Limits{}.withDefaults(), func() {}, &h, nil)
 				if err != nil || resp.Content != "answer"+tag || h.text.String() != resp.Content {
 					t.Errorf("stream %s: %+v, %v", tag, resp, err)
 					return

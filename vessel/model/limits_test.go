@@ -154,7 +154,7 @@ func FuzzReadStream(f *testing.F) {
 	lim := Limits{Text: 64, Reasoning: 32, Arguments: 48, AllArguments: 100, Line: 256}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var h rec
-		resp, _, err := readStream(strings.NewReader(string(data)), lim, func() {}, &h, "")
+		resp, _, err := readStream(strings.NewReader(string(data)), lim, func() {}, &h, nil)
 		if h.reasoning.Len() > lim.Reasoning {
 			t.Fatalf("%d bytes of reasoning, limit %d", h.reasoning.Len(), lim.Reasoning)
 		}

@@ -335,10 +335,10 @@ type Client struct {
 	// Route, when set, is sent as spec.RouteHeader: the egress forwards
 	// the request to that model route, and never forwards the header.
 	Route string
-	// Provider names the route's provider profile (spec.Providers): which
-	// provider fields the reader keeps and sends back. "" is auto.
-	Provider string
-	HTTP     *http.Client
+	// Profile is the route's provider profile (spec.Deployment.Profile):
+	// which provider fields the reader keeps and sends back. nil is auto.
+	Profile *spec.Provider
+	HTTP    *http.Client
 	// The retry policy. Attempts is how many times a call is tried while
 	// nothing has streamed (default 4); Backoff the first wait, doubled
 	// each time up to MaxBackoff (default 250 ms and 10 s, ±25% jitter, never
@@ -629,9 +629,9 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 	}
 	// Returning closes the body: over a limit the stream is cut at once.
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		return readWhole(progressReader{resp.Body, wd}, lim, h, c.Provider)
+		return readWhole(progressReader{resp.Body, wd}, lim, h, c.Profile)
 	}
-	return readStream(resp.Body, lim, wd.data, h, c.Provider)
+	return readStream(resp.Body, lim, wd.data, h, c.Profile)
 }
 
 // progressReader counts every byte of a whole (non-streamed) answer as

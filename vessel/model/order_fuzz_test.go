@@ -93,7 +93,7 @@ func FuzzToolCallOrder(f *testing.F) {
 	f.Add([]byte{3, 7, 7, 7}, true, true)
 	f.Fuzz(func(t *testing.T, seed []byte, indexed, dupIDs bool) {
 		stream, want := toolStream(seed, indexed, dupIDs)
-		resp, _, err := readStream(strings.NewReader(stream), Limits{}.withDefaults(), func() {}, nopHandler{}, "")
+		resp, _, err := readStream(strings.NewReader(stream), Limits{}.withDefaults(), func() {}, nopHandler{}, nil)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, stream)
 		}
@@ -129,7 +129,7 @@ data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}
 
 data: [DONE]
 `
-	resp, _, err := readStream(strings.NewReader(stream), Limits{}.withDefaults(), func() {}, nopHandler{}, "")
+	resp, _, err := readStream(strings.NewReader(stream), Limits{}.withDefaults(), func() {}, nopHandler{}, nil)
 	if err != nil || len(resp.ToolCalls) != 2 || resp.ToolCalls[0].Function.Arguments != `{"x":1}` || resp.ToolCalls[1].ID != "b" || resp.ToolCalls[1].Function.Arguments != `{"x":2}` {
 		t.Fatalf("%v %+v", err, resp)
 	}

@@ -15,7 +15,7 @@ import (
 
 // autoDrop is ProviderAuto's Drop: what a delta read outside a stream
 // (delta.UnmarshalJSON) skips.
-var autoDrop = spec.ProfileOf(spec.ProviderAuto).Drop
+var autoDrop = autoProfile.Drop
 
 // markers are the profiles a stream read under ProviderAuto switches to
 // when it carries their marker member.
@@ -29,17 +29,22 @@ var markers = func() map[string]*spec.Provider {
 	return m
 }()
 
-// profileOf is the profile a call reads with, and whether it is auto.
-func profileOf(name string) (*spec.Provider, bool) {
-	_, known := spec.Providers[name]
-	return spec.ProfileOf(name), name == "" || name == spec.ProviderAuto || !known
+// autoProfile is the profile of a call that names none.
+var autoProfile = spec.ProfileOf(spec.ProviderAuto)
+
+// profile sets the profile the call reads with (nil: auto).
+func (st *streamState) profile(p *spec.Provider) {
+	if p == nil {
+		p = autoProfile
+	}
+	st.prof = p
 }
 
 // marked reads the rest of the stream with the profile whose marker the
-// stream carried, when the call's profile is auto.
+// stream carried, when the call's profile detects markers (auto).
 func (st *streamState) marked(member string) {
-	if p, ok := markers[member]; ok && st.auto {
-		st.prof, st.auto = p, false
+	if p, ok := markers[member]; ok && st.prof.Detect {
+		st.prof = p
 	}
 }
 

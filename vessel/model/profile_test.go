@@ -50,7 +50,7 @@ func TestProfileTable(t *testing.T) {
 			t.Errorf("%s: marker %q is not read by the chunk decoder", n, p.Marker)
 		}
 	}
-	if _, auto := profileOf("nope"); !auto {
+	if p := spec.ProfileOf("nope"); !p.Detect || p.SendBack != nil {
 		t.Error("an unknown profile is not read as auto")
 	}
 }

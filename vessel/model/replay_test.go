@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -66,6 +67,8 @@ type replayCase struct {
 	reasoning  string
 	// provider: the route's provider profile ("": auto).
 	provider string
+	// sendBack: a route's send_back override (nil: none).
+	sendBack []string
 	// sum: for a long recorded answer, the sha256 of its text, NUL, its
 	// reasoning, NUL and its provider fields; text and reasoning are
 	// then the beginnings of theirs.
@@ -211,7 +214,7 @@ func runReplay(t *testing.T, c replayCase) {
 	t.Helper()
 	srv, n := replay(t, loadCase(t, c.file))
 	var h rec
-	resp, err := (&Client{BaseURL: srv.URL, Backoff: 1, Provider: c.provider}).Complete(context.Background(), req(), &h)
+	resp, err := (&Client{BaseURL: srv.URL, Backoff: 1, Profile: c.profile()}).Complete(context.Background(), req(), &h)
 	if got := n.Load(); got != 1 {
 		t.Fatalf("%d requests: a provider's answer is never retried", got)
 	}
@@ -308,6 +311,19 @@ func checkSentBack(t *testing.T, c replayCase, resp *Response) {
 	}
 }
 
+// profile is the case's profile: its provider's, with its sendBack
+// override; nil for auto.
+func (c *replayCase) profile() *spec.Provider {
+	if c.provider == "" && c.sendBack == nil {
+		return nil
+	}
+	p := spec.ProfileOf(c.provider)
+	if c.sendBack != nil {
+		p.SendBack, p.CallSendBack, p.Detect = c.sendBack, c.sendBack, false
+	}
+	return p
+}
+
 func equalCalls(a, b []call) bool {
 	for i := range a {
 		if a[i] != b[i] {
@@ -384,6 +400,12 @@ var profileCases = []replayCase{
 	// Together's profile drops its token_id; Mistral's its repeated index.
 	{file: "together/text.sse", provider: "together", text: "Hello! It's nice to meet you. Is there something I can help you with or would you like to chat?", in: 39, out: 25},
 	{file: "mistral/thinking_mixed.sse", provider: "mistral", text: "391", reasoning: "Okay, the user is asking for the product", in: 28, out: 139, sum: "cc47e7f676273adaab27a196488b662e0366ed3e17f647e74bc246d47ccf6c19"},
+	// A route's send_back overrides its profile: Groq's profile with
+	// reasoning sent back; Gemini's with nothing.
+	{file: "vllm/reasoning_tool.sse", provider: "groq", sendBack: []string{"reasoning"}, calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33,
+		reasoning: "Check the weather.", extra: `{"reasoning":"Check the weather."}`},
+	{file: "gemini/parallel_tools.sse", provider: "gemini", sendBack: []string{}, calls: []call{
+		{"function-call-1", "species", `{"name":"osprey"}`, ""}, {"function-call-2", "species", `{"name":"heron"}`, ""}}, in: 50, out: 20},
 	// A profile named for a cut stream changes nothing of the outcome.
 	{file: "openai/tool_cut_by_length.sse", provider: "openai", incomplete: IncompleteLength, calls: []call{{"call_x", "bash", `{"command":"ls -`, ""}}},
 }
@@ -391,6 +413,10 @@ var profileCases = []replayCase{
 // TestReplayProfiles replays profileCases.
 func TestReplayProfiles(t *testing.T) {
 	for _, c := range profileCases {
-		t.Run(c.provider+"/"+c.file, func(t *testing.T) { runReplay(t, c) })
+		name := c.provider + "/" + c.file
+		if c.sendBack != nil {
+			name = c.provider + "+send_back=" + strings.Join(c.sendBack, ",") + "/" + c.file
+		}
+		t.Run(name, func(t *testing.T) { runReplay(t, c) })
 	}
 }

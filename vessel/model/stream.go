@@ -53,23 +53,22 @@ type streamState struct {
 	started bool
 	done    bool
 	// prof is the provider profile the stream is read with (profile.go);
-	// auto: the route names none, and a stream carrying a profile's marker
-	// (Groq's x_groq) switches to that profile.
+	// a stream carrying a profile's marker (Groq's x_groq) switches to it
+	// while prof.Detect (auto).
 	prof *spec.Provider
-	auto bool
 }
 
 // readStream reads an SSE answer; progress is called for every data line.
 // The lines come from runtime/sse (pooled buffers, the line bound); what
-// each means, tolerance included, is streamState.line's. provider names the
-// route's profile (spec.Providers; "": auto).
-func readStream(r io.Reader, lim Limits, progress func(), h Handler, provider string) (*Response, bool, error) {
+// each means, tolerance included, is streamState.line's. prof is the
+// route's provider profile (nil: auto).
+func readStream(r io.Reader, lim Limits, progress func(), h Handler, prof *spec.Provider) (*Response, bool, error) {
 	sr := sse.NewReader(r, lim.Line)
 	// Nothing read through sr outlives the call: lines are decoded into
 	// strings (copies) before the next read, so sr can be reused after it.
 	defer sr.Release()
 	st := &streamState{lim: lim, h: h, progress: progress, dec: new(chunkDecoder)}
-	st.prof, st.auto = profileOf(provider)
+	st.profile(prof)
 	st.dec.drop = st.prof.Drop
 	for !st.done {
 		line, err := sr.Line()
@@ -552,7 +551,7 @@ type wholeAnswer struct {
 // readWhole handles a server that ignored stream:true: the answer is read
 // as one delta, with the stream's rules (limits, provider fields,
 // outcomes). The body counts as one line for the limits.
-func readWhole(r io.Reader, lim Limits, h Handler, provider string) (*Response, bool, error) {
+func readWhole(r io.Reader, lim Limits, h Handler, prof *spec.Provider) (*Response, bool, error) {
 	body, err := io.ReadAll(io.LimitReader(r, int64(lim.Line)+1))
 	if err != nil {
 		return nil, false, &Error{Message: "response broke", Err: err}
@@ -561,7 +560,7 @@ func readWhole(r io.Reader, lim Limits, h Handler, provider string) (*Response, 
 		return &Response{}, false, &LimitError{What: LimitLine, Limit: lim.Line}
 	}
 	st := &streamState{lim: lim, h: h, progress: func() {}}
-	st.prof, st.auto = profileOf(provider)
+	st.profile(prof)
 	var v wholeAnswer
 	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, false, &Error{Message: "malformed response", Err: err}
