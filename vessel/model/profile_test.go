@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -81,4 +82,25 @@ func TestErrorAfterFinish(t *testing.T) {
 			t.Errorf("%s then error: %v", tc.finish, err)
 		}
 	}
+}
+
+// FuzzMergeTextItems: any array body merges without a panic, and a merge
+// that succeeds is a valid JSON array of no more items.
+func FuzzMergeTextItems(f *testing.F) {
+	f.Add(`{"type":"reasoning.text","text":"a","signature":"","index":0},{"type":"reasoning.text","text":"b","signature":"s","index":0}`)
+	f.Add(`{"type":"reasoning.text","text":"a"},{"type":"reasoning.encrypted","data":"x","index":0}`)
+	f.Add(`{"type":"reasoning.text","index":0,"index":0}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		out, ok := mergeTextItems([]byte(in))
+		if !ok {
+			return
+		}
+		var before, after []json.RawMessage
+		if json.Unmarshal([]byte("["+in+"]"), &before) != nil || json.Unmarshal(append(append([]byte{'['}, out...), ']'), &after) != nil {
+			t.Fatalf("merged %s into invalid %s", in, out)
+		}
+		if len(after) > len(before) {
+			t.Fatalf("%d items from %d", len(after), len(before))
+		}
+	})
 }
