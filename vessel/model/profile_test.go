@@ -58,8 +58,16 @@ func TestProfileTable(t *testing.T) {
 
 // TestErrorAfterFinish: an error after a finish that cuts or filters the
 // answer leaves the step incomplete with that reason (they outrank an
-// error); after a complete finish it is still a model error.
+// error); after a complete finish it is still a model error. A refusal's
+// text outranks an error too.
 func TestErrorAfterFinish(t *testing.T) {
+	srv, _ := replay(t, []byte(`data: {"choices":[{"delta":{"refusal":"No."},"finish_reason":null}]}`+"\n\n"+
+		`data: {"error":{"message":"late trouble"}}`+"\n\n"))
+	var h rec
+	_, err := (&Client{BaseURL: srv.URL, Backoff: 1}).Complete(context.Background(), req(), &h)
+	if ie := (*IncompleteError)(nil); !errors.As(err, &ie) || ie.Reason != IncompleteRefusal {
+		t.Errorf("refusal then error: %v", err)
+	}
 	for _, tc := range []struct{ finish, wantIncomplete string }{
 		{"length", IncompleteLength},
 		{"content_filter", IncompleteContentFilter},
