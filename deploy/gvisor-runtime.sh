@@ -71,8 +71,10 @@ bin="${RUNSC:-}"
 if [[ -z $bin ]]; then
 	cache="$root/.cache/gvisor/$GVISOR_VERSION"
 	# The build module (deploy/gvisor: go.mod and go.sum, outside go.work) fixes every dependency's
-	# hash in the repo; -mod=readonly refuses to build when they do not match.
-	[[ $(awk '$1 == "gvisor.dev/gvisor" { print $2 }' "$here/gvisor/go.mod") == "$GVISOR_VERSION" ]] ||
+	# hash in the repo; -mod=readonly refuses to build when they do not match. GVISOR_VERSION must be
+	# the version its require line (alone or in a block) names.
+	[[ $(awk '$1 == "require" && $2 == "gvisor.dev/gvisor" { print $3 } $1 == "gvisor.dev/gvisor" { print $2 }' \
+		"$here/gvisor/go.mod") == "$GVISOR_VERSION" ]] ||
 		{ log "GVISOR_VERSION $GVISOR_VERSION is not the one deploy/gvisor/go.mod requires: update that module"; exit 1; }
 	if [[ ! -x $cache/runsc || ! -f $cache/runsc.sha256 ]]; then
 		log "building runsc $GVISOR_VERSION from gvisor.dev/gvisor (a few CPU-minutes, cached in $cache)"
