@@ -3,14 +3,18 @@
 # as root, on the machine that runs the Compose file. Safe to run again.
 #
 #   1. a runsc binary: $RUNSC when set; else gVisor's runsc built from its Go module at the pinned
-#      GVISOR_VERSION (through the Go module proxy, like every Go dependency), cached in
-#      .cache/gvisor/ and installed as /usr/local/lib/astralvessel/runsc. Debian's runsc
+#      GVISOR_VERSION (through the Go module proxy, like every Go dependency) with the go.mod and
+#      go.sum committed in deploy/gvisor and -mod=readonly, cached in .cache/gvisor/ with its sha256
+#      (checked before each install) and installed as /usr/local/lib/astralvessel/runsc. Debian's runsc
 #      (0.0~20221219) refuses every container with a network on kernels since about 6.8, where
 #      /proc/sys/net/core/rmem_default exists in every network namespace: "cannot run with network
 #      enabled in root network namespace" (gVisor issue 10704, fixed in 2024)
 #   2. registers it with dockerd as the runtime `runsc` (the name the generated Compose file uses):
-#      merges /etc/docker/daemon.json, keeping every other key, then SIGHUP, on which dockerd
-#      reloads its runtimes without restarting anything
+#      merges /etc/docker/daemon.json ($DOCKER_DAEMON_JSON) through deploy/gvisor/daemon-json.py,
+#      keeping every other key, the file's mode and owner (a symlink is followed), and saying so when
+#      it replaces a runsc entry that pointed elsewhere; then SIGHUP, on which dockerd reloads its
+#      runtimes without restarting anything. Nothing is written or signalled when daemon.json
+#      already holds this runsc entry
 #   3. checks that `docker run --runtime=runsc` on a network answers with gVisor's kernel, in the
 #      image given (default astralvessel-sandboxd:local; never pulled; skipped while it is not built)
 #
@@ -33,7 +37,7 @@ image=""
 while (($#)); do
 	case "$1" in
 	--check-only) check_only=1; shift ;;
-	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
 	-*) echo "gvisor-runtime: unknown flag $1" >&2; exit 2 ;;
 	*) image="$1"; shift ;;
 	esac
@@ -66,17 +70,26 @@ fi
 bin="${RUNSC:-}"
 if [[ -z $bin ]]; then
 	cache="$root/.cache/gvisor/$GVISOR_VERSION"
-	if [[ ! -x $cache/runsc ]]; then
+	# The build module (deploy/gvisor: go.mod and go.sum, outside go.work) fixes every dependency's
+	# hash in the repo; -mod=readonly refuses to build when they do not match. GVISOR_VERSION must be
+	# the version its require line (alone or in a block) names.
+	[[ $(awk '$1 == "require" && $2 == "gvisor.dev/gvisor" { print $3 } $1 == "gvisor.dev/gvisor" { print $2 }' \
+		"$here/gvisor/go.mod") == "$GVISOR_VERSION" ]] ||
+		{ log "GVISOR_VERSION $GVISOR_VERSION is not the one deploy/gvisor/go.mod requires: update that module"; exit 1; }
+	if [[ ! -x $cache/runsc || ! -f $cache/runsc.sha256 ]]; then
 		log "building runsc $GVISOR_VERSION from gvisor.dev/gvisor (a few CPU-minutes, cached in $cache)"
-		mod="$(mktemp -d)"
-		trap 'rm -rf "$mod"' EXIT
-		printf 'module astralvessel.local/runsc\n\ngo 1.26\n\nrequire gvisor.dev/gvisor %s\n' "$GVISOR_VERSION" >"$mod/go.mod"
-		printf '//go:build tools\n\npackage tools\n\nimport _ "gvisor.dev/gvisor/runsc"\n' >"$mod/tools.go"
 		mkdir -p "$cache"
-		(cd "$mod" && GOWORK=off GOFLAGS=-mod=mod go mod tidy >/dev/null &&
-			GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$cache/runsc.tmp" gvisor.dev/gvisor/runsc)
+		(cd "$here/gvisor" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
+			go build -trimpath -ldflags '-s -w' -o "$cache/runsc.tmp" gvisor.dev/gvisor/runsc)
+		(cd "$cache" && sha256sum runsc.tmp | sed 's/runsc\.tmp$/runsc/' >runsc.sha256.tmp)
 		mv "$cache/runsc.tmp" "$cache/runsc"
+		mv "$cache/runsc.sha256.tmp" "$cache/runsc.sha256"
 	fi
+	# The cache is a plain folder in the clone, and its binary becomes a runtime dockerd runs as
+	# root: check it is still the file this script built (the sum written beside it at build time)
+	# before installing it, so a binary changed or swapped in the cache since is refused.
+	(cd "$cache" && sha256sum --quiet --strict -c runsc.sha256) ||
+		{ log "$cache/runsc does not match the sha256 recorded when it was built: remove $cache and run again"; exit 1; }
 	bin="$cache/runsc"
 fi
 "$bin" --version >/dev/null || { log "$bin does not run"; exit 1; }
@@ -88,28 +101,7 @@ log "runsc: $installed ($("$installed" --version | head -n1))"
 
 # 2. the runtime
 mkdir -p "$(dirname "$daemon_json")"
-changed="$(python3 - "$daemon_json" "$installed" "$runtime_args" <<'PY'
-import json, os, sys
-path, binary, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-conf = {}
-if os.path.exists(path):
-    with open(path) as f:
-        text = f.read()
-    conf = json.loads(text) if text.strip() else {}
-want = {"path": binary, "runtimeArgs": args}
-if conf.get("runtimes", {}).get("runsc") == want:
-    print("unchanged")
-    sys.exit()
-conf.setdefault("runtimes", {})["runsc"] = want
-tmp = path + ".astralvessel.tmp"
-with open(tmp, "w") as f:
-    json.dump(conf, f, indent=2)
-    f.write("\n")
-os.chmod(tmp, 0o644)
-os.replace(tmp, path)
-print("changed")
-PY
-)"
+changed="$(python3 "$here/gvisor/daemon-json.py" "$daemon_json" "$installed" "$runtime_args")"
 if [[ $changed == changed ]]; then
 	pid="$(cat /var/run/docker.pid 2>/dev/null || pgrep -o -x dockerd)"
 	[[ -n $pid ]] || { log "no dockerd to reload"; exit 1; }

@@ -381,17 +381,24 @@ def check_concurrent(c):
     time.sleep(c.get("settle_s", 2))
     results = [(d["name"],) + run_one(d) for d in c["during"]]
     still = t.is_alive()
+    released = ""
     if c.get("release"):
         # The holder sleeps far longer than the others could take on a busy machine; ending its
         # turn releases it once they ran, so "throughout" does not depend on the machine's speed.
+        # A failed release is not fatal (the holder then ends by its own timeout), but its detail
+        # says so: a slow holder is then explained.
         h = c["hold"]
         headers = {"Content-Type": "application/json", "Authorization": "Bearer " + h.get("token", "")}
         try:
-            http("POST", h["url"].rstrip("/") + "/end-turn", headers, json.dumps({"turn_id": h["turn"]}).encode())
-        except OSError:
-            pass  # the holder then ends by its own timeout; its result still says how it went
+            status, _, data = http("POST", h["url"].rstrip("/") + "/end-turn", headers,
+                                   json.dumps({"turn_id": h["turn"]}).encode())
+            if not 200 <= status < 300:
+                released = f" (end-turn release answered {status} {data[:120]!r})"
+        except OSError as e:
+            released = f" (end-turn release failed: {e})"
     t.join()
     ok, detail = held.get("r", (False, "holder did not finish"))
+    detail += released
     results.insert(0, (c["name"], ok and still, detail + ("" if still else " (the holder ended before the others ran)")))
     return results
 

@@ -1,20 +1,24 @@
 // Package sse reads text/event-stream bodies (server-sent events): the one
 // reader of the repository. The vessel's model adapter reads its
-// provider's stream line by line through it (Reader.Line and Field, with
-// the adapter's own tolerance for lines that are not SSE), the
+// provider's stream line by line through it (Reader.Line) and matches the
+// field prefixes itself (vessel/model/stream.go: it trims the space around
+// a value and tolerates lines that are not SSE, which Field does not), the
 // conformance suite reads whole events (Reader.Event), tests read a whole
 // answer's events (ReadAll), and the egress's usage count and the
 // vessel's HTTP+JSON error check read lines they already hold with Field.
 //
 // A line ends at LF; a CR before it is dropped (CRLF). A lone CR does not
 // end a line: no server the services read sends one. Lines are bounded:
-// a longer one is never held whole (ErrLineTooLong).
+// a longer one is never held whole (ErrLineTooLong). So is an event's
+// joined data, which many short data lines could otherwise grow without
+// end (ErrEventTooLarge; Reader.SetMaxEvent).
 package sse
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 )
@@ -26,6 +30,15 @@ const BufferSize = 64 << 10
 // ErrLineTooLong is returned once a line passes the reader's bound.
 var ErrLineTooLong = errors.New("sse: line too long")
 
+// ErrEventTooLarge is returned (wrapped, with the bound) once an event's
+// joined data passes the reader's event bound.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// DefaultMaxEvent bounds an event's joined data unless SetMaxEvent says
+// otherwise; a reader whose line bound is larger takes that instead, so
+// an event of one data line is never refused below its line bound.
+const DefaultMaxEvent = 16 << 20
+
 // Reader reads one stream. Its lines and events are valid until the next
 // call.
 type Reader struct {
@@ -33,6 +46,8 @@ type Reader struct {
 	long []byte // a line longer than br's buffer, reused
 	max  int
 	data []byte // Event's data, reused
+	// maxEvent bounds len(data) (SetMaxEvent)
+	maxEvent int
 }
 
 // readers holds the readers of finished streams: the model adapter reads
@@ -48,7 +63,18 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 	sr := readers.Get().(*Reader)
 	sr.br.Reset(r)
 	sr.max = maxLine
+	sr.maxEvent = max(DefaultMaxEvent, maxLine)
 	return sr
+}
+
+// SetMaxEvent bounds the joined data of each event Event returns to n
+// bytes (the LFs between data lines counted); n <= 0 restores the
+// default (NewReader).
+func (r *Reader) SetMaxEvent(n int) {
+	if n <= 0 {
+		n = max(DefaultMaxEvent, r.max)
+	}
+	r.maxEvent = n
 }
 
 // Release ends the reader's use: nothing it returned may be used after.
@@ -133,7 +159,9 @@ type Event struct {
 // Event reads the next event: the lines up to a blank line that carried
 // at least one data line (an event without data is not dispatched, as SSE
 // says). io.EOF ends the stream; an event the stream ended inside is
-// dropped. Data is valid until the next call.
+// dropped. An event whose joined data would pass the event bound ends
+// the read with ErrEventTooLarge (the rest of the event is not read).
+// Data is valid until the next call.
 func (r *Reader) Event() (Event, error) {
 	var ev Event
 	r.data = r.data[:0]
@@ -157,6 +185,13 @@ func (r *Reader) Event() (Event, error) {
 		name, value := Field(line)
 		switch string(name) {
 		case "data":
+			sep := 0
+			if hasData {
+				sep = 1
+			}
+			if len(r.data)+sep+len(value) > r.maxEvent {
+				return Event{}, fmt.Errorf("%w: its data passes %d bytes", ErrEventTooLarge, r.maxEvent)
+			}
 			if hasData {
 				r.data = append(r.data, '\n')
 			}

@@ -151,3 +151,63 @@ func TestReadAll(t *testing.T) {
 		t.Fatalf("over the bound: %v", err)
 	}
 }
+
+func TestEventTooLarge(t *testing.T) {
+	// many short data lines: each far under the line bound, together over the event bound
+	body := strings.Repeat("data: abcdefgh\n", 100) + "\n"
+	r := NewReader(strings.NewReader(body), 64)
+	r.SetMaxEvent(100)
+	_, err := r.Event()
+	r.Release()
+	if !errors.Is(err, ErrEventTooLarge) || !strings.Contains(err.Error(), "100 bytes") {
+		t.Fatalf("over the event bound: %v, want ErrEventTooLarge naming the bound", err)
+	}
+	// exactly at the bound: 10 lines of 8 bytes and 9 LFs between them = 89
+	body = strings.Repeat("data: abcdefgh\n", 10) + "\n"
+	r = NewReader(strings.NewReader(body), 64)
+	defer r.Release()
+	r.SetMaxEvent(89)
+	ev, err := r.Event()
+	if err != nil || len(ev.Data) != 89 {
+		t.Fatalf("at the bound: %d bytes, %v", len(ev.Data), err)
+	}
+	r.SetMaxEvent(0)
+	if r.maxEvent != DefaultMaxEvent {
+		t.Fatalf("SetMaxEvent(0): bound %d, want the default %d", r.maxEvent, DefaultMaxEvent)
+	}
+	if r := NewReader(strings.NewReader(""), DefaultMaxEvent*2); r.maxEvent != DefaultMaxEvent*2 {
+		t.Fatalf("a line bound over the default: event bound %d", r.maxEvent)
+	} else {
+		r.Release()
+	}
+}
+
+// FuzzEvent: no event's data passes the event bound, and the bound is
+// only reported when the data lines really pass it.
+func FuzzEvent(f *testing.F) {
+	f.Add([]byte("data: a\ndata: b\n\nevent: x\ndata: c\r\n\n"), 3)
+	f.Add([]byte("data:\ndata:\ndata:\n\n"), 1)
+	f.Fuzz(func(t *testing.T, in []byte, maxEvent int) {
+		if maxEvent <= 0 || maxEvent > 1<<20 {
+			return
+		}
+		r := NewReader(bytes.NewReader(in), 1<<20)
+		defer r.Release()
+		r.SetMaxEvent(maxEvent)
+		for {
+			ev, err := r.Event()
+			if errors.Is(err, ErrEventTooLarge) {
+				if !bytes.Contains(in, []byte("data")) {
+					t.Fatalf("event bound reported for input without data lines")
+				}
+				return
+			}
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > maxEvent {
+				t.Fatalf("event of %d bytes under bound %d", len(ev.Data), maxEvent)
+			}
+		}
+	})
+}

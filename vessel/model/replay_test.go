@@ -95,16 +95,11 @@ var replayCases = []replayCase{
 		reasoning: "The user is asking for the weather in San Francisco.", sum: "3f7a8d05119f173ed37c8cc847f4367effb3763299e0edb59b7a6e74c3084ad3"},
 	{file: "groq/text.sse", text: `Introducing "Luminaria" - a new holiday`, in: 45, out: 662, sum: "7b1dfcce4126418b2b9a53d3f27763b269d4f8d4a7b905e639c5194b53ab3d95"},
 	{file: "groq/tool.sse", calls: []call{{"tk85n1k4m", "weather", "{}", ""}}, in: 210, out: 15},
-	{file: "ollama/tool.sse", calls: []call{{"call_hk81qg8b", "run_command", `{"command":"ls -la"}`, ""}}},
-	{file: "ollama/parallel_tools.sse", calls: []call{{"call_wteop8bt", "run_command", `{"command":"ls"}`, ""}, {"call_rk2xye1l", "run_command", `{"command":"ls -l"}`, ""}}},
 	{file: "anthropic/text_then_tool.sse", text: "Reading it.", calls: []call{{"toolu_sanitized", "read_file", `{"path": "a.txt"}`, ""}}},
 	{file: "openai/after_tool.sse", text: "POST_TOOL", in: 86, out: 2},
 	{file: "llamacpp/length_usage_timings.sse", incomplete: IncompleteLength, in: 43, out: 1},
 	{file: "llamacpp/reasoning_timings.sse", text: "Done.", reasoning: " it handles", extra: `{"reasoning_content":" it handles"}`, in: 17, out: 31},
-	{file: "vllm/text.sse", text: "Okay.", in: 13, out: 3},
 	{file: "gemini/tool.sse", calls: []call{{"function-call-18439433602034082669", "glob", `{"pattern":"*"}`, ""}}, in: 3379, out: 12},
-	{file: "lmstudio/tool.sse", calls: []call{{"814890118", "get_current_weather", `{"location":"San Francisco"}`, ""}}},
-	{file: "llamacpp/tool.sse", calls: []call{{"v2dh...", "run_command", `{"command":"pwd"}`, ""}}},
 	// Recorded by llama-stack's API recorder (chunks as the OpenAI SDK
 	// dumped them, ids normalized), so marked EDITED.
 	{file: "openai/parallel_tools.sse", calls: []call{{"call_HJMoLtHXfCzhlMQOfqIKt0n3", "get_weather", `{"location": "Paris"}`, ""}, {"call_vGKvTKZM7aALMaUw3Jas7lRg", "get_time", `{"location": "Paris"}`, ""}}, in: 110, out: 44},
@@ -136,13 +131,18 @@ var replayCases = []replayCase{
 	{file: "deepseek/whole_parallel.json", text: "Let me get your name and roll the die!", reasoning: "Great, now I have access to the dice roll tool.",
 		calls: []call{{"call_00_6edlnw3Z1MgeMfey687g8451", "get_player_name", "{}", ""}, {"call_01_km02sac7sHxNDPATKLZy7705", "roll_dice", "{}", ""}}, in: 875, out: 79, sum: "e3c2bfc9d6ed95efa7bc5859add1b60e10a60dacfe3da82a1f2df415572c85ef"},
 	{file: "openrouter/whole_length.json", text: "The CAP theorem is a fundamental principle in distributed systems", incomplete: IncompleteLength, in: 2168, out: 100, sum: "4aaccb703967313d7b480994b44e35151c5f26f1073f27256dea41c42f103ff2"},
-	{file: "vllm/tool_hermes.sse", calls: []call{{"chatcmpl-tool-ca99dda515524c6abe47d1ea22813507", "run_command", `{"command": "ls"}`, ""}}},
 	// Captures in LnYo-Cly/ai4j's notes on providers' output.
 	{file: "deepseek/text.sse", text: "Hello! How can I assist you today? 😊", in: 12, out: 11},
 	{file: "deepseek/parallel_tools.sse", text: "我可以帮。", calls: []call{
 		{"call_00_JQSxFX1xOHGH6ajdpN88RMXO", "get_current_weather", `{"location": "北京", "format": "celsius"}`, ""},
 		{"call_01_L8UtYbkfaMFr7hzsToGPWGfI", "get_current_weather", `{"location": "洛阳", "format": "celsius"}`, ""}}, in: 491, out: 129},
 	// Constructed and edited samples.
+	{file: "ollama/tool.sse", calls: []call{{"call_q3v7m2xa", "read_file", `{"path":"notes.txt"}`, ""}}},
+	{file: "ollama/parallel_tools.sse", calls: []call{{"call_b8n2k4wd", "read_file", `{"path":"a.txt"}`, ""}, {"call_t5c9p1zr", "read_file", `{"path":"b.txt"}`, ""}}},
+	{file: "vllm/text.sse", text: "Plain text.", in: 12, out: 3},
+	{file: "lmstudio/tool.sse", calls: []call{{"520731946", "lookup_station", `{"code":"KLX"}`, ""}}},
+	{file: "llamacpp/tool.sse", calls: []call{{"Zx1", "get_time", `{"tz":"UTC"}`, ""}}},
+	{file: "vllm/tool_hermes.sse", calls: []call{{"chatcmpl-tool-3b6d91e0c4a2", "list_dir", `{"dir": "src"}`, ""}}},
 	{file: "azure/error_chunk.sse", text: "Part", errMsg: "The service is temporarily unable to process your request."},
 	{file: "gemini/tool_signature.sse", calls: []call{{"function-call-9", "get_weather", `{"city":"Accra"}`, `{"extra_content":{"google":{"thought_signature":"EjQKMgG+Pvb7sig=="}}}`}}, in: 31, out: 9},
 	{file: "gemini/error_chunk.sse", text: "Ospreys", errMsg: "The model is overloaded. Please try again later."},
