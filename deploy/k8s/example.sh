@@ -12,8 +12,9 @@
 # e2e.sh), imported into the cluster's containerd. The test copy of the
 # deployment differs from the example only where the Compose e2e's does:
 # its project name, the scripted model as the upstream (plain HTTP, so
-# allow_http_upstream), a second app granted one agent (the 403 check),
-# and public_url, the vessel Service's name (the cards' address).
+# allow_http_upstream), a second model route for one agent, a second app
+# granted one agent (the 403 check), and public_url, the vessel Service's
+# name (the cards' address).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -106,7 +107,15 @@ sed -i -E "s|^(port *= *8700)$|\1\npublic_url = \"http://vessel.$NS.svc.$DOMAIN:
 sed -i -E "s|^(upstream_url *=.*)$|\1\nallow_http_upstream = true\nallow_cidrs = [\"$MODEL_IP/32\"]|" "$t"
 narrow_agent=field-guide-reader
 printf '%s\n' "" "[[apps]]" 'id = "e2e-narrow"' 'key_sha256 = "env:E2E_NARROW_APP_KEY_SHA256"' "agents = [\"$narrow_agent\"]" >>"$t"
-grep -q "^public_url = " "$t" && grep -q '^allow_cidrs = ' "$t" || { echo "example: could not edit the test deployment.toml" >&2; exit 1; }
+# A second model route, Azure classic in shape (api-version query, key in
+# an api-key header), served by the scripted model as well: the narrow
+# agent's turns take it, as in the Compose e2e (docs/models.md).
+sed -i -E '0,/^id = "field-guide-reader"$/s//&\nmodel_route = "classic"/' "$t"
+printf '%s\n' "" "[models.classic]" "url = \"http://scripted-model.$MODEL_NS.svc.$DOMAIN:8080/v1?api-version=2024-10-21\"" \
+  'key = "env:E2E_CLASSIC_MODEL_KEY"' 'auth = "api-key"' 'allow_http = true' >>"$t"
+echo "E2E_CLASSIC_MODEL_KEY=e2e-classic-$(rand)" >>"$dep/.env"
+grep -q "^public_url = " "$t" && grep -q '^allow_cidrs = ' "$t" && grep -q '^model_route = "classic"$' "$t" ||
+  { echo "example: could not edit the test deployment.toml" >&2; exit 1; }
 "$WORK/astralvessel" deploy "$t" --target kubernetes --source "$ROOT" --out "$dep/out" --env-file "$dep/.env" \
   --namespace "$NS" --pod-cidr 10.215.0.0/24 --service-cidr 10.214.0.0/24 --node-cidr 10.213.0.0/24 \
   --pull-policy Never >/dev/null
