@@ -246,6 +246,27 @@ for a in "${agents[@]}"; do
 done
 checks "$CLIENT_NS" client client "${j%,}]" || failed=1
 
+step "the operator's path: kubectl port-forward and astralvessel ask"
+# As docs/kubernetes.md says it, on the loopback of the cluster's network
+# namespace: a question to the field guide, answered from its species tool.
+$C kubectl -n "$NS" port-forward svc/vessel 18700:8700 >"$WORK/port-forward.log" 2>&1 &
+pf=$!
+ask_out=""
+for _ in $(seq 50); do
+  if ask_out=$(nsenter --net=/run/netns/avk8s "$WORK/astralvessel" ask --url http://127.0.0.1:18700 --key "$app_key" \
+    --user e2e-operator --agent field-guide --state "$WORK/ask" --new "Which species does the guide list?" 2>&1); then
+    break
+  fi
+  sleep 0.2
+done
+kill "$pf" 2>/dev/null || true
+if grep -qi "frostwing" <<<"$ask_out"; then
+  echo "PASS astralvessel ask through kubectl port-forward: $(grep -c . <<<"$ask_out") lines, the species listed"
+else
+  echo "FAIL astralvessel ask through kubectl port-forward: ${ask_out:0:600}"
+  failed=1
+fi
+
 step "conformance, every binding the cards declare"
 for a in "${agents[@]}"; do
   if [ "$a" = "$narrow_agent" ]; then
