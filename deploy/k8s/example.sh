@@ -277,6 +277,24 @@ for a in "${agents[@]}"; do
   fi
 done
 
+step "metrics and audit after the turns"
+# The vessel's metrics Service, as an operator's Prometheus scrapes it
+# (any pod may reach the metrics port), has counted the turns; each
+# sandbox's audit stream (its pod's own records volume) holds Process
+# Activity events of the calls.
+checks "$CLIENT_NS" client client "[{\"name\": \"client: vessel-metrics serves the turns counted\", \"kind\": \"http\",
+  \"url\": \"http://vessel-metrics.$NS.svc.$DOMAIN:9464/metrics\", \"expect\": [200],
+  \"body_contains\": \"vessel_turns_finished_total{\"}]" || failed=1
+n=$(kc -n "$SB" exec "${sbpod[field-guide]}" -c sandbox -- python3 -c '
+import json
+print(sum(1 for l in open("/records/audit.jsonl") if json.loads(l).get("class_uid") == 1007))' 2>&1) || true
+if [[ $n =~ ^[0-9]+$ && $n -gt 0 ]]; then
+  echo "PASS field-guide: $n Process Activity events in the sandbox's audit stream"
+else
+  echo "FAIL field-guide: no Process Activity event in the sandbox's audit stream: ${n:0:300}"
+  failed=1
+fi
+
 if [ "$failed" != 0 ]; then
   for w in "$NS/vessel" "$NS/egress"; do echo "--- logs $w"; kc -n "${w%/*}" logs "deploy/${w#*/}" --tail 40 || true; done
   echo "example: FAILED after $((SECONDS - start))s"
