@@ -181,4 +181,4 @@ echo "== the same probes with the policy engine stopped"
 $C engine off
 sleep 2
 run_probes open || { echo "FAIL: some refusals do not come from the policies"; exit 1; }
-echo "PASS e2e-k8s"
+echo "PASS e2e-k8s in ${SECONDS}s"
