@@ -174,9 +174,11 @@ gvisor-runtime:
 	./deploy/gvisor-runtime.sh
 
 ## e2e-k8s: a real single-node Kubernetes built from the module proxy and Debian
-## (deploy/k8s/build.sh, cached in .cache/k8s), the generated manifests through the
-## API server's PodSecurity admission, and the NetworkPolicy probes with the engine
-## on and off. CPU-heavy when cold: run under the heavy lock (docs/kubernetes.md).
+## (deploy/k8s/build.sh, cached in .cache/k8s or K8S_CACHE), the generated manifests
+## through the API server's PodSecurity admission, the NetworkPolicy probes with the
+## engine on and off, and the example deployed (CoreDNS, the project's images, the
+## scripted model) with isolation probes and conformance. CPU-heavy when cold: run
+## under the heavy lock (docs/kubernetes.md).
 e2e-k8s:
 	./deploy/k8s/e2e.sh
 

@@ -3,7 +3,8 @@
 # packages alone, into .cache/k8s/<version>/bin (kept between runs):
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and
 # kube-proxy from the k8s.io/kubernetes module, kube-router (the
-# NetworkPolicy engine) and avk8s-tools (pause and the probes). The
+# NetworkPolicy engine), CoreDNS (the cluster DNS, with only the plugins
+# the test cluster uses) and avk8s-tools (pause and the probes). The
 # module's zip has no staging/ tree, so its ./staging replaces are dropped
 # and the published k8s.io/* modules of the same release are required.
 #
@@ -15,7 +16,11 @@ ROOT=$PWD
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 STAGING_VERSION=v0${K8S_VERSION#v1}
 KUBE_ROUTER_VERSION=${KUBE_ROUTER_VERSION:-v2.1.0}
-CACHE=$ROOT/.cache/k8s/$K8S_VERSION
+# The newest CoreDNS on this release's client-go (v0.34.x).
+COREDNS_VERSION=${COREDNS_VERSION:-v1.14.1}
+# K8S_CACHE: where the binaries are kept (default .cache/k8s), e.g. a folder
+# shared by several clones of the repository.
+CACHE=${K8S_CACHE:-$ROOT/.cache/k8s}/$K8S_VERSION
 BIN=$CACHE/bin
 mkdir -p "$BIN"
 export GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0
@@ -65,6 +70,35 @@ fi
 if [ ! -x "$BIN/kube-router" ]; then
   echo "== kube-router $KUBE_ROUTER_VERSION"
   GOBIN=$BIN go install -trimpath -ldflags "-s -w" "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION"
+fi
+
+if [ ! -x "$BIN/coredns" ]; then
+  echo "== coredns $COREDNS_VERSION"
+  # CoreDNS's own main pulls in every plugin (cloud DNS providers and all);
+  # the cluster needs the kubernetes plugin and a few others, so a main of
+  # its own imports just those (the Corefile in cluster.sh uses them).
+  src=$CACHE/coredns-src
+  rm -rf "$src"
+  mkdir -p "$src"
+  cat >"$src/main.go" <<'EOF'
+package main
+
+import (
+	_ "github.com/coredns/coredns/plugin/cache"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/ready"
+
+	"github.com/coredns/coredns/coremain"
+)
+
+func main() { coremain.Run() }
+EOF
+  (cd "$src" && go mod init avk8s/coredns >/dev/null 2>&1 &&
+    go mod edit -require="github.com/coredns/coredns@$COREDNS_VERSION" &&
+    go build -trimpath -ldflags "-s -w" -o "$BIN/coredns" .)
 fi
 
 # The cluster's own image: pause (the CRI sandbox) and the probes.

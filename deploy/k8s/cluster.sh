@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A single-node Kubernetes inside a network namespace of its own (avk8s):
 # etcd and containerd from Debian, the control plane, kubelet, kube-proxy
-# and kube-router from deploy/k8s/build.sh, the CNI bridge plugin. Nothing
+# kube-router and CoreDNS from deploy/k8s/build.sh, the CNI bridge plugin.
+# CoreDNS runs as the cluster DNS (a kube-dns Service in kube-system, as
+# on any real cluster), answering only for cluster.local. Nothing
 # listens outside the namespace and no registry is reached: images are
 # imported into this containerd (import), the pause image is built here.
 #
@@ -14,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
-BIN=$ROOT/.cache/k8s/$K8S_VERSION/bin
+BIN=${K8S_CACHE:-$ROOT/.cache/k8s}/$K8S_VERSION/bin
 RUN=$ROOT/.cache/k8s/run
 NS=${AVK8S_NETNS:-avk8s}
 NODE=avk8s-node
@@ -22,7 +24,9 @@ NODE_IP=10.213.0.1
 POD_CIDR=10.215.0.0/24
 SERVICE_CIDR=10.214.0.0/24
 API_SERVICE_IP=10.214.0.1
+DNS_SERVICE_IP=10.214.0.10
 TOOLS_IMAGE=docker.io/avk8s/tools:local
+DNS_IMAGE=docker.io/avk8s/coredns:local
 CLUSTER_CIDR=10.215.0.0/16
 KUBECONFIG_FILE=$RUN/pki/admin.kubeconfig
 SYSCTLS=(kernel.panic kernel.panic_on_oops vm.overcommit_memory vm.panic_on_oom kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
@@ -141,6 +145,8 @@ podCIDR: $POD_CIDR
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
 imageGCHighThresholdPercent: 100
 resolvConf: ""
+clusterDNS: [$DNS_SERVICE_IP]
+clusterDomain: cluster.local
 EOF
 }
 
@@ -156,7 +162,7 @@ restore_sysctls() {
 }
 
 up() {
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router avk8s-tools; do
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router coredns avk8s-tools; do
     [ -x "$BIN/$b" ] || { echo "cluster: $BIN/$b missing: run deploy/k8s/build.sh first" >&2; exit 1; }
   done
   if ip netns list | grep -qw "$NS"; then down; fi
@@ -202,6 +208,7 @@ up() {
     --hostname-override "$NODE" --cluster-cidr "$CLUSTER_CIDR" --oom-score-adj 0 --conntrack-max-per-core 0 \
     --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0
   engine on
+  dns
   echo "cluster up: node $NODE, kubeconfig $KUBECONFIG_FILE (deploy/k8s/cluster.sh kubectl ...)"
 }
 
@@ -217,6 +224,101 @@ engine() {
   fi
 }
 
+# dns runs CoreDNS as the cluster DNS: a Deployment and the kube-dns
+# Service in kube-system, labelled k8s-app=kube-dns as the generated
+# NetworkPolicies expect. It answers for cluster.local and the reverse
+# zones only: no forward plugin, so no query leaves the cluster.
+dns() {
+  import_binary "$DNS_IMAGE" coredns /coredns
+  kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: coredns, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:coredns"}
+rules:
+- apiGroups: [""]
+  resources: [endpoints, services, pods, namespaces]
+  verbs: [list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:coredns"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns"}
+subjects: [{kind: ServiceAccount, name: coredns, namespace: kube-system}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: coredns, namespace: kube-system}
+data:
+  Corefile: |
+    .:53 {
+        errors
+        health :8080
+        ready :8181
+        kubernetes cluster.local in-addr.arpa ip6.arpa {
+            pods insecure
+            fallthrough in-addr.arpa ip6.arpa
+        }
+        cache 30
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: coredns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {k8s-app: kube-dns}}
+  template:
+    metadata: {labels: {k8s-app: kube-dns}}
+    spec:
+      serviceAccountName: coredns
+      dnsPolicy: Default
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        runAsGroup: 65532
+        seccompProfile: {type: RuntimeDefault}
+        # Port 53 without a capability: the sysctl is the pod's own
+        # network namespace's.
+        sysctls: [{name: net.ipv4.ip_unprivileged_port_start, value: "53"}]
+      containers:
+      - name: coredns
+        image: $DNS_IMAGE
+        imagePullPolicy: Never
+        args: ["-conf", "/etc/coredns/Corefile"]
+        ports:
+        - {name: dns, containerPort: 53, protocol: UDP}
+        - {name: dns-tcp, containerPort: 53, protocol: TCP}
+        readinessProbe: {httpGet: {path: /ready, port: 8181}, periodSeconds: 2}
+        livenessProbe: {httpGet: {path: /health, port: 8080}}
+        securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+        resources: {limits: {memory: 128Mi}, requests: {memory: 64Mi}}
+        volumeMounts: [{name: config, mountPath: /etc/coredns, readOnly: true}]
+      volumes: [{name: config, configMap: {name: coredns}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  clusterIP: $DNS_SERVICE_IP
+  selector: {k8s-app: kube-dns}
+  ports:
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}
+EOF
+  if ! kc -n kube-system rollout status deploy/coredns --timeout=90s >/dev/null; then
+    echo "cluster: CoreDNS not ready" >&2
+    kc -n kube-system logs deploy/coredns >&2 || true
+    return 1
+  fi
+}
+
 stop() {
   local f=$RUN/pid/$1
   [ -f "$f" ] || return 0
@@ -228,14 +330,24 @@ stop() {
   rm -f "$f"
 }
 
-import_tools() {
-  local ctx
+import_tools() { import_binary "$TOOLS_IMAGE" avk8s-tools /pause /probe; }
+
+# import_binary IMAGE BINARY PATH...: an image FROM scratch holding one of
+# $BIN's programs at each PATH (the first is the entrypoint), built with
+# docker and imported into the cluster's containerd.
+import_binary() {
+  local image=$1 bin=$2 ctx p
+  shift 2
   ctx=$(mktemp -d)
-  cp "$BIN/avk8s-tools" "$ctx/pause"
-  printf 'FROM scratch\nCOPY pause /pause\nCOPY pause /probe\nENTRYPOINT ["/pause"]\n' >"$ctx/Dockerfile"
-  docker build -q -t "$TOOLS_IMAGE" "$ctx" >/dev/null
+  cp "$BIN/$bin" "$ctx/$bin"
+  {
+    echo "FROM scratch"
+    for p in "$@"; do echo "COPY $bin $p"; done
+    echo "ENTRYPOINT [\"$1\"]"
+  } >"$ctx/Dockerfile"
+  docker build -q -t "$image" "$ctx" >/dev/null
   rm -rf "$ctx"
-  import "$TOOLS_IMAGE"
+  import "$image"
 }
 
 import() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -222,8 +223,12 @@ func (g *gen) volumes(p pod) ([]corev1.Volume, []corev1.VolumeMount, map[string]
 			// PodSecurity baseline, so the reservation is the pod's own;
 			// ranges differ per deployment (derived from the project) and
 			// a turn's processes are ended by its cgroup (docs/kubernetes.md).
+			// The volume is the folder above: an emptyDir is created mode
+			// 1777, which sandboxd refuses for the registry (anyone could
+			// forge a reservation), so sandboxd makes the registry itself,
+			// root's and 0700, inside it.
 			vols = append(vols, emptyDir("uids", 1<<20))
-			mounts = append(mounts, corev1.VolumeMount{Name: "uids", MountPath: target})
+			mounts = append(mounts, corev1.VolumeMount{Name: "uids", MountPath: path.Dir(target)})
 		default:
 			host := src
 			if !filepath.IsAbs(host) {
