@@ -199,6 +199,7 @@ load-push:
 # nothing can connect beyond loopback, and any name looked up (say the
 # Compose-only "egress") fails the run, naming it. load-push is its own target.
 LOAD_ARGS ?= --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20
+LOAD_OUT ?= $(CURDIR)/.cache/load
 define load_in_netns
 	@mkdir -p $(CURDIR)/.cache
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > $(CURDIR)/.cache/resolv.trap
@@ -207,7 +208,7 @@ define load_in_netns
 	  exec $(BIN)/stress --dns-trap 127.0.0.1:53 $(LOAD_ARGS) $(LOAD_PIN) --bin $(BIN) $(1)'
 endef
 load: build
-	$(call load_in_netns,--out $(CURDIR)/.cache/load)
+	$(call load_in_netns,--out $(LOAD_OUT))
 
 ## load-two: the same scenario on two local stacks at once (two deployments on one
 ## host: distinct projects, so distinct call uid ranges, in one loopback-only
