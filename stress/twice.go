@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +24,15 @@ func RunTwice(ctx context.Context, o Options) ([2]*load.Report, error) {
 	var reps [2]*load.Report
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	// Each run's calls pass through this folder to their run's agent
+	// package and scratch, as unprivileged uids (run does the same for its
+	// own folder).
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return reps, fmt.Errorf("stress: %w", err)
+	}
+	if err := os.Chmod(o.Out, 0o755); err != nil {
+		return reps, fmt.Errorf("stress: %w", err)
 	}
 	var trap *dnsTrap
 	if o.DNSTrap != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,26 @@ func TestPrefixedMarksEveryLine(t *testing.T) {
 	_, _ = w.Write([]byte("three"))
 	if got, want := b.String(), "[a] one\n[a] two\n[a] three"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// RunTwice's folder holds both runs' agent packages and scratch, which the
+// calls' uids must pass through: a 0700 temporary folder (as os.MkdirTemp
+// makes) is opened up, as run does for its own.
+func TestRunTwiceOpensItsFolder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "two")
+	if err := os.Mkdir(out, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := RunTwice(context.Background(), Options{Out: out, Scratch: "neither"})
+	if err == nil || reps[0] != nil || reps[1] != nil || !strings.Contains(err.Error(), "run a") || !strings.Contains(err.Error(), "run b") {
+		t.Fatalf("RunTwice with a bad --scratch = %v, %v", reps, err)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o755 {
+		t.Errorf("mode %v, want 0755", fi.Mode().Perm())
 	}
 }
