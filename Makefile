@@ -12,7 +12,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 15m
 CITOOLS := $(CURDIR)/.cache/tools/ci
 
 .PHONY: check setup all build test test-unit test-local lint fmt vet staticcheck proto proto-check modules citools complexity \
-        run images e2e e2e-k8s gvisor-runtime versions bench-sandbox bench-turn bench-egress up-time load load-push clean fuzz-short
+        run images e2e e2e-k8s gvisor-runtime versions bench-sandbox bench-turn bench-egress up-time load load-two load-push clean fuzz-short
 
 all: build
 
@@ -209,12 +209,23 @@ load-push:
 # nothing can connect beyond loopback, and any name looked up (say the
 # Compose-only "egress") fails the run, naming it. load-push is its own target.
 LOAD_ARGS ?= --users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20
-load: build
+LOAD_OUT ?= $(CURDIR)/.cache/load
+define load_in_netns
 	@mkdir -p $(CURDIR)/.cache
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > $(CURDIR)/.cache/resolv.trap
 	cd stress && unshare --net --mount --propagation private -- bash -c 'set -e; ip link set lo up; \
 	  mount --bind $(CURDIR)/.cache/resolv.trap /etc/resolv.conf; \
-	  exec $(BIN)/stress --dns-trap 127.0.0.1:53 $(LOAD_ARGS) $(LOAD_PIN) --bin $(BIN) --out $(CURDIR)/.cache/load'
+	  exec $(BIN)/stress --dns-trap 127.0.0.1:53 $(LOAD_ARGS) $(LOAD_PIN) --bin $(BIN) $(1)'
+endef
+load: build
+	$(call load_in_netns,--out $(LOAD_OUT))
+
+## load-two: the same scenario on two local stacks at once (two deployments on one
+## host: distinct projects, so distinct call uid ranges, in one loopback-only
+## namespace, loads started together); fails on a failed turn, leftover scratch
+## or a shell command killed from outside its turn in either run.
+load-two: build
+	$(call load_in_netns,--twice --out $(CURDIR)/.cache/load-two)
 
 clean:
 	rm -rf .cache

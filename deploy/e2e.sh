@@ -399,6 +399,9 @@ for a in "${agents[@]}"; do
 	fi
 done
 
+step "a local stack's load beside this deployment (beside-load.sh)"
+BESIDE_APP_KEY="$app_key" "$here/beside-load.sh" "$project" "$probe" "http://$front_ip:8700" "${agents[0]}" || failed=1
+
 step "metrics (Prometheus)"
 # One egress decision the e2e makes itself: a CONNECT to a private literal address, which the
 # egress refuses without dialling anything (as the vessel's web client: without credentials it

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -38,6 +39,7 @@ func main() {
 	flag.StringVar(&o.Project, "project", "", "the stack's project name, which picks its call uid block (default astralvessel-load-<pid>-<random>: two runs on one host never share uids)")
 	flag.DurationVar(&o.ToolHold, "tool-hold", 0, "keep each turn's shell command alive this long first (overlaps calls of runs beside each other)")
 	flag.StringVar(&o.DNSTrap, "dns-trap", "", "run a DNS server on this loopback address that fails the run if the stack looks up any name (make load points resolv.conf at it inside a loopback-only network namespace)")
+	twice := flag.Bool("twice", false, "run the load on two stacks at once, each of a project of its own (two deployments on one host); reports go to --out/a and --out/b, and any failed turn, leftover scratch or shell command killed from outside its turn in either run fails")
 	flag.Parse()
 	o.Command = commandLine(append([]string{"stress"}, os.Args[1:]...))
 	o.Log = os.Stderr
@@ -53,6 +55,9 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *twice {
+		os.Exit(runTwice(ctx, o))
+	}
 	rep, err := Run(ctx, o)
 	if rep != nil {
 		fmt.Print(rep.Markdown())
@@ -61,7 +66,32 @@ func main() {
 		fmt.Fprintln(os.Stderr, "stress:", err)
 		os.Exit(1)
 	}
-	if rep.TurnsFailed > 0 || rep.ScratchEntries > 0 {
+	if p := problems(rep); len(p) > 0 {
+		fmt.Fprintln(os.Stderr, "stress:", strings.Join(p, "; "))
 		os.Exit(2)
 	}
+}
+
+// runTwice runs RunTwice, prints both summaries and returns the exit code:
+// 1 when a run could not finish, 2 when either run has a problem.
+func runTwice(ctx context.Context, o Options) int {
+	reps, err := RunTwice(ctx, o)
+	code := 0
+	for i, rep := range reps {
+		name := string(rune('a' + i))
+		if rep == nil {
+			fmt.Printf("## Run %s: no report\n\n", name)
+			continue
+		}
+		fmt.Printf("## Run %s (project %s)\n\n%s\n", name, rep.Project, rep.Markdown())
+		if p := problems(rep); len(p) > 0 {
+			fmt.Fprintf(os.Stderr, "stress: run %s: %s\n", name, strings.Join(p, "; "))
+			code = 2
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stress:", err)
+		return 1
+	}
+	return code
 }

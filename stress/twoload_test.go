@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
-	"sync"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,42 +25,24 @@ func TestLocalStackShortLoadTwoAtOnce(t *testing.T) {
 	bin := testBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	const runs = 2
-	gate := newGate(runs)
-	reps := make([]*load.Report, runs)
-	errs := make([]error, runs)
-	var wg sync.WaitGroup
-	for i := range runs {
-		out, err := os.MkdirTemp("", "stress-two-") // not t.TempDir(): 0700
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.RemoveAll(out) })
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps[i], errs[i] = Run(ctx, Options{
-				Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: 1,
-				Out: out, BinDir: bin, TurnTimeout: 2 * time.Minute, ToolHold: time.Second,
-				Command: "go test -run " + t.Name(), Log: testLog{t}, BeforeLoad: gate.arrive,
-			})
-			if errs[i] != nil {
-				gate.fail() // the other run stops waiting for this one
-			}
-		}()
+	out, err := os.MkdirTemp("", "stress-two-") // not t.TempDir(): 0700
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	if reps[0] != nil && reps[1] != nil && reps[0].Project == reps[1].Project {
-		t.Errorf("both runs used project %q", reps[0].Project)
+	t.Cleanup(func() { _ = os.RemoveAll(out) })
+	reps, err := RunTwice(ctx, Options{
+		Users: 3, Turns: 2, History: 100, Pieces: 50, Cancels: 1, Replicas: 1,
+		Out: out, BinDir: bin, TurnTimeout: 2 * time.Minute, ToolHold: time.Second,
+		Command: "go test -run " + t.Name(), Log: testLog{t},
+	})
+	if err != nil {
+		t.Error(err)
 	}
 	for i, rep := range reps {
-		if rep != nil {
-			t.Logf("run %d (project %s):\n%s", i, rep.Project, rep.Markdown())
-		}
-		if errs[i] != nil {
-			t.Errorf("run %d: %v", i, errs[i])
+		if rep == nil {
 			continue
 		}
+		t.Logf("run %d (project %s):\n%s", i, rep.Project, rep.Markdown())
 		if rep.ToolKills > 0 {
 			t.Errorf("run %d: %d shell commands were killed by a signal their turn did not ask for", i, rep.ToolKills)
 		}
@@ -73,33 +55,45 @@ func TestLocalStackShortLoadTwoAtOnce(t *testing.T) {
 	}
 }
 
-// gate lets n runs start their loads together once every stack is up.
-type gate struct {
-	mu      sync.Mutex
-	left    int
-	open    chan struct{}
-	failed  chan struct{}
-	failOne sync.Once
-}
-
-func newGate(n int) *gate {
-	return &gate{left: n, open: make(chan struct{}), failed: make(chan struct{})}
-}
-
-func (g *gate) arrive(ctx context.Context) error {
-	g.mu.Lock()
-	if g.left--; g.left == 0 {
-		close(g.open)
+func TestProblemsNameEveryFailure(t *testing.T) {
+	if p := problems(&load.Report{TurnsOK: 150}); len(p) != 0 {
+		t.Errorf("a clean run: %q", p)
 	}
-	g.mu.Unlock()
-	select {
-	case <-g.open:
-		return nil
-	case <-g.failed:
-		return errors.New("another run failed before its load")
-	case <-ctx.Done():
-		return ctx.Err()
+	p := problems(&load.Report{TurnsFailed: 2, ScratchEntries: 3, ToolKills: 1})
+	if len(p) != 3 || !strings.Contains(p[2], "1 shell commands ended by a signal") {
+		t.Errorf("problems = %q", p)
 	}
 }
 
-func (g *gate) fail() { g.failOne.Do(func() { close(g.failed) }) }
+func TestPrefixedMarksEveryLine(t *testing.T) {
+	var b strings.Builder
+	w := prefixed{w: &b, prefix: "[a] "}
+	if n, err := w.Write([]byte("one\ntwo\n")); n != 8 || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	_, _ = w.Write([]byte("three"))
+	if got, want := b.String(), "[a] one\n[a] two\n[a] three"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// RunTwice's folder holds both runs' agent packages and scratch, which the
+// calls' uids must pass through: a 0700 temporary folder (as os.MkdirTemp
+// makes) is opened up, as run does for its own.
+func TestRunTwiceOpensItsFolder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "two")
+	if err := os.Mkdir(out, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := RunTwice(context.Background(), Options{Out: out, Scratch: "neither"})
+	if err == nil || reps[0] != nil || reps[1] != nil || !strings.Contains(err.Error(), "run a") || !strings.Contains(err.Error(), "run b") {
+		t.Fatalf("RunTwice with a bad --scratch = %v, %v", reps, err)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o755 {
+		t.Errorf("mode %v, want 0755", fi.Mode().Perm())
+	}
+}
