@@ -1,6 +1,7 @@
 package a2aserver_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -196,7 +197,8 @@ func TestPushConfigMethods(t *testing.T) {
 	rcv := newReceiver(t)
 	rig := &pushRig{}
 	so, ho := withPush(t, rig, rcv, nil)
-	h := newHarnessConfig(t, so, ho)
+	// selfCards: the card names the harness, for the clients of every binding.
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { so(c); selfCards(c) }, ho)
 	alice, bob := as(h.keyApp1, "alice"), as(h.keyApp1, "bob")
 	cl := h.client(h.agentID)
 
@@ -246,6 +248,7 @@ func TestPushConfigMethods(t *testing.T) {
 	if _, err := cl.ListTaskPushConfigs(bob, &a2a.ListTaskPushConfigRequest{TaskID: task.ID}); err == nil {
 		t.Fatal("another owner listed alice's configs")
 	}
+	listOverEveryBinding(t, h, task.ID, store.MaxPushConfigsPerTask)
 	for range 2 { // idempotent
 		if err := cl.DeleteTaskPushConfig(alice, &a2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: created.ID}); err != nil {
 			t.Fatalf("delete: %v", err)
@@ -605,5 +608,53 @@ func TestPushTwoReplicas(t *testing.T) {
 		if len(perTask[task.ID]) != 1 {
 			t.Errorf("task %s: %d distinct deliveries, want 1", task.ID, len(perTask[task.ID]))
 		}
+	}
+}
+
+// listOverEveryBinding lists the task's push configs (alice's) over
+// HTTP+JSON, gRPC and A2A 0.3 JSON-RPC as well, against the real server:
+// each binding must reach the same store (outbox.Configs) under its own
+// name for the call, and refuse another owner.
+func listOverEveryBinding(t *testing.T, h *harness, task a2a.TaskID, want int) {
+	t.Helper()
+	alice, bob := as(h.keyApp1, "alice"), as(h.keyApp1, "bob")
+	for _, b := range []a2a.TransportProtocol{a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
+		cl := h.cardClient(h.agentID, b)
+		list, err := cl.ListTaskPushConfigs(alice, &a2a.ListTaskPushConfigRequest{TaskID: task})
+		if err != nil || len(list) != want {
+			t.Fatalf("%s list: %d configs, %v; want %d", b, len(list), err, want)
+		}
+		for _, c := range list {
+			if c.TaskID != task || c.ID == "" || c.URL == "" {
+				t.Fatalf("%s list: config %+v", b, c)
+			}
+		}
+		if _, err := cl.ListTaskPushConfigs(bob, &a2a.ListTaskPushConfigRequest{TaskID: task}); err == nil {
+			t.Fatalf("%s: another owner listed alice's configs", b)
+		}
+	}
+	v03 := `{"jsonrpc":"2.0","id":"l1","method":"tasks/pushNotificationConfig/list","params":{"id":"` + string(task) + `"}}`
+	code, _, body := h.rawPost("/agents/"+h.agentID+"/a2a", v03, appHdr(h.keyApp1, "alice"))
+	var res struct {
+		Result []struct {
+			TaskID string `json:"taskId"`
+			Config struct {
+				ID  string `json:"id"`
+				URL string `json:"url"`
+			} `json:"pushNotificationConfig"`
+		} `json:"result"`
+		Error *struct{ Code int } `json:"error"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil || code != http.StatusOK || res.Error != nil || len(res.Result) != want {
+		t.Fatalf("0.3 tasks/pushNotificationConfig/list: HTTP %d, %d configs (%v), want %d: %.300s", code, len(res.Result), err, want, body)
+	}
+	for _, c := range res.Result {
+		if c.TaskID != string(task) || c.Config.ID == "" || c.Config.URL == "" {
+			t.Fatalf("0.3 list: config %+v", c)
+		}
+	}
+	code, _, body = h.rawPost("/agents/"+h.agentID+"/a2a", v03, appHdr(h.keyApp1, "bob"))
+	if code == http.StatusOK && !bytes.Contains(body, []byte(`"error"`)) {
+		t.Fatalf("0.3: another owner listed alice's configs: %.300s", body)
 	}
 }

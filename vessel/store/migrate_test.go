@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/astraldeep/astralvessel-go/vessel/store/migrate"
 )
 
 // preVersioningSchema is the schema the SQLite store made before its
@@ -108,5 +111,25 @@ func TestSQLiteMigrationsVersioned(t *testing.T) {
 	_, err := Open(ctx, "sqlite://"+path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "newer than this vessel") {
 		t.Fatalf("Open of a newer schema: %v", err)
+	}
+}
+
+// A file numbered like the step in Go (version 5) is refused when the
+// migrations are listed, instead of one of the two silently not running.
+func TestSQLiteMigrationsRefuseAFileNumberedLikeTheGoStep(t *testing.T) {
+	ms, err := SQLiteMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate.Check(ms); err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{
+		"m/0001_a.sql":      {Data: []byte("CREATE TABLE a (x int);")},
+		"m/0005_future.sql": {Data: []byte("CREATE TABLE b (x int);")},
+	}
+	_, err = sqliteMigrations(fsys, "m")
+	if err == nil || !strings.Contains(err.Error(), "share version 5") {
+		t.Fatalf("sqliteMigrations with a file 0005: %v, want a shared version 5", err)
 	}
 }

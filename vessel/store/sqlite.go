@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,11 +31,20 @@ var sqliteMigrationFiles embed.FS
 // SQLiteMigrations are the SQLite store's numbered migrations: the
 // embedded files, and step 5 in Go.
 func SQLiteMigrations() ([]migrate.Migration, error) {
-	ms, err := migrate.Load(sqliteMigrationFiles, "migrations/sqlite")
+	return sqliteMigrations(sqliteMigrationFiles, "migrations/sqlite")
+}
+
+// sqliteMigrations are the files of dir in fsys and the steps in Go; a
+// file numbered like a step in Go is refused (migrate.Check).
+func sqliteMigrations(fsys fs.FS, dir string) ([]migrate.Migration, error) {
+	ms, err := migrate.Load(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	ms = append(ms, migrate.Migration{Version: 5, Name: "0005_merge_agent_tables (Go)", Func: mergeAgentTables})
+	if err := migrate.Check(ms); err != nil {
+		return nil, fmt.Errorf("sqlite task store: %w", err)
+	}
 	migrate.Sort(ms)
 	return ms, nil
 }

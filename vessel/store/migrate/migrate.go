@@ -96,6 +96,21 @@ func Sort(ms []Migration) {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 }
 
+// Check fails when two of ms share a version: a backend that adds steps
+// written in Go to its loaded files calls it after adding them, so a file
+// numbered like a Go step is refused instead of one silently shadowing
+// the other.
+func Check(ms []Migration) error {
+	seen := make(map[int]string, len(ms))
+	for _, m := range ms {
+		if prev, dup := seen[m.Version]; dup {
+			return fmt.Errorf("migrations %q and %q share version %d", prev, m.Name, m.Version)
+		}
+		seen[m.Version] = m.Name
+	}
+	return nil
+}
+
 // Latest is the highest version of ms, 0 for none.
 func Latest(ms []Migration) int {
 	if len(ms) == 0 {

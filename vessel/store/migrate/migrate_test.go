@@ -83,3 +83,13 @@ func TestRunRefusesNewerSchema(t *testing.T) {
 		t.Fatalf("newer schema: %v, ran %v", err, f.ran)
 	}
 }
+
+func TestCheckRefusesSharedVersions(t *testing.T) {
+	if err := Check([]Migration{{Version: 1, Name: "0001_a.sql"}, {Version: 2, Name: "0002_b.sql"}}); err != nil {
+		t.Fatal(err)
+	}
+	err := Check([]Migration{{Version: 1, Name: "0001_a.sql"}, {Version: 1, Name: "0001_go (Go)"}})
+	if err == nil || !strings.Contains(err.Error(), "share version 1") {
+		t.Fatalf("Check of a shared version: %v", err)
+	}
+}

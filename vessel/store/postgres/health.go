@@ -4,18 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // writtenTables are the tables the store inserts into and updates; the
-// readiness probe asks whether the role may still do both on each.
+// readiness probe asks whether the role may still do both on each (and on
+// riverJobTable once the store enqueues pushes).
 var writtenTables = []string{
 	"vessel_tasks", "vessel_replicas", "vessel_cancel_requests", "vessel_resume_requests",
 	"vessel_push_configs", "vessel_admission_counts", "vessel_self_failed",
 }
+
+// riverJobTable is River's job table, which a status write inserts its
+// pushes into, in the same transaction, once the push outbox is set.
+const riverJobTable = "river_job"
 
 // Ping implements store.Pinger for /health and readiness: the server answers
 // and takes writes. A store that still reads but cannot write would keep
@@ -28,18 +33,33 @@ func (db *DB) Ping(ctx context.Context) error {
 	if err := db.probeWrite(ctx); err != nil {
 		return fmt.Errorf("postgres: writes fail: %w", err)
 	}
+	// probeWrite asked about everything a read-only or privilege refusal
+	// comes from, on every table the store writes (River's job table
+	// included), and it passed: such a noted refusal is over.
+	db.clearWriteFailure(func(err error) bool { return !diskRefusal(err) })
 	failing := db.writeFailure()
 	if failing == nil {
 		return nil
 	}
-	// A task write was refused although the probe's write went through:
-	// its one-row update fits the page the row is on, while a task write
-	// may need a new block (a full data disk refuses that alone). Until
-	// a task write or probeExtend succeeds, the store is failing.
+	// A task write was refused for want of space or another resource
+	// although the probe's write went through: its one-row update fits the
+	// page the row is on, while a task write may need a new block (a full
+	// data disk refuses that alone). Until a task write or probeExtend
+	// succeeds, the store is failing.
 	if err := db.probeExtend(ctx); err != nil {
+		if sqlState(err) == "42501" {
+			// The role may not write the probe's table (the migrations
+			// ran as another role that granted it nothing): this probe
+			// cannot tell, and readiness does not wait on it (the note
+			// stays until a task write goes through).
+			if db.extendDenied.CompareAndSwap(false, true) {
+				db.log.Warn("task store: the new-block probe may not write vessel_extend_probe; readiness does not wait on it", "error", err.Error())
+			}
+			return nil
+		}
 		return fmt.Errorf("postgres: writes fail: %w (a new block: %w)", failing, err)
 	}
-	db.noteWrite(nil)
+	db.clearWriteFailure(diskRefusal)
 	return nil
 }
 
@@ -54,39 +74,86 @@ func (db *DB) noteWrite(err error) {
 	db.writeErr = err
 }
 
+// clearWriteFailure drops the noted refusal if match says a probe that
+// passed shows it is over.
+func (db *DB) clearWriteFailure(match func(error) bool) {
+	db.failMu.Lock()
+	defer db.failMu.Unlock()
+	if db.writeErr != nil && match(db.writeErr) {
+		db.writeErr = nil
+	}
+}
+
 func (db *DB) writeFailure() error {
 	db.failMu.Lock()
 	defer db.failMu.Unlock()
 	return db.writeErr
 }
 
+// sqlState is the SQLSTATE of a PostgreSQL error, "" for another error.
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	return pe.Code
+}
+
 // refusesWrites tells a write the database refused (no space or another
 // resource, an I/O error, a read-only transaction, a missing privilege) from
 // the store's own outcomes (a conflict, a missing row) and a cancelled call.
 func refusesWrites(err error) bool {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return false
-	}
-	switch {
-	case strings.HasPrefix(pe.Code, "53"), strings.HasPrefix(pe.Code, "58"):
+	if diskRefusal(err) {
 		return true
 	}
-	return pe.Code == "25006" || pe.Code == "42501"
+	code := sqlState(err)
+	return code == "25006" || code == "42501"
 }
 
-// probeExtend writes a new block: a temporary table made for the
-// transaction (dropped at its end) gets one row, which makes PostgreSQL
-// extend the table's new file on disk right away. It runs only after a task
-// write was refused, so the catalog rows it adds and drops stay few.
+// diskRefusal is a write refused for want of space or another resource
+// (class 53) or for an I/O or system error (class 58): what only a write
+// that needs a new block may show. Too many connections (53300) is not
+// one: it refuses a connection, not a write, and passes by itself.
+func diskRefusal(err error) bool {
+	code := sqlState(err)
+	if code == "53300" {
+		return false
+	}
+	return strings.HasPrefix(code, "53") || strings.HasPrefix(code, "58")
+}
+
+// probeExtend writes a new block in the store's own table
+// vessel_extend_probe (migration 8): in one transaction, rolled back
+// whatever happens, TRUNCATE gives the table a new, empty file and one
+// row inserted makes PostgreSQL extend that file on disk right away, in
+// the tablespace of the store's tables (a full data disk refuses it). Neither
+// TEMP on the database nor temp_tablespaces take part. It runs only after
+// a task write was refused for a disk reason; the lock TRUNCATE takes is
+// on that table only, and held for the two statements.
 func (db *DB) probeExtend(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE vessel_extend_probe (b bytea) ON COMMIT DROP`); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO vessel_extend_probe VALUES ('probe')`)
-		return err
-	})
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '2s'`); err != nil {
+		return fmt.Errorf("set lock_timeout: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `TRUNCATE vessel_extend_probe`); err != nil {
+		return fmt.Errorf("truncate vessel_extend_probe: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO vessel_extend_probe VALUES ('probe')`); err != nil {
+		return fmt.Errorf("insert into vessel_extend_probe: %w", err)
+	}
+	return nil
+}
+
+// tablesWritten are the tables whose privileges probeWrite checks.
+func (db *DB) tablesWritten() []string {
+	if db.queue.Load() == nil {
+		return writtenTables
+	}
+	return append(slices.Clip(writtenTables), riverJobTable)
 }
 
 // probeWrite is one short transaction on a pooled connection: first what
@@ -110,7 +177,7 @@ func (db *DB) probeWrite(ctx context.Context) error {
 	if err := tx.QueryRow(ctx, `
 		SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
 		       coalesce(array_agg(t ORDER BY t) FILTER (WHERE NOT (has_table_privilege(t, 'INSERT') AND has_table_privilege(t, 'UPDATE'))), '{}')
-		FROM unnest($1::text[]) AS t`, writtenTables).Scan(&recovery, &readOnly, &denied); err != nil {
+		FROM unnest($1::text[]) AS t`, db.tablesWritten()).Scan(&recovery, &readOnly, &denied); err != nil {
 		return fmt.Errorf("read-only checks: %w", err)
 	}
 	switch {

@@ -168,10 +168,81 @@ func TestPingAfterARefusedTaskWrite(t *testing.T) {
 	if err := other.writeFailure(); err != nil {
 		t.Fatalf("the note outlived a task write that went through: %v", err)
 	}
-	// The store's own outcomes are no refusal.
-	for _, err := range []error{taskstore.ErrConcurrentModification, a2a.ErrTaskNotFound, context.Canceled} {
+	// The store's own outcomes are no refusal, nor too many connections
+	// (it refuses a connection, and passes by itself).
+	for _, err := range []error{taskstore.ErrConcurrentModification, a2a.ErrTaskNotFound, context.Canceled,
+		&pgconn.PgError{Code: "53300", Message: "too many connections"}} {
 		if refusesWrites(err) {
 			t.Errorf("refusesWrites(%v) = true", err)
 		}
+	}
+}
+
+// TestPingClearsOnlyWhatAProbeShowsOver: a new block written clears a
+// noted disk refusal (class 53 or 58) only; a privilege refusal stays
+// until the privilege check (which covers River's job table once pushes
+// are enqueued) passes.
+func TestPingClearsOnlyWhatAProbeShowsOver(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn, testSchema(t, dsn), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pushOutbox(t, db, "http://127.0.0.1:9")
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping of a writable store with pushes: %v", err)
+	}
+	if _, err := db.pool.Exec(ctx, `REVOKE INSERT ON river_job FROM CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	denied := &pgconn.PgError{Code: "42501", Message: "permission denied for table river_job"}
+	db.noteWrite(denied)
+	if err := db.Ping(ctx); err == nil || !strings.Contains(err.Error(), "river_job") {
+		t.Fatalf("Ping without INSERT on river_job = %v, want a failure naming it", err)
+	}
+	if err := db.probeExtend(ctx); err != nil {
+		t.Fatalf("probeExtend: %v", err)
+	}
+	db.clearWriteFailure(diskRefusal) // what a passing probeExtend clears
+	if got := db.writeFailure(); got != denied {
+		t.Fatalf("a new block written cleared the privilege refusal: note = %v", got)
+	}
+	if _, err := db.pool.Exec(ctx, `GRANT INSERT ON river_job TO CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping once the grant is back: %v", err)
+	}
+	if err := db.writeFailure(); err != nil {
+		t.Fatalf("the privilege note outlived a passing privilege check: %v", err)
+	}
+}
+
+// TestPingExtendProbeMayNotWrite: the new-block probe writes a table the
+// store owns, no temporary table (TEMP on the database is not needed); a
+// role refused that table too (migrated by another role) makes the probe
+// unable to tell, and readiness does not wait on it forever.
+func TestPingExtendProbeMayNotWrite(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn, testSchema(t, dsn), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	full := &pgconn.PgError{Code: "53100", Message: "could not extend file"}
+	db.noteWrite(full)
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping with the extend probe's table writable: %v", err)
+	}
+	var n int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM vessel_extend_probe`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("vessel_extend_probe holds %d rows (%v), want none kept", n, err)
+	}
+	if _, err := db.pool.Exec(ctx, `REVOKE TRUNCATE, INSERT ON vessel_extend_probe FROM CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	db.noteWrite(full)
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping while the extend probe may not write its table = %v, want cannot tell (ready)", err)
+	}
+	if got := db.writeFailure(); got != full {
+		t.Fatalf("note = %v, want the disk refusal kept until a task write goes through", got)
 	}
 }

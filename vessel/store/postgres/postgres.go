@@ -145,6 +145,9 @@ type DB struct {
 	// refused it (refusesWrites), nil once one succeeds (health.go).
 	failMu   sync.Mutex
 	writeErr error
+	// extendDenied is set once the new-block probe was refused the
+	// privilege to write its table (logged once).
+	extendDenied atomic.Bool
 	// healthySince is when the current run of successful lease renewals
 	// began (unix ns), 0 after a failed one.
 	healthySince atomic.Int64

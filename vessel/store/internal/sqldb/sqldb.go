@@ -11,6 +11,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // ErrNoRows is what Row.Scan returns when the query matched no row,
@@ -54,12 +56,38 @@ type Tx interface {
 }
 
 // Rebind rewrites the "?" placeholders of query to "$1", "$2", ... The
-// stores' queries hold no "?" in their literals.
+// stores' queries hold no "?" in their literals. The stores' queries are
+// constants run again and again, so each is rewritten once and the result
+// kept (up to rebindCacheMax queries; past that, one built on the fly is
+// rewritten at every call, not kept).
 func Rebind(query string) string {
 	if !strings.Contains(query, "?") {
 		return query
 	}
+	if v, ok := rebound.Load(query); ok {
+		return v.(string)
+	}
+	out := rebind(query)
+	if reboundN.Load() < rebindCacheMax {
+		if _, loaded := rebound.LoadOrStore(query, out); !loaded {
+			reboundN.Add(1)
+		}
+	}
+	return out
+}
+
+// rebindCacheMax bounds the queries Rebind keeps: far more than the
+// stores have, so only queries built with varying text go past it.
+const rebindCacheMax = 4096
+
+var (
+	rebound  sync.Map // query -> rebound query
+	reboundN atomic.Int64
+)
+
+func rebind(query string) string {
 	var b strings.Builder
+	b.Grow(len(query) + 8)
 	n := 0
 	for _, r := range query {
 		if r == '?' {
