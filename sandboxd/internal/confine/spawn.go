@@ -237,7 +237,10 @@ func spawn(opts *Options, stdin, stdout, stderr int) (int, int, error) {
 	if locked {
 		startMu.Lock()
 	}
-	pid := int(C.sbx_spawn(cs))
+	// The fork happens on a spawner thread, which never exits: the call's
+	// parent-death signal follows the thread that forked it (spawner.go).
+	var pid int
+	onSpawnerThread(func() { pid = int(C.sbx_spawn(cs)) })
 	runtime.KeepAlive(opts.Cgroup)
 	if pid > 0 {
 		track(pid)
