@@ -36,11 +36,15 @@ func openFiles(turns []*Turn, seen map[*Turn]map[fileID]bool) (map[*Turn]int64, 
 	// that user's file-system identity (or CAP_SYS_PTRACE, which the
 	// sandbox container does not have): a goroutine of its own, locked to
 	// its thread, takes the turn's. Should the thread's identity not come
-	// back, the goroutine ends still locked and the runtime drops the thread.
+	// back, the goroutine ends still locked and the runtime drops the thread
+	// (harmless to calls: none is forked on it, see confine/spawner.go).
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		runtime.LockOSThread()
+		if onScanThread != nil {
+			onScanThread()
+		}
 		fsuid := asFSUser{}
 		defer fsuid.restore()
 		scanProcs(procs, byGroup, seen, out, counts, &fsuid)
@@ -115,6 +119,16 @@ func pgidOf(pid int) int {
 	return g
 }
 
+// Seams for tests: how restore gives the thread back sandboxd's ids, and
+// a hook run first on the scan's locked thread.
+var (
+	restoreIDs = func() {
+		_ = unix.Setfsuid(os.Geteuid())
+		_ = unix.Setfsgid(os.Getegid())
+	}
+	onScanThread func()
+)
+
 // asFSUser switches the locked thread's file-system uid and gid (setfsuid
 // and setfsgid, which need CAP_SETUID and CAP_SETGID and change nothing
 // else; the kernel compares both with the target's ids before it shows a
@@ -124,7 +138,7 @@ type asFSUser struct {
 	changed bool
 	// gVisor has no setfsuid or setfsgid (ENOSYS): nothing can change, so
 	// the thread needs no restoring and is never dropped (dropping it
-	// would send the parent-death signal to every call spawned from it).
+	// would cost a new thread at every scan).
 	unsupported bool
 }
 
@@ -160,8 +174,7 @@ func (a *asFSUser) become(uid int) bool {
 // drops it when its goroutine ends.
 func (a *asFSUser) restore() {
 	if a.changed {
-		_ = unix.Setfsuid(os.Geteuid())
-		_ = unix.Setfsgid(os.Getegid())
+		restoreIDs()
 		gid, _ := unix.SetfsgidRetGid(-1)
 		if uid, _ := unix.SetfsuidRetUid(-1); uid != os.Geteuid() || gid != os.Getegid() {
 			return
