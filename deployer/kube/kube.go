@@ -44,6 +44,8 @@ const (
 	DefaultMetricsPort = 9464
 	secretsDir         = "/run/secrets"
 	tmpSize            = 64 << 20
+	// shmSize is a gvisor-tier sandbox's /dev/shm, as on Compose.
+	shmSize = 1 << 20
 	// seccompDir is where, under the kubelet's seccomp root, the sandbox
 	// profile is installed; Localhost profiles are named relative to it.
 	seccompDir = "astralvessel"

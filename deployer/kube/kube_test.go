@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -326,5 +327,101 @@ func TestTelemetryPassedThrough(t *testing.T) {
 	}
 	if !reach["vessel"] || !reach["egress"] || !reach["sandbox"] {
 		t.Errorf("policies reaching the receiver: %v", reach)
+	}
+}
+
+// deployment returns the Deployment named name.
+func deployment(t *testing.T, out *Output, name string) *appsv1.Deployment {
+	t.Helper()
+	for _, o := range objects(t, out.Manifests) {
+		if dep, ok := o.(*appsv1.Deployment); ok && dep.Name == name {
+			return dep
+		}
+	}
+	t.Fatalf("no Deployment %s", name)
+	return nil
+}
+
+// vesselArgs returns the vessel container's arguments.
+func vesselArgs(t *testing.T, out *Output) []string {
+	t.Helper()
+	return deployment(t, out, "vessel").Spec.Template.Spec.Containers[0].Args
+}
+
+// Without public_url the cards advertise the vessel Service, not the
+// Compose front address; a written public_url is the vessel's to read.
+func TestPublicURL(t *testing.T) {
+	d := load(t, "custom")
+	args := strings.Join(vesselArgs(t, generate(t, d, options(t, "custom"))), " ")
+	if want := "--public-url http://vessel.second.svc:9000"; !strings.Contains(args, want) {
+		t.Errorf("args %q lack %q", args, want)
+	}
+	if strings.Contains(args, d.Vessel.FrontAddress) {
+		t.Errorf("args %q name the Compose front address", args)
+	}
+
+	d = load(t, "custom")
+	d.Vessel.PublicURL, d.Vessel.GRPCPublicAddress = "https://agents.example.org", "agents.example.org:8701"
+	if args := strings.Join(vesselArgs(t, generate(t, d, options(t, "custom"))), " "); strings.Contains(args, "--public-url") {
+		t.Errorf("public_url written, yet args %q", args)
+	}
+
+	d = load(t, "custom")
+	d.Vessel.GRPCPublicAddress = "grpc.example.org:443"
+	o := options(t, "custom")
+	if _, _, err := compose.WriteSecrets(o.OutDir, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(d, o); err == nil || !strings.Contains(err.Error(), "public_url") {
+		t.Errorf("grpc_public_address without public_url: %v", err)
+	}
+}
+
+// A gvisor-tier sandbox has Compose's root-owned 0755 /tmp and /dev/shm
+// and says the pid limit its node must allow.
+func TestGVisorPod(t *testing.T) {
+	d := load(t, "custom")
+	out := generate(t, d, options(t, "custom"))
+	dep := deployment(t, out, "sandbox-records")
+	ps := dep.Spec.Template.Spec
+	if ps.RuntimeClassName == nil || *ps.RuntimeClassName != GVisorRuntimeClass {
+		t.Errorf("runtimeClassName %v", ps.RuntimeClassName)
+	}
+	if ps.SecurityContext.FSGroup != nil || *ps.SecurityContext.RunAsUser != 0 {
+		t.Errorf("pod security context %+v: the volumes must stay root's", ps.SecurityContext)
+	}
+	mounts := map[string]string{}
+	for _, m := range ps.Containers[0].VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	for _, v := range ps.Volumes {
+		if (v.Name == mounts["/tmp"] || v.Name == mounts["/dev/shm"]) && (v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory) {
+			t.Errorf("volume %s: %+v", v.Name, v.VolumeSource)
+		}
+	}
+	if mounts["/tmp"] == "" || mounts["/dev/shm"] == "" {
+		t.Errorf("mounts %v", mounts)
+	}
+	if len(ps.InitContainers) != 1 {
+		t.Fatalf("init containers %+v", ps.InitContainers)
+	}
+	ic := ps.InitContainers[0]
+	if strings.Join(ic.Command, " ") != "chmod 0755 /tmp /dev/shm" || len(ic.SecurityContext.Capabilities.Add) != 0 || ic.Image != ps.Containers[0].Image {
+		t.Errorf("init container %+v", ic)
+	}
+	if want := strconv.Itoa(compose.GVisorPIDs(d.Agents[0].Sandbox.PIDs)); dep.Spec.Template.Annotations[PIDsAnnotation] != want {
+		t.Errorf("pids annotation %q, want %s", dep.Spec.Template.Annotations[PIDsAnnotation], want)
+	}
+	half := strconv.Itoa(d.Agents[0].Sandbox.PIDs / 2)
+	if args := strings.Join(ps.Containers[0].Args, " "); !strings.Contains(args, "--owner-procs "+half+" --turn-procs "+half) {
+		t.Errorf("args %q", args)
+	}
+	// The confined tier has neither.
+	for _, o := range objects(t, generate(t, load(t, "basic"), options(t, "basic")).Manifests) {
+		if dep, ok := o.(*appsv1.Deployment); ok && strings.HasPrefix(dep.Name, "sandbox-") {
+			if ps := dep.Spec.Template.Spec; len(ps.InitContainers) != 0 || ps.RuntimeClassName != nil {
+				t.Errorf("%s: %+v", dep.Name, ps)
+			}
+		}
 	}
 }

@@ -37,7 +37,14 @@ type pod struct {
 	// runtimeClass names the RuntimeClass of the pod ("" the node's
 	// default runtime).
 	runtimeClass string
+	// initContainers run before the container, with its security context
+	// (the gvisor tier's permissions on /tmp and /dev/shm).
+	initContainers []corev1.Container
 }
+
+// PIDsAnnotation on a sandbox pod gives the pid limit Compose sets on its
+// container: the least podPidsLimit a node running it must have.
+const PIDsAnnotation = "astralvessel/pids-limit"
 
 // GVisorRuntimeClass is the RuntimeClass a gvisor-tier sandbox pod asks
 // for. The cluster operator creates it (handler runsc, docs/kubernetes.md):
@@ -77,6 +84,12 @@ func (g *gen) template(p pod) (corev1.PodTemplateSpec, error) {
 	// A rotated secret or changed variable rolls the pods, as Compose
 	// recreates a container whose environment changed.
 	ann["astralvessel/secrets-hash"] = sha(secretParts...)
+	if p.sandbox && p.svc.PIDsLimit > 0 {
+		// Compose's pids_limit. A pod spec has no such field: the node's
+		// kubelet podPidsLimit bounds each pod, and must be at least this
+		// on nodes that run the sandbox (docs/kubernetes.md).
+		ann[PIDsAnnotation] = strconv.Itoa(p.svc.PIDsLimit)
+	}
 	if len(envData) > 0 {
 		g.secrets = append(g.secrets, g.secret(p.name+"-env", p.ns, p.component, p.agent, nil, envData))
 	}
@@ -104,6 +117,11 @@ func (g *gen) template(p pod) (corev1.PodTemplateSpec, error) {
 		EnableServiceLinks:           ptr(false),
 	}
 	g.secure(&spec, p)
+	for _, ic := range p.initContainers {
+		ic.SecurityContext = spec.Containers[0].SecurityContext.DeepCopy()
+		ic.SecurityContext.Capabilities.Add = nil
+		spec.InitContainers = append(spec.InitContainers, ic)
+	}
 	if p.runtimeClass != "" {
 		spec.RuntimeClassName = ptr(p.runtimeClass)
 	}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -20,6 +21,28 @@ func (g *gen) sandboxURL(agent string) string {
 	return "http://sandbox-" + agent + "." + g.o.SandboxNamespace + ".svc:" + strconv.Itoa(sandboxPort)
 }
 
+// publicURL is the vessel's --public-url: "" when [vessel] public_url is
+// written (the vessel advertises it), else the vessel Service's in-cluster
+// name. spec fills an unset public_url with the Compose front address,
+// which means nothing on a cluster, so that value counts as unset. The
+// vessel derives the cards' gRPC address from --public-url too (its host,
+// the gRPC port, which the Service keeps), so an explicit
+// grpc_public_address without public_url is refused rather than replaced.
+func (g *gen) publicURL() (string, error) {
+	v := g.d.Vessel
+	if v.PublicURL != "http://"+net.JoinHostPort(v.FrontAddress, strconv.Itoa(v.Port)) {
+		return "", nil
+	}
+	if v.GRPCPublicAddress != net.JoinHostPort(v.FrontAddress, strconv.Itoa(v.GRPCPort)) {
+		return "", fmt.Errorf("kube: [vessel] grpc_public_address is set but public_url is not: set public_url too " +
+			"(the address callers reach the vessel at), or the cards would mix it with the in-cluster name")
+	}
+	return "http://" + net.JoinHostPort(g.vesselHost(), strconv.Itoa(v.Port)), nil
+}
+
+// vesselHost is the vessel Service's name inside the cluster.
+func (g *gen) vesselHost() string { return "vessel." + g.o.Namespace + ".svc" }
+
 func (g *gen) postgres() bool {
 	s := g.d.Vessel.TaskStore
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") || g.o.Postgres == PostgresCNPG
@@ -37,6 +60,13 @@ func (g *gen) vessel() error {
 		s.Command = append(s.Command, "--sandbox-url", a.ID+"="+g.sandboxURL(a.ID))
 	}
 	s.Command = append(s.Command, "--metrics-listen", "0.0.0.0:"+strconv.Itoa(int(g.o.MetricsPort)))
+	pub, err := g.publicURL()
+	if err != nil {
+		return err
+	}
+	if pub != "" {
+		s.Command = append(s.Command, "--public-url", pub)
+	}
 	s.Health = []string{s.Health[0], "health", "http://127.0.0.1:" + strconv.Itoa(port) + "/health"}
 	replicas := g.o.Replicas
 	p := pod{name: "vessel", ns: g.o.Namespace, component: "vessel", svc: s, noLiveness: true,
@@ -178,7 +208,7 @@ func (g *gen) sandbox(agent string) error {
 		extraMounts:  []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
 	}
 	if a.Sandbox.Tier() == spec.RuntimeGVisor {
-		p.runtimeClass = GVisorRuntimeClass
+		g.gvisor(&p)
 	}
 	// Turns live in the scratch of one sandboxd: never two at once.
 	if err := g.workload(p, 1, appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}); err != nil {
@@ -188,6 +218,35 @@ func (g *gen) sandbox(agent string) error {
 		{Name: "grpc", Port: sandboxPort, TargetPort: intstr.FromString("grpc")},
 		{Name: "http", Port: sandboxHTTPPort, TargetPort: intstr.FromString("http")}})
 	return nil
+}
+
+// gvisor gives a gvisor-tier sandbox pod what Compose's runsc service has.
+// Landlock is missing inside gVisor, so nothing else keeps calls out of
+// /tmp and /dev/shm, which every turn would share outside the disk limits:
+// both are memory emptyDirs (/dev/shm replacing the runtime's own, 1777)
+// made root's and 0755 before sandboxd starts, so only sandboxd, never a
+// call, writes there. Kubernetes creates an emptyDir 0777, and the sandbox
+// pods have no fsGroup, so the volumes are root's already; an init
+// container of the sandbox image (which has coreutils) narrows the mode:
+// chmod of its own directory needs root no capability, so it runs with
+// none, which PodSecurity baseline admits (a hostPath or privileged
+// helper it would not). The pod's pid limit is the kubelet's
+// podPidsLimit, a node setting: the annotation says what the node must
+// allow (compose.GVisorPIDs, room for gVisor's own host tasks), and
+// --owner-procs/--turn-procs (from compose.Services) hold the agent's own
+// number inside.
+func (g *gen) gvisor(p *pod) {
+	p.runtimeClass = GVisorRuntimeClass
+	p.extraVolumes = append(p.extraVolumes, emptyDir("shm", shmSize))
+	p.extraMounts = append(p.extraMounts, corev1.VolumeMount{Name: "shm", MountPath: "/dev/shm"})
+	p.initContainers = append(p.initContainers, corev1.Container{
+		Name:            "tmp-mode",
+		Image:           g.o.ImagePrefix + p.svc.Image,
+		ImagePullPolicy: g.o.PullPolicy,
+		Command:         []string{"chmod", "0755", "/tmp", "/dev/shm"},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}, {Name: "shm", MountPath: "/dev/shm"}},
+		Resources:       resources(16 << 20),
+	})
 }
 
 // workload adds the Deployment of p and its PodDisruptionBudget: a drain
