@@ -250,7 +250,7 @@ step "the operator's path: kubectl port-forward and astralvessel ask"
 # As docs/kubernetes.md says it, on the loopback of the cluster's network
 # namespace: a question to the field guide, answered from its species tool.
 $C kubectl -n "$NS" port-forward svc/vessel 18700:8700 >"$WORK/port-forward.log" 2>&1 &
-pf=$!
+pf=$! # kubectl itself: cluster.sh's kubectl execs it
 ask_out=""
 for _ in $(seq 50); do
   if ask_out=$(nsenter --net=/run/netns/avk8s "$WORK/astralvessel" ask --url http://127.0.0.1:18700 --key "$app_key" \
@@ -260,6 +260,7 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 kill "$pf" 2>/dev/null || true
+wait "$pf" 2>/dev/null || true
 if grep -qi "frostwing" <<<"$ask_out"; then
   echo "PASS astralvessel ask through kubectl port-forward: $(grep -c . <<<"$ask_out") lines, the species listed"
 else
