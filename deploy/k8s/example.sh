@@ -221,7 +221,11 @@ for a in "${agents[@]}"; do
        \"expect\": [\"CHOWN\", \"DAC_OVERRIDE\", \"KILL\", \"SETGID\", \"SETUID\"]},
       {\"name\": \"$a: no-new-privileges in force\", \"kind\": \"status\", \"field\": \"NoNewPrivs\", \"expect\": \"1\"},
       {\"name\": \"$a: seccomp filter in force\", \"kind\": \"status\", \"field\": \"Seccomp\", \"expect\": \"2\"},
-      {\"name\": \"$a: root filesystem read-only\", \"kind\": \"rootfs_ro\"},"
+      {\"name\": \"$a: root filesystem read-only\", \"kind\": \"rootfs_ro\"},
+      {\"name\": \"$a: the uid registry /run/astralvessel/uids is root's, mode 0700\", \"kind\": \"stat\",
+       \"path\": \"/run/astralvessel/uids\", \"uid\": 0, \"mode\": \"0700\"},
+      {\"name\": \"$a: its parent (an emptyDir, 0777 when mounted) is root's and writable by nobody else\", \"kind\": \"stat\",
+       \"path\": \"/run/astralvessel\", \"uid\": 0, \"no_bits\": \"022\"},"
   j+=$(blocked "$a: cannot reach the vessel API" "$V" 8700)
   j+=$(blocked "$a: cannot reach the egress model port" "$E" 8080)
   j+=$(blocked "$a: cannot reach the egress proxy" "$E" 3128)
