@@ -4,7 +4,7 @@
 #
 #   BESIDE_APP_KEY=... deploy/beside-load.sh PROJECT PROBE_CONTAINER VESSEL_URL AGENT...
 #
-# 1. starts the load scenario (make load, LOAD_ARGS from BESIDE_LOAD_ARGS; default the spec's) on a
+# 1. starts the load scenario (make load, LOAD_ARGS from BESIDE_LOAD_ARGS; default the Makefile's) on a
 #    local stack of its own project in a loopback-only network namespace, report in .cache/load-beside;
 # 2. while it runs, and once after, runs the conformance checks against each AGENT of the Compose
 #    deployment from PROBE_CONTAINER (the e2e's client on the front network);
@@ -21,7 +21,13 @@ project="$1" probe="$2" url="$3"
 shift 3
 agents=("$@")
 : "${BESIDE_APP_KEY:?set BESIDE_APP_KEY to the app key of the Compose deployment}"
-args="${BESIDE_LOAD_ARGS:---users 50 --turns 3 --history 1000 --pieces 1000 --cancels 20}"
+# Without BESIDE_LOAD_ARGS, make's own LOAD_ARGS default applies (not restated here).
+loadvars=()
+args="the Makefile's LOAD_ARGS"
+if [[ -n ${BESIDE_LOAD_ARGS:-} ]]; then
+	loadvars=(LOAD_ARGS="$BESIDE_LOAD_ARGS")
+	args=$BESIDE_LOAD_ARGS
+fi
 out="$root/.cache/load-beside"
 log="$root/.cache/load-beside.log"
 mkdir -p "$root/.cache"
@@ -52,7 +58,7 @@ conformance() { # one run of the conformance checks for every agent; non-zero if
 
 say "local load ($args) beside project $project; log in .cache/load-beside.log"
 s=$SECONDS
-make -C "$root" --no-print-directory load LOAD_ARGS="$args" LOAD_OUT="$out" >"$log" 2>&1 &
+env -u LOAD_ARGS make -C "$root" --no-print-directory load "${loadvars[@]}" LOAD_OUT="$out" >"$log" 2>&1 &
 load_pid=$!
 rounds=0
 while kill -0 "$load_pid" 2>/dev/null; do
@@ -96,9 +102,10 @@ for line in sys.stdin:
         continue
     calls += 1
     code = r.get("code", 0)
-    # -1 without a stop or an error: the command was ended by a signal; 129..192: a shell reporting
-    # its child ended by one. Nothing in the conformance checks asks for either.
-    if (code == -1 and not r.get("stopped") and not r.get("error")) or 128 < code <= 192:
+    # -1: the command was ended by a signal; 129..192: a shell reporting its child ended by one.
+    # Either counts only without a stop or an error (a timeout stops a call with a signal too).
+    # Nothing in the conformance checks asks for either otherwise.
+    if (code == -1 or 128 < code <= 192) and not r.get("stopped") and not r.get("error"):
         bad += 1
         print("FAIL %s: a call ended by a signal nobody asked for: %s" % (name, line.strip()[:300]))
 print("beside-load: %s logged %d calls since the load began, %d killed from outside" % (name, calls, bad))

@@ -85,9 +85,10 @@ if [[ -z $bin ]]; then
 		mv "$cache/runsc.tmp" "$cache/runsc"
 		mv "$cache/runsc.sha256.tmp" "$cache/runsc.sha256"
 	fi
-	# The cache is a plain folder in the clone, and its binary becomes a runtime dockerd runs as
-	# root: check it is still the file this script built (the sum written beside it at build time)
-	# before installing it, so a binary changed or swapped in the cache since is refused.
+	# The sum sits beside the binary in the same cache folder, so this check catches a binary
+	# corrupted or replaced on its own since the build (a truncated write, a stray copy); it is no
+	# defence against whoever may write the cache, who can rewrite both. The cache is trusted as
+	# much as the clone it is in: run this script as root from a clone only root may write.
 	(cd "$cache" && sha256sum --quiet --strict -c runsc.sha256) ||
 		{ log "$cache/runsc does not match the sha256 recorded when it was built: remove $cache and run again"; exit 1; }
 	bin="$cache/runsc"

@@ -23,12 +23,20 @@ def main(argv):
         st = os.stat(path)
         with open(path) as f:
             text = f.read()
-        conf = json.loads(text) if text.strip() else {}
+        try:
+            conf = json.loads(text) if text.strip() else {}
+        except ValueError as e:
+            print(f"daemon-json: {path} is not valid JSON ({e}): fix it by hand, it is left as it is", file=sys.stderr)
+            return 1
     if not isinstance(conf, dict):
         print(f"daemon-json: {path} is not a JSON object", file=sys.stderr)
         return 1
     want = {"path": binary, "runtimeArgs": args}
     runtimes = conf.setdefault("runtimes", {})
+    if not isinstance(runtimes, dict):
+        print(f"daemon-json: {path}: \"runtimes\" is {json.dumps(runtimes)}, not a JSON object: "
+              "fix it by hand (dockerd wants an object of runtimes), it is left as it is", file=sys.stderr)
+        return 1
     old = runtimes.get("runsc")
     if old == want:
         print("unchanged")

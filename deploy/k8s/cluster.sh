@@ -390,6 +390,8 @@ case "${1:-}" in
   down) down ;;
   engine) engine "$2" ;;
   import) shift; import "$@" ;;
-  kubectl) shift; kc "$@" ;;
+  # exec: nsenter execs kubectl in turn, so the caller's $! is kubectl itself
+  # (a backgrounded port-forward ends with the kill of that pid).
+  kubectl) shift; exec nsenter --net="/run/netns/$NS" kubectl --kubeconfig "$KUBECONFIG_FILE" "$@" ;;
   *) echo "usage: $0 up | down | engine on|off | import IMAGE... | kubectl ARGS..." >&2; exit 2 ;;
 esac

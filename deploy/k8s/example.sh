@@ -221,7 +221,11 @@ for a in "${agents[@]}"; do
        \"expect\": [\"CHOWN\", \"DAC_OVERRIDE\", \"KILL\", \"SETGID\", \"SETUID\"]},
       {\"name\": \"$a: no-new-privileges in force\", \"kind\": \"status\", \"field\": \"NoNewPrivs\", \"expect\": \"1\"},
       {\"name\": \"$a: seccomp filter in force\", \"kind\": \"status\", \"field\": \"Seccomp\", \"expect\": \"2\"},
-      {\"name\": \"$a: root filesystem read-only\", \"kind\": \"rootfs_ro\"},"
+      {\"name\": \"$a: root filesystem read-only\", \"kind\": \"rootfs_ro\"},
+      {\"name\": \"$a: the uid registry /run/astralvessel/uids is root's, mode 0700\", \"kind\": \"stat\",
+       \"path\": \"/run/astralvessel/uids\", \"uid\": 0, \"mode\": \"0700\"},
+      {\"name\": \"$a: its parent (an emptyDir, 0777 when mounted) is root's and writable by nobody else\", \"kind\": \"stat\",
+       \"path\": \"/run/astralvessel\", \"uid\": 0, \"no_bits\": \"022\"},"
   j+=$(blocked "$a: cannot reach the vessel API" "$V" 8700)
   j+=$(blocked "$a: cannot reach the egress model port" "$E" 8080)
   j+=$(blocked "$a: cannot reach the egress proxy" "$E" 3128)
@@ -250,7 +254,7 @@ step "the operator's path: kubectl port-forward and astralvessel ask"
 # As docs/kubernetes.md says it, on the loopback of the cluster's network
 # namespace: a question to the field guide, answered from its species tool.
 $C kubectl -n "$NS" port-forward svc/vessel 18700:8700 >"$WORK/port-forward.log" 2>&1 &
-pf=$!
+pf=$! # kubectl itself: cluster.sh's kubectl execs it
 ask_out=""
 for _ in $(seq 50); do
   if ask_out=$(nsenter --net=/run/netns/avk8s "$WORK/astralvessel" ask --url http://127.0.0.1:18700 --key "$app_key" \
@@ -260,6 +264,7 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 kill "$pf" 2>/dev/null || true
+wait "$pf" 2>/dev/null || true
 if grep -qi "frostwing" <<<"$ask_out"; then
   echo "PASS astralvessel ask through kubectl port-forward: $(grep -c . <<<"$ask_out") lines, the species listed"
 else

@@ -259,6 +259,21 @@ def check_read_fails(c):
         return True, f"read {c['path']} -> {errno.errorcode.get(e.errno, e)}"
 
 
+def check_stat(c):
+    """The path (not followed if a symlink) is a directory or file of owner `uid` with permission
+    bits `mode` (an octal string, exact, setuid/setgid/sticky included), or when `mode` is not given,
+    with none of the bits of `no_bits` (an octal string; "022": nobody but the owner may write)."""
+    st = os.lstat(c["path"])
+    perm = st.st_mode & 0o7777
+    detail = f"{c['path']}: uid {st.st_uid}, mode {perm:04o}"
+    ok = st.st_uid == c.get("uid", st.st_uid)
+    if "mode" in c:
+        ok = ok and perm == int(c["mode"], 8)
+    if "no_bits" in c:
+        ok = ok and perm & int(c["no_bits"], 8) == 0
+    return ok, detail
+
+
 def check_write_fails(c):
     path = c["path"]
     try:
@@ -554,6 +569,7 @@ CHECKS = {
     "proxy": check_proxy,
     "read_fails": check_read_fails,
     "write_fails": check_write_fails,
+    "stat": check_stat,
     "run": check_run,
     "sandbox_status": check_sandbox_status,
     "caps": check_caps,

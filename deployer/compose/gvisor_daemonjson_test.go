@@ -101,3 +101,33 @@ func TestGvisorDaemonJSONSaysWhenReplacingRunsc(t *testing.T) {
 		t.Errorf("new file: %v %v, want mode 0644", fi, err)
 	}
 }
+
+// A daemon.json whose "runtimes" is not an object, or that is not JSON at
+// all, is refused with a line saying so (no traceback) and left as it is.
+func TestGvisorDaemonJSONRefusesBadRuntimes(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 (deploy/gvisor-runtime.sh needs it): %v", err)
+	}
+	for _, tc := range []struct{ text, want string }{
+		{`{"runtimes": null}`, `"runtimes" is null, not a JSON object`},
+		{`{"runtimes": ["runsc"]}`, `"runtimes" is ["runsc"], not a JSON object`},
+		{`{"runtimes": {`, "is not valid JSON"},
+		{`[1]`, "is not a JSON object"},
+	} {
+		path := filepath.Join(t.TempDir(), "daemon.json")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		cmd := exec.Command(py, "../../deploy/gvisor/daemon-json.py", path, "/opt/runsc", "[]")
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if err == nil || !strings.Contains(errb.String(), tc.want) || strings.Contains(errb.String(), "Traceback") {
+			t.Errorf("%s: err %v, stderr %q: want a refusal saying %q", tc.text, err, errb.String(), tc.want)
+		}
+		if b, _ := os.ReadFile(path); string(b) != tc.text {
+			t.Errorf("%s: the file became %q, want it left as it was", tc.text, b)
+		}
+	}
+}

@@ -22,9 +22,11 @@ type Provider struct {
 	// on a route of this provider that sets no token_param.
 	TokenParam string
 	// Drop are members of a streamed delta that are not provider fields
-	// (so never sent back): a server's own numbering. OpenAI's members the
-	// reader knows (role, function_call, annotations, audio) are never
-	// carried whatever the profile.
+	// (so never sent back): a server's own numbering. nil: the auto
+	// profile's (index, token_id), as every profile dropped before
+	// profiles; empty: none. OpenAI's members the reader knows (role,
+	// function_call, annotations, audio) are never carried whatever the
+	// profile.
 	Drop []string
 	// SendBack are the members sent back on the assistant message of the
 	// next request (the reasoning fields reasoning_content and reasoning
@@ -54,7 +56,7 @@ const ProviderAuto = "auto"
 // Providers are the profiles a route's provider may name. Sources: each
 // provider's documentation of what its API accepts back (see
 // docs/models.md, "Providers").
-var Providers = map[string]Provider{
+var Providers = withAutoDrop(map[string]Provider{
 	// Every field the reader does not know is carried back, except from a
 	// stream that carries Groq's x_groq; the numbering members servers add
 	// to deltas are dropped.
@@ -72,14 +74,28 @@ var Providers = map[string]Provider{
 	"groq": {TokenParam: TokenParamMaxTokens, SendBack: []string{}, CallSendBack: []string{}, Marker: "x_groq"},
 	// OpenRouter: reasoning_details are sent back as its non-streamed
 	// answers give them (its AI SDK provider merges the streamed pieces).
-	"openrouter": {TokenParam: TokenParamMaxTokens, Drop: []string{"index"}, MergeText: []string{"reasoning_details"}},
-	"mistral":    {TokenParam: TokenParamMaxTokens, Drop: []string{"index"}},
-	"together":   {TokenParam: TokenParamMaxTokens, Drop: []string{"token_id"}},
-	"vllm":       {TokenParam: TokenParamMaxTokens},
-	"ollama":     {TokenParam: TokenParamMaxTokens},
-	"llamacpp":   {TokenParam: TokenParamMaxTokens},
-	"lmstudio":   {TokenParam: TokenParamMaxTokens},
-	"anthropic":  {TokenParam: TokenParamMaxTokens},
+	"openrouter": {TokenParam: TokenParamMaxTokens, MergeText: []string{"reasoning_details"}},
+	// Mistral repeats the choice's index in some deltas, Together numbers
+	// each token (token_id): both in the auto profile's Drop, which every
+	// profile that sets none takes.
+	"mistral":   {TokenParam: TokenParamMaxTokens},
+	"together":  {TokenParam: TokenParamMaxTokens},
+	"vllm":      {TokenParam: TokenParamMaxTokens},
+	"ollama":    {TokenParam: TokenParamMaxTokens},
+	"llamacpp":  {TokenParam: TokenParamMaxTokens},
+	"lmstudio":  {TokenParam: TokenParamMaxTokens},
+	"anthropic": {TokenParam: TokenParamMaxTokens},
+})
+
+// withAutoDrop gives every profile whose Drop is nil the auto profile's.
+func withAutoDrop(m map[string]Provider) map[string]Provider {
+	for n, p := range m {
+		if p.Drop == nil {
+			p.Drop = m[ProviderAuto].Drop
+			m[n] = p
+		}
+	}
+	return m
 }
 
 // ProviderNames lists the profiles, sorted.
@@ -113,7 +129,9 @@ func checkSendBack(names []string) string {
 			return fmt.Sprintf("%q: a name is 1 to %d bytes", n, MaxSendBackName)
 		case strings.ContainsFunc(n, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }):
 			return fmt.Sprintf("%q: no control characters, quotes or backslashes", n)
-		case slices.Contains(vesselMessageFields, n):
+		case slices.ContainsFunc(vesselMessageFields, func(f string) bool { return strings.EqualFold(f, n) }):
+			// Case folded: a decoder that matches names regardless of
+			// case would take "Role" for the vessel's own role.
 			return fmt.Sprintf("%q is written by the vessel itself; send_back names provider fields", n)
 		case seen[n]:
 			return fmt.Sprintf("%q listed twice", n)

@@ -109,6 +109,7 @@ func TestRoutesRefusedWithLine(t *testing.T) {
 		{"", "[models.x]\nurl = \"https://h/v1\"\nprovider = \"grok\"\n", "provider", "models.x.provider", `unknown provider "grok"; allowed: anthropic, auto, azure, deepseek`},
 		{"", "[models.x]\nurl = \"https://h/v1\"\nsend_back = [\"reasoning\", \"tool_calls\"]\n", "send_back", "models.x.send_back", `"tool_calls" is written by the vessel itself`},
 		{"", "[models.x]\nurl = \"https://h/v1\"\nsend_back = [\"a\", \"a\"]\n", "send_back", "models.x.send_back", `"a" listed twice`},
+		{"", "[models.x]\nurl = \"https://h/v1\"\nsend_back = [\"Tool_Calls\"]\n", "send_back", "models.x.send_back", `"Tool_Calls" is written by the vessel itself`},
 		{"", "[models.default]\nurl = \"https://h/v1\"\n", "[models.default]", "models.default", "route of [egress] upstream_url"},
 		{"", "[models.Bad]\nurl = \"https://h/v1\"\n", "[models.Bad]", "models.Bad", "invalid route name"},
 		{"", "[models.x]\nurl = \"https://h/v1\"\nkey = \"env:VESSEL_EGRESS_TOKEN\"\n", "key = ", "models.x.key", "egress's own settings"},

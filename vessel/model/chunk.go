@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/astraldeep/astralvessel-go/vessel/internal/jsonscan"
 )
@@ -63,13 +65,15 @@ type delta struct {
 	Extra []member
 }
 
-// UnmarshalJSON reads a delta as the chunk scanner does; a delta the
+// UnmarshalJSON reads a delta as the chunk scanner does, but dropping no
+// member: encoding/json gives it no profile, so whoever unmarshals a
+// delta applies the profile's Drop after (dropMembers); a delta the
 // scanner cannot read (escaped or case-folded keys) is read by
 // encoding/json into the named fields, without Extra.
 func (d *delta) UnmarshalJSON(b []byte) error {
 	var s jsonscan.Scanner
 	s.Reset(b)
-	if scanDelta(&s, d, s.Str, autoDrop) && s.End() {
+	if scanDelta(&s, d, s.Str, nil) && s.End() {
 		return nil
 	}
 	var v struct {
@@ -91,6 +95,16 @@ func (d *delta) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// dropMembers removes the Extra members a profile's Drop names, what
+// scanDelta skips when given the list. Keys are compared regardless of
+// case: scanDelta leaves a delta with a case-folded Drop key to
+// encoding/json, which matches keys that way.
+func (d *delta) dropMembers(drop []string) {
+	d.Extra = slices.DeleteFunc(d.Extra, func(m member) bool {
+		return slices.ContainsFunc(drop, func(x string) bool { return strings.EqualFold(string(m.key), x) })
+	})
 }
 
 // scanContent reads content: a string (through str), or a list of parts.
@@ -349,6 +363,9 @@ func (d *chunkDecoder) decode(data []byte) (*chunk, error) {
 	d.ch = chunk{}
 	if err := json.Unmarshal(data, &d.ch); err != nil {
 		return nil, err
+	}
+	for i := range d.ch.Choices {
+		d.ch.Choices[i].Delta.dropMembers(d.drop)
 	}
 	return &d.ch, nil
 }

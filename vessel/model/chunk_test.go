@@ -192,3 +192,42 @@ func TestPartsAndObjectArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkDecoderSlowPathDrop: a chunk the scanner leaves to
+// encoding/json (here an escaped key outside the delta) drops the route
+// profile's members, not the auto profile's: the same as the scanner.
+func TestChunkDecoderSlowPathDrop(t *testing.T) {
+	slow := []byte(`{"i\u0064":"c","choices":[{"delta":{"content":"a","index":0,"token_id":7,"INDEX":1,"x":1}}]}`)
+	fast := []byte(`{"id":"c","choices":[{"delta":{"content":"a","index":0,"token_id":7,"x":1}}]}`)
+	if d := (chunkDecoder{}); d.fast(slow) {
+		t.Fatal("the scanner read the escaped key: the test needs a chunk it leaves to encoding/json")
+	}
+	keys := func(drop []string, data []byte) []string {
+		d := chunkDecoder{drop: drop}
+		c, err := d.decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range c.Choices[0].Delta.Extra {
+			out = append(out, string(m.key))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		drop     []string
+		slow     []string
+		fastKeys []string
+	}{
+		{[]string{"index", "token_id"}, []string{"x"}, []string{"x"}},
+		{[]string{}, []string{"index", "token_id", "INDEX", "x"}, []string{"index", "token_id", "x"}},
+		{[]string{"token_id"}, []string{"index", "INDEX", "x"}, []string{"index", "x"}},
+	} {
+		if got := keys(tc.drop, slow); !reflect.DeepEqual(got, tc.slow) {
+			t.Errorf("drop %q, encoding/json path: members %q, want %q", tc.drop, got, tc.slow)
+		}
+		if got := keys(tc.drop, fast); !reflect.DeepEqual(got, tc.fastKeys) {
+			t.Errorf("drop %q, scanner: members %q, want %q", tc.drop, got, tc.fastKeys)
+		}
+	}
+}

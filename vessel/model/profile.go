@@ -13,10 +13,6 @@ import (
 // assistant message and on each tool call, and which streamed arrays are
 // merged into their non-streamed form.
 
-// autoDrop is ProviderAuto's Drop: what a delta read outside a stream
-// (delta.UnmarshalJSON) skips.
-var autoDrop = autoProfile.Drop
-
 // markers are the profiles a stream read under ProviderAuto switches to
 // when it carries their marker member.
 var markers = func() map[string]*spec.Provider {
@@ -45,6 +41,9 @@ func (st *streamState) profile(p *spec.Provider) {
 func (st *streamState) marked(member string) {
 	if p, ok := markers[member]; ok && st.prof.Detect {
 		st.prof = p
+		if st.dec != nil {
+			st.dec.drop = p.Drop
+		}
 	}
 }
 

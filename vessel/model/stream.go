@@ -578,6 +578,7 @@ func readWhole(r io.Reader, lim Limits, h Handler, prof *spec.Provider) (*Respon
 		return nil, false, st.failure(&Error{Message: "response has no choices"})
 	}
 	c := v.Choices[0]
+	c.Message.dropMembers(st.prof.Drop)
 	for i := range c.Message.ToolCalls {
 		if c.Message.ToolCalls[i].Index == nil {
 			c.Message.ToolCalls[i].Index = &i // whole calls: one per entry

@@ -149,6 +149,9 @@ func openDir(dir string) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return -1, fmt.Errorf("uid reservations: %w", err)
 	}
+	if err := secureParent(filepath.Dir(dir)); err != nil {
+		return -1, err
+	}
 	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return -1, fmt.Errorf("uid reservations: making %s: %w", dir, err)
 	}
@@ -167,6 +170,34 @@ func openDir(dir string) (int, error) {
 			"and writable by nobody else", dir, st.Uid, st.Mode&0o7777, os.Geteuid())
 	}
 	return fd, nil
+}
+
+// secureParent makes the registry's parent directory this user's, mode
+// 0755, when others may write it without the sticky bit: there anyone could
+// rename the registry away and plant one of their own. A Kubernetes emptyDir
+// mounted at the parent is such a directory (mode 0777).
+func secureParent(parent string) error {
+	fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("uid reservations: opening %s: %w", parent, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("uid reservations: %s: %w", parent, err)
+	}
+	if st.Mode&0o022 == 0 || st.Mode&unix.S_ISVTX != 0 {
+		return nil
+	}
+	if err := unix.Fchown(fd, os.Geteuid(), os.Getegid()); err != nil {
+		return fmt.Errorf("uid reservations: %s (uid %d, mode %o) is writable by others, and making it uid %d's "+
+			"failed: %w; give it mode 0755 or the sticky bit", parent, st.Uid, st.Mode&0o7777, os.Geteuid(), err)
+	}
+	if err := unix.Fchmod(fd, 0o755); err != nil {
+		return fmt.Errorf("uid reservations: %s (mode %o) is writable by others, and making it mode 0755 "+
+			"failed: %w", parent, st.Mode&0o7777, err)
+	}
+	return nil
 }
 
 // openFile opens (creating) a regular file in the directory, refusing

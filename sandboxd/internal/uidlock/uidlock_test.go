@@ -106,3 +106,45 @@ func TestRefusesPlantedFiles(t *testing.T) {
 		t.Fatalf("world-writable directory: %v, want a refusal", err)
 	}
 }
+
+// A parent others may write (a Kubernetes emptyDir is mode 0777) is made
+// root's, mode 0755, so nobody can rename the registry away and plant
+// their own; a sticky parent (like /tmp) is left alone.
+func TestParentWritableByOthersSecured(t *testing.T) {
+	dir := lockDir(t)
+	parent := filepath.Dir(dir)
+	if err := os.Chown(parent, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(parent, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Reserve(dir, 310000, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	var st syscall.Stat_t
+	if err := syscall.Stat(parent, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Uid != 0 || st.Mode&0o7777 != 0o755 {
+		t.Fatalf("parent is uid %d mode %o, want uid 0 mode 755", st.Uid, st.Mode&0o7777)
+	}
+
+	sticky := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(sticky, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sticky, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Reserve(filepath.Join(sticky, "uids"), 310000, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	if fi, err := os.Stat(sticky); err != nil || fi.Mode()&os.ModePerm != 0o777 || fi.Mode()&os.ModeSticky == 0 {
+		t.Fatalf("sticky parent changed: %v %v", fi.Mode(), err)
+	}
+}

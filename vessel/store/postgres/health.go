@@ -123,13 +123,19 @@ func diskRefusal(err error) bool {
 }
 
 // probeExtend writes a new block in the store's own table
-// vessel_extend_probe (migration 8): in one transaction, rolled back
-// whatever happens, TRUNCATE gives the table a new, empty file and one
-// row inserted makes PostgreSQL extend that file on disk right away, in
-// the tablespace of the store's tables (a full data disk refuses it). Neither
-// TEMP on the database nor temp_tablespaces take part. It runs only after
-// a task write was refused for a disk reason; the lock TRUNCATE takes is
-// on that table only, and held for the two statements.
+// vessel_extend_probe (migration 8), in one transaction rolled back
+// whatever happens, in the tablespace of the store's tables (a full data
+// disk refuses it); neither TEMP on the database nor temp_tablespaces take
+// part. It runs only after a task write was refused for a disk reason.
+//
+// It first empties the table with TRUNCATE (a new, empty file; the lock is
+// on that table only, held for the transaction). A role granted only
+// SELECT, INSERT, UPDATE and DELETE may not, and then the table keeps the
+// blocks earlier probes added. Either way it then inserts rows of
+// extendRowBytes, which no page holds more than four of, one more than
+// four times the blocks the file has: together they cannot fit the room
+// left in its pages, so PostgreSQL must add a block, which the rows'
+// ctids confirm.
 func (db *DB) probeExtend(ctx context.Context) error {
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
@@ -139,14 +145,48 @@ func (db *DB) probeExtend(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '2s'`); err != nil {
 		return fmt.Errorf("set lock_timeout: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `TRUNCATE vessel_extend_probe`); err != nil {
-		return fmt.Errorf("truncate vessel_extend_probe: %w", err)
+	if _, err := tx.Exec(ctx, `SAVEPOINT truncate_probe`); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO vessel_extend_probe VALUES ('probe')`); err != nil {
+	if _, err := tx.Exec(ctx, `TRUNCATE vessel_extend_probe`); err != nil {
+		if sqlState(err) != "42501" {
+			return fmt.Errorf("truncate vessel_extend_probe: %w", err)
+		}
+		// No TRUNCATE privilege: fill past the blocks the table has.
+		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT truncate_probe`); err != nil {
+			return fmt.Errorf("rollback to savepoint: %w", err)
+		}
+	}
+	var blocks int64
+	if err := tx.QueryRow(ctx, `SELECT pg_relation_size('vessel_extend_probe') / current_setting('block_size')::bigint`).Scan(&blocks); err != nil {
+		return fmt.Errorf("size of vessel_extend_probe: %w", err)
+	}
+	if blocks > maxExtendBlocks {
+		return fmt.Errorf("vessel_extend_probe has %d blocks (more than %d): vacuum it, or grant TRUNCATE on it", blocks, maxExtendBlocks)
+	}
+	var last int64
+	err = tx.QueryRow(ctx, `WITH ins AS (
+		INSERT INTO vessel_extend_probe
+		SELECT decode(repeat(md5(g::text || random()::text), $1), 'hex') FROM generate_series(0, $2) g
+		RETURNING ctid)
+	SELECT max((ctid::text::point)[0])::bigint FROM ins`, extendRowBytes/16, 4*blocks).Scan(&last)
+	if err != nil {
 		return fmt.Errorf("insert into vessel_extend_probe: %w", err)
+	}
+	if last < blocks {
+		return fmt.Errorf("insert into vessel_extend_probe: no new block (last row in block %d of %d)", last, blocks)
 	}
 	return nil
 }
+
+// extendRowBytes is the size of probeExtend's rows: four fit a page of
+// 8 KiB (8168 bytes for tuples), five do not, and it is under the size at
+// which PostgreSQL compresses or moves a value out of line (about 2 KiB).
+const extendRowBytes = 1792
+
+// maxExtendBlocks bounds the rows probeExtend writes when it may not
+// truncate its table (vacuum gives back the blocks of rolled-back rows).
+const maxExtendBlocks = 1024
 
 // tablesWritten are the tables whose privileges probeWrite checks.
 func (db *DB) tablesWritten() []string {

@@ -246,3 +246,47 @@ func TestPingExtendProbeMayNotWrite(t *testing.T) {
 		t.Fatalf("note = %v, want the disk refusal kept until a task write goes through", got)
 	}
 }
+
+// TestPingExtendProbeWithoutTruncate: a role granted only SELECT, INSERT,
+// UPDATE and DELETE on the probe's table (no TRUNCATE) still gets the new
+// block written: the probe fills past the blocks the table has, and does
+// so again each time (the blocks of rolled-back rows stay).
+func TestPingExtendProbeWithoutTruncate(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn, testSchema(t, dsn), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := db.pool.Exec(ctx, `REVOKE ALL ON vessel_extend_probe FROM CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.pool.Exec(ctx, `GRANT SELECT, INSERT, UPDATE, DELETE ON vessel_extend_probe TO CURRENT_USER`); err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		var n int64
+		if err := db.pool.QueryRow(ctx, `SELECT pg_relation_size('vessel_extend_probe')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := range 3 {
+		before := size()
+		if err := db.probeExtend(ctx); err != nil {
+			t.Fatalf("probe %d without TRUNCATE: %v", i, err)
+		}
+		if after := size(); after <= before {
+			t.Fatalf("probe %d without TRUNCATE: the table stayed %d bytes, want a new block", i, after)
+		}
+	}
+	db.noteWrite(&pgconn.PgError{Code: "53100", Message: "could not extend file"})
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping without TRUNCATE on the probe's table: %v", err)
+	}
+	if err := db.writeFailure(); err != nil {
+		t.Fatalf("the disk note stayed although the probe wrote a new block: %v", err)
+	}
+	var n int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM vessel_extend_probe`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("vessel_extend_probe holds %d rows (%v), want none kept", n, err)
+	}
+}
