@@ -98,7 +98,7 @@ func TestLocalStackProviderReplays(t *testing.T) {
 		{"deepseek/thinking_tool.sse", []string{"TASK_STATE_COMPLETED", "done"},
 			[]string{`"reasoning_content":"The user is asking for the weather in San Francisco. I need to use the weather tool`, `"tool_call_id":"call_00_ioIn7yN9p1ZOMNpDLwd4MgAF"`}},
 		{"ollama/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
-			[]string{`"tool_call_id":"call_wteop8bt"`, `"tool_call_id":"call_rk2xye1l"`}},
+			[]string{`"tool_call_id":"call_b8n2k4wd"`, `"tool_call_id":"call_t5c9p1zr"`}},
 		{"mistral/thinking_parts.sse", []string{"TASK_STATE_COMPLETED", "2 + 2 = 4"}, nil},
 		{"azure/content_filter.sse", []string{"TASK_STATE_FAILED", `incomplete`, `content_filter`}, nil},
 		{"gemini/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
