@@ -219,8 +219,15 @@ func TestPushAtomicWithStatus(t *testing.T) {
 			}
 			// The flush (every store.FlushInterval) writes both together.
 			deadline := time.Now().Add(30 * time.Second)
-			for disk.state(t, "t1") != string(a2a.TaskStateCompleted) {
-				if n := disk.jobs(t); n != 0 {
+			for {
+				// Jobs first, then the state: the two are committed together, so a
+				// job seen before the state was read means the state is there too.
+				// (The other order races the flush between the two reads.)
+				n := disk.jobs(t)
+				if disk.state(t, "t1") == string(a2a.TaskStateCompleted) {
+					break
+				}
+				if n != 0 {
 					t.Fatalf("%d jobs on disk before the status", n)
 				}
 				if time.Now().After(deadline) {
