@@ -44,150 +44,220 @@ type turn struct {
 	errFrame   obj
 }
 
+// Phases of a streamed turn, in the order the contract allows them.
+const (
+	phaseWantTask  = iota // no frame yet: the task frame comes first
+	phaseStatuses         // working statuses
+	phaseArtifacts        // the turn's artifacts began (transcript, others)
+	phaseAnswer           // the answer artifact seen
+	phaseFinal            // the final status seen
+)
+
+// turnReader follows the frames of one streamed turn, fills its turn and
+// records the first violation of the frame order.
+type turnReader struct {
+	t              *turn
+	phase          int
+	artifacts      map[string]obj // artifactId -> the artifact, chunks merged
+	names          map[string]string
+	transcriptLast bool
+	onWorking      func(taskID string)
+	calledWorking  bool
+}
+
 // streamTurn runs a streamed turn; onWorking, when set, is called (once) at
 // the first working status, and the stream goes on afterwards.
 func (e *env) streamTurn(ctx context.Context, params obj, a auth, onWorking func(taskID string)) (*turn, error) {
-	t := &turn{}
-	phase := 0 // 0 want task, 1 statuses, 2 artifacts, 3 answer seen, 4 final seen
-	artifacts := map[string]obj{}
-	names := map[string]string{}
-	transcriptLast := false
-	calledWorking := false
-	violate := func(format string, args ...any) {
-		if t.orderErr == nil {
-			t.orderErr = fmt.Errorf("frame %d: %s", len(t.frames), fmt.Sprintf(format, args...))
-		}
-	}
-	hr, frames, err := e.stream(ctx, e.cfg.Agent, "SendStreamingMessage", params, a, func(f frame) bool {
-		if phase == 4 {
-			violate("a %s frame after the final status", f.kind)
-		}
-		switch f.kind {
-		case "error":
-			t.errFrame = f.body
-			return false
-		case "task":
-			if phase != 0 {
-				violate("a second task frame")
-			}
-			t.taskID, t.contextID = getStr(f.body, "id"), getStr(f.body, "contextId")
-			if s := getStr(getObj(f.body, "status"), "state"); s != stateSubmitted {
-				violate("the task frame is in state %s, want %s", s, stateSubmitted)
-			}
-			phase = 1
-		case "statusUpdate":
-			if phase == 0 {
-				violate("a status update before the task frame")
-				t.taskID, t.contextID = getStr(f.body, "taskId"), getStr(f.body, "contextId")
-			}
-			st := getObj(f.body, "status")
-			state := getStr(st, "state")
-			ev, _ := getObj(f.body, "metadata")[eventKey].(string)
-			msg := getObj(st, "message")
-			if terminal(state) {
-				t.finalState, t.finalMsg = state, msg
-				for _, p := range partsOf(msg) {
-					if d, ok := p["data"].(map[string]any); ok {
-						t.finished = d
-					}
-				}
-				if state != stateRejected && ev != eventFinished {
-					violate("the final status carries metadata %s=%q, want %q", eventKey, ev, eventFinished)
-				}
-				phase = 4
-				return false
-			}
-			if phase >= 2 {
-				violate("a working status (%s) after the turn's artifacts began", ev)
-			}
-			if state != stateWorking {
-				violate("a non-final status in state %s, want %s", state, stateWorking)
-			}
-			if ev == "" {
-				violate("a working status without metadata[%q]", eventKey)
-			}
-			parts := partsOf(msg)
-			if len(parts) != 1 || parts[0]["data"] == nil {
-				violate("a working status (%s) whose message has %d parts, want one data part", ev, len(parts))
-			}
-			t.events = append(t.events, ev)
-			if onWorking != nil && !calledWorking {
-				calledWorking = true
-				onWorking(t.taskID)
-			}
-		case "artifactUpdate":
-			art := getObj(f.body, "artifact")
-			id := getStr(art, "artifactId")
-			appendChunk, _ := f.body["append"].(bool)
-			last, _ := f.body["lastChunk"].(bool)
-			if name := getStr(art, "name"); name != "" && !appendChunk {
-				names[id] = name
-			}
-			name := names[id]
-			if appendChunk && artifacts[id] != nil {
-				merged := append(getList(artifacts[id], "parts"), getList(art, "parts")...)
-				artifacts[id]["parts"] = merged
-			} else {
-				cp := obj{}
-				for k, v := range art {
-					cp[k] = v
-				}
-				artifacts[id] = cp
-			}
-			switch {
-			case name == "answer":
-				if phase == 3 && !appendChunk {
-					violate("a second answer artifact")
-				}
-				phase = 3
-				t.answer = artifacts[id]
-			case isTranscript(art) || name == "transcript":
-				if phase >= 3 {
-					violate("a transcript chunk after the answer")
-				}
-				if phase < 2 {
-					phase = 2
-				}
-				msgs, err := transcriptMessages(art)
-				if err != nil {
-					violate("transcript chunk: %v", err)
-				}
-				t.transcript = append(t.transcript, msgs...)
-				transcriptLast = transcriptLast || last
-			default:
-				if phase >= 3 {
-					violate("artifact %q after the answer", name)
-				}
-				if phase < 2 {
-					phase = 2
-				}
-			}
-		case "message":
-			violate("a bare message frame")
-			return false
-		default:
-			violate("an SSE frame that is neither a result nor an error: %s", snippet([]byte(fmt.Sprint(f.raw))))
-		}
-		return true
-	})
+	r := &turnReader{t: &turn{}, artifacts: map[string]obj{}, names: map[string]string{}, onWorking: onWorking}
+	hr, frames, err := e.stream(ctx, e.cfg.Agent, "SendStreamingMessage", params, a, r.frame)
+	t := r.t
 	t.http, t.frames = hr, frames
 	if err != nil {
 		return t, err
 	}
+	return t, r.finish(hr, len(frames))
+}
+
+// finish checks how the stream ended: HTTP status, error frame, a final
+// status, and the transcript's last chunk.
+func (r *turnReader) finish(hr *httpResult, nFrames int) error {
+	t := r.t
 	if hr.status != 200 {
-		return t, fmt.Errorf("HTTP %d: %s", hr.status, snippet(hr.body))
+		return fmt.Errorf("HTTP %d: %s", hr.status, snippet(hr.body))
 	}
 	if t.errFrame != nil {
 		code, _ := t.errFrame["code"].(float64)
-		return t, fmt.Errorf("error frame %d: %s", int(code), getStr(t.errFrame, "message"))
+		return fmt.Errorf("error frame %d: %s", int(code), getStr(t.errFrame, "message"))
 	}
 	if t.finalState == "" {
-		return t, fmt.Errorf("the stream ended after %d frames without a final status", len(frames))
+		return fmt.Errorf("the stream ended after %d frames without a final status", nFrames)
 	}
-	if len(t.transcript) > 0 && !transcriptLast {
-		violate("no transcript chunk had lastChunk: true")
+	if len(t.transcript) > 0 && !r.transcriptLast {
+		r.violate("no transcript chunk had lastChunk: true")
 	}
-	return t, nil
+	return nil
+}
+
+// violate records the first violation of the frame order.
+func (r *turnReader) violate(format string, args ...any) {
+	if r.t.orderErr == nil {
+		r.t.orderErr = fmt.Errorf("frame %d: %s", len(r.t.frames), fmt.Sprintf(format, args...))
+	}
+}
+
+// frame takes one SSE frame; false ends the stream.
+func (r *turnReader) frame(f frame) bool {
+	if r.phase == phaseFinal {
+		r.violate("a %s frame after the final status", f.kind)
+	}
+	switch f.kind {
+	case "error":
+		r.t.errFrame = f.body
+		return false
+	case "task":
+		r.taskFrame(f.body)
+	case "statusUpdate":
+		return r.statusUpdate(f.body)
+	case "artifactUpdate":
+		r.artifactUpdate(f.body)
+	case "message":
+		r.violate("a bare message frame")
+		return false
+	default:
+		r.violate("an SSE frame that is neither a result nor an error: %s", snippet([]byte(fmt.Sprint(f.raw))))
+	}
+	return true
+}
+
+// taskFrame takes the task frame, which opens the stream in SUBMITTED.
+func (r *turnReader) taskFrame(body obj) {
+	t := r.t
+	if r.phase != phaseWantTask {
+		r.violate("a second task frame")
+	}
+	t.taskID, t.contextID = getStr(body, "id"), getStr(body, "contextId")
+	if s := getStr(getObj(body, "status"), "state"); s != stateSubmitted {
+		r.violate("the task frame is in state %s, want %s", s, stateSubmitted)
+	}
+	r.phase = phaseStatuses
+}
+
+// statusUpdate takes a status update: a final one ends the stream, a
+// working one carries one data part and comes before the artifacts.
+func (r *turnReader) statusUpdate(body obj) bool {
+	t := r.t
+	if r.phase == phaseWantTask {
+		r.violate("a status update before the task frame")
+		t.taskID, t.contextID = getStr(body, "taskId"), getStr(body, "contextId")
+	}
+	st := getObj(body, "status")
+	state := getStr(st, "state")
+	ev, _ := getObj(body, "metadata")[eventKey].(string)
+	msg := getObj(st, "message")
+	if terminal(state) {
+		r.finalStatus(state, ev, msg)
+		return false
+	}
+	r.workingStatus(state, ev, msg)
+	return true
+}
+
+// finalStatus takes the terminal status and its turn.finished payload.
+func (r *turnReader) finalStatus(state, ev string, msg obj) {
+	t := r.t
+	t.finalState, t.finalMsg = state, msg
+	for _, p := range partsOf(msg) {
+		if d, ok := p["data"].(map[string]any); ok {
+			t.finished = d
+		}
+	}
+	if state != stateRejected && ev != eventFinished {
+		r.violate("the final status carries metadata %s=%q, want %q", eventKey, ev, eventFinished)
+	}
+	r.phase = phaseFinal
+}
+
+// workingStatus takes a non-final status and calls onWorking at the first.
+func (r *turnReader) workingStatus(state, ev string, msg obj) {
+	t := r.t
+	if r.phase >= phaseArtifacts {
+		r.violate("a working status (%s) after the turn's artifacts began", ev)
+	}
+	if state != stateWorking {
+		r.violate("a non-final status in state %s, want %s", state, stateWorking)
+	}
+	if ev == "" {
+		r.violate("a working status without metadata[%q]", eventKey)
+	}
+	parts := partsOf(msg)
+	if len(parts) != 1 || parts[0]["data"] == nil {
+		r.violate("a working status (%s) whose message has %d parts, want one data part", ev, len(parts))
+	}
+	t.events = append(t.events, ev)
+	if r.onWorking != nil && !r.calledWorking {
+		r.calledWorking = true
+		r.onWorking(t.taskID)
+	}
+}
+
+// artifactUpdate merges an artifact chunk and checks where it comes: the
+// transcript and other artifacts before the answer, one answer.
+func (r *turnReader) artifactUpdate(body obj) {
+	art := getObj(body, "artifact")
+	id := getStr(art, "artifactId")
+	appendChunk, _ := body["append"].(bool)
+	last, _ := body["lastChunk"].(bool)
+	name := r.mergeChunk(id, art, appendChunk)
+	switch {
+	case name == "answer":
+		if r.phase == phaseAnswer && !appendChunk {
+			r.violate("a second answer artifact")
+		}
+		r.phase = phaseAnswer
+		r.t.answer = r.artifacts[id]
+	case isTranscript(art) || name == "transcript":
+		if r.phase >= phaseAnswer {
+			r.violate("a transcript chunk after the answer")
+		}
+		r.artifactsBegin()
+		msgs, err := transcriptMessages(art)
+		if err != nil {
+			r.violate("transcript chunk: %v", err)
+		}
+		r.t.transcript = append(r.t.transcript, msgs...)
+		r.transcriptLast = r.transcriptLast || last
+	default:
+		if r.phase >= phaseAnswer {
+			r.violate("artifact %q after the answer", name)
+		}
+		r.artifactsBegin()
+	}
+}
+
+// mergeChunk adds an artifact chunk to the artifact it belongs to and
+// returns the artifact's name (named by its first chunk).
+func (r *turnReader) mergeChunk(id string, art obj, appendChunk bool) string {
+	if name := getStr(art, "name"); name != "" && !appendChunk {
+		r.names[id] = name
+	}
+	if appendChunk && r.artifacts[id] != nil {
+		merged := append(getList(r.artifacts[id], "parts"), getList(art, "parts")...)
+		r.artifacts[id]["parts"] = merged
+	} else {
+		cp := obj{}
+		for k, v := range art {
+			cp[k] = v
+		}
+		r.artifacts[id] = cp
+	}
+	return r.names[id]
+}
+
+// artifactsBegin moves a turn still in its statuses to its artifacts.
+func (r *turnReader) artifactsBegin() {
+	if r.phase < phaseArtifacts {
+		r.phase = phaseArtifacts
+	}
 }
 
 func isTranscript(art obj) bool {
