@@ -62,60 +62,139 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
+// options are sandboxd's command-line flags.
+type options struct {
+	agent, pkg, toolsJSON, scratch  string
+	listen, httpListen, fingerprint string
+	uidRange                        string
+	callTimeout, turnTTL            time.Duration
+	nproc                           uint64
+	callProcs                       int
+	logLevel, metricsAddr, auditLog string
+	uidLockDir, tier, cgroupMode    string
+	turnProcs, ownerProcs           int64
+	mounts                          multiFlag
+	turnMemory, ownerMemory         sizeFlag
+	turnDisk, userDisk, scratchSize sizeFlag
+	callMemory, outBudget, memLimit sizeFlag
+}
+
+// parseFlags reads the command line; a bad flag exits (ExitOnError), a
+// missing required one prints the usage and is an error.
+func parseFlags(args []string) (*options, error) {
+	fs := flag.NewFlagSet("sandboxd", flag.ExitOnError)
+	o := &options{outBudget: sizeFlag(server.DefaultOutputBudget), memLimit: sizeFlag(64 << 20)}
+	fs.StringVar(&o.agent, "agent", "", "the agent this sandbox serves (required)")
+	fs.StringVar(&o.pkg, "package", "", "the agent's package directory, read-only (required)")
+	fs.StringVar(&o.toolsJSON, "tools", os.Getenv("VESSEL_SANDBOX_TOOLS"), "what calls may run, as JSON: the package's enabled built-ins, command tools, stdio MCP servers and output file types, as `astralvessel deploy` writes it from vessel.toml and tools/*.toml (env VESSEL_SANDBOX_TOOLS; required)")
+	fs.StringVar(&o.scratch, "scratch", "", "directory for turn workspaces, ideally a tmpfs (required)")
+	fs.StringVar(&o.listen, "listen", "0.0.0.0:8600", "address of the gRPC API (the vessel's)")
+	fs.StringVar(&o.httpListen, "http-listen", "", "address of the HTTP/JSON gateway to the same API (probes, curl; default off)")
+	fs.StringVar(&o.fingerprint, "fingerprint", "", "the profile fingerprint set at deploy time, reported on /status")
+	fs.StringVar(&o.uidRange, "uid-range", "100000:4096", "FIRST:COUNT of the uids turns run as, one each (uid = gid); disjoint from every other sandbox's and service's")
+	fs.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "default wall-clock limit of one call")
+	fs.DurationVar(&o.turnTTL, "turn-ttl", 30*time.Minute, "idle time after which a turn the vessel never ended is deleted")
+	fs.Uint64Var(&o.nproc, "max-procs", 512, "RLIMIT_NPROC of calls (counted per user across the sandbox)")
+	fs.IntVar(&o.callProcs, "call-procs", 128, "stop a call whose process group holds more processes (checked twice a second; 0: off)")
+	fs.StringVar(&o.logLevel, "log-level", os.Getenv("VESSEL_SANDBOX_LOG_LEVEL"), "log level: debug, info, warn or error (env VESSEL_SANDBOX_LOG_LEVEL; default info)")
+	fs.StringVar(&o.metricsAddr, "metrics-listen", os.Getenv("VESSEL_SANDBOX_METRICS_LISTEN"), "address of the Prometheus /metrics listener (env VESSEL_SANDBOX_METRICS_LISTEN; default off)")
+	fs.StringVar(&o.auditLog, "audit-log", os.Getenv("VESSEL_SANDBOX_AUDIT_LOG"), "append one OCSF Process Activity event per call to this file (env VESSEL_SANDBOX_AUDIT_LOG; default off); never where calls can read")
+	fs.StringVar(&o.uidLockDir, "uid-lock-dir", uidlock.DefaultDir, "directory of the host-wide uid range reservations (shared by every sandboxd on the host)")
+	fs.StringVar(&o.tier, "tier", confine.TierConfined, "the isolation tier the deployment asked for: confined (Landlock on the host kernel) or gvisor (under runsc); sandboxd refuses to start in another")
+	fs.StringVar(&o.cgroupMode, "cgroups", "auto", "a cgroup per turn and per owner: auto (where one can be made), required, or off")
+	fs.Int64Var(&o.turnProcs, "turn-procs", 0, "processes one turn may hold at once (cgroup pids.max, else RLIMIT_NPROC; default --owner-procs)")
+	fs.Int64Var(&o.ownerProcs, "owner-procs", 0, "processes one owner may hold across turns (default: half the container's pids limit, else 256)")
+	fs.Var(&o.turnMemory, "turn-memory", "memory of one turn, all its processes together (cgroup; default --call-memory)")
+	fs.Var(&o.ownerMemory, "owner-memory", "memory of one owner across turns (cgroup; default twice --turn-memory)")
+	fs.Var(&o.mounts, "mount", "a read-only data directory calls may read (repeatable)")
+	fs.Var(&o.turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 8)")
+	fs.Var(&o.userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 4, so two users at their limits leave half)")
+	fs.Var(&o.scratchSize, "scratch-size", "size of the scratch filesystem (default: measured)")
+	fs.Var(&o.memLimit, "memory-limit", "soft limit of sandboxd's own memory, for the Go runtime (GOMEMLIMIT wins when set)")
+	fs.Var(&o.outBudget, "output-budget", "call output sandboxd holds at once, all calls together")
+	fs.Var(&o.callMemory, "call-memory", "address-space limit of each process of a call, the agent's memory (default: none)")
+	_ = fs.Parse(args) // ExitOnError: a bad flag exits, as with the global flag set
+	if o.agent == "" || o.pkg == "" || o.scratch == "" || o.toolsJSON == "" {
+		fs.Usage()
+		return nil, errors.New("--agent, --package, --tools and --scratch are required")
+	}
+	return o, nil
+}
+
+// confinement is what the kernel offers for the tier asked for: the
+// Landlock ABI and the seccomp filter of calls.
+type confinement struct {
+	tier   string
+	abi    int
+	filter []byte
+}
+
+// checkConfinement refuses a start where calls cannot be confined.
+func checkConfinement(o *options, kernel confine.Kernel, buildFilter func() ([]byte, error)) (confinement, error) {
+	tier, err := confine.ParseTier(o.tier)
+	if err != nil {
+		return confinement{}, fmt.Errorf("--tier: %w", err)
+	}
+	abi, err := kernel.CheckTier(tier)
+	if err != nil {
+		return confinement{}, fmt.Errorf("refusing to start, calls cannot be confined: %w", err)
+	}
+	filter, err := buildFilter()
+	if err != nil {
+		return confinement{}, fmt.Errorf("refusing to start: %w", err)
+	}
+	return confinement{tier: tier, abi: abi, filter: filter}, nil
+}
+
+// inputs are what calls are given: the token, the package, the tools, the
+// data mounts and the uids turns run as.
+type inputs struct {
+	token     string
+	pkgDir    string
+	toolSet   *toolset.Set
+	mountDirs []string
+	uids      workspace.UIDRange
+}
+
+// readInputs reads the token and checks the directories, tools and uid
+// range the flags name.
+func readInputs(o *options) (inputs, error) {
+	var in inputs
+	var err error
+	if in.token, err = readToken(); err != nil {
+		return in, err
+	}
+	if in.pkgDir, err = canonical(o.pkg); err != nil {
+		return in, fmt.Errorf("--package: %w", err)
+	}
+	if in.toolSet, err = toolset.Parse(o.toolsJSON); err != nil {
+		return in, fmt.Errorf("--tools: %w", err)
+	}
+	for _, m := range o.mounts {
+		d, err := canonical(m)
+		if err != nil {
+			return in, fmt.Errorf("--mount: %w", err)
+		}
+		in.mountDirs = append(in.mountDirs, d)
+	}
+	if in.uids, err = workspace.ParseUIDRange(o.uidRange); err != nil {
+		return in, fmt.Errorf("--uid-range: %w", err)
+	}
+	return in, nil
+}
+
 // run starts sandboxd with the command line args. kernel and buildFilter
 // are the confinement probes; tests substitute failing ones.
 func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error)) error {
-	fs := flag.NewFlagSet("sandboxd", flag.ExitOnError)
-	var (
-		agent       = fs.String("agent", "", "the agent this sandbox serves (required)")
-		pkg         = fs.String("package", "", "the agent's package directory, read-only (required)")
-		toolsJSON   = fs.String("tools", os.Getenv("VESSEL_SANDBOX_TOOLS"), "what calls may run, as JSON: the package's enabled built-ins, command tools, stdio MCP servers and output file types, as `astralvessel deploy` writes it from vessel.toml and tools/*.toml (env VESSEL_SANDBOX_TOOLS; required)")
-		scratch     = fs.String("scratch", "", "directory for turn workspaces, ideally a tmpfs (required)")
-		listen      = fs.String("listen", "0.0.0.0:8600", "address of the gRPC API (the vessel's)")
-		httpListen  = fs.String("http-listen", "", "address of the HTTP/JSON gateway to the same API (probes, curl; default off)")
-		fingerprint = fs.String("fingerprint", "", "the profile fingerprint set at deploy time, reported on /status")
-		uidRange    = fs.String("uid-range", "100000:4096", "FIRST:COUNT of the uids turns run as, one each (uid = gid); disjoint from every other sandbox's and service's")
-		callTimeout = fs.Duration("call-timeout", 2*time.Minute, "default wall-clock limit of one call")
-		turnTTL     = fs.Duration("turn-ttl", 30*time.Minute, "idle time after which a turn the vessel never ended is deleted")
-		nproc       = fs.Uint64("max-procs", 512, "RLIMIT_NPROC of calls (counted per user across the sandbox)")
-		callProcs   = fs.Int("call-procs", 128, "stop a call whose process group holds more processes (checked twice a second; 0: off)")
-		logLevel    = fs.String("log-level", os.Getenv("VESSEL_SANDBOX_LOG_LEVEL"), "log level: debug, info, warn or error (env VESSEL_SANDBOX_LOG_LEVEL; default info)")
-		metricsAddr = fs.String("metrics-listen", os.Getenv("VESSEL_SANDBOX_METRICS_LISTEN"), "address of the Prometheus /metrics listener (env VESSEL_SANDBOX_METRICS_LISTEN; default off)")
-		auditLog    = fs.String("audit-log", os.Getenv("VESSEL_SANDBOX_AUDIT_LOG"), "append one OCSF Process Activity event per call to this file (env VESSEL_SANDBOX_AUDIT_LOG; default off); never where calls can read")
-		uidLockDir  = fs.String("uid-lock-dir", uidlock.DefaultDir, "directory of the host-wide uid range reservations (shared by every sandboxd on the host)")
-		tierFlag    = fs.String("tier", confine.TierConfined, "the isolation tier the deployment asked for: confined (Landlock on the host kernel) or gvisor (under runsc); sandboxd refuses to start in another")
-		cgroupMode  = fs.String("cgroups", "auto", "a cgroup per turn and per owner: auto (where one can be made), required, or off")
-		turnProcs   = fs.Int64("turn-procs", 0, "processes one turn may hold at once (cgroup pids.max, else RLIMIT_NPROC; default --owner-procs)")
-		ownerProcs  = fs.Int64("owner-procs", 0, "processes one owner may hold across turns (default: half the container's pids limit, else 256)")
-		mounts      multiFlag
-		turnMemory  sizeFlag
-		ownerMemory sizeFlag
-		turnDisk    sizeFlag
-		userDisk    sizeFlag
-		scratchSize sizeFlag
-		callMemory  sizeFlag
-		outBudget   = sizeFlag(server.DefaultOutputBudget)
-		memLimit    = sizeFlag(64 << 20)
-	)
-	fs.Var(&turnMemory, "turn-memory", "memory of one turn, all its processes together (cgroup; default --call-memory)")
-	fs.Var(&ownerMemory, "owner-memory", "memory of one owner across turns (cgroup; default twice --turn-memory)")
-	fs.Var(&mounts, "mount", "a read-only data directory calls may read (repeatable)")
-	fs.Var(&turnDisk, "turn-disk", "disk limit of one turn (default scratch size / 8)")
-	fs.Var(&userDisk, "user-disk", "disk limit of one user across turns (default scratch size / 4, so two users at their limits leave half)")
-	fs.Var(&scratchSize, "scratch-size", "size of the scratch filesystem (default: measured)")
-	fs.Var(&memLimit, "memory-limit", "soft limit of sandboxd's own memory, for the Go runtime (GOMEMLIMIT wins when set)")
-	fs.Var(&outBudget, "output-budget", "call output sandboxd holds at once, all calls together")
-	fs.Var(&callMemory, "call-memory", "address-space limit of each process of a call, the agent's memory (default: none)")
-	_ = fs.Parse(args) // ExitOnError: a bad flag exits, as with the global flag set
-	if *agent == "" || *pkg == "" || *scratch == "" || *toolsJSON == "" {
-		fs.Usage()
-		return errors.New("--agent, --package, --tools and --scratch are required")
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
 	}
-	zl, _, err := telemetry.NewLogger(*logLevel)
+	zl, _, err := telemetry.NewLogger(o.logLevel)
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	zl = zl.With(zap.String(telemetry.FieldAgent, *agent))
+	zl = zl.With(zap.String(telemetry.FieldAgent, o.agent))
 	defer func() { _ = zl.Sync() }()
 	// Off unless the OTEL_* variables ask for it; the confined calls never
 	// see those variables (their environment is built, not inherited).
@@ -125,142 +204,84 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	}
 	defer tr.Stop(zl)
 	logf := zl.Sugar().Infof
-	if os.Getenv("GOMEMLIMIT") == "" && memLimit > 0 {
+	if os.Getenv("GOMEMLIMIT") == "" && o.memLimit > 0 {
 		// Output floods make garbage fast: collect before it piles up.
-		debug.SetMemoryLimit(int64(memLimit))
+		debug.SetMemoryLimit(int64(o.memLimit))
 	}
 
-	tier, err := confine.ParseTier(*tierFlag)
-	if err != nil {
-		return fmt.Errorf("--tier: %w", err)
-	}
-	abi, err := kernel.CheckTier(tier)
-	if err != nil {
-		return fmt.Errorf("refusing to start, calls cannot be confined: %w", err)
-	}
-	filter, err := buildFilter()
-	if err != nil {
-		return fmt.Errorf("refusing to start: %w", err)
-	}
-	token, err := readToken()
+	conf, err := checkConfinement(o, kernel, buildFilter)
 	if err != nil {
 		return err
 	}
-	pkgDir, err := canonical(*pkg)
+	in, err := readInputs(o)
 	if err != nil {
-		return fmt.Errorf("--package: %w", err)
-	}
-	toolSet, err := toolset.Parse(*toolsJSON)
-	if err != nil {
-		return fmt.Errorf("--tools: %w", err)
-	}
-	var mountDirs []string
-	for _, m := range mounts {
-		d, err := canonical(m)
-		if err != nil {
-			return fmt.Errorf("--mount: %w", err)
-		}
-		mountDirs = append(mountDirs, d)
-	}
-	uids, err := workspace.ParseUIDRange(*uidRange)
-	if err != nil {
-		return fmt.Errorf("--uid-range: %w", err)
+		return err
 	}
 	if err := canSwitchUsers(); err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
 	// Before anything runs as a uid of the range: it must be ours alone.
-	res, err := uidlock.Reserve(*uidLockDir, uids.First, uids.Count)
+	res, err := uidlock.Reserve(o.uidLockDir, in.uids.First, in.uids.Count)
 	if err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
 	defer res.Release()
-	caps := turnCaps{turnProcs: *turnProcs, ownerProcs: *ownerProcs, turnMemory: int64(turnMemory),
-		ownerMemory: int64(ownerMemory), callMemory: int64(callMemory)}
-	cgTree, turnLim, ownerLim, err := openCgroups(*cgroupMode, treeName(*agent, *scratch), uids, caps, logf)
+	caps := turnCaps{turnProcs: o.turnProcs, ownerProcs: o.ownerProcs, turnMemory: int64(o.turnMemory),
+		ownerMemory: int64(o.ownerMemory), callMemory: int64(o.callMemory)}
+	cgTree, turnLim, ownerLim, err := openCgroups(o.cgroupMode, treeName(o.agent, o.scratch), in.uids, caps, logf)
 	if err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
 	if cgTree != nil {
 		// On the way out (a refused start too) nothing of ours stays.
 		defer func() { _ = cgTree.Kill(); _ = cgTree.Remove() }()
-	} else if turnLim.Procs > 0 && uint64(turnLim.Procs) < *nproc {
+	} else if turnLim.Procs > 0 && uint64(turnLim.Procs) < o.nproc {
 		// No cgroup: the turn's cap is its uid's RLIMIT_NPROC, and the
 		// owner's is checked with the disk (workspace.Config.OwnerCaps).
-		*nproc = uint64(turnLim.Procs)
+		o.nproc = uint64(turnLim.Procs)
 	}
 	// Listen before the slow part (the workspaces, the confined self-test),
 	// so a busy address is reported at once.
-	ln, err := listenTCP("--listen", *listen)
+	ln, err := listenTCP("--listen", o.listen)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
 	var httpLn net.Listener
-	if *httpListen != "" {
-		if httpLn, err = listenTCP("--http-listen", *httpListen); err != nil {
+	if o.httpListen != "" {
+		if httpLn, err = listenTCP("--http-listen", o.httpListen); err != nil {
 			return err
 		}
 		defer httpLn.Close()
 	}
-	if err := os.MkdirAll(*scratch, 0o711); err != nil {
-		return fmt.Errorf("--scratch: %w", err)
+	if err := diskLimits(o); err != nil {
+		return err
 	}
-	size := int64(scratchSize)
-	if size <= 0 {
-		var st unix.Statfs_t
-		if err := unix.Statfs(*scratch, &st); err != nil {
-			return fmt.Errorf("measuring --scratch: %w", err)
-		}
-		size = int64(st.Blocks) * st.Bsize
-	}
-	if turnDisk <= 0 {
-		turnDisk = sizeFlag(size / 8)
-	}
-	if userDisk <= 0 {
-		userDisk = sizeFlag(size / 4)
-	}
-	wm, err := workspace.New(workspace.Config{Scratch: *scratch, TurnLimit: int64(turnDisk), UserLimit: int64(userDisk),
-		TTL: *turnTTL, UIDs: uids, CallProcs: *callProcs, Cgroups: cgTree, TurnCaps: turnLim, OwnerCaps: ownerLim})
+	wm, err := workspace.New(workspace.Config{Scratch: o.scratch, TurnLimit: int64(o.turnDisk), UserLimit: int64(o.userDisk),
+		TTL: o.turnTTL, UIDs: in.uids, CallProcs: o.callProcs, Cgroups: cgTree, TurnCaps: turnLim, OwnerCaps: ownerLim})
 	if err != nil {
 		return err
 	}
 	reg := telemetry.NewRegistry()
-	var auditW *audit.Writer
-	if *auditLog != "" {
-		rlo, err := rotlog.OptionsFromEnv(os.Getenv)
-		if err != nil {
-			return err
-		}
-		if auditW, err = audit.Open(*auditLog, "sandboxd", version, rlo); err != nil {
-			return fmt.Errorf("--audit-log: %w", err)
-		}
+	auditW, err := openAudit(o.auditLog)
+	if err != nil {
+		return err
+	}
+	if auditW != nil {
 		defer auditW.Close()
 	}
-	server.RegisterTier(reg, tier)
+	server.RegisterTier(reg, conf.tier)
 	srv, err := server.New(server.Config{
-		Agent: *agent, Fingerprint: *fingerprint, Version: version, LandlockABI: abi, Tier: tier,
-		PackageDir: pkgDir, Mounts: mountDirs, Tools: toolSet, Token: token, Filter: filter,
-		Workspaces: wm, DefaultTimeout: *callTimeout, NProc: *nproc, CallMemory: uint64(callMemory),
-		OutputBudget: int64(outBudget), Logf: logf, Logger: zl, Metrics: server.NewMetrics(reg, wm), Audit: auditW,
+		Agent: o.agent, Fingerprint: o.fingerprint, Version: version, LandlockABI: conf.abi, Tier: conf.tier,
+		PackageDir: in.pkgDir, Mounts: in.mountDirs, Tools: in.toolSet, Token: in.token, Filter: conf.filter,
+		Workspaces: wm, DefaultTimeout: o.callTimeout, NProc: o.nproc, CallMemory: uint64(o.callMemory),
+		OutputBudget: int64(o.outBudget), Logf: logf, Logger: zl, Metrics: server.NewMetrics(reg, wm), Audit: auditW,
 	})
 	if err != nil {
 		return err
 	}
-	if f := os.Getenv("VESSEL_SANDBOX_TOKEN_FILE"); f != "" {
-		if real, err := filepath.EvalSymlinks(f); err == nil {
-			if tree, bad := srv.ReadableByCalls(real); bad {
-				return fmt.Errorf("refusing to start: the token file %s lies in %s, which tool calls can read; "+
-					"keep it elsewhere (Compose mounts it under /run/secrets)", real, tree)
-			}
-		}
-	}
-	if *auditLog != "" {
-		if real, err := filepath.EvalSymlinks(filepath.Dir(*auditLog)); err == nil {
-			if tree, bad := srv.ReadableByCalls(real); bad {
-				return fmt.Errorf("refusing to start: the audit log %s lies in %s, which tool calls can read; keep it elsewhere", *auditLog, tree)
-			}
-		}
+	if err := secretsOutOfReach(srv, o.auditLog); err != nil {
+		return err
 	}
 	if err := srv.SelfTest(context.Background()); err != nil {
 		return fmt.Errorf("refusing to start, a confined test call failed: %w", err)
@@ -278,14 +299,80 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 	if err != nil {
 		return fmt.Errorf("setting up the API: %w", err)
 	}
-	ms, err := telemetry.ServeMetrics(*metricsAddr, reg, zl)
+	ms, err := telemetry.ServeMetrics(o.metricsAddr, reg, zl)
 	if err != nil {
 		return fmt.Errorf("--metrics-listen: %w", err)
 	}
 	defer ms.Close()
-	zl.Info("confined calls, listening", zap.String("tier", tier), zap.Int("landlock_abi", abi), zap.String("addr", ln.Addr().String()),
+	zl.Info("confined calls, listening", zap.String("tier", conf.tier), zap.Int("landlock_abi", conf.abi), zap.String("addr", ln.Addr().String()),
 		zap.String("http_addr", addrOf(httpLn)),
-		zap.Int64("turn_disk", int64(turnDisk)), zap.Int64("user_disk", int64(userDisk)))
+		zap.Int64("turn_disk", int64(o.turnDisk)), zap.Int64("user_disk", int64(o.userDisk)))
+	return serve(ctx, api, ln, httpLn)
+}
+
+// diskLimits makes the scratch directory and fills in the default disk
+// limits of a turn and a user from its size.
+func diskLimits(o *options) error {
+	if err := os.MkdirAll(o.scratch, 0o711); err != nil {
+		return fmt.Errorf("--scratch: %w", err)
+	}
+	size := int64(o.scratchSize)
+	if size <= 0 {
+		var st unix.Statfs_t
+		if err := unix.Statfs(o.scratch, &st); err != nil {
+			return fmt.Errorf("measuring --scratch: %w", err)
+		}
+		size = int64(st.Blocks) * st.Bsize
+	}
+	if o.turnDisk <= 0 {
+		o.turnDisk = sizeFlag(size / 8)
+	}
+	if o.userDisk <= 0 {
+		o.userDisk = sizeFlag(size / 4)
+	}
+	return nil
+}
+
+// openAudit opens the audit log at path; none (nil) when path is empty.
+func openAudit(path string) (*audit.Writer, error) {
+	if path == "" {
+		return nil, nil
+	}
+	rlo, err := rotlog.OptionsFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	w, err := audit.Open(path, "sandboxd", version, rlo)
+	if err != nil {
+		return nil, fmt.Errorf("--audit-log: %w", err)
+	}
+	return w, nil
+}
+
+// secretsOutOfReach refuses a token file or an audit log that lies where
+// tool calls can read.
+func secretsOutOfReach(srv *server.Server, auditLog string) error {
+	if f := os.Getenv("VESSEL_SANDBOX_TOKEN_FILE"); f != "" {
+		if real, err := filepath.EvalSymlinks(f); err == nil {
+			if tree, bad := srv.ReadableByCalls(real); bad {
+				return fmt.Errorf("refusing to start: the token file %s lies in %s, which tool calls can read; "+
+					"keep it elsewhere (Compose mounts it under /run/secrets)", real, tree)
+			}
+		}
+	}
+	if auditLog != "" {
+		if real, err := filepath.EvalSymlinks(filepath.Dir(auditLog)); err == nil {
+			if tree, bad := srv.ReadableByCalls(real); bad {
+				return fmt.Errorf("refusing to start: the audit log %s lies in %s, which tool calls can read; keep it elsewhere", auditLog, tree)
+			}
+		}
+	}
+	return nil
+}
+
+// serve serves the API until it fails or a signal ends ctx, then shuts it
+// down within 10 seconds.
+func serve(ctx context.Context, api *server.API, ln, httpLn net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- api.Serve(ln, httpLn) }()
 	select {
