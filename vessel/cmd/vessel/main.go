@@ -169,41 +169,19 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
-	master, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_SANDBOX_MASTER_TOKEN")
+	master, err := masterToken()
 	if err != nil {
 		return err
 	}
-	if !ok || master == "" {
-		return errors.New("VESSEL_SANDBOX_MASTER_TOKEN_FILE (or VESSEL_SANDBOX_MASTER_TOKEN) is required")
-	}
 
-	sbs := map[string]a2aserver.AgentSandbox{}
-	clients := map[string]*tools.Sandbox{}
-	for _, a := range d.Agents {
-		u := sandboxes[a.ID]
-		if u == "" {
-			u = "http://sandbox-" + a.ID + ":8600"
-		}
-		sb, err := tools.DialSandbox(u, spec.DeriveToken(master, "sandbox/"+a.ID))
-		if err != nil {
-			return fmt.Errorf("agent %s: %w", a.ID, err)
-		}
-		defer sb.Close()
-		sbs[a.ID], clients[a.ID] = sb, sb
+	sbs, clients, closeSandboxes, err := dialSandboxes(d, sandboxes, master)
+	if err != nil {
+		return err
 	}
+	defer closeSandboxes()
 
-	ttl := time.Duration(d.Vessel.TaskTTLHours) * time.Hour
-	if ttl <= 0 {
-		ttl = 24 * time.Hour
-	}
-	url := d.Vessel.TaskStore
-	if url == "" {
-		url = "sqlite://" + filepath.Join(envOr("VESSEL_DATA_DIR", "/data"), "tasks.sqlite")
-	}
-	ids := make([]string, len(d.Agents))
-	for i, a := range d.Agents {
-		ids[i] = a.ID
-	}
+	url, ttl := taskStore(d)
+	ids := agentIDs(d)
 	postgres.Register() // task stores beyond SQLite
 	// sig is done at SIGTERM or SIGINT, which starts the drain; ctx, which
 	// the task store and readiness polling live by, only once it is over.
@@ -242,21 +220,19 @@ func run(log *zap.Logger, f *flags) error {
 	if err != nil {
 		return err
 	}
-	var usageRec *usage.Recorder
-	if f.usageLog != "" {
-		if usageRec, err = usage.Open(f.usageLog, rlo); err != nil {
-			return fmt.Errorf("--usage-log: %w", err)
-		}
-		defer usageRec.Close()
-		log.Info("usage records", zap.String("path", f.usageLog))
+	usageRec, err := openUsage(f.usageLog, rlo, log)
+	if err != nil {
+		return err
 	}
-	var auditW *audit.Writer
-	if f.auditLog != "" {
-		if auditW, err = audit.Open(f.auditLog, "vessel", audit.BuildVersion(), rlo); err != nil {
-			return fmt.Errorf("--audit-log: %w", err)
-		}
+	if usageRec != nil {
+		defer usageRec.Close()
+	}
+	auditW, err := openAudit(f.auditLog, rlo, log)
+	if err != nil {
+		return err
+	}
+	if auditW != nil {
 		defer auditW.Close()
-		log.Info("audit events", zap.String("path", f.auditLog))
 	}
 	checks, err := healthChecks(backend)
 	if err != nil {
@@ -299,25 +275,129 @@ func run(log *zap.Logger, f *flags) error {
 		return err
 	}
 
+	return serve(sig, log, srv, listeners{http: ln, grpc: gln, grpcAddr: grpcAddr}, ids,
+		time.Duration(d.Vessel.ShutdownGraceSecs)*time.Second)
+}
+
+// masterToken is the sandbox master token, from which each agent's
+// sandbox token is derived.
+func masterToken() (string, error) {
+	master, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_SANDBOX_MASTER_TOKEN")
+	if err != nil {
+		return "", err
+	}
+	if !ok || master == "" {
+		return "", errors.New("VESSEL_SANDBOX_MASTER_TOKEN_FILE (or VESSEL_SANDBOX_MASTER_TOKEN) is required")
+	}
+	return master, nil
+}
+
+// dialSandboxes dials each agent's sandbox (--sandbox-url, else
+// http://sandbox-<agent>:8600). closeAll closes them, the last dialled
+// first; a failed dial closes those dialled before it.
+func dialSandboxes(d *spec.Deployment, urls sandboxFlags, master string) (map[string]a2aserver.AgentSandbox, map[string]*tools.Sandbox, func(), error) {
+	sbs := map[string]a2aserver.AgentSandbox{}
+	clients := map[string]*tools.Sandbox{}
+	var dialled []*tools.Sandbox
+	closeAll := func() {
+		for i := len(dialled) - 1; i >= 0; i-- {
+			dialled[i].Close()
+		}
+	}
+	for _, a := range d.Agents {
+		u := urls[a.ID]
+		if u == "" {
+			u = "http://sandbox-" + a.ID + ":8600"
+		}
+		sb, err := tools.DialSandbox(u, spec.DeriveToken(master, "sandbox/"+a.ID))
+		if err != nil {
+			closeAll()
+			return nil, nil, nil, fmt.Errorf("agent %s: %w", a.ID, err)
+		}
+		dialled = append(dialled, sb)
+		sbs[a.ID], clients[a.ID] = sb, sb
+	}
+	return sbs, clients, closeAll, nil
+}
+
+// taskStore is the task store's URL ([vessel] task_store, else SQLite in
+// VESSEL_DATA_DIR) and how long tasks are kept (default 24 hours).
+func taskStore(d *spec.Deployment) (string, time.Duration) {
+	ttl := time.Duration(d.Vessel.TaskTTLHours) * time.Hour
+	if ttl <= 0 {
+		ttl = 24 * time.Hour
+	}
+	url := d.Vessel.TaskStore
+	if url == "" {
+		url = "sqlite://" + filepath.Join(envOr("VESSEL_DATA_DIR", "/data"), "tasks.sqlite")
+	}
+	return url, ttl
+}
+
+// agentIDs are the deployment's agent ids, in its order.
+func agentIDs(d *spec.Deployment) []string {
+	ids := make([]string, len(d.Agents))
+	for i, a := range d.Agents {
+		ids[i] = a.ID
+	}
+	return ids
+}
+
+// openUsage opens the usage log at path; none (nil) when path is empty.
+func openUsage(path string, rlo rotlog.Options, log *zap.Logger) (*usage.Recorder, error) {
+	if path == "" {
+		return nil, nil
+	}
+	rec, err := usage.Open(path, rlo)
+	if err != nil {
+		return nil, fmt.Errorf("--usage-log: %w", err)
+	}
+	log.Info("usage records", zap.String("path", path))
+	return rec, nil
+}
+
+// openAudit opens the audit log at path; none (nil) when path is empty.
+func openAudit(path string, rlo rotlog.Options, log *zap.Logger) (*audit.Writer, error) {
+	if path == "" {
+		return nil, nil
+	}
+	w, err := audit.Open(path, "vessel", audit.BuildVersion(), rlo)
+	if err != nil {
+		return nil, fmt.Errorf("--audit-log: %w", err)
+	}
+	log.Info("audit events", zap.String("path", path))
+	return w, nil
+}
+
+// listeners are the vessel's open listeners: HTTP, and the gRPC binding
+// (nil when off) with the address the cards give for it.
+type listeners struct {
+	http, grpc net.Listener
+	grpcAddr   string
+}
+
+// serve serves HTTP (and the gRPC binding) until sig is done, then drains
+// within grace and returns once the drain is over.
+func serve(sig context.Context, log *zap.Logger, srv *a2aserver.Server, l listeners, ids []string, grace time.Duration) error {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	var gs *grpc.Server
-	if gln != nil {
+	if l.grpc != nil {
 		gs = srv.GRPCServer() // its connection bounds: a2aserver.GRPCBounds
 		go func() {
-			if err := gs.Serve(gln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			if err := gs.Serve(l.grpc); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				log.Error("gRPC binding stopped", zap.Error(err))
 			}
 		}()
-		log.Info("vessel gRPC binding listening", zap.String("addr", gln.Addr().String()), zap.String("card_address", grpcAddr))
+		log.Info("vessel gRPC binding listening", zap.String("addr", l.grpc.Addr().String()), zap.String("card_address", l.grpcAddr))
 	}
-	log.Info("vessel listening", zap.String("addr", ln.Addr().String()), zap.Strings("agents", ids))
+	log.Info("vessel listening", zap.String("addr", l.http.Addr().String()), zap.Strings("agents", ids))
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		<-sig.Done()
-		drain(log, srv, hs, gs, time.Duration(d.Vessel.ShutdownGraceSecs)*time.Second)
+		drain(log, srv, hs, gs, grace)
 	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(l.http); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
 	<-drained // Serve returns as soon as Shutdown begins; the drain decides when to stop
