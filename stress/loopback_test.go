@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 // TestDNSTrapRecordsLookups: the trap sees a lookup made through Go's own
@@ -70,12 +73,8 @@ func TestLocalStackShortLoadLoopbackOnly(t *testing.T) {
 		return
 	}
 	unshare, err := exec.LookPath("unshare")
-	if err != nil || os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("needs root and unshare (euid %d, %v)", os.Geteuid(), err)
-		}
-		t.Skip("needs root and unshare for a loopback-only network namespace")
-	}
+	testenv.Require(t, err == nil && os.Geteuid() == 0,
+		fmt.Sprintf("needs root and unshare for a loopback-only network namespace (euid %d, %v)", os.Geteuid(), err))
 	bin := testBin(t) // built out here: the namespace has no network
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()

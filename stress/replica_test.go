@@ -12,6 +12,8 @@ import (
 	"github.com/astraldeep/astralvessel-go/stress/internal/load"
 	"github.com/astraldeep/astralvessel-go/stress/internal/stack"
 	"github.com/astraldeep/astralvessel-go/vessel/client"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 // TestLocalStackReplicaDeathFailsItsTasks kills a vessel replica in the middle of a
@@ -99,12 +101,7 @@ func twoReplicas(t *testing.T, setting, user string, opts ...func(*stack.Config)
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run against the local stack")
 	}
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
+	testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 	if setting != "" {
 		sep := "?"
 		if strings.Contains(dsn, "?") {

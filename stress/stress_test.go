@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/astraldeep/astralvessel-go/stress/internal/stack"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 var (
@@ -71,12 +73,7 @@ func TestLocalStackShortLoadTwoReplicas(t *testing.T) {
 		t.Skip("set VESSEL_E2E_LOCAL=1 to run the load test against the local stack")
 	}
 	dsn := os.Getenv("VESSEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VESSEL_TEST_POSTGRES is not set (run deploy/postgres-test.sh)")
-		}
-		t.Skip("VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
-	}
+	testenv.Require(t, dsn != "", "VESSEL_TEST_POSTGRES not set; run deploy/postgres-test.sh to get a DSN")
 	shortLoad(t, 2, dsn)
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -175,9 +177,8 @@ func TestSecretsStable(t *testing.T) {
 // `docker compose` when present). Under CI=true a reachable Docker engine
 // means it must run.
 func TestComposeAccepts(t *testing.T) {
-	ci := os.Getenv("CI") == "true"
 	if err := exec.Command("docker", "info").Run(); err != nil {
-		if ci {
+		if testenv.CI() {
 			t.Logf("no Docker engine answers (%v); skipping even under CI", err)
 		}
 		t.Skip("no Docker engine answers")
@@ -189,12 +190,7 @@ func TestComposeAccepts(t *testing.T) {
 	if exec.Command("docker", "compose", "version").Run() == nil {
 		tools = append(tools, []string{"docker", "compose"})
 	}
-	if len(tools) == 0 {
-		if ci {
-			t.Fatal("Docker answers but neither docker-compose nor docker compose is installed")
-		}
-		t.Skip("neither docker-compose nor docker compose is installed")
-	}
+	testenv.Require(t, len(tools) > 0, "Docker answers but neither docker-compose nor docker compose is installed")
 	for _, name := range []string{"basic", "custom"} {
 		d := load(t, name)
 		dir := t.TempDir()

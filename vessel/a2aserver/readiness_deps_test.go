@@ -18,6 +18,8 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 // fakeEgress is an HTTP server on loopback answering /health, which can be
@@ -134,12 +136,8 @@ func TestEgressDownTakesAgentsOutAndBack(t *testing.T) {
 // reason, and GetTask and ListTasks still answer from the stored tasks.
 func TestStoreWriteFailureKeepsReads(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mounting a tmpfs (the test needs root): %v", err)
-		}
-		t.Skipf("mounting a tmpfs needs root: %v", err)
-	}
+	err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m")
+	testenv.Require(t, err == nil, fmt.Sprintf("mounting a tmpfs needs root: %v", err))
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
 	h := newHarnessStore(t, "sqlite://"+filepath.Join(dir, "tasks.sqlite"), func(c *a2aserver.Config) {
 		p := c.Store.(store.Pinger)

@@ -25,6 +25,8 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+
+	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 )
 
 const script = `{
@@ -155,9 +157,7 @@ func startStackWith(t *testing.T, cfg stackConfig) *stack {
 	if cfg.model == nil {
 		cfg.model = func(h http.Handler) http.Handler { return h }
 	}
-	if os.Geteuid() != 0 && os.Getenv("CI") != "true" {
-		t.Skip("sandboxd confines calls as root; run as root (CI=true makes this a failure)")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "sandboxd confines calls as root; run as root")
 	dir := t.TempDir()
 	// sandboxd runs calls as an unprivileged user, which must reach the
 	// binary and the agent's package.
