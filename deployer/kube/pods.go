@@ -119,7 +119,12 @@ func (g *gen) template(p pod) (corev1.PodTemplateSpec, error) {
 	g.secure(&spec, p)
 	for _, ic := range p.initContainers {
 		ic.SecurityContext = spec.Containers[0].SecurityContext.DeepCopy()
-		ic.SecurityContext.Capabilities.Add = nil
+		if ic.SecurityContext == nil {
+			ic.SecurityContext = &corev1.SecurityContext{}
+		}
+		if ic.SecurityContext.Capabilities != nil {
+			ic.SecurityContext.Capabilities.Add = nil
+		}
 		spec.InitContainers = append(spec.InitContainers, ic)
 	}
 	if p.runtimeClass != "" {

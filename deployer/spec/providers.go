@@ -87,11 +87,13 @@ var Providers = withAutoDrop(map[string]Provider{
 	"anthropic": {TokenParam: TokenParamMaxTokens},
 })
 
-// withAutoDrop gives every profile whose Drop is nil the auto profile's.
+// withAutoDrop gives every profile whose Drop is nil a copy of the auto
+// profile's (its own slice: an append to one profile's list must not
+// reach another's).
 func withAutoDrop(m map[string]Provider) map[string]Provider {
 	for n, p := range m {
 		if p.Drop == nil {
-			p.Drop = m[ProviderAuto].Drop
+			p.Drop = slices.Clone(m[ProviderAuto].Drop)
 			m[n] = p
 		}
 	}

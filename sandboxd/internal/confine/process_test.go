@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,9 +22,20 @@ func startShell(t *testing.T, script string) *Process {
 // gvisor tier's calls).
 func startShellTier(t *testing.T, script string, noLandlock bool) *Process {
 	t.Helper()
-	filter, err := BuildFilter()
+	p, err := startShellIn(t.TempDir(), script, noLandlock)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return p
+}
+
+// startShellIn is startShellTier with the workspace ws, returning its
+// error: for goroutines other than the test's, which must not call
+// t.Fatal.
+func startShellIn(ws, script string, noLandlock bool) (*Process, error) {
+	filter, err := BuildFilter()
+	if err != nil {
+		return nil, err
 	}
 	var ro []string
 	for _, d := range []string{"/usr", "/bin", "/lib", "/lib64", "/etc"} {
@@ -31,7 +43,6 @@ func startShellTier(t *testing.T, script string, noLandlock bool) *Process {
 			ro = append(ro, d)
 		}
 	}
-	ws := t.TempDir()
 	p, err := Start(Options{
 		Spec: Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"},
 			ReadOnly: ro, ReadWrite: []string{ws}, Devices: []string{"/dev/null"}, NoLandlock: noLandlock,
@@ -39,9 +50,9 @@ func startShellTier(t *testing.T, script string, noLandlock bool) *Process {
 		Dir: ws, Timeout: time.Minute, OutputCap: 1 << 20,
 	})
 	if err != nil {
-		t.Fatalf("starting %q: %v", script, err)
+		return nil, fmt.Errorf("starting %q: %w", script, err)
 	}
-	return p
+	return p, nil
 }
 
 // TestNoLandlockKeepsSeccomp: a gvisor-tier call runs without Landlock

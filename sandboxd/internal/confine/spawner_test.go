@@ -15,22 +15,41 @@ import (
 // that thread. Forked on the starting thread, the call would get its
 // parent-death signal (SIGKILL) as soon as the thread exits.
 func TestStartFromThreadThatExits(t *testing.T) {
+	type started struct {
+		p   *Process
+		err error
+	}
+	ws := t.TempDir()
 	var p *Process
-	for p == nil {
-		started := make(chan *Process)
+	// A try that lands on the main thread keeps it (locked and waiting)
+	// until the test ends, so the next try runs elsewhere; twenty tries
+	// without another thread would be a broken runtime, not bad luck.
+	release := make(chan struct{})
+	defer close(release)
+	for try := 0; p == nil; try++ {
+		if try == 20 {
+			t.Fatal("every try ran on the main thread, which never exits")
+		}
+		ch := make(chan started)
 		go func() {
 			runtime.LockOSThread()
 			if unix.Gettid() == os.Getpid() {
 				// The runtime never terminates the main thread (it
-				// parks it instead): try another.
+				// parks it instead): hold it and try another.
+				ch <- started{}
+				<-release
 				runtime.UnlockOSThread()
-				started <- nil
 				return
 			}
 			// Never unlocked: the thread ends with the goroutine.
-			started <- startShell(t, "sleep 0.5; echo alive")
+			p, err := startShellIn(ws, "sleep 0.5; echo alive", false)
+			ch <- started{p, err}
 		}()
-		p = <-started
+		s := <-ch
+		if s.err != nil {
+			t.Fatalf("starting the call: %v", s.err)
+		}
+		p = s.p
 	}
 	var out strings.Builder
 	res := p.Wait(func(stream int, data []byte) error {

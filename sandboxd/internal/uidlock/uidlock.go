@@ -27,6 +27,9 @@ type Reservation struct {
 	dirfd int
 	name  string
 	f     *os.File
+	// Secured says what Reserve changed on the registry's parent (owner
+	// and mode, see secureParent), for the caller to log; "" if nothing.
+	Secured string
 }
 
 // ErrTaken is wrapped by Reserve when a live sandboxd holds an
@@ -56,7 +59,7 @@ func overlaps(f1, c1, f2, c2 uint32) bool {
 // Reserve takes first:count in dir, or says which live sandboxd holds an
 // overlapping range.
 func Reserve(dir string, first, count uint32) (*Reservation, error) {
-	dirfd, err := openDir(dir)
+	dirfd, secured, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +104,7 @@ func Reserve(dir string, first, count uint32) (*Reservation, error) {
 		_, _ = f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	ok = true
-	return &Reservation{dirfd: dirfd, name: mine, f: f}, nil
+	return &Reservation{dirfd: dirfd, name: mine, f: f, Secured: secured}, nil
 }
 
 // takeOverStale removes the reservation file name unless a live sandboxd
@@ -144,60 +147,71 @@ func (r *Reservation) Release() {
 
 // openDir makes dir (root's, mode 0700) and opens it without following a
 // symlink; a directory another user owns or may write is refused, as it
-// would let that user forge or remove reservations.
-func openDir(dir string) (int, error) {
+// would let that user forge or remove reservations. It also returns what
+// it changed on dir's parent (secureParent), "" if nothing.
+func openDir(dir string) (int, string, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return -1, fmt.Errorf("uid reservations: %w", err)
+		return -1, "", fmt.Errorf("uid reservations: %w", err)
 	}
-	if err := secureParent(filepath.Dir(dir)); err != nil {
-		return -1, err
+	secured, err := secureParent(filepath.Dir(dir))
+	if err != nil {
+		return -1, "", err
 	}
 	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-		return -1, fmt.Errorf("uid reservations: making %s: %w", dir, err)
+		return -1, "", fmt.Errorf("uid reservations: making %s: %w", dir, err)
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("uid reservations: opening %s (a symlink is refused): %w", dir, err)
+		return -1, "", fmt.Errorf("uid reservations: opening %s (a symlink is refused): %w", dir, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("uid reservations: %s: %w", dir, err)
+		return -1, "", fmt.Errorf("uid reservations: %s: %w", dir, err)
 	}
 	if int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
 		unix.Close(fd)
-		return -1, fmt.Errorf("uid reservations: %s is owned by uid %d with mode %o: it must be this user's (uid %d) "+
+		return -1, "", fmt.Errorf("uid reservations: %s is owned by uid %d with mode %o: it must be this user's (uid %d) "+
 			"and writable by nobody else", dir, st.Uid, st.Mode&0o7777, os.Geteuid())
 	}
-	return fd, nil
+	return fd, secured, nil
 }
 
 // secureParent makes the registry's parent directory this user's, mode
 // 0755, when others may write it without the sticky bit: there anyone could
 // rename the registry away and plant one of their own. A Kubernetes emptyDir
-// mounted at the parent is such a directory (mode 0777).
-func secureParent(parent string) error {
+// mounted at the parent is such a directory (root's, mode 0777). A parent
+// owned by another user than this one or root is refused rather than taken
+// over: that user chose it and may have a use for it. It returns what it
+// changed, "" if nothing.
+func secureParent(parent string) (string, error) {
 	fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("uid reservations: opening %s: %w", parent, err)
+		return "", fmt.Errorf("uid reservations: opening %s: %w", parent, err)
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("uid reservations: %s: %w", parent, err)
+		return "", fmt.Errorf("uid reservations: %s: %w", parent, err)
 	}
 	if st.Mode&0o022 == 0 || st.Mode&unix.S_ISVTX != 0 {
-		return nil
+		return "", nil
 	}
-	if err := unix.Fchown(fd, os.Geteuid(), os.Getegid()); err != nil {
-		return fmt.Errorf("uid reservations: %s (uid %d, mode %o) is writable by others, and making it uid %d's "+
-			"failed: %w; give it mode 0755 or the sticky bit", parent, st.Uid, st.Mode&0o7777, os.Geteuid(), err)
+	euid := os.Geteuid()
+	if int(st.Uid) != euid && st.Uid != 0 {
+		return "", fmt.Errorf("uid reservations: %s (uid %d, mode %o) is writable by others and owned by "+
+			"neither this user (uid %d) nor root: give it mode 0755 or the sticky bit", parent, st.Uid, st.Mode&0o7777, euid)
+	}
+	if err := unix.Fchown(fd, euid, os.Getegid()); err != nil {
+		return "", fmt.Errorf("uid reservations: %s (uid %d, mode %o) is writable by others, and making it uid %d's "+
+			"failed: %w; give it mode 0755 or the sticky bit", parent, st.Uid, st.Mode&0o7777, euid, err)
 	}
 	if err := unix.Fchmod(fd, 0o755); err != nil {
-		return fmt.Errorf("uid reservations: %s (mode %o) is writable by others, and making it mode 0755 "+
+		return "", fmt.Errorf("uid reservations: %s (mode %o) is writable by others, and making it mode 0755 "+
 			"failed: %w", parent, st.Mode&0o7777, err)
 	}
-	return nil
+	return fmt.Sprintf("%s was uid %d gid %d mode %o, writable by others: made it uid %d gid %d mode 755",
+		parent, st.Uid, st.Gid, st.Mode&0o7777, euid, os.Getegid()), nil
 }
 
 // openFile opens (creating) a regular file in the directory, refusing

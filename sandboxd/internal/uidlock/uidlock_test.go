@@ -107,13 +107,15 @@ func TestRefusesPlantedFiles(t *testing.T) {
 	}
 }
 
-// A parent others may write (a Kubernetes emptyDir is mode 0777) is made
-// root's, mode 0755, so nobody can rename the registry away and plant
-// their own; a sticky parent (like /tmp) is left alone.
+// A parent others may write (a Kubernetes emptyDir is root's, mode 0777)
+// is made root's, mode 0755, so nobody can rename the registry away and
+// plant their own, and the change is returned for the caller to log; one
+// owned by another user is refused, not taken over; a sticky parent (like
+// /tmp) is left alone.
 func TestParentWritableByOthersSecured(t *testing.T) {
 	dir := lockDir(t)
 	parent := filepath.Dir(dir)
-	if err := os.Chown(parent, 65534, 65534); err != nil {
+	if err := os.Chown(parent, 0, 65534); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(parent, 0o777); err != nil {
@@ -124,12 +126,40 @@ func TestParentWritableByOthersSecured(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Release()
+	if !strings.Contains(r.Secured, "mode 777") || !strings.Contains(r.Secured, "mode 755") {
+		t.Fatalf("Secured = %q, want the old and new modes", r.Secured)
+	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(parent, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Uid != 0 || st.Mode&0o7777 != 0o755 {
-		t.Fatalf("parent is uid %d mode %o, want uid 0 mode 755", st.Uid, st.Mode&0o7777)
+	if st.Uid != 0 || st.Gid != 0 || st.Mode&0o7777 != 0o755 {
+		t.Fatalf("parent is uid %d gid %d mode %o, want uid 0 gid 0 mode 755", st.Uid, st.Gid, st.Mode&0o7777)
+	}
+	r, err = Reserve(dir, 310000, 16) // nothing left to change
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	if r.Secured != "" {
+		t.Fatalf("Secured = %q on a parent already secure, want nothing", r.Secured)
+	}
+
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(other, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(other, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reserve(filepath.Join(other, "uids"), 310000, 16); err == nil || !strings.Contains(err.Error(), "neither this user") {
+		t.Fatalf("a parent of uid 65534, mode 777: %v, want a refusal", err)
+	}
+	if err := syscall.Stat(other, &st); err != nil || st.Uid != 65534 || st.Mode&0o7777 != 0o777 {
+		t.Fatalf("the other user's parent changed: uid %d mode %o (%v)", st.Uid, st.Mode&0o7777, err)
 	}
 
 	sticky := filepath.Join(t.TempDir(), "tmp")

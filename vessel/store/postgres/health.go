@@ -47,13 +47,15 @@ func (db *DB) Ping(ctx context.Context) error {
 	// data disk refuses that alone). Until a task write or probeExtend
 	// succeeds, the store is failing.
 	if err := db.probeExtend(ctx); err != nil {
-		if sqlState(err) == "42501" {
+		if sqlState(err) == "42501" || errors.Is(err, errExtendTooBig) {
 			// The role may not write the probe's table (the migrations
-			// ran as another role that granted it nothing): this probe
-			// cannot tell, and readiness does not wait on it (the note
-			// stays until a task write goes through).
+			// ran as another role that granted it nothing), or may not
+			// truncate it and it has grown past what the probe will
+			// fill on a disk that was just full: this probe cannot
+			// tell, and readiness does not wait on it (the note stays
+			// until a task write goes through).
 			if db.extendDenied.CompareAndSwap(false, true) {
-				db.log.Warn("task store: the new-block probe may not write vessel_extend_probe; readiness does not wait on it", "error", err.Error())
+				db.log.Warn("task store: the new-block probe cannot run; readiness does not wait on it", "error", err.Error())
 			}
 			return nil
 		}
@@ -131,7 +133,8 @@ func diskRefusal(err error) bool {
 // It first empties the table with TRUNCATE (a new, empty file; the lock is
 // on that table only, held for the transaction). A role granted only
 // SELECT, INSERT, UPDATE and DELETE may not, and then the table keeps the
-// blocks earlier probes added. Either way it then inserts rows of
+// blocks earlier probes added (past maxExtendBlocks of them the probe
+// writes nothing and cannot tell). Otherwise it then inserts rows of
 // extendRowBytes, which no page holds more than four of, one more than
 // four times the blocks the file has: together they cannot fit the room
 // left in its pages, so PostgreSQL must add a block, which the rows'
@@ -162,7 +165,7 @@ func (db *DB) probeExtend(ctx context.Context) error {
 		return fmt.Errorf("size of vessel_extend_probe: %w", err)
 	}
 	if blocks > maxExtendBlocks {
-		return fmt.Errorf("vessel_extend_probe has %d blocks (more than %d): vacuum it, or grant TRUNCATE on it", blocks, maxExtendBlocks)
+		return fmt.Errorf("vessel_extend_probe has %d blocks (more than %d): vacuum it, or grant TRUNCATE on it: %w", blocks, maxExtendBlocks, errExtendTooBig)
 	}
 	var last int64
 	err = tx.QueryRow(ctx, `WITH ins AS (
@@ -185,8 +188,14 @@ func (db *DB) probeExtend(ctx context.Context) error {
 const extendRowBytes = 1792
 
 // maxExtendBlocks bounds the rows probeExtend writes when it may not
-// truncate its table (vacuum gives back the blocks of rolled-back rows).
-const maxExtendBlocks = 1024
+// truncate its table (vacuum gives back the blocks of rolled-back rows):
+// at most 4×64+1 rows, under 0.5 MB (and their WAL), on a disk that was
+// just full. Past it the probe does not write (errExtendTooBig).
+const maxExtendBlocks = 64
+
+// errExtendTooBig: the probe's table, which the role may not truncate,
+// has more blocks than the probe fills; it cannot tell.
+var errExtendTooBig = errors.New("the probe's table is too big to fill")
 
 // tablesWritten are the tables whose privileges probeWrite checks.
 func (db *DB) tablesWritten() []string {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -222,7 +223,7 @@ func TestPingClearsOnlyWhatAProbeShowsOver(t *testing.T) {
 // role refused that table too (migrated by another role) makes the probe
 // unable to tell, and readiness does not wait on it forever.
 func TestPingExtendProbeMayNotWrite(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := nonSuperuserDSN(t, testDSN(t))
 	db := openTest(t, dsn, testSchema(t, dsn), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -252,7 +253,7 @@ func TestPingExtendProbeMayNotWrite(t *testing.T) {
 // block written: the probe fills past the blocks the table has, and does
 // so again each time (the blocks of rolled-back rows stay).
 func TestPingExtendProbeWithoutTruncate(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := nonSuperuserDSN(t, testDSN(t))
 	db := openTest(t, dsn, testSchema(t, dsn), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -288,5 +289,28 @@ func TestPingExtendProbeWithoutTruncate(t *testing.T) {
 	var n int
 	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM vessel_extend_probe`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("vessel_extend_probe holds %d rows (%v), want none kept", n, err)
+	}
+
+	// Grown past maxExtendBlocks (here with rows kept, so that no vacuum
+	// gives the blocks back meanwhile), the table is not filled: the probe
+	// cannot tell, and readiness does not wait.
+	if _, err := db.pool.Exec(ctx, `INSERT INTO vessel_extend_probe
+		SELECT decode(repeat(md5(g::text), $1), 'hex') FROM generate_series(0, $2) g`, extendRowBytes/16, 4*(maxExtendBlocks+1)); err != nil {
+		t.Fatal(err)
+	}
+	before := size()
+	if err := db.probeExtend(ctx); !errors.Is(err, errExtendTooBig) {
+		t.Fatalf("probe past %d blocks = %v, want errExtendTooBig", maxExtendBlocks, err)
+	}
+	if after := size(); after != before {
+		t.Fatalf("the probe past its bound wrote: %d bytes, then %d", before, after)
+	}
+	full := &pgconn.PgError{Code: "53100", Message: "could not extend file"}
+	db.noteWrite(full)
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping with the probe's table past its bound = %v, want cannot tell (ready)", err)
+	}
+	if got := db.writeFailure(); got != full {
+		t.Fatalf("note = %v, want the disk refusal kept until a task write goes through", got)
 	}
 }

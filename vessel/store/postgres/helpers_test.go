@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -44,6 +45,61 @@ func testSchema(t *testing.T, dsn string) string {
 		}
 	})
 	return schema
+}
+
+// nonSuperuserDSN returns dsn if its role is not a superuser, else the DSN
+// of a new role that is not one (LOGIN, CREATE on the database), dropped
+// with what it owns after the test: a superuser passes every privilege
+// check, so tests that revoke one need a role it binds. Call it before
+// testSchema and openTest, so that their cleanups run first.
+func nonSuperuserDSN(t *testing.T, dsn string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var super bool
+	var dbname string
+	if err := conn.QueryRow(ctx, `SELECT rolsuper, current_database() FROM pg_roles WHERE rolname = current_user`).Scan(&super, &dbname); err != nil {
+		t.Fatalf("is the role a superuser: %v", err)
+	}
+	if !super {
+		return dsn
+	}
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	role, pass := "vt_role_"+hex.EncodeToString(b[:4]), hex.EncodeToString(b[4:])
+	id := pgx.Identifier{role}.Sanitize()
+	if _, err := conn.Exec(ctx, `CREATE ROLE `+id+` LOGIN NOSUPERUSER PASSWORD '`+pass+`'`); err != nil {
+		t.Fatalf("create a role that is not a superuser: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("drop role %s: %v", role, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP OWNED BY `+id+`; DROP ROLE `+id); err != nil {
+			t.Errorf("drop role %s: %v", role, err)
+		}
+	})
+	if _, err := conn.Exec(ctx, `GRANT CREATE ON DATABASE `+pgx.Identifier{dbname}.Sanitize()+` TO `+id); err != nil {
+		t.Fatalf("grant the role CREATE: %v", err)
+	}
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.User = url.UserPassword(role, pass)
+		return u.String()
+	}
+	// Keyword/value form: a later keyword overrides an earlier one.
+	return dsn + " user=" + role + " password=" + pass
 }
 
 // openTest opens a DB on a schema with fast background timers.

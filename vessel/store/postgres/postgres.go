@@ -145,8 +145,9 @@ type DB struct {
 	// refused it (refusesWrites), nil once one succeeds (health.go).
 	failMu   sync.Mutex
 	writeErr error
-	// extendDenied is set once the new-block probe was refused the
-	// privilege to write its table (logged once).
+	// extendDenied is set once the new-block probe could not run: refused
+	// the privilege to write its table, or its table too big to fill
+	// (logged once).
 	extendDenied atomic.Bool
 	// healthySince is when the current run of successful lease renewals
 	// began (unix ns), 0 after a failed one.
