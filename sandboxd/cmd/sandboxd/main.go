@@ -226,6 +226,9 @@ func run(args []string, kernel confine.Kernel, buildFilter func() ([]byte, error
 		return fmt.Errorf("refusing to start: %w", err)
 	}
 	defer res.Release()
+	if res.Secured != "" {
+		logf("uid reservation: %s", res.Secured)
+	}
 	caps := turnCaps{turnProcs: o.turnProcs, ownerProcs: o.ownerProcs, turnMemory: int64(o.turnMemory),
 		ownerMemory: int64(o.ownerMemory), callMemory: int64(o.callMemory)}
 	cgTree, turnLim, ownerLim, err := openCgroups(o.cgroupMode, treeName(o.agent, o.scratch), in.uids, caps, logf)
