@@ -122,9 +122,13 @@ func (g *gen) template(p pod) (corev1.PodTemplateSpec, error) {
 		if ic.SecurityContext == nil {
 			ic.SecurityContext = &corev1.SecurityContext{}
 		}
-		if ic.SecurityContext.Capabilities != nil {
-			ic.SecurityContext.Capabilities.Add = nil
-		}
+		// An init container never gets more than the hardened floor, whatever
+		// the main container's context says: no capability added, every one
+		// dropped, no privilege escalation, a read-only root.
+		ic.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+		ic.SecurityContext.AllowPrivilegeEscalation = ptr(false)
+		ic.SecurityContext.ReadOnlyRootFilesystem = ptr(true)
+		ic.SecurityContext.Privileged = nil
 		spec.InitContainers = append(spec.InitContainers, ic)
 	}
 	if p.runtimeClass != "" {

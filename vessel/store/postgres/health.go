@@ -62,6 +62,8 @@ func (db *DB) Ping(ctx context.Context) error {
 		return fmt.Errorf("postgres: writes fail: %w (a new block: %w)", failing, err)
 	}
 	db.clearWriteFailure(diskRefusal)
+	// The probe ran: a later episode in which it cannot is logged again.
+	db.extendDenied.Store(false)
 	return nil
 }
 
