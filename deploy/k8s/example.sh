@@ -224,8 +224,8 @@ for a in "${agents[@]}"; do
       {\"name\": \"$a: root filesystem read-only\", \"kind\": \"rootfs_ro\"},
       {\"name\": \"$a: the uid registry /run/astralvessel/uids is root's, mode 0700\", \"kind\": \"stat\",
        \"path\": \"/run/astralvessel/uids\", \"uid\": 0, \"mode\": \"0700\"},
-      {\"name\": \"$a: its parent (an emptyDir, 0777 when mounted) is root's and writable by nobody else\", \"kind\": \"stat\",
-       \"path\": \"/run/astralvessel\", \"uid\": 0, \"no_bits\": \"022\"},"
+      {\"name\": \"$a: its parent (an emptyDir) is root's, and nobody else may rename the registry (not writable by others, or sticky)\", \"kind\": \"stat\",
+       \"path\": \"/run/astralvessel\", \"uid\": 0, \"no_bits\": \"022\", \"sticky_ok\": true},"
   j+=$(blocked "$a: cannot reach the vessel API" "$V" 8700)
   j+=$(blocked "$a: cannot reach the egress model port" "$E" 8080)
   j+=$(blocked "$a: cannot reach the egress proxy" "$E" 3128)

@@ -262,7 +262,8 @@ def check_read_fails(c):
 def check_stat(c):
     """The path (not followed if a symlink) is a directory or file of owner `uid` with permission
     bits `mode` (an octal string, exact, setuid/setgid/sticky included), or when `mode` is not given,
-    with none of the bits of `no_bits` (an octal string; "022": nobody but the owner may write)."""
+    with none of the bits of `no_bits` (an octal string; "022": nobody but the owner may write), or with
+    the sticky bit when `sticky_ok` is set."""
     st = os.lstat(c["path"])
     perm = st.st_mode & 0o7777
     detail = f"{c['path']}: uid {st.st_uid}, mode {perm:04o}"
@@ -270,7 +271,8 @@ def check_stat(c):
     if "mode" in c:
         ok = ok and perm == int(c["mode"], 8)
     if "no_bits" in c:
-        ok = ok and perm & int(c["no_bits"], 8) == 0
+        # sticky_ok: with the sticky bit others may add entries but never rename or remove the owner's.
+        ok = ok and (perm & int(c["no_bits"], 8) == 0 or (c.get("sticky_ok") and perm & 0o1000 != 0))
     return ok, detail
 
 
