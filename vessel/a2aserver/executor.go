@@ -150,6 +150,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		e.log.Debug("turn started", turnFields(ec)...)
 		if perr != nil {
 			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(perr.Error()))
+			// The turn is over before its answer leaves: a caller that sends
+			// its next request on this answer must find the place free, not
+			// wait for this goroutine to be scheduled again.
+			held.Release()
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, msg), nil)
 			e.met.turnFinished("rejected", nil)
 			e.log.Info("turn rejected", append(turnFields(ec), zap.String("reason", perr.Error()))...)
