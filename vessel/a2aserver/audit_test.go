@@ -101,12 +101,21 @@ func TestAuditAPIActivity(t *testing.T) {
 	if send == nil || read == nil || other == nil || wrong == nil || missing == nil {
 		t.Fatalf("events: %+v", got)
 	}
+	checkAuditAPIEvents(t, task.ID, send, read, other, wrong, missing)
+}
+
+// checkAuditAPIEvents checks TestAuditAPIActivity's five events: the
+// streamed turn (Create, Success, task, caller), alice's GetTask (Read),
+// mallory's (Failure, TASK_NOT_FOUND), and the wrong and missing keys
+// (Failure, 401, the reason, unauthenticated).
+func checkAuditAPIEvents(t *testing.T, task a2a.TaskID, send, read, other, wrong, missing *audit.Event) {
+	t.Helper()
 	if send.API.Operation != "SendStreamingMessage" || send.ActivityID != audit.APICreate || send.StatusID != audit.StatusSuccess ||
-		send.Metadata.CorrelationUID != string(task.ID) || send.Actor.User.Name != "app1/alice" || send.Actor.AppName != "app1" ||
+		send.Metadata.CorrelationUID != string(task) || send.Actor.User.Name != "app1/alice" || send.Actor.AppName != "app1" ||
 		send.SrcEndpoint.IP == "" || send.TypeUID != 600301 {
 		t.Errorf("the turn's event: %+v %+v %+v", send, send.API, send.Actor)
 	}
-	if read.API.Operation != "GetTask" || read.ActivityID != audit.APIRead || read.Metadata.CorrelationUID != string(task.ID) || read.StatusID != audit.StatusSuccess {
+	if read.API.Operation != "GetTask" || read.ActivityID != audit.APIRead || read.Metadata.CorrelationUID != string(task) || read.StatusID != audit.StatusSuccess {
 		t.Errorf("GetTask: %+v %+v", read, read.API)
 	}
 	if other.StatusID != audit.StatusFailure || other.API.Response.Error != "TASK_NOT_FOUND" || other.Actor.User.Name != "app1/mallory" {
