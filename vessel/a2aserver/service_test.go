@@ -269,6 +269,57 @@ func TestRequestTooLarge(t *testing.T) {
 	}
 }
 
+// checkStreamKindsAndTranscript checks TestStreamingFrameOrder's event
+// types in order (turn.started, reasoning, the tool, then text, then
+// turn.finished) and its transcript chunks (only the last says
+// lastChunk; together: user, assistant with one tool call, tool,
+// assistant).
+func checkStreamKindsAndTranscript(t *testing.T, kinds []string, transcriptParts [][]byte, transcriptLast []bool) {
+	t.Helper()
+	want := []string{"turn.started", "reasoning.delta", "tool.started", "tool.finished"}
+	for i, w := range want {
+		if kinds[i] != w {
+			t.Fatalf("events %v, want prefix %v", kinds, want)
+		}
+	}
+	if kinds[len(kinds)-1] != "turn.finished" || kinds[len(kinds)-2] != "text.delta" {
+		t.Fatalf("events %v", kinds)
+	}
+	// Only the last transcript chunk says lastChunk.
+	for i, last := range transcriptLast {
+		if last != (i == len(transcriptLast)-1) {
+			t.Fatalf("transcript lastChunk flags: %v", transcriptLast)
+		}
+	}
+	var msgs []transcript.Message
+	for _, p := range transcriptParts {
+		env, err := transcript.Parse(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, env.Messages...)
+	}
+	if len(msgs) != 4 || msgs[0].Role != "user" || msgs[1].Role != "assistant" || len(msgs[1].ToolCalls) != 1 || msgs[2].Role != "tool" || msgs[3].Role != "assistant" {
+		t.Fatalf("transcript: %+v", msgs)
+	}
+}
+
+// checkStoredTurn: the task stored under id keeps the completed status, the
+// user's text and the answer artifact only.
+func checkStoredTurn(t *testing.T, h *harness, id a2a.TaskID) {
+	t.Helper()
+	got, err := h.client("field-guide").GetTask(as(h.keyApp1, "alice"), &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "answer" {
+		t.Fatalf("stored: %+v", got)
+	}
+	if len(got.History) != 1 || got.History[0].Parts[0].Text() != "Which birds hunt fish? #script:tool" {
+		t.Fatalf("stored history: %+v", got.History)
+	}
+}
+
 func TestStreamingFrameOrder(t *testing.T) {
 	h := newHarness(t)
 	msg := textMsg("Which birds hunt fish? #script:tool")
@@ -334,47 +385,13 @@ func TestStreamingFrameOrder(t *testing.T) {
 	if phase != 3 {
 		t.Fatal("no final status")
 	}
-	want := []string{"turn.started", "reasoning.delta", "tool.started", "tool.finished"}
-	for i, w := range want {
-		if kinds[i] != w {
-			t.Fatalf("events %v, want prefix %v", kinds, want)
-		}
-	}
-	if kinds[len(kinds)-1] != "turn.finished" || kinds[len(kinds)-2] != "text.delta" {
-		t.Fatalf("events %v", kinds)
-	}
-	// Only the last transcript chunk says lastChunk.
-	for i, last := range transcriptLast {
-		if last != (i == len(transcriptLast)-1) {
-			t.Fatalf("transcript lastChunk flags: %v", transcriptLast)
-		}
-	}
-	var msgs []transcript.Message
-	for _, p := range transcriptParts {
-		env, err := transcript.Parse(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs = append(msgs, env.Messages...)
-	}
-	if len(msgs) != 4 || msgs[0].Role != "user" || msgs[1].Role != "assistant" || len(msgs[1].ToolCalls) != 1 || msgs[2].Role != "tool" || msgs[3].Role != "assistant" {
-		t.Fatalf("transcript: %+v", msgs)
-	}
+	checkStreamKindsAndTranscript(t, kinds, transcriptParts, transcriptLast)
 	ended, _, _ := h.sandbox.stats()
 	if len(ended) != 1 || ended[0] != string(task.ID) {
 		t.Fatalf("EndTurn: %v", ended)
 	}
 	// The stored task keeps status, the user's text and the answer only.
-	got, err := h.client("field-guide").GetTask(as(h.keyApp1, "alice"), &a2a.GetTaskRequest{ID: task.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "answer" {
-		t.Fatalf("stored: %+v", got)
-	}
-	if len(got.History) != 1 || got.History[0].Parts[0].Text() != "Which birds hunt fish? #script:tool" {
-		t.Fatalf("stored history: %+v", got.History)
-	}
+	checkStoredTurn(t, h, task.ID)
 }
 
 func TestNonStreamingAndOwnerIsolation(t *testing.T) {
