@@ -53,37 +53,20 @@ func appHdr(key, user string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + key, "X-Vessel-User": user}
 }
 
-func TestHealthAgentsCardManifest(t *testing.T) {
-	h := newHarness(t)
-	code, _, body := h.get("/health", nil)
-	if code != 200 || !strings.Contains(string(body), `"ok":true`) || !strings.Contains(string(body), `"field-guide":true`) || !strings.Contains(string(body), `"broken":false`) {
-		t.Fatalf("health: %d %s", code, body)
+// plainErr: the plain endpoints answer errors as {"error": "..."}, not
+// JSON-RPC.
+func plainErr(t *testing.T, what string, wantCode, code int, body []byte) {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(body, &v); code != wantCode || err != nil || len(v) != 1 || v["error"] == "" || v["error"] == nil {
+		t.Fatalf("%s: %d %s", what, code, body)
 	}
-	// The plain endpoints answer errors as {"error": "..."}, not JSON-RPC.
-	plainErr := func(what string, wantCode, code int, body []byte) {
-		t.Helper()
-		var v map[string]any
-		if err := json.Unmarshal(body, &v); code != wantCode || err != nil || len(v) != 1 || v["error"] == "" || v["error"] == nil {
-			t.Fatalf("%s: %d %s", what, code, body)
-		}
-	}
-	code, _, body = h.get("/v1/agents", nil)
-	plainErr("/v1/agents without a key", 401, code, body)
-	code, _, body = h.get("/v1/agents", appHdr(h.keyApp1, "alice"))
-	var list struct {
-		Agents []map[string]any `json:"agents"`
-	}
-	if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.Agents) != 1 || list.Agents[0]["id"] != "field-guide" {
-		t.Fatalf("/v1/agents: %d %s", code, body)
-	}
-	if list.Agents[0]["card_url"] != "http://vessel:8700/agents/field-guide/.well-known/agent-card.json" || list.Agents[0]["available"] != true {
-		t.Fatalf("agent entry: %v", list.Agents[0])
-	}
+}
 
-	code, hdr, body := h.get("/agents/field-guide/.well-known/agent-card.json", nil)
-	if code != 200 || hdr.Get("ETag") == "" || hdr.Get("Last-Modified") == "" || hdr.Get("Cache-Control") == "" {
-		t.Fatalf("card: %d %v", code, hdr)
-	}
+// checkCardBody checks field-guide's card: exactly the A2A 1.0 keys, its
+// interface, modes, skill (tags, id and name) and provider.
+func checkCardBody(t *testing.T, body []byte) {
+	t.Helper()
 	var card map[string]any
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
@@ -116,20 +99,17 @@ func TestHealthAgentsCardManifest(t *testing.T) {
 		!strings.Contains(string(body), `"provider":{"organization":"AstralVessel","url":"https://github.com/AstralDeep/AstralVessel"}`) {
 		t.Fatalf("card modes, capabilities, provider: %s", body)
 	}
-	if list.Agents[0]["name"] != "Field guide" || list.Agents[0]["description"] != "Answers questions about birds." {
-		t.Fatalf("agent entry name/description: %v", list.Agents[0])
-	}
-	if code, _, _ := h.get("/agents/field-guide/.well-known/agent-card.json", map[string]string{"If-None-Match": hdr.Get("ETag")}); code != 304 {
-		t.Fatalf("conditional card: %d", code)
-	}
-	if code, _, _ := h.get("/agents/nope/.well-known/agent-card.json", nil); code != 404 {
-		t.Fatalf("unknown card: %d", code)
-	}
+}
 
-	code, _, body = h.get("/agents/field-guide/manifest", nil)
-	plainErr("manifest without key", 401, code, body)
+// checkManifestEndpoint: the manifest needs a key and a grant, and gives
+// the agent's id, name, model, tools, mounts, deadline, output and the
+// primitives schema version.
+func checkManifestEndpoint(t *testing.T, h *harness) {
+	t.Helper()
+	code, _, body := h.get("/agents/field-guide/manifest", nil)
+	plainErr(t, "manifest without key", 401, code, body)
 	code, _, body = h.get("/agents/reader/manifest", appHdr(h.keyApp1, "alice"))
-	plainErr("manifest of an ungranted agent", 403, code, body)
+	plainErr(t, "manifest of an ungranted agent", 403, code, body)
 	code, _, body = h.get("/agents/field-guide/manifest", appHdr(h.keyApp1, "alice"))
 	if code != 200 || !strings.Contains(string(body), `"max_steps":3`) || !strings.Contains(string(body), `"primitives_schema_version"`) {
 		t.Fatalf("manifest: %d %s", code, body)
@@ -153,6 +133,43 @@ func TestHealthAgentsCardManifest(t *testing.T) {
 		len(man.Tools) == 0 || man.Tools[0].Scope == "" || man.Mounts == nil || man.Deadline != 300 || man.Output["files"] == nil || man.Schema != a2aserver.PrimitivesSchemaVersion {
 		t.Fatalf("manifest fields: %v %s", err, body)
 	}
+}
+
+func TestHealthAgentsCardManifest(t *testing.T) {
+	h := newHarness(t)
+	code, _, body := h.get("/health", nil)
+	if code != 200 || !strings.Contains(string(body), `"ok":true`) || !strings.Contains(string(body), `"field-guide":true`) || !strings.Contains(string(body), `"broken":false`) {
+		t.Fatalf("health: %d %s", code, body)
+	}
+	code, _, body = h.get("/v1/agents", nil)
+	plainErr(t, "/v1/agents without a key", 401, code, body)
+	code, _, body = h.get("/v1/agents", appHdr(h.keyApp1, "alice"))
+	var list struct {
+		Agents []map[string]any `json:"agents"`
+	}
+	if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.Agents) != 1 || list.Agents[0]["id"] != "field-guide" {
+		t.Fatalf("/v1/agents: %d %s", code, body)
+	}
+	if list.Agents[0]["card_url"] != "http://vessel:8700/agents/field-guide/.well-known/agent-card.json" || list.Agents[0]["available"] != true {
+		t.Fatalf("agent entry: %v", list.Agents[0])
+	}
+
+	code, hdr, body := h.get("/agents/field-guide/.well-known/agent-card.json", nil)
+	if code != 200 || hdr.Get("ETag") == "" || hdr.Get("Last-Modified") == "" || hdr.Get("Cache-Control") == "" {
+		t.Fatalf("card: %d %v", code, hdr)
+	}
+	checkCardBody(t, body)
+	if list.Agents[0]["name"] != "Field guide" || list.Agents[0]["description"] != "Answers questions about birds." {
+		t.Fatalf("agent entry name/description: %v", list.Agents[0])
+	}
+	if code, _, _ := h.get("/agents/field-guide/.well-known/agent-card.json", map[string]string{"If-None-Match": hdr.Get("ETag")}); code != 304 {
+		t.Fatalf("conditional card: %d", code)
+	}
+	if code, _, _ := h.get("/agents/nope/.well-known/agent-card.json", nil); code != 404 {
+		t.Fatalf("unknown card: %d", code)
+	}
+
+	checkManifestEndpoint(t, h)
 }
 
 const sendBody = `{"jsonrpc":"2.0","id":"1","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
