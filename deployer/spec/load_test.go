@@ -6,11 +6,10 @@ import (
 	"testing"
 )
 
-func TestLoadFixture(t *testing.T) {
-	d, err := loadFixture(t, nil)
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
+// checkFixtureVessel checks the fixture's vessel, gRPC, search and egress
+// settings (defaults filled in, references resolved).
+func checkFixtureVessel(t *testing.T, d *Deployment) {
+	t.Helper()
 	if d.Vessel.Project != "test" || d.Vessel.Port != 8700 || d.Vessel.FrontAddress != "172.31.247.10" ||
 		d.Vessel.PublicURL != "http://172.31.247.10:8700" || d.Vessel.TaskTTLHours != 24 || d.Search.Provider != "searxng" ||
 		d.Vessel.RequestBodyTimeoutSecs != 60 || d.Vessel.ShutdownGraceSecs != 20 || d.Vessel.StopGraceSecs() != 40 {
@@ -25,6 +24,12 @@ func TestLoadFixture(t *testing.T) {
 	if d.EnvRefs["apps[0].key_sha256"] != "APP_SHA" || d.EnvRefs["agents[0].services.records.headers.X-Token"] != "RECORDS_TOKEN" {
 		t.Errorf("env refs: %v", d.EnvRefs)
 	}
+}
+
+// checkFixtureAgents checks the fixture's agents: alpha's sandbox, service
+// headers, model defaults and declared tools, and beta's defaults.
+func checkFixtureAgents(t *testing.T, d *Deployment) {
+	t.Helper()
 	a := d.Agents[0]
 	if a.Sandbox.Scratch != 64<<20 || a.Sandbox.TurnDisk != 8<<20 || a.Sandbox.UserDisk != 16<<20 ||
 		a.Sandbox.Memory != 512<<20 || a.Sandbox.PIDs != 256 ||
@@ -47,6 +52,15 @@ func TestLoadFixture(t *testing.T) {
 	if b.Model.MaxSteps != 12 || b.Version != DefaultVersion || b.Output.Files == nil {
 		t.Errorf("beta defaults: %+v", b)
 	}
+}
+
+func TestLoadFixture(t *testing.T) {
+	d, err := loadFixture(t, nil)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	checkFixtureVessel(t, d)
+	checkFixtureAgents(t, d)
 	p, err := ReadPrompt(&d.Agents[0])
 	if err != nil || p != "You are alpha.\n\nExtra notes." {
 		t.Errorf("prompt %q %v", p, err)

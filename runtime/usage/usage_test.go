@@ -17,20 +17,17 @@ func rec(app, user, agent, status string, at time.Duration, in, out int64) *Reco
 		Model: "m", Status: status, TokensIn: in, TokensOut: out, Steps: 2, ToolCalls: 3, Files: 1, DurationMS: 100}
 }
 
-// TestSummariseRotatedLogs: records written through the Recorder into a
-// real file that rotates are all found again (live file and rotated ones),
-// summed by app, user and agent within the time range; malformed lines are
-// reported by file and line and the rest still counts.
-func TestSummariseRotatedLogs(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "usage.jsonl")
+// writeRotatedLog records n turns (and three more) through a Recorder into
+// path until it rotates, then appends malformed lines to the oldest rotated
+// file and to the live one; it returns the rotated files.
+func writeRotatedLog(t *testing.T, path string, n int) []string {
+	t.Helper()
 	rc, err := Open(path, rotlog.Options{MaxMB: 1, Backups: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Long owners make each record big, so 3000 of them rotate the 1 MB file.
 	long := strings.Repeat("u", 400)
-	const n = 3000
 	for i := range n {
 		app := "app1"
 		if i%3 == 0 {
@@ -60,6 +57,18 @@ func TestSummariseRotatedLogs(t *testing.T) {
 	f, _ = os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	_, _ = f.WriteString(`{"time":"2026-12-01T10:00:00Z","agent":"alpha","status":"ok","tokens_in":-5}` + "\n\n" + `{"surprise":1}` + "\n")
 	f.Close()
+	return files
+}
+
+// TestSummariseRotatedLogs: records written through the Recorder into a
+// real file that rotates are all found again (live file and rotated ones),
+// summed by app, user and agent within the time range; malformed lines are
+// reported by file and line and the rest still counts.
+func TestSummariseRotatedLogs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "usage.jsonl")
+	const n = 3000
+	files := writeRotatedLog(t, path, n)
 
 	from, to := t0, t0.Add(24*time.Hour)
 	s, err := SummariseFiles([]string{path}, from, to, ByApp)

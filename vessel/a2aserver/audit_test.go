@@ -13,18 +13,47 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 )
 
-// TestAuditAPIActivity: each A2A call writes one OCSF API Activity event
-// to a real file: a streamed turn (Create, its task as correlation_uid and
-// resource, the caller as actor), a GetTask on it (Read), a refused key and
-// a missing one (Failure, unauthenticated actor, the reason), another
-// owner's task (Failure, TASK_NOT_FOUND).
-func TestAuditAPIActivity(t *testing.T) {
+// openAudit opens an audit log in a fresh folder, closed when the test ends.
+func openAudit(t *testing.T) (string, *audit.Writer) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	w, err := audit.Open(path, "vessel", "test", rotlog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
+	return path, w
+}
+
+// waitAuditEvents reads the audit log at path until it holds want events
+// (bounded: 100 tries 20 ms apart) and fails unless it then holds exactly
+// want.
+func waitAuditEvents(t *testing.T, path string, want int) []*audit.Event {
+	t.Helper()
+	var got []*audit.Event
+	var err error
+	for i := 0; ; i++ {
+		if got, err = audit.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) >= want || i == 100 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(got) != want {
+		t.Fatalf("%d events, want %d", len(got), want)
+	}
+	return got
+}
+
+// TestAuditAPIActivity: each A2A call writes one OCSF API Activity event
+// to a real file: a streamed turn (Create, its task as correlation_uid and
+// resource, the caller as actor), a GetTask on it (Read), a refused key and
+// a missing one (Failure, unauthenticated actor, the reason), another
+// owner's task (Failure, TASK_NOT_FOUND).
+func TestAuditAPIActivity(t *testing.T) {
+	path, w := openAudit(t)
 	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.Audit = w })
 	evs, err := h.stream(as(h.keyApp1, "alice"), h.agentID, &a2a.SendMessageRequest{Message: textMsg("Which birds hunt fish? #script:tool")})
 	if err != nil {
@@ -45,19 +74,7 @@ func TestAuditAPIActivity(t *testing.T) {
 
 	// An event is written when its handler returns, which may be just
 	// after the client has its answer: wait (bounded) for all five.
-	var got []*audit.Event
-	for i := 0; ; i++ {
-		if got, err = audit.ReadFile(path); err != nil {
-			t.Fatal(err)
-		}
-		if len(got) >= 5 || i == 100 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(got) != 5 {
-		t.Fatalf("%d events, want 5", len(got))
-	}
+	got := waitAuditEvents(t, path, 5)
 	for _, e := range got {
 		if e.ClassUID != audit.ClassAPIActivity || e.CategoryUID != audit.CategoryApplication {
 			t.Errorf("class %d category %d", e.ClassUID, e.CategoryUID)
@@ -84,12 +101,21 @@ func TestAuditAPIActivity(t *testing.T) {
 	if send == nil || read == nil || other == nil || wrong == nil || missing == nil {
 		t.Fatalf("events: %+v", got)
 	}
+	checkAuditAPIEvents(t, task.ID, send, read, other, wrong, missing)
+}
+
+// checkAuditAPIEvents checks TestAuditAPIActivity's five events: the
+// streamed turn (Create, Success, task, caller), alice's GetTask (Read),
+// mallory's (Failure, TASK_NOT_FOUND), and the wrong and missing keys
+// (Failure, 401, the reason, unauthenticated).
+func checkAuditAPIEvents(t *testing.T, task a2a.TaskID, send, read, other, wrong, missing *audit.Event) {
+	t.Helper()
 	if send.API.Operation != "SendStreamingMessage" || send.ActivityID != audit.APICreate || send.StatusID != audit.StatusSuccess ||
-		send.Metadata.CorrelationUID != string(task.ID) || send.Actor.User.Name != "app1/alice" || send.Actor.AppName != "app1" ||
+		send.Metadata.CorrelationUID != string(task) || send.Actor.User.Name != "app1/alice" || send.Actor.AppName != "app1" ||
 		send.SrcEndpoint.IP == "" || send.TypeUID != 600301 {
 		t.Errorf("the turn's event: %+v %+v %+v", send, send.API, send.Actor)
 	}
-	if read.API.Operation != "GetTask" || read.ActivityID != audit.APIRead || read.Metadata.CorrelationUID != string(task.ID) || read.StatusID != audit.StatusSuccess {
+	if read.API.Operation != "GetTask" || read.ActivityID != audit.APIRead || read.Metadata.CorrelationUID != string(task) || read.StatusID != audit.StatusSuccess {
 		t.Errorf("GetTask: %+v %+v", read, read.API)
 	}
 	if other.StatusID != audit.StatusFailure || other.API.Response.Error != "TASK_NOT_FOUND" || other.Actor.User.Name != "app1/mallory" {
@@ -111,12 +137,7 @@ func TestAuditAPIActivity(t *testing.T) {
 // another owner's GetTask (Failure, TASK_NOT_FOUND), a wrong key (401,
 // the reason).
 func TestAuditGRPC(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	w, err := audit.Open(path, "vessel", "test", rotlog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	path, w := openAudit(t)
 	h := newHarnessConfig(t, func(c *a2aserver.Config) { selfCards(c); c.Audit = w })
 	cl := h.cardClient(h.agentID, a2a.TransportProtocolGRPC)
 	var task *a2a.Task
@@ -134,19 +155,7 @@ func TestAuditGRPC(t *testing.T) {
 	if _, err := cl.GetTask(as("wrong-key", "alice"), &a2a.GetTaskRequest{ID: task.ID}); err == nil {
 		t.Fatal("a wrong key was served")
 	}
-	var got []*audit.Event
-	for i := 0; ; i++ {
-		if got, err = audit.ReadFile(path); err != nil {
-			t.Fatal(err)
-		}
-		if len(got) >= 3 || i == 100 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(got) != 3 {
-		t.Fatalf("%d events, want 3", len(got))
-	}
+	got := waitAuditEvents(t, path, 3)
 	var send, other, wrong *audit.Event
 	for _, e := range got {
 		if len(e.Resources) == 0 || e.Resources[0].UID != h.agentID {

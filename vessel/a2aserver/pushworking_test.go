@@ -184,15 +184,10 @@ func streamRPC(t *testing.T, h *harness, hdr http.Header, params any) (string, s
 	return resp.Header.Get("A2A-Extensions"), resp.Header.Get("Content-Type")
 }
 
-func testPushWorking(t *testing.T, storeURL string) {
-	rcv := newReceiver(t)
-	rig := &pushRig{}
-	so, ho := withPush(t, rig, rcv, nil)
-	h := newHarnessStore(t, storeURL, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
-	alice, aliceW := as(h.keyApp1, "alice"), asWorking(h.keyApp1, "alice")
-	cl := h.client(h.agentID)
-
-	// The card declares the extension, not required.
+// checkCardDeclaresPushWorking: the agent's card lists the push-working
+// extension, with a description, not required.
+func checkCardDeclaresPushWorking(t *testing.T, h *harness) {
+	t.Helper()
 	card := getJSON(t, h, "/agents/"+h.agentID+"/.well-known/agent-card.json")
 	exts, _ := card["capabilities"].(map[string]any)["extensions"].([]any)
 	found := false
@@ -208,6 +203,31 @@ func testPushWorking(t *testing.T, storeURL string) {
 	if !found {
 		t.Fatalf("card extensions %v lack %s", exts, store.PushWorkingURI)
 	}
+}
+
+// checkV03PushWorkingEcho: a 0.3 message/send registering a config at
+// hook, asking for the extension with X-A2A-Extensions, is answered in it.
+func checkV03PushWorkingEcho(t *testing.T, h *harness, hook string) {
+	t.Helper()
+	v03 := `{"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":{"kind":"message","messageId":"m-echo-03","role":"user","parts":[{"kind":"text","text":"hello"}]},` +
+		`"configuration":{"blocking":false,"pushNotificationConfig":{"url":"` + hook + `","token":"tok-1"}}}}`
+	if code, hdr, b := h.rawPost("/agents/"+h.agentID+"/a2a", v03, map[string]string{"Authorization": "Bearer " + h.keyApp1,
+		"X-Vessel-User": "alice", "X-A2A-Extensions": store.PushWorkingURI}); code != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) ||
+		!strings.Contains(hdr.Get("X-A2A-Extensions"), store.PushWorkingURI) {
+		t.Fatalf("0.3 message/send with a config: HTTP %d, X-A2A-Extensions %q, %.300s", code, hdr.Get("X-A2A-Extensions"), b)
+	}
+}
+
+func testPushWorking(t *testing.T, storeURL string) {
+	rcv := newReceiver(t)
+	rig := &pushRig{}
+	so, ho := withPush(t, rig, rcv, nil)
+	h := newHarnessStore(t, storeURL, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	alice, aliceW := as(h.keyApp1, "alice"), asWorking(h.keyApp1, "alice")
+	cl := h.client(h.agentID)
+
+	// The card declares the extension, not required.
+	checkCardDeclaresPushWorking(t, h)
 
 	// A turn with a config registered in SendMessage with the extension.
 	cfgW := pushCfg(rcv.url + "/hooks/w")
@@ -263,13 +283,7 @@ func testPushWorking(t *testing.T, storeURL string) {
 		t.Fatalf("SendStreamingMessage with a config: A2A-Extensions %q, Content-Type %q", echo, ct)
 	}
 	// A 0.3 caller asks with X-A2A-Extensions and is answered in it.
-	v03 := `{"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":{"kind":"message","messageId":"m-echo-03","role":"user","parts":[{"kind":"text","text":"hello"}]},` +
-		`"configuration":{"blocking":false,"pushNotificationConfig":{"url":"` + rcv.url + `/hooks/echo-03","token":"tok-1"}}}}`
-	if code, hdr, b := h.rawPost("/agents/"+h.agentID+"/a2a", v03, map[string]string{"Authorization": "Bearer " + h.keyApp1,
-		"X-Vessel-User": "alice", "X-A2A-Extensions": store.PushWorkingURI}); code != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) ||
-		!strings.Contains(hdr.Get("X-A2A-Extensions"), store.PushWorkingURI) {
-		t.Fatalf("0.3 message/send with a config: HTTP %d, X-A2A-Extensions %q, %.300s", code, hdr.Get("X-A2A-Extensions"), b)
-	}
+	checkV03PushWorkingEcho(t, h, rcv.url+"/hooks/echo-03")
 	if echo, _ := streamRPC(t, h, authW, map[string]any{
 		"message": map[string]any{"messageId": "m-echo-s2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}}}); echo != "" {
 		t.Fatalf("SendStreamingMessage without a config: A2A-Extensions %q", echo)

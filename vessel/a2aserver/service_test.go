@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"google.golang.org/grpc/metadata"
@@ -54,37 +53,20 @@ func appHdr(key, user string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + key, "X-Vessel-User": user}
 }
 
-func TestHealthAgentsCardManifest(t *testing.T) {
-	h := newHarness(t)
-	code, _, body := h.get("/health", nil)
-	if code != 200 || !strings.Contains(string(body), `"ok":true`) || !strings.Contains(string(body), `"field-guide":true`) || !strings.Contains(string(body), `"broken":false`) {
-		t.Fatalf("health: %d %s", code, body)
+// plainErr: the plain endpoints answer errors as {"error": "..."}, not
+// JSON-RPC.
+func plainErr(t *testing.T, what string, wantCode, code int, body []byte) {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(body, &v); code != wantCode || err != nil || len(v) != 1 || v["error"] == "" || v["error"] == nil {
+		t.Fatalf("%s: %d %s", what, code, body)
 	}
-	// The plain endpoints answer errors as {"error": "..."}, not JSON-RPC.
-	plainErr := func(what string, wantCode, code int, body []byte) {
-		t.Helper()
-		var v map[string]any
-		if err := json.Unmarshal(body, &v); code != wantCode || err != nil || len(v) != 1 || v["error"] == "" || v["error"] == nil {
-			t.Fatalf("%s: %d %s", what, code, body)
-		}
-	}
-	code, _, body = h.get("/v1/agents", nil)
-	plainErr("/v1/agents without a key", 401, code, body)
-	code, _, body = h.get("/v1/agents", appHdr(h.keyApp1, "alice"))
-	var list struct {
-		Agents []map[string]any `json:"agents"`
-	}
-	if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.Agents) != 1 || list.Agents[0]["id"] != "field-guide" {
-		t.Fatalf("/v1/agents: %d %s", code, body)
-	}
-	if list.Agents[0]["card_url"] != "http://vessel:8700/agents/field-guide/.well-known/agent-card.json" || list.Agents[0]["available"] != true {
-		t.Fatalf("agent entry: %v", list.Agents[0])
-	}
+}
 
-	code, hdr, body := h.get("/agents/field-guide/.well-known/agent-card.json", nil)
-	if code != 200 || hdr.Get("ETag") == "" || hdr.Get("Last-Modified") == "" || hdr.Get("Cache-Control") == "" {
-		t.Fatalf("card: %d %v", code, hdr)
-	}
+// checkCardBody checks field-guide's card: exactly the A2A 1.0 keys, its
+// interface, modes, skill (tags, id and name) and provider.
+func checkCardBody(t *testing.T, body []byte) {
+	t.Helper()
 	var card map[string]any
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
@@ -117,20 +99,17 @@ func TestHealthAgentsCardManifest(t *testing.T) {
 		!strings.Contains(string(body), `"provider":{"organization":"AstralVessel","url":"https://github.com/AstralDeep/AstralVessel"}`) {
 		t.Fatalf("card modes, capabilities, provider: %s", body)
 	}
-	if list.Agents[0]["name"] != "Field guide" || list.Agents[0]["description"] != "Answers questions about birds." {
-		t.Fatalf("agent entry name/description: %v", list.Agents[0])
-	}
-	if code, _, _ := h.get("/agents/field-guide/.well-known/agent-card.json", map[string]string{"If-None-Match": hdr.Get("ETag")}); code != 304 {
-		t.Fatalf("conditional card: %d", code)
-	}
-	if code, _, _ := h.get("/agents/nope/.well-known/agent-card.json", nil); code != 404 {
-		t.Fatalf("unknown card: %d", code)
-	}
+}
 
-	code, _, body = h.get("/agents/field-guide/manifest", nil)
-	plainErr("manifest without key", 401, code, body)
+// checkManifestEndpoint: the manifest needs a key and a grant, and gives
+// the agent's id, name, model, tools, mounts, deadline, output and the
+// primitives schema version.
+func checkManifestEndpoint(t *testing.T, h *harness) {
+	t.Helper()
+	code, _, body := h.get("/agents/field-guide/manifest", nil)
+	plainErr(t, "manifest without key", 401, code, body)
 	code, _, body = h.get("/agents/reader/manifest", appHdr(h.keyApp1, "alice"))
-	plainErr("manifest of an ungranted agent", 403, code, body)
+	plainErr(t, "manifest of an ungranted agent", 403, code, body)
 	code, _, body = h.get("/agents/field-guide/manifest", appHdr(h.keyApp1, "alice"))
 	if code != 200 || !strings.Contains(string(body), `"max_steps":3`) || !strings.Contains(string(body), `"primitives_schema_version"`) {
 		t.Fatalf("manifest: %d %s", code, body)
@@ -154,6 +133,43 @@ func TestHealthAgentsCardManifest(t *testing.T) {
 		len(man.Tools) == 0 || man.Tools[0].Scope == "" || man.Mounts == nil || man.Deadline != 300 || man.Output["files"] == nil || man.Schema != a2aserver.PrimitivesSchemaVersion {
 		t.Fatalf("manifest fields: %v %s", err, body)
 	}
+}
+
+func TestHealthAgentsCardManifest(t *testing.T) {
+	h := newHarness(t)
+	code, _, body := h.get("/health", nil)
+	if code != 200 || !strings.Contains(string(body), `"ok":true`) || !strings.Contains(string(body), `"field-guide":true`) || !strings.Contains(string(body), `"broken":false`) {
+		t.Fatalf("health: %d %s", code, body)
+	}
+	code, _, body = h.get("/v1/agents", nil)
+	plainErr(t, "/v1/agents without a key", 401, code, body)
+	code, _, body = h.get("/v1/agents", appHdr(h.keyApp1, "alice"))
+	var list struct {
+		Agents []map[string]any `json:"agents"`
+	}
+	if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.Agents) != 1 || list.Agents[0]["id"] != "field-guide" {
+		t.Fatalf("/v1/agents: %d %s", code, body)
+	}
+	if list.Agents[0]["card_url"] != "http://vessel:8700/agents/field-guide/.well-known/agent-card.json" || list.Agents[0]["available"] != true {
+		t.Fatalf("agent entry: %v", list.Agents[0])
+	}
+
+	code, hdr, body := h.get("/agents/field-guide/.well-known/agent-card.json", nil)
+	if code != 200 || hdr.Get("ETag") == "" || hdr.Get("Last-Modified") == "" || hdr.Get("Cache-Control") == "" {
+		t.Fatalf("card: %d %v", code, hdr)
+	}
+	checkCardBody(t, body)
+	if list.Agents[0]["name"] != "Field guide" || list.Agents[0]["description"] != "Answers questions about birds." {
+		t.Fatalf("agent entry name/description: %v", list.Agents[0])
+	}
+	if code, _, _ := h.get("/agents/field-guide/.well-known/agent-card.json", map[string]string{"If-None-Match": hdr.Get("ETag")}); code != 304 {
+		t.Fatalf("conditional card: %d", code)
+	}
+	if code, _, _ := h.get("/agents/nope/.well-known/agent-card.json", nil); code != 404 {
+		t.Fatalf("unknown card: %d", code)
+	}
+
+	checkManifestEndpoint(t, h)
 }
 
 const sendBody = `{"jsonrpc":"2.0","id":"1","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
@@ -270,6 +286,57 @@ func TestRequestTooLarge(t *testing.T) {
 	}
 }
 
+// checkStreamKindsAndTranscript checks TestStreamingFrameOrder's event
+// types in order (turn.started, reasoning, the tool, then text, then
+// turn.finished) and its transcript chunks (only the last says
+// lastChunk; together: user, assistant with one tool call, tool,
+// assistant).
+func checkStreamKindsAndTranscript(t *testing.T, kinds []string, transcriptParts [][]byte, transcriptLast []bool) {
+	t.Helper()
+	want := []string{"turn.started", "reasoning.delta", "tool.started", "tool.finished"}
+	for i, w := range want {
+		if kinds[i] != w {
+			t.Fatalf("events %v, want prefix %v", kinds, want)
+		}
+	}
+	if kinds[len(kinds)-1] != "turn.finished" || kinds[len(kinds)-2] != "text.delta" {
+		t.Fatalf("events %v", kinds)
+	}
+	// Only the last transcript chunk says lastChunk.
+	for i, last := range transcriptLast {
+		if last != (i == len(transcriptLast)-1) {
+			t.Fatalf("transcript lastChunk flags: %v", transcriptLast)
+		}
+	}
+	var msgs []transcript.Message
+	for _, p := range transcriptParts {
+		env, err := transcript.Parse(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, env.Messages...)
+	}
+	if len(msgs) != 4 || msgs[0].Role != "user" || msgs[1].Role != "assistant" || len(msgs[1].ToolCalls) != 1 || msgs[2].Role != "tool" || msgs[3].Role != "assistant" {
+		t.Fatalf("transcript: %+v", msgs)
+	}
+}
+
+// checkStoredTurn: the task stored under id keeps the completed status, the
+// user's text and the answer artifact only.
+func checkStoredTurn(t *testing.T, h *harness, id a2a.TaskID) {
+	t.Helper()
+	got, err := h.client("field-guide").GetTask(as(h.keyApp1, "alice"), &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "answer" {
+		t.Fatalf("stored: %+v", got)
+	}
+	if len(got.History) != 1 || got.History[0].Parts[0].Text() != "Which birds hunt fish? #script:tool" {
+		t.Fatalf("stored history: %+v", got.History)
+	}
+}
+
 func TestStreamingFrameOrder(t *testing.T) {
 	h := newHarness(t)
 	msg := textMsg("Which birds hunt fish? #script:tool")
@@ -335,47 +402,13 @@ func TestStreamingFrameOrder(t *testing.T) {
 	if phase != 3 {
 		t.Fatal("no final status")
 	}
-	want := []string{"turn.started", "reasoning.delta", "tool.started", "tool.finished"}
-	for i, w := range want {
-		if kinds[i] != w {
-			t.Fatalf("events %v, want prefix %v", kinds, want)
-		}
-	}
-	if kinds[len(kinds)-1] != "turn.finished" || kinds[len(kinds)-2] != "text.delta" {
-		t.Fatalf("events %v", kinds)
-	}
-	// Only the last transcript chunk says lastChunk.
-	for i, last := range transcriptLast {
-		if last != (i == len(transcriptLast)-1) {
-			t.Fatalf("transcript lastChunk flags: %v", transcriptLast)
-		}
-	}
-	var msgs []transcript.Message
-	for _, p := range transcriptParts {
-		env, err := transcript.Parse(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs = append(msgs, env.Messages...)
-	}
-	if len(msgs) != 4 || msgs[0].Role != "user" || msgs[1].Role != "assistant" || len(msgs[1].ToolCalls) != 1 || msgs[2].Role != "tool" || msgs[3].Role != "assistant" {
-		t.Fatalf("transcript: %+v", msgs)
-	}
+	checkStreamKindsAndTranscript(t, kinds, transcriptParts, transcriptLast)
 	ended, _, _ := h.sandbox.stats()
 	if len(ended) != 1 || ended[0] != string(task.ID) {
 		t.Fatalf("EndTurn: %v", ended)
 	}
 	// The stored task keeps status, the user's text and the answer only.
-	got, err := h.client("field-guide").GetTask(as(h.keyApp1, "alice"), &a2a.GetTaskRequest{ID: task.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "answer" {
-		t.Fatalf("stored: %+v", got)
-	}
-	if len(got.History) != 1 || got.History[0].Parts[0].Text() != "Which birds hunt fish? #script:tool" {
-		t.Fatalf("stored history: %+v", got.History)
-	}
+	checkStoredTurn(t, h, task.ID)
 }
 
 func TestNonStreamingAndOwnerIsolation(t *testing.T) {
@@ -538,173 +571,6 @@ func TestParallelToolsAndFiles(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // generous: a loaded CI machine stretched a 5 s turn past 10 s
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func cancelMidTurn(t *testing.T, h *harness, text string, ready func([]a2a.Event) bool) []a2a.Event {
-	t.Helper()
-	cl := h.client("field-guide")
-	ctx := as(h.keyApp1, "alice")
-	type frame struct {
-		ev  a2a.Event
-		err error
-	}
-	ch := make(chan frame, 256)
-	go func() {
-		for ev, err := range cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: textMsg(text)}) {
-			ch <- frame{ev, err}
-		}
-		close(ch)
-	}()
-	var evs []a2a.Event
-	cancelled := false
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case f, ok := <-ch:
-			if !ok {
-				return evs
-			}
-			if f.err != nil {
-				t.Fatal(f.err)
-			}
-			evs = append(evs, f.ev)
-			if !cancelled && ready(evs) {
-				cancelled = true
-				task, err := cl.CancelTask(ctx, &a2a.CancelTaskRequest{ID: evs[0].(*a2a.Task).ID})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if task.Status.State != a2a.TaskStateCanceled {
-					t.Fatalf("cancel result: %s", task.Status.State)
-				}
-			}
-		case <-timeout:
-			t.Fatal("turn did not end")
-		}
-	}
-}
-
-func lastEvent(t *testing.T, evs []a2a.Event) (a2a.TaskState, map[string]any) {
-	t.Helper()
-	su, ok := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
-	if !ok {
-		t.Fatalf("last frame %T", evs[len(evs)-1])
-	}
-	return su.Status.State, eventOf(su)
-}
-
-func TestCancelMidModelStream(t *testing.T) {
-	h := newHarness(t)
-	evs := cancelMidTurn(t, h, "#script:slowtext", func(evs []a2a.Event) bool {
-		return eventOf(evs[len(evs)-1])["type"] == "text.delta"
-	})
-	state, data := lastEvent(t, evs)
-	if state != a2a.TaskStateCanceled || data["type"] != "turn.finished" || data["status"] != "cancelled" {
-		t.Fatalf("final: %s %v", state, data)
-	}
-	ended, _, _ := h.sandbox.stats()
-	if len(ended) != 1 {
-		t.Fatalf("EndTurn: %v", ended)
-	}
-}
-
-func TestCancelMidToolCall(t *testing.T) {
-	h := newHarness(t)
-	evs := cancelMidTurn(t, h, "#script:sleeptool", func(evs []a2a.Event) bool {
-		if eventOf(evs[len(evs)-1])["type"] != "tool.started" {
-			return false
-		}
-		waitFor(t, "the tool to run", func() bool { _, _, running := h.sandbox.stats(); return running == 1 })
-		return true
-	})
-	state, data := lastEvent(t, evs)
-	if state != a2a.TaskStateCanceled || data["status"] != "cancelled" {
-		t.Fatalf("final: %s %v", state, data)
-	}
-	waitFor(t, "the tool call to be cancelled", func() bool {
-		_, cancelled, running := h.sandbox.stats()
-		return cancelled == 1 && running == 0
-	})
-	ended, _, _ := h.sandbox.stats()
-	if len(ended) != 1 {
-		t.Fatalf("EndTurn: %v", ended)
-	}
-}
-
-func TestDeadlineStepLimitModelErrors(t *testing.T) {
-	h := newHarness(t, func(d *spec.Deployment) { d.Agents[0].Manifest.DeadlineSecs = 1 })
-	run := func(text string) (a2a.TaskState, map[string]any, *a2a.Task) {
-		res, err := h.client("field-guide").SendMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg(text)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		task := res.(*a2a.Task)
-		var data map[string]any
-		if task.Status.Message != nil {
-			data, _ = task.Status.Message.Parts[0].Data().(map[string]any)
-		}
-		return task.Status.State, data, task
-	}
-	if state, data, _ := run("#script:slowtext"); state != a2a.TaskStateFailed || data["status"] != "deadline" {
-		t.Fatalf("deadline: %s %v", state, data)
-	}
-	h.deploy.Agents[0].Manifest.DeadlineSecs = 0 // read at start only; the next runs use the "reader" agent
-	agent := "reader"
-	run = func(text string) (a2a.TaskState, map[string]any, *a2a.Task) {
-		res, err := h.client(agent).SendMessage(as(h.keyApp2, "alice"), &a2a.SendMessageRequest{Message: textMsg(text)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		task := res.(*a2a.Task)
-		var data map[string]any
-		if task.Status.Message != nil {
-			data, _ = task.Status.Message.Parts[0].Data().(map[string]any)
-		}
-		return task.Status.State, data, task
-	}
-	if state, data, _ := run("#script:loop"); state != a2a.TaskStateCompleted || data["status"] != "step_limit" || data["steps"] != float64(4) {
-		t.Fatalf("step limit: %s %v", state, data)
-	}
-	if state, data, task := run("#script:flaky"); state != a2a.TaskStateCompleted || data["status"] != "ok" || task.Artifacts[0].Parts[0].Text() != "recovered" {
-		t.Fatalf("retry: %s %v", state, data)
-	}
-	if state, data, _ := run("#script:broken"); state != a2a.TaskStateFailed || data["status"] != "model_error" {
-		t.Fatalf("model error: %s %v", state, data)
-	}
-	if state, data, _ := run("#script:badreq"); state != a2a.TaskStateFailed || data["status"] != "model_error" {
-		t.Fatalf("4xx is not retried: %s %v", state, data)
-	}
-}
-
-func TestClientDisconnectDoesNotCancel(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithCancel(as(h.keyApp1, "alice"))
-	var id a2a.TaskID
-	for ev, err := range h.client("field-guide").SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: textMsg("#script:slowtext")}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task, ok := ev.(*a2a.Task); ok {
-			id = task.ID
-			break
-		}
-	}
-	cancel()
-	waitFor(t, "the turn to finish", func() bool {
-		task, err := h.client("field-guide").GetTask(as(h.keyApp1, "alice"), &a2a.GetTaskRequest{ID: id})
-		return err == nil && task.Status.State == a2a.TaskStateCompleted
-	})
-}
-
 func TestFloodCoalesced(t *testing.T) {
 	h := newHarness(t)
 	evs, err := h.stream(as(h.keyApp1, "alice"), "field-guide", &a2a.SendMessageRequest{Message: textMsg("#script:flood")})
@@ -748,17 +614,6 @@ func TestRawStreamingFraming(t *testing.T) {
 	}
 	if !strings.Contains(frames[1], `"vessel.event":"turn.started"`) {
 		t.Fatalf("second frame: %s", frames[1])
-	}
-}
-
-func TestCancelRightAfterTaskFrame(t *testing.T) {
-	h := newHarness(t)
-	for i := range 20 {
-		evs := cancelMidTurn(t, h, "#script:slowtext", func(evs []a2a.Event) bool { return len(evs) == 1 })
-		state, data := lastEvent(t, evs)
-		if state != a2a.TaskStateCanceled || data["status"] != "cancelled" {
-			t.Fatalf("run %d: %s %v", i, state, data)
-		}
 	}
 }
 

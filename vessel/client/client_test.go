@@ -19,6 +19,48 @@ func newTestClient(t *testing.T, fv *fakeVessel, agent string) *Client {
 	return c
 }
 
+// checkFirstTurnResult checks the Result of TestTurnFrameOrderAndResult's
+// turn: its ids (taskID is the stream's), text, reasoning, answer and its
+// component, then the rest (checkFirstTurnRecords).
+func checkFirstTurnResult(t *testing.T, r *Result, taskID string) {
+	t.Helper()
+	if r.TaskID == "" || r.ContextID != "conv-1" || taskID != r.TaskID {
+		t.Errorf("ids: task %q context %q", r.TaskID, r.ContextID)
+	}
+	if r.Text != "The osprey hunts fish." || r.Reasoning != "thinking" {
+		t.Errorf("text %q reasoning %q", r.Text, r.Reasoning)
+	}
+	if r.Answer == nil || r.Answer.Markdown != "The **osprey** hunts fish." || len(r.Answer.Components) != 1 {
+		t.Fatalf("answer %+v", r.Answer)
+	}
+	if comp := r.Answer.Components[0].(map[string]any); comp["n"] != 3 {
+		t.Errorf("component number not turned back into an int: %#v", comp["n"])
+	}
+	checkFirstTurnRecords(t, r)
+}
+
+// checkFirstTurnRecords checks the rest of that Result: the transcript,
+// the file, the finish, the tool and Markdown.
+func checkFirstTurnRecords(t *testing.T, r *Result) {
+	t.Helper()
+	if len(r.Messages) != 4 || r.Messages[3].Role() != "assistant" || !strings.Contains(r.Messages[3].Text(), "history=2") {
+		t.Errorf("transcript %v", r.Messages)
+	}
+	if len(r.Files) != 1 || r.Files[0].Name != "map.png" || r.Files[0].MediaType != "image/png" || r.Files[0].CallID != "c1" || string(r.Files[0].Data[1:]) != "PNG" {
+		t.Errorf("files %+v", r.Files)
+	}
+	f := r.Finished
+	if f == nil || f.Status != "ok" || f.State != string(a2a.TaskStateCompleted) || f.PromptTokens != 12 || f.CompletionTokens != 7 || f.Steps != 2 || f.Elapsed.Milliseconds() != 1500 {
+		t.Errorf("finished %+v", f)
+	}
+	if len(r.Tools) != 1 || !r.Tools[0].OK || r.Tools[0].Preview != "osprey" || r.Tools[0].ExitCode == nil || *r.Tools[0].ExitCode != 0 {
+		t.Errorf("tools %+v", r.Tools)
+	}
+	if r.Markdown() != r.Answer.Markdown {
+		t.Errorf("Markdown() = %q", r.Markdown())
+	}
+}
+
 func TestTurnFrameOrderAndResult(t *testing.T) {
 	fv := newFakeVessel(t)
 	c := newTestClient(t, fv, "birds")
@@ -37,34 +79,7 @@ func TestTurnFrameOrderAndResult(t *testing.T) {
 		t.Fatalf("events\n got %v\nwant %v", kinds, want)
 	}
 	r := s.Result()
-	if r.TaskID == "" || r.ContextID != "conv-1" || s.TaskID() != r.TaskID {
-		t.Errorf("ids: task %q context %q", r.TaskID, r.ContextID)
-	}
-	if r.Text != "The osprey hunts fish." || r.Reasoning != "thinking" {
-		t.Errorf("text %q reasoning %q", r.Text, r.Reasoning)
-	}
-	if r.Answer == nil || r.Answer.Markdown != "The **osprey** hunts fish." || len(r.Answer.Components) != 1 {
-		t.Fatalf("answer %+v", r.Answer)
-	}
-	if comp := r.Answer.Components[0].(map[string]any); comp["n"] != 3 {
-		t.Errorf("component number not turned back into an int: %#v", comp["n"])
-	}
-	if len(r.Messages) != 4 || r.Messages[3].Role() != "assistant" || !strings.Contains(r.Messages[3].Text(), "history=2") {
-		t.Errorf("transcript %v", r.Messages)
-	}
-	if len(r.Files) != 1 || r.Files[0].Name != "map.png" || r.Files[0].MediaType != "image/png" || r.Files[0].CallID != "c1" || string(r.Files[0].Data[1:]) != "PNG" {
-		t.Errorf("files %+v", r.Files)
-	}
-	f := r.Finished
-	if f == nil || f.Status != "ok" || f.State != string(a2a.TaskStateCompleted) || f.PromptTokens != 12 || f.CompletionTokens != 7 || f.Steps != 2 || f.Elapsed.Milliseconds() != 1500 {
-		t.Errorf("finished %+v", f)
-	}
-	if len(r.Tools) != 1 || !r.Tools[0].OK || r.Tools[0].Preview != "osprey" || r.Tools[0].ExitCode == nil || *r.Tools[0].ExitCode != 0 {
-		t.Errorf("tools %+v", r.Tools)
-	}
-	if r.Markdown() != r.Answer.Markdown {
-		t.Errorf("Markdown() = %q", r.Markdown())
-	}
+	checkFirstTurnResult(t, r, s.TaskID())
 
 	fv.mu.Lock()
 	h := fv.hdrs[len(fv.hdrs)-1]

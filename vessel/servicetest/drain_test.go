@@ -13,6 +13,26 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
+// waitNotReady polls the vessel's /health for 2 s and fails unless the
+// guide agent turns unready in that time.
+func waitNotReady(t *testing.T, vesselURL string) {
+	t.Helper()
+	sent := time.Now()
+	notReady := false
+	for time.Since(sent) < 2*time.Second && !notReady {
+		resp, err := http.Get(vesselURL + "/health")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			notReady = strings.Contains(string(b), `"guide":false`)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !notReady {
+		t.Fatal("readiness did not go false after SIGTERM")
+	}
+}
+
 // TestSIGTERMDrains: SIGTERM with 20 streams running. Readiness goes false
 // at once; a turn that ends within shutdown_grace_seconds finishes
 // normally; every other stream still gets its final turn.finished, status
@@ -69,20 +89,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	if err := s.vessel.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	sent := time.Now()
-	notReady := false
-	for time.Since(sent) < 2*time.Second && !notReady {
-		resp, err := http.Get(s.vesselURL + "/health")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			notReady = strings.Contains(string(b), `"guide":false`)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !notReady {
-		t.Fatal("readiness did not go false after SIGTERM")
-	}
+	waitNotReady(t, s.vesselURL)
 	wg.Wait()
 	exited := make(chan error, 1)
 	go func() { exited <- s.vessel.Wait() }()

@@ -311,6 +311,56 @@ func sleepers() int {
 	return n
 }
 
+// editManifestUntilUnserved edits the guide's manifest without a
+// redeploy and fails unless a new turn gets 503 within 15 s.
+func editManifestUntilUnserved(t *testing.T, s *stack) {
+	t.Helper()
+	mf := filepath.Join(s.dir, "agents/guide/vessel.toml")
+	b, _ := os.ReadFile(mf)
+	write(t, mf, strings.Replace(string(b), "A test guide.", "An edited guide.", 1))
+	deadline := time.Now().Add(15 * time.Second)
+	status := 0
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodPost, s.vesselURL+"/agents/guide", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-edit","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`))
+		req.Header.Set("Authorization", "Bearer app-key-for-tests")
+		req.Header.Set("X-Vessel-User", "alice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if status = resp.StatusCode; status == http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if status != http.StatusServiceUnavailable {
+		t.Fatalf("after an un-redeployed edit: %d", status)
+	}
+}
+
+// checkTurnLogs: the stack's logs hold no key or token, and at least two
+// structured turn lines.
+func checkTurnLogs(t *testing.T, s *stack) {
+	t.Helper()
+	logs, _ := os.ReadFile(s.logs.Name())
+	for _, secret := range []string{"app-key-for-tests", "egress-token", "master-token-for-tests"} {
+		if strings.Contains(string(logs), secret) {
+			t.Fatalf("a secret leaked into the logs: %s", secret)
+		}
+	}
+	turns := 0
+	sc := bufio.NewScanner(strings.NewReader(string(logs)))
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"msg":"turn"`) {
+			turns++
+		}
+	}
+	if turns < 2 {
+		t.Fatalf("turn log lines: %d", turns)
+	}
+}
+
 func TestRealSandboxTurnCancelRestart(t *testing.T) {
 	s := startStack(t)
 	cl := s.client()
@@ -407,44 +457,8 @@ func TestRealSandboxTurnCancelRestart(t *testing.T) {
 	// An edit to the manifest that was not redeployed takes the agent out of
 	// service at the next readiness poll: a new turn gets 503 (reads of
 	// stored tasks are still served, docs/a2a.md "Readiness").
-	mf := filepath.Join(s.dir, "agents/guide/vessel.toml")
-	b, _ := os.ReadFile(mf)
-	write(t, mf, strings.Replace(string(b), "A test guide.", "An edited guide.", 1))
-	deadline = time.Now().Add(15 * time.Second)
-	status := 0
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest(http.MethodPost, s.vesselURL+"/agents/guide", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-edit","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`))
-		req.Header.Set("Authorization", "Bearer app-key-for-tests")
-		req.Header.Set("X-Vessel-User", "alice")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if status = resp.StatusCode; status == http.StatusServiceUnavailable {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if status != http.StatusServiceUnavailable {
-		t.Fatalf("after an un-redeployed edit: %d", status)
-	}
+	editManifestUntilUnserved(t, s)
 
 	// One structured log line per turn, with no key or token in the logs.
-	logs, _ := os.ReadFile(s.logs.Name())
-	for _, secret := range []string{"app-key-for-tests", "egress-token", "master-token-for-tests"} {
-		if strings.Contains(string(logs), secret) {
-			t.Fatalf("a secret leaked into the logs: %s", secret)
-		}
-	}
-	turns := 0
-	sc := bufio.NewScanner(strings.NewReader(string(logs)))
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), `"msg":"turn"`) {
-			turns++
-		}
-	}
-	if turns < 2 {
-		t.Fatalf("turn log lines: %d", turns)
-	}
+	checkTurnLogs(t, s)
 }

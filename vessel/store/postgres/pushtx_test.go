@@ -142,19 +142,7 @@ func waitPushed(t *testing.T, ob *outbox.Outbox, rcv *hookReceiver, task a2a.Tas
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for {
-		p, err := ob.Pending(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending", p)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitNothingPending(context.Background(), t, ob, deadline)
 	got := rcv.arrivals()
 	if len(got) != 1 {
 		t.Fatalf("%d deliveries, want 1: %+v", len(got), got)

@@ -38,6 +38,43 @@ func marks(t *testing.T, db *DB) []string {
 	return out
 }
 
+// waitNothingPending waits until the outbox holds no pending delivery,
+// failing once deadline has passed.
+func waitNothingPending(ctx context.Context, t *testing.T, ob *outbox.Outbox, deadline time.Time) {
+	t.Helper()
+	for {
+		p, err := ob.Pending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries still pending", p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitArrivedAndDrained waits (30 s in all) for a first arrival at the
+// receiver, then for the outbox to record every delivery done.
+func waitArrivedAndDrained(ctx context.Context, t *testing.T, ob *outbox.Outbox, arrived func() int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if arrived() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reaped task's push never arrived")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Completions are recorded shortly after; nothing else may arrive.
+	waitNothingPending(ctx, t, ob, deadline)
+}
+
 // TestReapedTaskPushed (issue 17): a task of a replica that died, with a
 // push config, is failed by another replica's lease reaper, which marks
 // it in the same statement; two live replicas, each with an outbox, pass
@@ -133,33 +170,11 @@ func TestReapedTaskPushed(t *testing.T) {
 		t.Fatalf("marks %v left after the pass", m)
 	}
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitArrivedAndDrained(ctx, t, obs[0], func() int {
 		mu.Lock()
-		k := len(got)
-		mu.Unlock()
-		if k > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the reaped task's push never arrived")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// Completions are recorded shortly after; nothing else may arrive.
-	for {
-		p, err := obs[0].Pending(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending", p)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got)
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 1 {

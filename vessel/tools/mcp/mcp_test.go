@@ -156,17 +156,12 @@ func toolsOf(t testing.TB, a *spec.Agent, c *Client) map[string]*Tool {
 
 var turn = &tools.Turn{ID: "task-1", Agent: "issues-agent", Owner: "web/alice"}
 
-func TestRealServer(t *testing.T) {
-	ts, s := realServer(t)
-	ctx := context.Background()
-	set := toolsOf(t, agentWith(ts.URL, "search", "chart", "stats", "broken", "gone"), nil)
-	if len(set) != 5 || set["issues__secret"] != nil {
-		t.Fatalf("tools: %v", set)
-	}
+// checkListedSearch lists the server's tools through the search tool's
+// Prepare (with the agent's headers, not the owner's) and checks the
+// definition, scopes and service the listing gives.
+func checkListedSearch(ctx context.Context, t *testing.T, s *seen, set map[string]*Tool) {
+	t.Helper()
 	search := set["issues__search"]
-	if d := search.Def(); !strings.Contains(d.Function.Description, "not available") {
-		t.Errorf("before listing: %+v", d.Function)
-	}
 	search.Prepare(ctx, turn)
 	s.mu.Lock()
 	if len(s.lists) != 1 || s.lists[0].Get(HeaderOwner) != "" || s.lists[0].Get(HeaderAgent) != "issues-agent" ||
@@ -186,6 +181,54 @@ func TestRealServer(t *testing.T) {
 	if sv.Service() != "issues" {
 		t.Errorf("service %q", sv.Service())
 	}
+}
+
+// checkToolErrors: a structured result is passed on; a tool's error, a
+// tool the server does not offer, arguments that are not an object and
+// arguments the server's schema refuses all come back as tool errors
+// (the middle two without a request sent).
+func checkToolErrors(ctx context.Context, t *testing.T, s *seen, set map[string]*Tool) {
+	t.Helper()
+	search := set["issues__search"]
+	res, _ := set["issues__stats"].Run(ctx, turn, tools.Call{Arguments: `{}`})
+	if res.IsError || !strings.Contains(res.Output, `{"open":3}`) {
+		t.Errorf("structured: %+v", res)
+	}
+	res, _ = set["issues__broken"].Run(ctx, turn, tools.Call{Arguments: `{}`})
+	if !res.IsError || !strings.Contains(res.Output, "the issues MCP server reported an error: the index is offline") {
+		t.Errorf("tool error: %+v", res)
+	}
+	// Granted but not offered by the server: a clear error, no call sent.
+	before := s.requests()
+	res, _ = set["issues__gone"].Run(ctx, turn, tools.Call{Arguments: `{}`})
+	if !res.IsError || !strings.Contains(res.Output, `issues__gone cannot be called: the server does not offer a tool "gone"`) || s.requests() != before {
+		t.Errorf("not offered: %+v (%d requests)", res, s.requests()-before)
+	}
+	for _, args := range []string{`[1]`, `"x"`, `{`, `null`} {
+		res, _ = search.Run(ctx, turn, tools.Call{Arguments: args})
+		if !res.IsError || !strings.Contains(res.Output, "needs its arguments as a JSON object") || s.requests() != before {
+			t.Errorf("arguments %s: %+v", args, res)
+		}
+	}
+	// Arguments the server's schema refuses come back as a tool error.
+	res, _ = search.Run(ctx, turn, tools.Call{Arguments: `{"query": 5}`})
+	if !res.IsError {
+		t.Errorf("schema violation: %+v", res)
+	}
+}
+
+func TestRealServer(t *testing.T) {
+	ts, s := realServer(t)
+	ctx := context.Background()
+	set := toolsOf(t, agentWith(ts.URL, "search", "chart", "stats", "broken", "gone"), nil)
+	if len(set) != 5 || set["issues__secret"] != nil {
+		t.Fatalf("tools: %v", set)
+	}
+	search := set["issues__search"]
+	if d := search.Def(); !strings.Contains(d.Function.Description, "not available") {
+		t.Errorf("before listing: %+v", d.Function)
+	}
+	checkListedSearch(ctx, t, s, set)
 
 	res, err := search.Run(ctx, turn, tools.Call{ID: "c1", Name: "issues__search", Arguments: `{"query":"crash"}`})
 	if err != nil || res.IsError || res.Output != "found 2 issues for crash" {
@@ -211,31 +254,7 @@ func TestRealServer(t *testing.T) {
 		}
 	}
 
-	res, _ = set["issues__stats"].Run(ctx, turn, tools.Call{Arguments: `{}`})
-	if res.IsError || !strings.Contains(res.Output, `{"open":3}`) {
-		t.Errorf("structured: %+v", res)
-	}
-	res, _ = set["issues__broken"].Run(ctx, turn, tools.Call{Arguments: `{}`})
-	if !res.IsError || !strings.Contains(res.Output, "the issues MCP server reported an error: the index is offline") {
-		t.Errorf("tool error: %+v", res)
-	}
-	// Granted but not offered by the server: a clear error, no call sent.
-	before := s.requests()
-	res, _ = set["issues__gone"].Run(ctx, turn, tools.Call{Arguments: `{}`})
-	if !res.IsError || !strings.Contains(res.Output, `issues__gone cannot be called: the server does not offer a tool "gone"`) || s.requests() != before {
-		t.Errorf("not offered: %+v (%d requests)", res, s.requests()-before)
-	}
-	for _, args := range []string{`[1]`, `"x"`, `{`, `null`} {
-		res, _ = search.Run(ctx, turn, tools.Call{Arguments: args})
-		if !res.IsError || !strings.Contains(res.Output, "needs its arguments as a JSON object") || s.requests() != before {
-			t.Errorf("arguments %s: %+v", args, res)
-		}
-	}
-	// Arguments the server's schema refuses come back as a tool error.
-	res, _ = search.Run(ctx, turn, tools.Call{Arguments: `{"query": 5}`})
-	if !res.IsError {
-		t.Errorf("schema violation: %+v", res)
-	}
+	checkToolErrors(ctx, t, s, set)
 }
 
 // hostile serves a minimal MCP server by hand whose tools/call does what
