@@ -14,6 +14,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox/outboxtest"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
@@ -21,43 +22,6 @@ import (
 type arrival struct {
 	id, token string
 	event     *a2a.TaskStatusUpdateEvent
-}
-
-// waitNothingPending waits until the outbox holds no pending delivery,
-// failing once deadline has passed.
-func waitNothingPending(ctx context.Context, t *testing.T, ob *outbox.Outbox, deadline time.Time) {
-	t.Helper()
-	for {
-		p, err := ob.Pending(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending", p)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitArrivedAndDrained waits (30 s in all) for a first arrival at the receiver,
-// then for the outbox to record every delivery done.
-func waitArrivedAndDrained(ctx context.Context, t *testing.T, ob *outbox.Outbox, arrived func() int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if arrived() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the failed task's push never arrived")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// Completions are recorded shortly after; nothing else may arrive.
-	waitNothingPending(ctx, t, ob, deadline)
 }
 
 // TestSelfFailedPushedAfterRestart: a task left working when the vessel
@@ -149,11 +113,11 @@ func TestSelfFailedPushedAfterRestart(t *testing.T) {
 		t.Fatalf("a second pass enqueued %d: %v; want 0 (the mark is gone)", n, err)
 	}
 
-	waitArrivedAndDrained(ctx, t, ob, func() int {
+	outboxtest.WaitArrivedAndDrained(ctx, t, ob, func() int {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got)
-	})
+	}, "the failed task's push never arrived")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 1 {

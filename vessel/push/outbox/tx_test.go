@@ -20,6 +20,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox/outboxtest"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
@@ -251,13 +252,8 @@ func TestPushAtomicWithStatus(t *testing.T) {
 func waitDelivered(t *testing.T, ob *outbox.Outbox, rcv *hookReceiver, task a2a.TaskID, state a2a.TaskState) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for len(rcv.arrivals()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the delivery never arrived")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	waitNothingPending(context.Background(), t, ob, deadline)
+	outboxtest.WaitArrived(t, func() int { return len(rcv.arrivals()) }, deadline, "the delivery never arrived")
+	outboxtest.WaitNothingPending(context.Background(), t, ob, deadline)
 	got := rcv.arrivals()
 	if len(got) != 1 {
 		t.Fatalf("%d deliveries, want 1: %+v", len(got), got)

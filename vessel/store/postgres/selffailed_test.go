@@ -13,6 +13,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
+	"github.com/astraldeep/astralvessel-go/vessel/push/outbox/outboxtest"
 	vstore "github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
@@ -36,43 +37,6 @@ func marks(t *testing.T, db *DB) []string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// waitNothingPending waits until the outbox holds no pending delivery,
-// failing once deadline has passed.
-func waitNothingPending(ctx context.Context, t *testing.T, ob *outbox.Outbox, deadline time.Time) {
-	t.Helper()
-	for {
-		p, err := ob.Pending(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending", p)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitArrivedAndDrained waits (30 s in all) for a first arrival at the
-// receiver, then for the outbox to record every delivery done.
-func waitArrivedAndDrained(ctx context.Context, t *testing.T, ob *outbox.Outbox, arrived func() int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if arrived() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the reaped task's push never arrived")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// Completions are recorded shortly after; nothing else may arrive.
-	waitNothingPending(ctx, t, ob, deadline)
 }
 
 // TestReapedTaskPushed (issue 17): a task of a replica that died, with a
@@ -170,11 +134,11 @@ func TestReapedTaskPushed(t *testing.T) {
 		t.Fatalf("marks %v left after the pass", m)
 	}
 
-	waitArrivedAndDrained(ctx, t, obs[0], func() int {
+	outboxtest.WaitArrivedAndDrained(ctx, t, obs[0], func() int {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got)
-	})
+	}, "the reaped task's push never arrived")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 1 {
