@@ -198,7 +198,7 @@ func permittedFrom(ctx context.Context) func(tool, scope string) bool {
 // resume handles a message on a task waiting for approval: the owner's
 // decisions (checked again here, where the pause lives), or the vessel's
 // own timeout message.
-func (e *executor) resume(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+func (e *executor) resume(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, place turnPlace) {
 	id := string(ec.TaskID)
 	e.mu.Lock()
 	pt := e.waiting[id]
@@ -271,7 +271,7 @@ func (e *executor) resume(ctx context.Context, ec *a2asrv.ExecutorContext, yield
 	pt.pause = nil
 	// A caller may add approvals on the decision too, never remove any.
 	pt.policy = pt.policy.With(extraFrom(ctx))
-	e.drive(ctx, ec, yield, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
+	e.drive(ctx, ec, yield, place, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
 		return pause.Resume(dctx, cfg, decisions, emit)
 	})
 }

@@ -115,11 +115,14 @@ func statusEvent(ec *a2asrv.ExecutorContext, state a2a.TaskState, ev loop.Event)
 func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		// The turn holds its admitted place until it ends or pauses, also
-		// after its request returned (returnImmediately).
-		held := ticketFrom(ctx).Claim()
-		defer held.Release()
+		// after its request returned (returnImmediately): the place is freed
+		// just before the event that ends it leaves (turnPlace), or here when
+		// the turn ended with nobody listening.
+		place := claimPlace(ctx)
+		defer place.free()
+		yield = place.freeing(yield)
 		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
-			e.resume(ctx, ec, yield)
+			e.resume(ctx, ec, yield, place)
 			return
 		}
 		id := string(ec.TaskID)
@@ -150,10 +153,6 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		e.log.Debug("turn started", turnFields(ec)...)
 		if perr != nil {
 			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(perr.Error()))
-			// The turn is over before its answer leaves: a caller that sends
-			// its next request on this answer must find the place free, not
-			// wait for this goroutine to be scheduled again.
-			held.Release()
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, msg), nil)
 			e.met.turnFinished("rejected", nil)
 			e.log.Info("turn rejected", append(turnFields(ec), zap.String("reason", perr.Error()))...)
@@ -174,7 +173,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		pt := &pausedTurn{policy: e.policy.With(extraFrom(ctx)), owner: ownerOf(ec)}
 		input := &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}
 		in.History = nil // the loop holds the history from here on, and drops what it no longer needs
-		e.drive(ctx, ec, yield, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
+		e.drive(ctx, ec, yield, place, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
 			return loop.Run(dctx, cfg, input, emit)
 		})
 	}
@@ -196,7 +195,7 @@ type pausedTurn struct {
 // pause) with the turn's remaining deadline, sends its events, and either
 // sends the outputs and the final status or, when the turn paused again,
 // the input-required status with the approval request.
-func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, pt *pausedTurn,
+func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, place turnPlace, pt *pausedTurn,
 	step func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result) {
 	id := string(ec.TaskID)
 	r := &run{done: make(chan struct{}), owner: ownerOf(ec), contextID: ec.ContextID, started: time.Now()}
@@ -221,6 +220,10 @@ func (e *executor) drive(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 		if !closed {
 			closed = true
 			r.result = res
+			// A cancelled turn's outcome leaves through CancelTask, which
+			// waits for done: the place is freed before, as before an
+			// event that ends the turn (turnPlace).
+			place.free()
 			close(r.done)
 		}
 	}

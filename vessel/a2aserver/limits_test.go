@@ -401,3 +401,39 @@ func TestRatePerApp(t *testing.T) {
 		t.Errorf("another app: %d %s", b.status, b.body)
 	}
 }
+
+// A sequential caller at max_turns_per_owner = 1 sends each turn only once
+// it has read the previous one's final status, on both the blocking and
+// the streaming method, turns that complete (with tool calls in the
+// sandbox), stop at max_steps and are rejected: none meets 429, since
+// every turn frees its place before its final status leaves (the other
+// outcomes: TestPlaceFreedBeforeTheEnd).
+func TestSequentialCallerAtOneTurn(t *testing.T) {
+	h := newHarness(t, limitsOf(spec.Limits{MaxTurnsPerOwner: 1}))
+	turns := []struct{ parts, state string }{
+		{`[{"text":"#script:parallel"}]`, "TASK_STATE_COMPLETED"},
+		{`[{"text":"hi"}]`, "TASK_STATE_COMPLETED"},
+		{`[{"text":"#script:loop"}]`, `"status":"step_limit"`},
+		{`[{"text":"hi"},{"url":"https://example.invalid/x.png","mediaType":"image/png"}]`, "TASK_STATE_REJECTED"},
+	}
+	for i := range 40 {
+		tc := turns[i%len(turns)]
+		method := "SendMessage"
+		if i%2 == 1 {
+			method = "SendStreamingMessage"
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"message":{"messageId":"q%d","role":"ROLE_USER","parts":%s}}}`,
+			i, method, i, tc.parts)
+		// post reads the whole answer: the stream ends after the final status.
+		a := post(h.httpc, h.url+"/agents/"+h.agentID, body, appHdr(h.keyApp1, "alice"))
+		if a.err != nil || a.status != http.StatusOK {
+			t.Fatalf("turn %d (%s %s): %d %v %s", i, method, tc.parts, a.status, a.err, a.body)
+		}
+		if !strings.Contains(string(a.body), tc.state) || strings.Contains(string(a.body), `"error":{`) {
+			t.Fatalf("turn %d (%s %s) did not end with %s: %s", i, method, tc.parts, tc.state, a.body)
+		}
+	}
+	if n, ot, _, _ := h.srv.Admission().Counts("alice"); n != 0 || ot != 0 {
+		t.Fatalf("after the turns: %d turns, %d for the owner", n, ot)
+	}
+}
