@@ -47,14 +47,15 @@ func TestStreamTurnOrder(t *testing.T) {
 	cases := map[string]struct {
 		frames []string
 		bad    string // substring of the order error, "" for none
+		where  string // where the error says it was found
 	}{
-		"good":                        {[]string{fTask, fStarted, fDelta, fTranscript(true), fAnswer, fFinished}, ""},
-		"status before task":          {[]string{fStarted, fTask, fAnswer, fFinished}, "before the task"},
-		"working after artifact":      {[]string{fTask, fStarted, fTranscript(true), fDelta, fAnswer, fFinished}, "after the turn's artifacts"},
-		"transcript after answer":     {[]string{fTask, fStarted, fAnswer, fTranscript(true), fFinished}, "after the answer"},
-		"no lastChunk":                {[]string{fTask, fStarted, fTranscript(false), fAnswer, fFinished}, "lastChunk"},
-		"no event metadata":           {[]string{fTask, strings.Replace(fStarted, `,"metadata":{"vessel.event":"turn.started"}`, "", 1), fAnswer, fFinished}, "without metadata"},
-		"final without turn.finished": {[]string{fTask, fStarted, fAnswer, strings.Replace(fFinished, `"vessel.event":"turn.finished"`, `"vessel.event":"x"`, 1)}, "final status carries"},
+		"good":                        {[]string{fTask, fStarted, fDelta, fTranscript(true), fAnswer, fFinished}, "", ""},
+		"status before task":          {[]string{fStarted, fTask, fAnswer, fFinished}, "before the task", "frame 0: "},
+		"working after artifact":      {[]string{fTask, fStarted, fTranscript(true), fDelta, fAnswer, fFinished}, "after the turn's artifacts", "frame 3: "},
+		"transcript after answer":     {[]string{fTask, fStarted, fAnswer, fTranscript(true), fFinished}, "after the answer", "frame 3: "},
+		"no lastChunk":                {[]string{fTask, fStarted, fTranscript(false), fAnswer, fFinished}, "lastChunk", "the stream's end (5 frames): "},
+		"no event metadata":           {[]string{fTask, strings.Replace(fStarted, `,"metadata":{"vessel.event":"turn.started"}`, "", 1), fAnswer, fFinished}, "without metadata", "frame 1: "},
+		"final without turn.finished": {[]string{fTask, fStarted, fAnswer, strings.Replace(fFinished, `"vessel.event":"turn.finished"`, `"vessel.event":"x"`, 1)}, "final status carries", "frame 3: "},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -78,6 +79,10 @@ func TestStreamTurnOrder(t *testing.T) {
 			}
 			if tr.orderErr == nil || !strings.Contains(tr.orderErr.Error(), c.bad) {
 				t.Errorf("order error %v, want one mentioning %q", tr.orderErr, c.bad)
+			} else if !strings.HasPrefix(tr.orderErr.Error(), c.where) {
+				// The violation names the frame it was found at, not the
+				// frames known before the stream ended (none).
+				t.Errorf("order error %q, want it found at %q", tr.orderErr, c.where)
 			}
 		})
 	}

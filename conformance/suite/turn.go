@@ -63,6 +63,9 @@ type turnReader struct {
 	transcriptLast bool
 	onWorking      func(taskID string)
 	calledWorking  bool
+	// at is the index of the frame being read (from 0), n the frames
+	// read so far: the turn's frames are only known once the stream ended.
+	at, n int
 }
 
 // streamTurn runs a streamed turn; onWorking, when set, is called (once) at
@@ -93,20 +96,28 @@ func (r *turnReader) finish(hr *httpResult, nFrames int) error {
 		return fmt.Errorf("the stream ended after %d frames without a final status", nFrames)
 	}
 	if len(t.transcript) > 0 && !r.transcriptLast {
-		r.violate("no transcript chunk had lastChunk: true")
+		r.violateAt(fmt.Sprintf("the stream's end (%d frames)", nFrames), "no transcript chunk had lastChunk: true")
 	}
 	return nil
 }
 
-// violate records the first violation of the frame order.
+// violate records the first violation of the frame order, at the frame
+// being read.
 func (r *turnReader) violate(format string, args ...any) {
+	r.violateAt(fmt.Sprintf("frame %d", r.at), format, args...)
+}
+
+// violateAt records the first violation of the frame order, where it was
+// found.
+func (r *turnReader) violateAt(where, format string, args ...any) {
 	if r.t.orderErr == nil {
-		r.t.orderErr = fmt.Errorf("frame %d: %s", len(r.t.frames), fmt.Sprintf(format, args...))
+		r.t.orderErr = fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...))
 	}
 }
 
 // frame takes one SSE frame; false ends the stream.
 func (r *turnReader) frame(f frame) bool {
+	r.at, r.n = r.n, r.n+1
 	if r.phase == phaseFinal {
 		r.violate("a %s frame after the final status", f.kind)
 	}
