@@ -94,11 +94,22 @@ func nonSuperuserDSN(t *testing.T, dsn string) string {
 	if _, err := conn.Exec(ctx, `GRANT CREATE ON DATABASE `+pgx.Identifier{dbname}.Sanitize()+` TO `+id); err != nil {
 		t.Fatalf("grant the role CREATE: %v", err)
 	}
+	return dsnAs(dsn, role, pass)
+}
+
+// dsnAs returns dsn with its role and password replaced. In the URL form
+// a user or password in the query overrides the one before the host, so
+// both are replaced there; in the keyword/value form a later keyword
+// overrides an earlier one.
+func dsnAs(dsn, role, pass string) string {
 	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 		u.User = url.UserPassword(role, pass)
+		q := u.Query()
+		q.Del("user")
+		q.Del("password")
+		u.RawQuery = q.Encode()
 		return u.String()
 	}
-	// Keyword/value form: a later keyword overrides an earlier one.
 	return dsn + " user=" + role + " password=" + pass
 }
 
