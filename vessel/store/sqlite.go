@@ -108,9 +108,13 @@ type sqliteBackend struct {
 	// queue, once set, enqueues the pushes of status writes (PushQueuing).
 	queue atomic.Pointer[PushQueue]
 
-	// listConfigs, prepared once, lists a task's push configs: every
-	// write with pushes runs it (enqueueTx), in its transaction.
-	listConfigs *sql.Stmt
+	// The statements, prepared once for the database (prepare) and shared
+	// by every agent's store, whose agent is a parameter: listConfigs
+	// lists a task's push configs (every write with pushes runs it, in its
+	// transaction: enqueueTx); insert, upsert and get are the statements
+	// every turn runs. database/sql prepares a statement again on each pool
+	// connection it first runs on, so one is shared safely across them.
+	listConfigs, insert, upsert, get *sql.Stmt
 }
 
 // FlushInterval is how often task ends that could not be written (a full
@@ -159,9 +163,9 @@ func openSQLite(ctx context.Context, url string, opt Options) (Backend, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
-	if b.listConfigs, err = db.PrepareContext(ctx, sqliteListConfigs); err != nil {
+	if err := b.prepare(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("prepare push config listing: %w", err)
+		return nil, err
 	}
 	for _, id := range opt.Agents {
 		if _, err := b.open(ctx, id); err != nil {
@@ -265,7 +269,29 @@ func (b *sqliteBackend) Close() error {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// open prepares an agent's statements and fails its tasks left running.
+// prepare prepares the backend's statements, once for all agents.
+func (b *sqliteBackend) prepare(ctx context.Context) error {
+	for _, st := range []struct {
+		name string
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{"push config listing", &b.listConfigs, sqliteListConfigs},
+		{"insert", &b.insert, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)`},
+		{"upsert", &b.upsert, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT(agent_id, id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
+		updated_at=excluded.updated_at, task=excluded.task`},
+		{"get", &b.get, GetTaskSQL},
+	} {
+		var err error
+		if *st.stmt, err = b.db.PrepareContext(ctx, st.sql); err != nil {
+			return fmt.Errorf("prepare %s: %w", st.name, err)
+		}
+	}
+	return nil
+}
+
+// open opens an agent's store and fails its tasks left running.
 func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -275,18 +301,6 @@ func (b *sqliteBackend) open(ctx context.Context, agent string) (*sqliteStore, e
 	s := &sqliteStore{b: b, agent: agent, Live: NewLive()}
 	if err := s.failRunning(ctx); err != nil {
 		return nil, err
-	}
-	var err error
-	if s.insert, err = b.db.PrepareContext(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)`); err != nil {
-		return nil, fmt.Errorf("prepare insert for %s: %w", agent, err)
-	}
-	if s.upsertStmt, err = b.db.PrepareContext(ctx, `INSERT INTO vessel_tasks (agent_id, id, owner, context_id, state, version, updated_at, task) VALUES (?,?,?,?,?,?,?,?)
-		ON CONFLICT(agent_id, id) DO UPDATE SET state=excluded.state, context_id=excluded.context_id, version=excluded.version,
-		updated_at=excluded.updated_at, task=excluded.task`); err != nil {
-		return nil, fmt.Errorf("prepare upsert for %s: %w", agent, err)
-	}
-	if s.get, err = b.db.PrepareContext(ctx, GetTaskSQL); err != nil {
-		return nil, fmt.Errorf("prepare get for %s: %w", agent, err)
 	}
 	b.stores[agent] = s
 	return s, nil
@@ -302,9 +316,6 @@ type sqliteStore struct {
 	agent string
 
 	Live // the tasks running here
-
-	// Prepared once: the statements every turn runs.
-	insert, upsertStmt, get *sql.Stmt
 }
 
 // flushUnsaved writes the ends that could not be written before.
@@ -340,7 +351,7 @@ func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task,
 	}
 	args := []any{s.agent, string(st.ID), owner, st.ContextID, string(st.Status.State), int64(v), s.b.opt.Now().UnixNano(), raw}
 	if len(pushes) == 0 || s.b.pushQueue() == nil {
-		if _, err := s.upsertStmt.ExecContext(ctx, args...); err != nil {
+		if _, err := s.b.upsert.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("write task: %w", err)
 		}
 		return nil
@@ -348,7 +359,7 @@ func (s *sqliteStore) writeTask(ctx context.Context, owner string, st *a2a.Task,
 	ctx, cancel := PushTxContext(ctx)
 	defer cancel()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.StmtContext(ctx, s.upsertStmt).ExecContext(ctx, args...); err != nil {
+		if _, err := tx.StmtContext(ctx, s.b.upsert).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("write task: %w", err)
 		}
 		return s.b.enqueueTx(ctx, tx, s.agent, st.ID, pushes, seen)
@@ -473,11 +484,11 @@ func (s *sqliteStore) Create(ctx context.Context, task *a2a.Task) (taskstore.Tas
 	}
 	args := []any{s.agent, string(task.ID), owner, task.ContextID, string(task.Status.State), 1, s.b.opt.Now().UnixNano(), raw}
 	if len(pushes) == 0 {
-		_, err = s.insert.ExecContext(ctx, args...)
+		_, err = s.b.insert.ExecContext(ctx, args...)
 	} else {
 		tctx, cancel := PushTxContext(ctx)
 		err = s.inTx(tctx, func(tx *sql.Tx) error {
-			if _, err := tx.StmtContext(tctx, s.insert).ExecContext(tctx, args...); err != nil {
+			if _, err := tx.StmtContext(tctx, s.b.insert).ExecContext(tctx, args...); err != nil {
 				return err
 			}
 			return s.b.enqueueTx(tctx, tx, s.agent, task.ID, pushes, nil)
@@ -602,7 +613,7 @@ func (s *sqliteStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.Stored
 	if t, found, err := s.Live.Get(id, owner); found {
 		return t, err
 	}
-	return ScanStoredTask(sqldb.SQLRow(s.get.QueryRowContext(ctx, s.agent, string(id), owner)), id)
+	return ScanStoredTask(sqldb.SQLRow(s.b.get.QueryRowContext(ctx, s.agent, string(id), owner)), id)
 }
 
 // List implements taskstore.Store: the caller's tasks, newest first. A
