@@ -124,6 +124,9 @@ func TestSQLiteMigrationsRefuseAFileNumberedLikeTheGoStep(t *testing.T) {
 	if err := migrate.Check(ms); err != nil {
 		t.Fatal(err)
 	}
+	if gaps := migrate.Gaps(ms); len(gaps) != 0 {
+		t.Fatalf("the SQLite migrations skip versions %v", gaps)
+	}
 	fsys := fstest.MapFS{
 		"m/0001_a.sql":      {Data: []byte("CREATE TABLE a (x int);")},
 		"m/0005_future.sql": {Data: []byte("CREATE TABLE b (x int);")},

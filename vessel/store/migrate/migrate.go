@@ -119,6 +119,23 @@ func Latest(ms []Migration) int {
 	return ms[len(ms)-1].Version
 }
 
+// Gaps lists the versions missing between 1 and the newest of ms (sorted).
+// A gap cannot be filled later: Run applies a migration numbered into it
+// on a database that recorded the versions after it, so such databases
+// would run it after those and fresh ones before. A backend's test pins
+// its known gaps, so none appears by accident.
+func Gaps(ms []Migration) []int {
+	var gaps []int
+	next := 1
+	for _, m := range ms {
+		for ; next < m.Version; next++ {
+			gaps = append(gaps, next)
+		}
+		next = m.Version + 1
+	}
+	return gaps
+}
+
 // Run applies, under t's lock, every migration of ms that t does not
 // record yet, in version order. It fails, applying nothing, when t records
 // a version newer than the newest of ms (a newer vessel migrated it).

@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -91,5 +92,25 @@ func TestCheckRefusesSharedVersions(t *testing.T) {
 	err := Check([]Migration{{Version: 1, Name: "0001_a.sql"}, {Version: 1, Name: "0001_go (Go)"}})
 	if err == nil || !strings.Contains(err.Error(), "share version 1") {
 		t.Fatalf("Check of a shared version: %v", err)
+	}
+}
+
+func TestGaps(t *testing.T) {
+	for _, c := range []struct {
+		versions []int
+		want     string
+	}{
+		{nil, "[]"},
+		{[]int{1, 2, 3}, "[]"},
+		{[]int{1, 2, 3, 4, 5, 7, 8}, "[6]"},
+		{[]int{2, 5, 6, 9}, "[1 3 4 7 8]"},
+	} {
+		ms := make([]Migration, len(c.versions))
+		for i, v := range c.versions {
+			ms[i] = Migration{Version: v}
+		}
+		if got := fmt.Sprint(Gaps(ms)); got != c.want {
+			t.Errorf("Gaps(%v) = %s, want %s", c.versions, got, c.want)
+		}
 	}
 }
