@@ -172,10 +172,13 @@ func newServeSandbox(t testing.TB) (*serveSandbox, *tools.Sandbox) {
 	return f, sb
 }
 
+// stdioAgent grants one stdio server with a 10 s timeout: starting a server
+// process and listing its tools can take seconds on a loaded machine (a 2 s
+// timeout failed CI once). Tests of the timeout itself set their own.
 func stdioAgent(server string, toolNames ...string) *spec.Agent {
 	return &spec.Agent{ID: "notes-agent", Manifest: &spec.Manifest{MCP: []spec.Tool{{Name: server, MCP: &spec.StdioMCP{
 		Command: []string{"{package}/bin/" + server}, Tools: toolNames, Scope: "tools:files",
-		Scopes: map[string]string{"add_note": "tools:write"}, TimeoutSecs: 2}}}}}
+		Scopes: map[string]string{"add_note": "tools:write"}, TimeoutSecs: 10}}}}}
 }
 
 func stdioTools(t testing.TB, sb *tools.Sandbox, a *spec.Agent, c *Client) map[string]*Tool {
@@ -247,7 +250,9 @@ func TestStdioServer(t *testing.T) {
 func TestStdioHostile(t *testing.T) {
 	_, sb := newServeSandbox(t)
 	c := &Client{MaxResponse: 64 << 10}
-	set := stdioTools(t, sb, stdioAgent("probe", "flood", "garbage", "hang", "whoami"), c)
+	probe := stdioAgent("probe", "flood", "garbage", "hang", "whoami")
+	probe.Manifest.MCP[0].MCP.TimeoutSecs = 2 // "hang" is expected to time out
+	set := stdioTools(t, sb, probe, c)
 	ctx := context.Background()
 	turn := &tools.Turn{ID: "task-h", Agent: "notes-agent", Owner: "web/alice"}
 	run := func(name, args string) string {
