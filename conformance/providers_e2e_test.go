@@ -68,8 +68,9 @@ func (u *replayUpstream) last() string {
 }
 
 // TestLocalStackProviderReplays runs recorded provider streams through the
-// real vessel, egress and sandbox: DeepSeek's reasoning, Gemini's thought
-// signatures and the parallel calls of Ollama and OpenAI reach the next
+// real vessel, egress and sandbox: DeepSeek's reasoning, vLLM's reasoning
+// under both its names, Gemini's thought signatures and the parallel calls of
+// Ollama (ended by finish_reason stop), vLLM and OpenAI reach the next
 // request through the egress, Mistral's thinking parts leave the answer text
 // alone, a cut by length, Azure's content filter, a llama.cpp error line,
 // Groq's event: error and OpenRouter's error chunk each fail the task with
@@ -98,7 +99,7 @@ func TestLocalStackProviderReplays(t *testing.T) {
 		{"deepseek/thinking_tool.sse", []string{"TASK_STATE_COMPLETED", "done"},
 			[]string{`"reasoning_content":"The user is asking for the weather in San Francisco. I need to use the weather tool`, `"tool_call_id":"call_00_ioIn7yN9p1ZOMNpDLwd4MgAF"`}},
 		{"ollama/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
-			[]string{`"tool_call_id":"call_b8n2k4wd"`, `"tool_call_id":"call_t5c9p1zr"`}},
+			[]string{`"tool_call_id":"call_b41oui0i"`, `"tool_call_id":"call_82xehfqo"`}},
 		{"mistral/thinking_parts.sse", []string{"TASK_STATE_COMPLETED", "2 + 2 = 4"}, nil},
 		{"azure/content_filter.sse", []string{"TASK_STATE_FAILED", `incomplete`, `content_filter`}, nil},
 		{"gemini/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
@@ -107,6 +108,10 @@ func TestLocalStackProviderReplays(t *testing.T) {
 		{"llamacpp/error_event.sse", []string{"TASK_STATE_FAILED", "model_error", "the request exceeds the available context size"}, nil},
 		{"groq/error_chunk.sse", []string{"TASK_STATE_FAILED", "model_error", "Tool choice is required, but model did not call a tool"}, nil},
 		{"openrouter/length_then_error.sse", []string{"TASK_STATE_FAILED", `incomplete`, `length`}, nil},
+		{"vllm/parallel_tools.sse", []string{"TASK_STATE_COMPLETED", "done"},
+			[]string{`"tool_call_id":"call_d471ba25b4744d89afb7f854"`, `"tool_call_id":"call_0851281433174dbf9639472e"`}},
+		{"vllm/reasoning_both_tool.sse", []string{"TASK_STATE_COMPLETED", "done"},
+			[]string{`"reasoning":"\nOkay, the user is asking about the weather in London.`, `"reasoning_content":"\nOkay, the user is asking about the weather in London.`, `"tool_call_id":"chatcmpl-tool-b78bab43f5e43697"`}},
 		{"openai/parallel_no_args.sse", []string{"TASK_STATE_COMPLETED", "done"},
 			[]string{`"tool_call_id":"call_q2UyBRP7eXNTzAoR8lEhjc9Z"`, `"tool_call_id":"call_b51ijcpFkDiTQG1bQzsrmtW5"`}},
 	} {

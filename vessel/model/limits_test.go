@@ -60,6 +60,25 @@ func TestReasoningLimit(t *testing.T) {
 	}
 }
 
+// TestReasoningUnderBothNames: vLLM sends each reasoning piece as reasoning
+// and as reasoning_content; it is passed on and counted once, kept under both
+// names, and a piece that differs between the two is passed on twice.
+func TestReasoningUnderBothNames(t *testing.T) {
+	srv, _ := replay(t, []byte(`data: {"choices":[{"delta":{"reasoning":"Think","reasoning_content":"Think"}}]}`+"\n\n"+
+		`data: {"choices":[{"delta":{"reasoning":" a","reasoning_content":" b"}}]}`+"\n\n"+
+		`data: {"choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n"))
+	r := req()
+	r.Limits = Limits{Reasoning: 9}
+	var h rec
+	resp, err := (&Client{BaseURL: srv.URL}).Complete(context.Background(), r, &h)
+	if err != nil || h.reasoning.String() != "Think b a" {
+		t.Fatalf("err %v, reasoning %q passed on", err, h.reasoning.String())
+	}
+	if want := `{"reasoning_content":"Think b","reasoning":"Think a"}`; string(resp.Extra) != want {
+		t.Fatalf("kept %s, want %s", resp.Extra, want)
+	}
+}
+
 func TestArgumentsLimit(t *testing.T) {
 	var calls atomic.Int32
 	srv := endless(t, &calls,

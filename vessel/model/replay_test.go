@@ -97,8 +97,6 @@ var replayCases = []replayCase{
 	{file: "groq/tool.sse", calls: []call{{"tk85n1k4m", "weather", "{}", ""}}, in: 210, out: 15},
 	{file: "anthropic/text_then_tool.sse", text: "Reading it.", calls: []call{{"toolu_sanitized", "read_file", `{"path": "a.txt"}`, ""}}},
 	{file: "openai/after_tool.sse", text: "POST_TOOL", in: 86, out: 2},
-	{file: "llamacpp/length_usage_timings.sse", incomplete: IncompleteLength, in: 43, out: 1},
-	{file: "llamacpp/reasoning_timings.sse", text: "Done.", reasoning: " it handles", extra: `{"reasoning_content":" it handles"}`, in: 17, out: 31},
 	{file: "gemini/tool.sse", calls: []call{{"function-call-18439433602034082669", "glob", `{"pattern":"*"}`, ""}}, in: 3379, out: 12},
 	// Recorded by llama-stack's API recorder (chunks as the OpenAI SDK
 	// dumped them, ids normalized), so marked EDITED.
@@ -113,6 +111,19 @@ var replayCases = []replayCase{
 		sum: "490d3bcf457bcb3f9c8a7e5fa24d628cc371e3559dbe0450397eec27645affb6"},
 	{file: "ollama/text.sse", text: "The capital of France is Paris.", in: 32, out: 8},
 	{file: "vllm/reasoning_text.sse", text: "\n\nTo solve the expression $2 + 2 \\times 3$", reasoning: "\nOkay, let's see. The user asked first to solve 2 + 2", in: 107, out: 271, sum: "310481dbbf4c55b4140a3e8cc814a326286f4cb4cdf029af530742c1a9f29a9f"},
+	{file: "vllm/parallel_tools.sse", text: "The user is asking for two things:", calls: []call{{"call_d471ba25b4744d89afb7f854", "get_weather", `{"location": "Paris"}`, ""}, {"call_0851281433174dbf9639472e", "get_time", `{"location": "Paris"}`, ""}},
+		in: 376, out: 160, sum: "bb940d46b15163ae7ce6a01afefa377c70c49bbd1797713c8e42dc39efb546d0"},
+	{file: "vllm/length.sse", text: "Here's a thinking process that leads to the essay on the Roman Empire:\n\n", incomplete: IncompleteLength, in: 30, out: 16},
+	{file: "vllm/text.sse", text: "sadness", in: 17, out: 4},
+	{file: "vllm/tool_no_usage.sse", text: "<think>\nOkay, the user is asking for the current time in UTC.", calls: []call{{"chatcmpl-tool-41faa6bedd074d51a6335cd2447deeab", "get_time", `{"timezone": "UTC"}`, ""}},
+		sum: "8b5e8e0a606aab2aeb8902d84ef71b0619c3f1b5ac054b5a649508ef4ad4120a"},
+	// vLLM sends each reasoning piece as reasoning and as reasoning_content:
+	// shown once, both sent back.
+	{file: "vllm/reasoning_both_tool.sse", text: "\n\n", reasoning: "\nOkay, the user is asking about the weather in London.", calls: []call{{"chatcmpl-tool-b78bab43f5e43697", "get_weather", `{"location": "London, UK"}`, ""}}, in: 181, out: 112,
+		sum: "7db30a18f73d8cc7c4c23ab11c930cd874bb0da2c2d32824e225ee338a46a785"},
+	{file: "ollama/tool.sse", calls: []call{{"call_c9erx268", "get_time", `{"timezone":"UTC"}`, ""}}},
+	// Ollama ends a turn of parallel calls with finish_reason stop.
+	{file: "ollama/parallel_tools.sse", calls: []call{{"call_b41oui0i", "get_experiment_id", `{"experiment_name":"boiling_point"}`, ""}, {"call_82xehfqo", "get_user_id", `{"username":"charlie"}`, ""}}, in: 589, out: 40},
 	// pydantic-ai's VCR cassettes: response bodies verbatim.
 	{file: "openai/tool.sse", calls: []call{{"call_ZR5UUuTt3pf61kjwAJIYdVMj", "get_capital", `{"country":"UK"}`, ""}}, in: 53, out: 15},
 	{file: "openai/parallel_no_args.sse", calls: []call{{"call_q2UyBRP7eXNTzAoR8lEhjc9Z", "get_country", "{}", ""}, {"call_b51ijcpFkDiTQG1bQzsrmtW5", "get_product_name", "{}", ""}}, in: 364, out: 40},
@@ -130,6 +141,7 @@ var replayCases = []replayCase{
 	{file: "groq/whole_parallel.json", calls: []call{{"rew01jq49", "get_weather", `{"city":"Paris"}`, ""}, {"gbpypqxpx", "final_result", `{"city":"Paris","summary":"Current weather in Paris"}`, ""}}, in: 779, out: 65},
 	{file: "deepseek/whole_parallel.json", text: "Let me get your name and roll the die!", reasoning: "Great, now I have access to the dice roll tool.",
 		calls: []call{{"call_00_6edlnw3Z1MgeMfey687g8451", "get_player_name", "{}", ""}, {"call_01_km02sac7sHxNDPATKLZy7705", "roll_dice", "{}", ""}}, in: 875, out: 79, sum: "e3c2bfc9d6ed95efa7bc5859add1b60e10a60dacfe3da82a1f2df415572c85ef"},
+	{file: "openrouter/whole_tool.json", calls: []call{{"3sniiMddS", "divide", `{"numerator": 123, "denominator": 456, "on_inf": "infinity"}`, ""}}, in: 134, out: 43},
 	{file: "openrouter/whole_length.json", text: "The CAP theorem is a fundamental principle in distributed systems", incomplete: IncompleteLength, in: 2168, out: 100, sum: "4aaccb703967313d7b480994b44e35151c5f26f1073f27256dea41c42f103ff2"},
 	// Captures in LnYo-Cly/ai4j's notes on providers' output.
 	{file: "deepseek/text.sse", text: "Hello! How can I assist you today? 😊", in: 12, out: 11},
@@ -137,12 +149,10 @@ var replayCases = []replayCase{
 		{"call_00_JQSxFX1xOHGH6ajdpN88RMXO", "get_current_weather", `{"location": "北京", "format": "celsius"}`, ""},
 		{"call_01_L8UtYbkfaMFr7hzsToGPWGfI", "get_current_weather", `{"location": "洛阳", "format": "celsius"}`, ""}}, in: 491, out: 129},
 	// Constructed and edited samples.
-	{file: "ollama/tool.sse", calls: []call{{"call_q3v7m2xa", "read_file", `{"path":"notes.txt"}`, ""}}},
-	{file: "ollama/parallel_tools.sse", calls: []call{{"call_b8n2k4wd", "read_file", `{"path":"a.txt"}`, ""}, {"call_t5c9p1zr", "read_file", `{"path":"b.txt"}`, ""}}},
-	{file: "vllm/text.sse", text: "Plain text.", in: 12, out: 3},
+	{file: "llamacpp/length_usage_timings.sse", text: "Dunes", incomplete: IncompleteLength, in: 26, out: 1},
+	{file: "llamacpp/reasoning_timings.sse", text: "Eight.", reasoning: "Count the legs.", extra: `{"reasoning_content":"Count the legs."}`, in: 17, out: 7},
 	{file: "lmstudio/tool.sse", calls: []call{{"520731946", "lookup_station", `{"code":"KLX"}`, ""}}},
 	{file: "llamacpp/tool.sse", calls: []call{{"Zx1", "get_time", `{"tz":"UTC"}`, ""}}},
-	{file: "vllm/tool_hermes.sse", calls: []call{{"chatcmpl-tool-3b6d91e0c4a2", "list_dir", `{"dir": "src"}`, ""}}},
 	{file: "azure/error_chunk.sse", text: "Part", errMsg: "The service is temporarily unable to process your request."},
 	{file: "gemini/tool_signature.sse", calls: []call{{"function-call-9", "get_weather", `{"city":"Accra"}`, `{"extra_content":{"google":{"thought_signature":"EjQKMgG+Pvb7sig=="}}}`}}, in: 31, out: 9},
 	{file: "gemini/error_chunk.sse", text: "Ospreys", errMsg: "The model is overloaded. Please try again later."},
@@ -178,9 +188,6 @@ var replayCases = []replayCase{
 	{file: "anthropic/length.sse", text: "The list: 1.", incomplete: IncompleteLength, in: 8, out: 4},
 	{file: "together/parallel_tools.sse", calls: []call{{"call_t1", "get_weather", `{"city":"Lima"}`, ""}, {"call_t2", "get_weather", `{"city":"Quito"}`, ""}}, in: 70, out: 30},
 	{file: "lmstudio/text.sse", text: "Local answer.", in: 20, out: 3},
-	{file: "vllm/reasoning_tool.sse", calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33,
-		reasoning: "Check the weather.", extra: `{"reasoning":"Check the weather."}`},
-	{file: "vllm/length.sse", text: "Once upon a", incomplete: IncompleteLength, in: 5, out: 3},
 	{file: "gemini/text.sse", text: "Ospreys eat fish.", in: 8, out: 5},
 	{file: "gemini/content_filter.sse", text: "I can", incomplete: IncompleteContentFilter, in: 9, out: 2},
 	{file: "mistral/length.sse", text: "Paris is the", incomplete: IncompleteLength, in: 10, out: 2},
@@ -189,7 +196,6 @@ var replayCases = []replayCase{
 	{file: "gemini/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 	{file: "groq/parallel_tools.sse", calls: []call{{"call_g1", "lookup", `{"q":"a"}`, ""}, {"call_g2", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 	{file: "groq/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
-	{file: "vllm/parallel_tools.sse", calls: []call{{"chatcmpl-tool-a", "lookup", `{"q":"a"}`, ""}, {"chatcmpl-tool-b", "lookup", `{"q":"b"}`, ""}}, in: 60, out: 30},
 	{file: "llamacpp/text.sse", text: "Local.", in: 9, out: 2},
 	{file: "ollama/length.sse", text: "Three words and", incomplete: IncompleteLength, in: 7, out: 3},
 	{file: "openrouter/tool.sse", calls: []call{{"toolu_or1", "lookup", `{"q":"a"}`, ""}}, in: 40, out: 10},
@@ -386,13 +392,15 @@ var profileCases = []replayCase{
 		extra: `{"reasoning_details":[{"type":"reasoning.text","text":"We need to respond to a greeting. The user","index":0,"format":null}],"reasoning":"We need to respond to a greeting. The user"}`},
 	// Groq's profile, picked by the route, keeps no provider field even
 	// from a stream without x_groq (vLLM's reasoning here).
-	{file: "vllm/reasoning_tool.sse", provider: "groq", calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33, reasoning: "Check the weather."},
+	{file: "vllm/reasoning_both_tool.sse", provider: "groq", text: "\n\n", reasoning: "\nOkay, the user is asking about the weather in London.", calls: []call{{"chatcmpl-tool-b78bab43f5e43697", "get_weather", `{"location": "London, UK"}`, ""}}, in: 181, out: 112,
+		sum: "14d1d6c37c089898d35dacc882ab576647052dc4634c0264c54b4a1493b1ceb6"},
 	{file: "groq/reasoning_tool.sse", provider: "groq", calls: []call{{"fc_bfb39741-3748-4def-9886-a93fc9c64a90", "get_something_by_name", `{"name":"example"}`, ""}}, in: 304, out: 49,
 		reasoning: `We need to call the function with correct parameter "name".`, sum: "98cf8a09d4b230fb90420d4aa3cc026f9224ea7c94f5f41b75d4052291506f85"},
 	// DeepSeek's profile sends reasoning_content back and nothing else.
 	{file: "deepseek/thinking_tool.sse", provider: "deepseek", calls: []call{{"call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", "weather", `{"location": "San Francisco"}`, ""}}, in: 339, out: 83,
 		reasoning: "The user is asking for the weather in San Francisco.", sum: "3f7a8d05119f173ed37c8cc847f4367effb3763299e0edb59b7a6e74c3084ad3"},
-	{file: "vllm/reasoning_tool.sse", provider: "deepseek", calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33, reasoning: "Check the weather."},
+	{file: "vllm/reasoning_both_tool.sse", provider: "deepseek", text: "\n\n", reasoning: "\nOkay, the user is asking about the weather in London.", calls: []call{{"chatcmpl-tool-b78bab43f5e43697", "get_weather", `{"location": "London, UK"}`, ""}}, in: 181, out: 112,
+		sum: "789cf4f6a565a2b2966231d3c8235dfb03602860c8ca5f21193cd5b2667dec1c"},
 	// Gemini's profile keeps the thought signatures.
 	{file: "gemini/parallel_tools.sse", provider: "gemini", calls: []call{
 		{"function-call-1", "species", `{"name":"osprey"}`, `{"extra_content":{"google":{"thought_signature":"CiQBVKhc7sig1=="}}}`},
@@ -402,8 +410,8 @@ var profileCases = []replayCase{
 	{file: "mistral/thinking_mixed.sse", provider: "mistral", text: "391", reasoning: "Okay, the user is asking for the product", in: 28, out: 139, sum: "cc47e7f676273adaab27a196488b662e0366ed3e17f647e74bc246d47ccf6c19"},
 	// A route's send_back overrides its profile: Groq's profile with
 	// reasoning sent back; Gemini's with nothing.
-	{file: "vllm/reasoning_tool.sse", provider: "groq", sendBack: []string{"reasoning"}, calls: []call{{"chatcmpl-tool-1", "get_weather", `{"city": "Kyiv"}`, ""}}, in: 100, out: 33,
-		reasoning: "Check the weather.", extra: `{"reasoning":"Check the weather."}`},
+	{file: "vllm/reasoning_both_tool.sse", provider: "groq", sendBack: []string{"reasoning"}, text: "\n\n", reasoning: "\nOkay, the user is asking about the weather in London.", calls: []call{{"chatcmpl-tool-b78bab43f5e43697", "get_weather", `{"location": "London, UK"}`, ""}}, in: 181, out: 112,
+		sum: "97ef928c9b0870bcd77132eef0d8b498b5b77957aa40f256823baa31c427efc8"},
 	{file: "gemini/parallel_tools.sse", provider: "gemini", sendBack: []string{}, calls: []call{
 		{"function-call-1", "species", `{"name":"osprey"}`, ""}, {"function-call-2", "species", `{"name":"heron"}`, ""}}, in: 50, out: 20},
 	// A profile named for a cut stream changes nothing of the outcome.

@@ -293,21 +293,32 @@ func (st *streamState) reason(d *delta) error {
 	if d.ReasoningContent == "" && d.Reasoning == "" && d.Thinking == "" {
 		return nil
 	}
-	if err := st.reasonPiece("reasoning_content", d.ReasoningContent, &st.reasoningContent); err != nil {
+	if err := st.reasonPiece("reasoning_content", d.ReasoningContent, &st.reasoningContent, true); err != nil {
 		return err
 	}
 	// Mistral's thinking parts have no field to go back in: shown only.
-	if err := st.reasonPiece("", d.Thinking, nil); err != nil {
+	if err := st.reasonPiece("", d.Thinking, nil, true); err != nil {
 		return err
 	}
-	return st.reasonPiece("reasoning", d.Reasoning, &st.reasoning)
+	// vLLM with a reasoning parser sends the same piece under both names (in
+	// vllm/reasoning_both_tool.sse): kept under both, shown and counted once.
+	return st.reasonPiece("reasoning", d.Reasoning, &st.reasoning, d.Reasoning != d.ReasoningContent)
 }
 
-func (st *streamState) reasonPiece(key, s string, b *strings.Builder) error {
+// reasonPiece keeps a piece of reasoning under key (b nil: not kept) and,
+// when show, passes it on and counts it against the reasoning's limit.
+func (st *streamState) reasonPiece(key, s string, b *strings.Builder, show bool) error {
 	if s == "" {
 		return nil
 	}
 	st.started = true
+	if !show {
+		if b.Len() == 0 {
+			st.reasoningOrder = append(st.reasoningOrder, key)
+		}
+		b.WriteString(s)
+		return nil
+	}
 	if st.reasoningN+len(s) > st.lim.Reasoning {
 		if cut := fit(s, st.lim.Reasoning-st.reasoningN); cut != "" {
 			st.h.Reasoning(cut)
