@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
@@ -70,7 +71,8 @@ func (e *executor) paused(ec *a2asrv.ExecutorContext, pt *pausedTurn, res *loop.
 	pt.contextID = contextID
 	e.mu.Lock()
 	e.waiting[id] = pt
-	pt.timer = time.AfterFunc(pt.policy.Timeout, func() { e.timedOut(id, contextID, pt.owner, approvalID) })
+	who := pt.who
+	pt.timer = time.AfterFunc(pt.policy.Timeout, func() { e.timedOut(id, contextID, pt.owner, approvalID, who) })
 	e.mu.Unlock()
 	calls := make([]string, len(res.Pause.Request.Calls))
 	for i, c := range res.Pause.Request.Calls {
@@ -143,8 +145,14 @@ func (e *executor) holds(id string) bool {
 // timedOut sends the paused task the vessel's own timeout message, as its
 // owner, through the SDK, so the turn ends (or goes on with its calls
 // refused) like any resumed turn, its events stored and pushed.
-func (e *executor) timedOut(taskID, contextID, owner, approvalID string) {
-	e.sendSelf(context.WithValue(context.Background(), timeoutKey{}, approvalID), taskID, contextID, owner, approvalID)
+func (e *executor) timedOut(taskID, contextID, owner, approvalID string, who *admission.Who) {
+	t, ok := e.selfPlace(taskID, approvalID, who, false)
+	if !ok {
+		return
+	}
+	defer t.Done()
+	ctx := context.WithValue(context.Background(), timeoutKey{}, approvalID)
+	e.sendSelf(context.WithValue(ctx, ticketKey{}, t), taskID, contextID, owner, approvalID)
 }
 
 // endPaused ends every turn paused here with status shutdown (Drain): the
@@ -152,16 +160,22 @@ func (e *executor) timedOut(taskID, contextID, owner, approvalID string) {
 // on. Their tasks fail and their workspaces are ended.
 func (e *executor) endPaused() int {
 	e.mu.Lock()
-	type one struct{ id, contextID, owner, approvalID string }
+	type one struct {
+		id, contextID, owner, approvalID string
+		who                              *admission.Who
+	}
 	var list []one
 	for id, pt := range e.waiting {
-		list = append(list, one{id, pt.contextID, pt.owner, pt.pause.Request.ApprovalID})
+		list = append(list, one{id, pt.contextID, pt.owner, pt.pause.Request.ApprovalID, pt.who})
 	}
 	e.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range list {
 		wg.Go(func() {
-			e.sendSelf(context.WithValue(context.Background(), shutdownKey{}, true), p.id, p.contextID, p.owner, p.approvalID)
+			t, _ := e.selfPlace(p.id, p.approvalID, p.who, true)
+			defer t.Done()
+			ctx := context.WithValue(context.Background(), shutdownKey{}, true)
+			e.sendSelf(context.WithValue(ctx, ticketKey{}, t), p.id, p.contextID, p.owner, p.approvalID)
 		})
 	}
 	wg.Wait()

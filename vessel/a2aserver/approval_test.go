@@ -344,6 +344,40 @@ func TestApprovalTimeout(t *testing.T) {
 	}
 }
 
+// TestTimedOutPausesResumeInTurn: paused turns hold no place, but the
+// resumes the vessel sends itself when their approvals time out take one
+// as their owner, like a caller's decision: an owner at
+// max_turns_per_owner = 1 with three turns paused, all timing out at once,
+// never has more than one of them at work (the model called again once
+// their calls are refused), and every place comes back.
+func TestTimedOutPausesResumeInTurn(t *testing.T) {
+	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}, TimeoutSecs: 1, OnTimeout: "deny"}),
+		limitsOf(spec.Limits{MaxTurnsPerOwner: 1}))
+	alice := as(h.keyApp1, "alice")
+	var tasks []*a2a.Task
+	for range 3 {
+		task, err := h.send(alice, textMsg("#script:parallel go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending(t, task)
+		tasks = append(tasks, task)
+	}
+	// From here each model call takes a while, so resumes let in together
+	// would be seen at work together.
+	h.modelDelay.Store(int64(300 * time.Millisecond))
+	h.modelMostInFlight.Store(0)
+	for _, task := range tasks {
+		if end := h.waitState(alice, task.ID); end.Status.State != a2a.TaskStateCompleted || finishedStatus(t, end) != "ok" {
+			t.Fatalf("after the timeout: %s %s", end.Status.State, finishedStatus(t, end))
+		}
+	}
+	if n := h.modelMostInFlight.Load(); n != 1 {
+		t.Fatalf("%d resumed turns of one owner at work at once, want 1 (max_turns_per_owner)", n)
+	}
+	waitFor(t, "the places back", func() bool { _, n, _, _ := h.srv.Admission().Counts("app1/alice"); return n == 0 })
+}
+
 // TestApprovalOnAnotherReplica: two vessels on one PostgreSQL store; the
 // turn pauses on the first, the owner's decision goes to the second, which
 // forwards it to the first (the paused turn lives there) and answers with
@@ -463,6 +497,10 @@ func TestApprovalDrainEndsPaused(t *testing.T) {
 	}
 	if ended, _, _ := h.sandbox.stats(); !slices.Contains(ended, string(task.ID)) {
 		t.Fatal("the paused turn's workspace was not ended")
+	}
+	// The shutdown's resume was counted for the owner, and gave it back.
+	if _, n, _, _ := h.srv.Admission().Counts("app1/alice"); n != 0 {
+		t.Fatalf("%d places held after Drain", n)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/runtime/usage"
+	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
@@ -171,6 +172,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		p, _ := auth.PrincipalFrom(ctx)
 		tt := &tools.Turn{ID: id, ContextID: ec.ContextID, Agent: e.agent.ID, Owner: ownerOf(ec), Principal: p}
 		pt := &pausedTurn{policy: e.policy.With(extraFrom(ctx)), owner: ownerOf(ec)}
+		if p != nil {
+			w := whoOf(p, e.agent.ID)
+			pt.who = &w
+		}
 		input := &loop.Input{Turn: tt, Text: in.Text, History: in.History, Images: images, Tools: list}
 		in.History = nil // the loop holds the history from here on, and drops what it no longer needs
 		e.drive(ctx, ec, yield, place, pt, func(dctx context.Context, cfg *loop.Config, emit func(loop.Event) bool) *loop.Result {
@@ -183,8 +188,12 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 // policy, the time it has worked (the deadline counts only that), and,
 // while it waits, the pause and its timer.
 type pausedTurn struct {
-	policy    *approval.Policy
-	owner     string
+	policy *approval.Policy
+	owner  string
+	// who is whom the turn's places count for (nil: a turn started
+	// without a caller, in tests): a resume the vessel sends itself
+	// takes its place as them (selfPlace).
+	who       *admission.Who
 	contextID string
 	worked    time.Duration
 	pause     *loop.Pause

@@ -277,6 +277,11 @@ type harness struct {
 	modelHeaders atomic.Value
 	// modelBody holds the body of the last model request (a []byte).
 	modelBody atomic.Value
+	// modelDelay (a time.Duration) holds each model request before it is
+	// answered; modelInFlight counts the requests being answered and
+	// modelMostInFlight the most at once: the turns doing work together.
+	modelDelay                       atomic.Int64
+	modelInFlight, modelMostInFlight atomic.Int32
 	// grpcAddr is the gRPC listener (GRPCServer), on every harness; the
 	// cards declare it with selfCards.
 	grpcAddr string
@@ -318,6 +323,11 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 	h.model = scripted.NewServer(sc)
 	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.modelHeaders.Store(r.Header.Clone())
+		n := h.modelInFlight.Add(1)
+		defer h.modelInFlight.Add(-1)
+		for m := h.modelMostInFlight.Load(); n > m && !h.modelMostInFlight.CompareAndSwap(m, n); m = h.modelMostInFlight.Load() {
+		}
+		time.Sleep(time.Duration(h.modelDelay.Load()))
 		if b, err := io.ReadAll(r.Body); err == nil {
 			h.modelBody.Store(b)
 			r.Body = io.NopCloser(bytes.NewReader(b))

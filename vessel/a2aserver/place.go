@@ -2,6 +2,7 @@ package a2aserver
 
 import (
 	"context"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -49,4 +50,55 @@ func endsTurn(ev a2a.Event, err error) bool {
 	}
 	s := up.Status.State
 	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// selfPollInterval is how often a resume the vessel sends itself looks
+// again for a place while it waits: other replicas free places without
+// signalling this one (admission.Controller.Freed).
+const selfPollInterval = time.Second
+
+// selfPlace takes the place of a resume the vessel sends itself (an
+// approval's timeout, or the shutdown that ends a paused turn) for the
+// paused turn's owner, app and agent, so that paused turns cannot all
+// resume at once outside the [limits] turn caps. A timeout's resume,
+// which runs the turn on (its calls refused, the model called again),
+// waits for a place like no caller can, but in turn: it tries again each
+// time a place is freed, for as long as the pause still waits for that
+// approval and the server runs; ok is false when it stopped waiting, and
+// nothing is to be sent. A shutdown's resume only ends the turn (its
+// workspace ended, its task failed): it is counted at once, over the caps
+// if need be, so that stopping never waits on a caller's turns. With no
+// caller to count for (who is nil: a turn started without one) or no
+// admission, the ticket is nil and ok true.
+func (e *executor) selfPlace(taskID, approvalID string, who *admission.Who, shutdown bool) (t *admission.Ticket, ok bool) {
+	if who == nil || e.srv == nil || e.srv.adm == nil {
+		return nil, true
+	}
+	adm := e.srv.adm
+	if shutdown {
+		return adm.Forwarded(*who), true
+	}
+	for {
+		freed := adm.Freed()
+		if t, err := adm.Turn(*who); err == nil {
+			return t, true
+		}
+		if !e.awaits(taskID, approvalID) {
+			return nil, false
+		}
+		select {
+		case <-freed:
+		case <-time.After(selfPollInterval):
+		case <-e.srv.stop:
+			return nil, false
+		}
+	}
+}
+
+// awaits reports whether the turn of taskID still waits for approvalID.
+func (e *executor) awaits(taskID, approvalID string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pt := e.waiting[taskID]
+	return pt != nil && pt.pause != nil && pt.pause.Request.ApprovalID == approvalID
 }

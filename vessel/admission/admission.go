@@ -79,6 +79,9 @@ type Controller struct {
 	// appRequests are the requests in flight by app: distinct owners of
 	// one app share this bound.
 	appRequests map[string]int
+	// freed is closed (and replaced) when a turn's place is given back:
+	// what a turn waiting for a place (Freed) waits on.
+	freed chan struct{}
 }
 
 // New returns a Controller for lim (unset fields at their defaults); now
@@ -90,7 +93,7 @@ func New(lim spec.Limits, now func() time.Time) *Controller {
 	}
 	return &Controller{lim: lim, retry: time.Duration(lim.RetryAfterSecs) * time.Second, now: now,
 		agents: map[string]int{}, apps: map[string]int{}, owners: map[string]*ownerCounts{}, rates: map[string]*rate.Limiter{},
-		appRequests: map[string]int{}}
+		appRequests: map[string]int{}, freed: make(chan struct{})}
 }
 
 // Limits returns the limits in force.
@@ -225,6 +228,8 @@ func (c *Controller) Turn(w Who) (*Ticket, error) {
 // here, and the receiving replica gave its own place back when it
 // forwarded the message. The receiving replica checked the caps, so this
 // one counts the turn over them if need be. The ticket is held as Turn's.
+// The vessel's own end of a paused turn when it stops counts this way too:
+// it only ends the turn and must not wait for a place.
 func (c *Controller) Forwarded(w Who) *Ticket {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -259,6 +264,18 @@ func (c *Controller) dropTurn(w Who) {
 	oc := c.owners[w.Owner]
 	oc.turns--
 	c.dropOwner(w.Owner, oc)
+	close(c.freed)
+	c.freed = make(chan struct{})
+}
+
+// Freed returns a channel closed when this replica next gives a turn's
+// place back: a turn the vessel resumes itself waits on it for a place
+// (Turn again) instead of being refused. Other replicas' places are not
+// signalled; a waiter polls for those too.
+func (c *Controller) Freed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.freed
 }
 
 // Keys of the turn counts replicas share (Snapshot, SetPeers).

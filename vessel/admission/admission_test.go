@@ -273,3 +273,34 @@ func TestRequestsPerApp(t *testing.T) {
 		t.Fatalf("counts left: %v %v", c.appRequests, c.owners)
 	}
 }
+
+// Freed is closed when a turn's place comes back, and not before.
+func TestFreedSignalsAPlace(t *testing.T) {
+	c := New(spec.Limits{MaxTurnsPerOwner: 1}, nil)
+	w := Who{Owner: "o", App: "a", Agent: "g"}
+	tk, err := c.Turn(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freed := c.Freed()
+	if _, err := c.Turn(w); err == nil {
+		t.Fatal("over the cap")
+	}
+	select {
+	case <-freed:
+		t.Fatal("signalled with no place freed")
+	default:
+	}
+	tk.Done()
+	select {
+	case <-freed:
+	default:
+		t.Fatal("not signalled when the place came back")
+	}
+	if next := c.Freed(); next == freed {
+		t.Fatal("the next wait reuses a closed channel")
+	}
+	if _, err := c.Turn(w); err != nil {
+		t.Fatalf("after the signal: %v", err)
+	}
+}
