@@ -10,12 +10,16 @@ import (
 )
 
 // turnPlace is one execution's admitted place under the [limits] turn
-// caps. It is freed in one way for every outcome (completed, failed,
-// cancelled, incomplete, rejected, paused): just before the turn's
+// caps. It is freed in one way for every outcome: just before the turn's
 // outcome leaves its goroutine, so a caller that sends its next request
-// on that outcome finds the place free, and never before: every outcome
-// leaves once the turn's work is over (the loop has returned, its tool
-// calls and its sandbox workspace ended). The ticket frees its place once
+// on that outcome finds the place free, and not before the loop has
+// returned. By then a completed, failed, incomplete, rejected or cancelled
+// turn's work is over (its tool calls and its sandbox workspace ended); a
+// paused turn's calls are stopped but its workspace is kept for the
+// resume, which takes a place of its own (selfPlace for the vessel's).
+// One outcome can leave earlier: CancelTask sends CANCELED after
+// cancelWait even if the turn has not stopped, and such a turn keeps its
+// place until it does. The ticket frees its place once
 // (admission.Ticket.Release), so the calls after the first do nothing.
 type turnPlace struct{ t *admission.Ticket }
 
