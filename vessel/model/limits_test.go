@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
 // endless streams line forever (until the client goes), counting calls.
@@ -61,21 +64,70 @@ func TestReasoningLimit(t *testing.T) {
 }
 
 // TestReasoningUnderBothNames: vLLM sends each reasoning piece as reasoning
-// and as reasoning_content; it is passed on and counted once, kept under both
-// names, and a piece that differs between the two is passed on twice.
+// and as reasoning_content; it is passed on and counted once, and a piece
+// that differs between the two is passed on twice. Both names are kept
+// while all the reasoning kept fits in the limit; past it, the duplicate
+// name is dropped whole.
 func TestReasoningUnderBothNames(t *testing.T) {
 	srv, _ := replay(t, []byte(`data: {"choices":[{"delta":{"reasoning":"Think","reasoning_content":"Think"}}]}`+"\n\n"+
 		`data: {"choices":[{"delta":{"reasoning":" a","reasoning_content":" b"}}]}`+"\n\n"+
 		`data: {"choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n"))
+	for _, tc := range []struct {
+		limit int
+		want  string
+	}{
+		{14, `{"reasoning_content":"Think b","reasoning":"Think a"}`},
+		{9, `{"reasoning_content":"Think b"}`}, // 9 shown, 14 kept under both names
+	} {
+		r := req()
+		r.Limits = Limits{Reasoning: tc.limit}
+		var h rec
+		resp, err := (&Client{BaseURL: srv.URL}).Complete(context.Background(), r, &h)
+		if err != nil || h.reasoning.String() != "Think b a" {
+			t.Fatalf("limit %d: err %v, reasoning %q passed on", tc.limit, err, h.reasoning.String())
+		}
+		if string(resp.Extra) != tc.want {
+			t.Fatalf("limit %d: kept %s, want %s", tc.limit, resp.Extra, tc.want)
+		}
+	}
+}
+
+// TestMaxedReasoningUnderBothNamesFitsTheTranscript: at the largest
+// max_answer_bytes (4 MiB), reasoning sent under both names is kept once,
+// so the assistant message goes through the transcript the next turn
+// reads (transcript.Parse, Envelope.Validate) instead of passing
+// transcript.MaxExtraBytes.
+func TestMaxedReasoningUnderBothNamesFitsTheTranscript(t *testing.T) {
+	const limit = 4 << 20
+	piece := strings.Repeat("x", 64<<10)
+	var body strings.Builder
+	for range limit / len(piece) {
+		body.WriteString(`data: {"choices":[{"delta":{"reasoning":"` + piece + `","reasoning_content":"` + piece + `"}}]}` + "\n\n")
+	}
+	body.WriteString(`data: {"choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
+	srv, _ := replay(t, []byte(body.String()))
 	r := req()
-	r.Limits = Limits{Reasoning: 9}
+	r.Limits = Limits{Reasoning: limit}
 	var h rec
 	resp, err := (&Client{BaseURL: srv.URL}).Complete(context.Background(), r, &h)
-	if err != nil || h.reasoning.String() != "Think b a" {
-		t.Fatalf("err %v, reasoning %q passed on", err, h.reasoning.String())
+	if err != nil || h.reasoning.Len() != limit {
+		t.Fatalf("err %v, %d bytes of reasoning passed on", err, h.reasoning.Len())
 	}
-	if want := `{"reasoning_content":"Think b","reasoning":"Think a"}`; string(resp.Extra) != want {
-		t.Fatalf("kept %s, want %s", resp.Extra, want)
+	b, err := transcript.Marshal([]transcript.Message{{Role: "user", Content: transcript.Text("q")},
+		{Role: "assistant", Content: transcript.Text(resp.Content), Extra: resp.Extra}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := transcript.Parse(b)
+	if err == nil {
+		err = env.Validate()
+	}
+	if err != nil {
+		t.Fatalf("the next turn refuses the transcript: %v", err)
+	}
+	var kept map[string]string
+	if err := json.Unmarshal(env.Messages[1].Extra, &kept); err != nil || len(kept["reasoning_content"]) != limit || len(kept) != 1 {
+		t.Fatalf("kept %d names (%v), reasoning_content of %d bytes", len(kept), err, len(kept["reasoning_content"]))
 	}
 }
 

@@ -15,9 +15,10 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
-// MaxExtraBytes bounds the provider fields (other than reasoning, bounded
-// by Limits.Reasoning) one call may carry back: the message's and its tool
-// calls' together.
+// MaxExtraBytes bounds the provider fields (other than reasoning, whose
+// kept text Limits.Reasoning bounds, under every name it came under
+// together) one call may carry back: the message's and its tool calls'
+// together.
 const MaxExtraBytes = 1 << 20
 
 // partialCall is a tool call being streamed.
@@ -42,6 +43,9 @@ type streamState struct {
 	reasoningContent, reasoning strings.Builder
 	reasoningN                  int
 	reasoningOrder              []string // the reasoning keys in the order first seen
+	// noDuplicate is set once the reasoning kept under both names would
+	// pass Limits.Reasoning: the duplicate under "reasoning" is dropped.
+	noDuplicate bool
 
 	calls   []*partialCall // in the order first seen
 	slots   []*partialCall // by index
@@ -301,18 +305,29 @@ func (st *streamState) reason(d *delta) error {
 		return err
 	}
 	// vLLM with a reasoning parser sends the same piece under both names (in
-	// vllm/reasoning_both_tool.sse): kept under both, shown and counted once.
+	// vllm/reasoning_both_tool.sse): shown and counted once, kept under both
+	// while both copies fit in the limit together (reasonPiece).
 	return st.reasonPiece("reasoning", d.Reasoning, &st.reasoning, d.Reasoning != d.ReasoningContent)
 }
 
 // reasonPiece keeps a piece of reasoning under key (b nil: not kept) and,
-// when show, passes it on and counts it against the reasoning's limit.
+// when show, passes it on and counts it against the reasoning's limit. A
+// piece not shown is the duplicate of one shown under reasoning_content: it
+// is kept only while everything kept fits in the limit; past it, the
+// duplicate name is dropped whole (keepDuplicate), so the message goes
+// back with its reasoning once, never with a copy cut short.
 func (st *streamState) reasonPiece(key, s string, b *strings.Builder, show bool) error {
 	if s == "" {
 		return nil
 	}
 	st.started = true
+	if b == &st.reasoning && !st.keepDuplicate(len(s)) {
+		b = nil
+	}
 	if !show {
+		if b == nil {
+			return nil
+		}
 		if b.Len() == 0 {
 			st.reasoningOrder = append(st.reasoningOrder, key)
 		}
@@ -334,6 +349,18 @@ func (st *streamState) reasonPiece(key, s string, b *strings.Builder, show bool)
 	}
 	st.h.Reasoning(s)
 	return nil
+}
+
+// keepDuplicate reports whether the reasoning kept under "reasoning" may
+// take n more bytes: whether all the reasoning kept, under both names,
+// stays within Limits.Reasoning (it holds duplicates only when it is past
+// that). Once it may not, it drops what it kept and keeps nothing more.
+func (st *streamState) keepDuplicate(n int) bool {
+	if !st.noDuplicate && st.reasoningContent.Len()+st.reasoning.Len()+n > st.lim.Reasoning {
+		st.noDuplicate = true
+		st.reasoning = strings.Builder{}
+	}
+	return !st.noDuplicate
 }
 
 func (st *streamState) toolCall(tc *toolCallDelta) error {
@@ -440,6 +467,8 @@ func (st *streamState) finish() (*Response, bool, error) {
 		b := &st.reasoning
 		if k == "reasoning_content" {
 			b = &st.reasoningContent
+		} else if !st.keepDuplicate(0) {
+			continue
 		}
 		v, _ := json.Marshal(b.String()) // a string always marshals
 		st.extra.set(k, v)

@@ -9,8 +9,10 @@ import (
 )
 
 // MaxExtraBytes bounds a message's Extra together with its tool calls'
-// (a model's reasoning is bounded by max_answer_bytes, 1 MiB by default,
-// and may double in size as a JSON string).
+// (the vessel keeps at most max_answer_bytes of a model's reasoning, 1 MiB
+// by default and 4 MiB at most, under all the names it came under
+// together, which may double in size as a JSON string, beside 1 MiB of
+// other provider fields).
 const MaxExtraBytes = 8 << 20
 
 // knownMessageKeys and knownCallKeys are the members the types read
