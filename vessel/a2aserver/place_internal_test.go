@@ -43,20 +43,29 @@ func (t placeTool) Run(context.Context, *tools.Turn, tools.Call) (*tools.Result,
 }
 
 // placeModel calls the tool x once, then ends the turn as end says; with
-// block it waits for the turn to be stopped instead.
+// block it waits for the turn to be stopped instead, with blockEnd once
+// the tool call is done.
 type placeModel struct {
-	end     func() (*model.Response, error)
-	block   bool
-	started chan struct{}
+	end             func() (*model.Response, error)
+	block, blockEnd bool
+	started         chan struct{}
+	// With blockEnd, stopped (when set) is closed once the turn is
+	// stopped, and the call returns when release is closed.
+	stopped, release chan struct{}
 }
 
 func (m *placeModel) Complete(ctx context.Context, req *model.Request, _ model.Handler) (*model.Response, error) {
-	if m.block {
+	toolDone := req.Messages[len(req.Messages)-1].Role == "tool"
+	if m.block || (m.blockEnd && toolDone) {
 		close(m.started)
 		<-ctx.Done()
+		if m.stopped != nil {
+			close(m.stopped)
+			<-m.release
+		}
 		return nil, context.Cause(ctx)
 	}
-	if req.Messages[len(req.Messages)-1].Role != "tool" {
+	if !toolDone {
 		return &model.Response{ToolCalls: []transcript.ToolCall{{ID: "1", Type: "function",
 			Function: transcript.FunctionCall{Name: "x", Arguments: "{}"}}}}, nil
 	}
@@ -188,6 +197,133 @@ func TestCancelledPlaceFreedBeforeTheEnd(t *testing.T) {
 	tk.Done()
 	if last != a2a.TaskStateCanceled {
 		t.Fatalf("ended %s", last)
+	}
+	if turns, n, _, _ := c.Counts("o"); turns != 0 || n != 0 {
+		t.Fatalf("after the turn: %d turns, %d for the owner, want 0 (released once)", turns, n)
+	}
+}
+
+// pausedThenDecided runs a turn that pauses on its call of x (its own
+// admitted place, given back), then hands the executor the owner's approval
+// as the SDK does: a message on the task waiting for input, admitted with a
+// place of its own, which the resumed turn holds (it is returned with the
+// controller, the decision's context and its ExecutorContext).
+func pausedThenDecided(t *testing.T, e *executor, w *placeWork) (*admission.Controller, context.Context, *a2asrv.ExecutorContext, *admission.Ticket) {
+	t.Helper()
+	c, ctx, tk := admitted(t)
+	ctx = withTools(ctx, []tools.Tool{placeTool{w}})
+	var last a2a.TaskState
+	for ev, err := range e.Execute(ctx, placeContext("hi")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			last = up.Status.State
+		}
+	}
+	tk.Done()
+	if last != a2a.TaskStateInputRequired || ownerTurns(c) != 0 {
+		t.Fatalf("before the decision: %s, the owner counts %d turns", last, ownerTurns(c))
+	}
+	e.mu.Lock()
+	req := e.waiting["t1"].pause.Request
+	e.mu.Unlock()
+	dk, err := c.Turn(admission.Who{Owner: "o", App: "app:a", Agent: "field-guide"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx := withTools(context.WithValue(context.Background(), ticketKey{}, dk), []tools.Tool{placeTool{w}})
+	ec := placeContext("")
+	ec.Message = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"type": approval.TypeDecision,
+		"approval_id": req.ApprovalID, "decisions": []any{map[string]any{"call_id": req.Calls[0].CallID, "decision": "approve"}}}))
+	ec.StoredTask = &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}
+	return c, dctx, ec, dk
+}
+
+// TestResumedPlaceFreedBeforeTheEnd: a turn resumed by its owner's
+// decision holds the decision's place through its work (the place goes
+// from Execute through resume into drive) and frees it, once, before its
+// final status leaves.
+func TestResumedPlaceFreedBeforeTheEnd(t *testing.T) {
+	w := &placeWork{}
+	e := placeExecutor(&placeModel{end: func() (*model.Response, error) { return &model.Response{Content: "done"}, nil }}, w,
+		approval.FromSpec(&spec.Approval{Tools: []string{"x"}}))
+	c, ctx, ec, dk := pausedThenDecided(t, e, w)
+	var last a2a.TaskState
+	for ev, err := range e.Execute(ctx, ec) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !endsTurn(ev, nil) {
+			if n := ownerTurns(c); n != 1 {
+				t.Fatalf("%T while the resumed turn works: the owner counts %d turns, want 1", ev, n)
+			}
+			continue
+		}
+		last = ev.(*a2a.TaskStatusUpdateEvent).Status.State
+		if n := ownerTurns(c); n != 0 {
+			t.Fatalf("%s left while the owner still counts %d turns", last, n)
+		}
+		if w.toolsDone.Load() != 1 || w.ended.Load() != 1 {
+			t.Fatalf("%s left before the work ended: %d tool calls, %d workspaces ended", last, w.toolsDone.Load(), w.ended.Load())
+		}
+	}
+	dk.Done()
+	if last != a2a.TaskStateCompleted {
+		t.Fatalf("ended %s", last)
+	}
+	if turns, n, _, _ := c.Counts("o"); turns != 0 || n != 0 {
+		t.Fatalf("after the turn: %d turns, %d for the owner, want 0 (released once)", turns, n)
+	}
+}
+
+// TestResumedCancelledPlaceFreedBeforeTheEnd: a resumed turn cancelled
+// while it works frees the decision's place before CancelTask's CANCELED
+// leaves, and once. The executor's goroutine is held (on e.mu, which it
+// takes once the turn is over) while CANCELED leaves, so only the place
+// drive frees can be free by then, not the one Execute frees on return.
+func TestResumedCancelledPlaceFreedBeforeTheEnd(t *testing.T) {
+	w := &placeWork{}
+	m := &placeModel{blockEnd: true, started: make(chan struct{}), stopped: make(chan struct{}), release: make(chan struct{})}
+	e := placeExecutor(m, w, approval.FromSpec(&spec.Approval{Tools: []string{"x"}}))
+	c, ctx, ec, dk := pausedThenDecided(t, e, w)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range e.Execute(ctx, ec) {
+		}
+	}()
+	<-m.started
+	if n := ownerTurns(c); n != 1 {
+		t.Fatalf("the resumed turn works while the owner counts %d turns, want 1", n)
+	}
+	type end struct {
+		state      a2a.TaskState
+		turns, ews int32
+	}
+	ends := make(chan end, 1)
+	go func() {
+		var last end
+		for ev := range e.Cancel(context.Background(), ec) {
+			last = end{ev.(*a2a.TaskStatusUpdateEvent).Status.State, int32(ownerTurns(c)), w.ended.Load()}
+		}
+		ends <- last
+	}()
+	<-m.stopped // Cancel has found the turn and stopped it
+	e.mu.Lock()
+	close(m.release)
+	var got end
+	select {
+	case got = <-ends:
+	case <-time.After(cancelWait + 5*time.Second):
+		e.mu.Unlock()
+		t.Fatal("CancelTask did not end")
+	}
+	e.mu.Unlock()
+	<-done
+	dk.Done()
+	if got.state != a2a.TaskStateCanceled || got.turns != 0 || got.ews != 1 {
+		t.Fatalf("%s left while the owner counted %d turns, %d workspaces ended; want CANCELED, 0, 1", got.state, got.turns, got.ews)
 	}
 	if turns, n, _, _ := c.Counts("o"); turns != 0 || n != 0 {
 		t.Fatalf("after the turn: %d turns, %d for the owner, want 0 (released once)", turns, n)
