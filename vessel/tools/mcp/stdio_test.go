@@ -250,10 +250,16 @@ func TestStdioServer(t *testing.T) {
 func TestStdioHostile(t *testing.T) {
 	_, sb := newServeSandbox(t)
 	c := &Client{MaxResponse: 64 << 10}
-	probe := stdioAgent("probe", "flood", "garbage", "hang", "whoami")
-	probe.Manifest.MCP[0].MCP.TimeoutSecs = 2 // "hang" is expected to time out
-	set := stdioTools(t, sb, probe, c)
+	set := stdioTools(t, sb, stdioAgent("probe", "flood", "garbage", "hang", "whoami"), c)
 	ctx := context.Background()
+	// The server is started and listed with the 10 s grant (a loaded
+	// machine can take seconds); only the "hang" call, expected to time
+	// out, runs under a 2 s one. Every probe tool shares the one server.
+	probe := set["probe__hang"].srv
+	probe.refresh(ctx)
+	if _, why := probe.cached("hang"); why != "" {
+		t.Fatalf("listing the probe server: %s", why)
+	}
 	turn := &tools.Turn{ID: "task-h", Agent: "notes-agent", Owner: "web/alice"}
 	run := func(name, args string) string {
 		t.Helper()
@@ -266,9 +272,11 @@ func TestStdioHostile(t *testing.T) {
 		}
 		return res.Output
 	}
+	probe.grant.TimeoutSecs = 2
 	if out := run("hang", `{}`); out != "the probe MCP server did not answer within 2s while calling hang" {
 		t.Errorf("never answering: %s", out)
 	}
+	probe.grant.TimeoutSecs = 10
 	if out := run("flood", `{"bytes": 1000000}`); !strings.Contains(out, "sent more than 65536 bytes while calling flood; nothing of it was kept") {
 		t.Errorf("huge output: %s", out)
 	}
