@@ -63,9 +63,9 @@ type turnReader struct {
 	transcriptLast bool
 	onWorking      func(taskID string)
 	calledWorking  bool
-	// at is the index of the frame being read (from 0), n the frames
-	// read so far: the turn's frames are only known once the stream ended.
-	at, n int
+	// n counts the frames read so far, the one being read included (its
+	// index is n-1): the turn's frames are only known once the stream ended.
+	n int
 }
 
 // streamTurn runs a streamed turn; onWorking, when set, is called (once) at
@@ -104,7 +104,7 @@ func (r *turnReader) finish(hr *httpResult, nFrames int) error {
 // violate records the first violation of the frame order, at the frame
 // being read.
 func (r *turnReader) violate(format string, args ...any) {
-	r.violateAt(fmt.Sprintf("frame %d", r.at), format, args...)
+	r.violateAt(fmt.Sprintf("frame %d", r.n-1), format, args...)
 }
 
 // violateAt records the first violation of the frame order, where it was
@@ -117,7 +117,7 @@ func (r *turnReader) violateAt(where, format string, args ...any) {
 
 // frame takes one SSE frame; false ends the stream.
 func (r *turnReader) frame(f frame) bool {
-	r.at, r.n = r.n, r.n+1
+	r.n++
 	if r.phase == phaseFinal {
 		r.violate("a %s frame after the final status", f.kind)
 	}

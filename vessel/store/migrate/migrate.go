@@ -119,7 +119,9 @@ func Latest(ms []Migration) int {
 	return ms[len(ms)-1].Version
 }
 
-// Gaps lists the versions missing between 1 and the newest of ms (sorted).
+// Gaps lists the versions missing between 1 and the newest of ms, which
+// must be sorted by version, ascending, as Load returns them or Sort
+// leaves them (Gaps does not sort them, as Latest does not).
 // A gap cannot be filled later: Run applies a migration numbered into it
 // on a database that recorded the versions after it, so such databases
 // would run it after those and fresh ones before. A backend's test pins
