@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,77 @@ func TestBenchPieces(t *testing.T) {
 	if os.Getenv("VESSEL_BENCH_TURN") == "" {
 		t.Skip("set VESSEL_BENCH_TURN=1 (make bench-turn)")
 	}
-	h := newHarness(t)
 	const n = 100
+	r := benchPieces(t, "pieces", n)
+	section := fmt.Sprintf(`### Per streamed piece (measured)
+
+`+"`make bench-turn`"+` runs turns whose scripted answer streams 100 and 1,000 pieces (%d each, interleaved),
+through the vessel over A2A streaming, less the same model streams read directly as bytes. Vessel CPU per
+turn: %s at 100 pieces (%d SSE frames to the caller), %s at 1,000 (%d frames: text is merged up to 1 KiB a
+frame); **%.2f µs per streamed piece** (the difference ÷ 900). Measured %s
+on %s/%s, %d CPUs, Go %s, load average %s at the start, %s at the end.
+
+`, n, ms(r.v100), r.frames100, ms(r.v1000), r.frames1000, r.perPiece(),
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.load, loadAvg())
+	t.Log("\n" + section)
+	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "### Per streamed piece (measured)", section); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBenchPiecesSpaced is TestBenchPieces with the pieces 1 ms apart, as
+// a real model sends them (the scripted model's piece_delay_ms): each
+// piece is then a read and a goroutine wake-up of its own in the vessel,
+// and text is merged by the 25 ms rule rather than the 1 KiB one. The
+// model's own cost (its timers, writes and flushes) is in both halves and
+// cancels out. VESSEL_BENCH_SPACED_TURNS sets the turns per size (20).
+func TestBenchPiecesSpaced(t *testing.T) {
+	if os.Getenv("VESSEL_BENCH_TURN") == "" {
+		t.Skip("set VESSEL_BENCH_TURN=1 (make bench-turn)")
+	}
+	n := 20
+	if v, err := strconv.Atoi(os.Getenv("VESSEL_BENCH_SPACED_TURNS")); err == nil && v > 0 {
+		n = v
+	}
+	r := benchPieces(t, "spaced", n)
+	section := fmt.Sprintf(`### Per spaced piece (measured)
+
+`+"`make bench-turn`"+` (`+"`TestBenchPiecesSpaced`"+`) runs turns whose scripted answer streams 100 and 1,000
+pieces 1 ms apart (%d each, interleaved), through the vessel over A2A streaming, less the same model
+streams read directly as bytes. Vessel CPU per turn: %s at 100 pieces (%d SSE frames to the caller), %s
+at 1,000 (%d frames: text is merged up to 25 ms a frame); **%.2f µs per spaced piece** (the difference
+÷ 900). Measured %s on %s/%s, %d CPUs, Go %s, load average %s at the start, %s at the end.
+
+`, n, ms(r.v100), r.frames100, ms(r.v1000), r.frames1000, r.perPiece(),
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.load, loadAvg())
+	t.Log("\n" + section)
+	if os.Getenv("VESSEL_BENCH_NO_WRITE") != "" {
+		return
+	}
+	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "### Per spaced piece (measured)", section); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// piecesResult is what benchPieces measured: the vessel's CPU per turn at
+// 100 and 1,000 pieces and the frames each turn sent.
+type piecesResult struct {
+	v100, v1000           time.Duration
+	frames100, frames1000 int
+	load                  string
+}
+
+// perPiece is the difference between the two sizes ÷ 900, in µs.
+func (r piecesResult) perPiece() float64 {
+	return float64(((r.v1000 - r.v100) / 900).Nanoseconds()) / 1000
+}
+
+// benchPieces runs n turns each of the rules prefix+"100" and
+// prefix+"1000" through the vessel and directly, interleaved, after a
+// warm-up of min(n, 10) of each.
+func benchPieces(t *testing.T, prefix string, n int) piecesResult {
+	h := newHarness(t)
+	small, large := prefix+"100", prefix+"1000"
 	modelURL := h.deploy.Agents[0].Manifest.Model.BaseURL + "/chat/completions"
 	body := func(name string) []byte {
 		return []byte(`{"jsonrpc":"2.0","id":"b","method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"go #script:` +
@@ -55,16 +125,16 @@ func TestBenchPieces(t *testing.T) {
 			t.Fatalf("model: %d %v %.200s", resp.StatusCode, err, got)
 		}
 	}
-	for range 10 {
-		via("pieces100")
-		via("pieces1000")
-		direct("pieces100")
-		direct("pieces1000")
+	for range min(n, 10) {
+		via(small)
+		via(large)
+		direct(small)
+		direct(large)
 	}
-	load := loadAvg()
+	r := piecesResult{load: loadAvg()}
 	cpu := map[string]time.Duration{}
 	for range n {
-		for _, name := range []string{"pieces100", "pieces1000"} {
+		for _, name := range []string{small, large} {
 			c0 := cpuTime()
 			via(name)
 			c1 := cpuTime()
@@ -74,20 +144,8 @@ func TestBenchPieces(t *testing.T) {
 			cpu["direct "+name] += c2 - c1
 		}
 	}
-	v100, v1000 := (cpu["via pieces100"]-cpu["direct pieces100"])/n, (cpu["via pieces1000"]-cpu["direct pieces1000"])/n
-	per := (v1000 - v100) / 900
-	section := fmt.Sprintf(`### Per streamed piece (measured)
-
-`+"`make bench-turn`"+` runs turns whose scripted answer streams 100 and 1,000 pieces (%d each, interleaved),
-through the vessel over A2A streaming, less the same model streams read directly as bytes. Vessel CPU per
-turn: %s at 100 pieces (%d SSE frames to the caller), %s at 1,000 (%d frames: text is merged up to 1 KiB a
-frame); **%.2f µs per streamed piece** (the difference ÷ 900). Measured %s
-on %s/%s, %d CPUs, Go %s, load average %s at the start, %s at the end.
-
-`, n, ms(v100), frames["pieces100"], ms(v1000), frames["pieces1000"], float64(per.Nanoseconds())/1000,
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load, loadAvg())
-	t.Log("\n" + section)
-	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "### Per streamed piece (measured)", section); err != nil {
-		t.Fatal(err)
-	}
+	d := time.Duration(n)
+	r.v100, r.v1000 = (cpu["via "+small]-cpu["direct "+small])/d, (cpu["via "+large]-cpu["direct "+large])/d
+	r.frames100, r.frames1000 = frames[small], frames[large]
+	return r
 }

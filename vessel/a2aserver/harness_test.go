@@ -250,7 +250,9 @@ const testScript = `{
     {"name": "badreq", "steps": [{"error": {"status": 400, "count": 1}, "text": "never"}]},
     {"name": "flood", "steps": [{"text": "x", "repeat": 1000, "pieces": 1}]},
     {"name": "pieces100", "steps": [{"text": "word of the answer ", "repeat": 100}]},
-    {"name": "pieces1000", "steps": [{"text": "word of the answer ", "repeat": 1000}]}
+    {"name": "pieces1000", "steps": [{"text": "word of the answer ", "repeat": 1000}]},
+    {"name": "spaced100", "steps": [{"text": "word of the answer ", "repeat": 100, "piece_delay_ms": 1}]},
+    {"name": "spaced1000", "steps": [{"text": "word of the answer ", "repeat": 1000, "piece_delay_ms": 1}]}
   ],
   "default": {"name": "echo", "steps": [{"text": "You said: {{last_user}}", "pieces": 3}]}
 }`

@@ -10,10 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -431,33 +434,77 @@ func (e *TimeoutError) Error() string {
 // watchdog cancels a call's context when the model stays silent: first
 // for the first-byte timeout, then for the idle timeout after each data
 // line. Only the reading goroutine calls data and stop.
+//
+// A data line costs only a clock read and an atomic store: the idle timer
+// is armed once, and when it fires it looks at when the last data line
+// came and either cancels (silent for idle or longer) or waits out the
+// rest. Resetting a runtime timer for every streamed piece cost more
+// (docs/performance.md, "Streamed pieces").
 type watchdog struct {
 	cancel context.CancelCauseFunc
-	t      *time.Timer
+	first  *time.Timer
 	idle   time.Duration
 	seen   bool
+
+	base time.Time    // the clock's origin for last
+	last atomic.Int64 // when the last data line came, as time since base
+
+	mu      sync.Mutex // orders check's re-arming with stop
+	idleT   *time.Timer
+	stopped bool
 }
 
 func newWatchdog(cancel context.CancelCauseFunc, first, idle time.Duration) *watchdog {
 	w := &watchdog{cancel: cancel, idle: idle}
-	w.t = time.AfterFunc(first, func() { cancel(&TimeoutError{FirstByte: true, After: first}) })
+	w.first = time.AfterFunc(first, func() { cancel(&TimeoutError{FirstByte: true, After: first}) })
 	return w
 }
 
 // data notes a data line: the silence after it is bounded by idle.
 func (w *watchdog) data() {
 	if w.seen {
-		w.t.Reset(w.idle)
+		w.last.Store(int64(time.Since(w.base)))
 		return
 	}
 	w.seen = true
-	if !w.t.Stop() {
+	if !w.first.Stop() {
 		return // the first-byte timeout has fired already
 	}
-	w.t = time.AfterFunc(w.idle, func() { w.cancel(&TimeoutError{After: w.idle}) })
+	w.base = time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	// Created far off and then armed: check, which reads w.idleT, runs
+	// only after the Reset, which comes after the assignment.
+	w.idleT = time.AfterFunc(time.Duration(math.MaxInt64), w.check)
+	w.idleT.Reset(w.idle)
 }
 
-func (w *watchdog) stop() { w.t.Stop() }
+// check runs when the idle timer fires.
+func (w *watchdog) check() {
+	quiet := time.Since(w.base) - time.Duration(w.last.Load())
+	if quiet >= w.idle {
+		w.cancel(&TimeoutError{After: w.idle})
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.idleT.Reset(w.idle - quiet)
+	}
+}
+
+func (w *watchdog) stop() {
+	w.first.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.idleT != nil {
+		w.idleT.Stop()
+	}
+}
 
 // Error is a failed call; Status is the HTTP status, 0 for transport errors.
 type Error struct {

@@ -138,3 +138,38 @@ func TestTurnCancelIsNotATimeout(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestWatchdogCheck drives the idle timer's check by hand (no clock
+// assertions): a data line within the idle time re-arms the timer, a
+// silence of the idle time cancels with the idle TimeoutError, and after
+// stop nothing is re-armed.
+func TestWatchdogCheck(t *testing.T) {
+	var cause error
+	cancel := func(err error) { cause = err }
+	w := newWatchdog(cancel, time.Hour, time.Hour)
+	w.data() // the first data line: the idle timer is armed
+	if w.idleT == nil || !w.idleT.Stop() {
+		t.Fatal("the first data line armed no idle timer")
+	}
+	w.data() // a later one: only noted
+	w.check()
+	if cause != nil {
+		t.Fatalf("cancelled within the idle time: %v", cause)
+	}
+	if !w.idleT.Stop() {
+		t.Fatal("check did not re-arm the timer for the rest of the idle time")
+	}
+	w.last.Store(int64(-2 * time.Hour)) // the last data line two hours before base
+	w.check()
+	var te *TimeoutError
+	if !errors.As(cause, &te) || te.FirstByte || te.After != time.Hour {
+		t.Fatalf("cause %v, want the idle timeout", cause)
+	}
+	cause = nil
+	w.last.Store(int64(time.Since(w.base)))
+	w.stop()
+	w.check()
+	if cause != nil || w.idleT.Stop() {
+		t.Fatalf("re-armed or cancelled after stop: %v", cause)
+	}
+}
