@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
@@ -27,8 +28,17 @@ type Keys struct {
 	kid  string
 }
 
-// New makes a key whose kid is kid.
-func New(kid string) (*Keys, error) {
+// New makes a key whose kid is kid; t fails when it cannot.
+func New(t testing.TB, kid string) *Keys {
+	t.Helper()
+	k, err := newKeys(kid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func newKeys(kid string) (*Keys, error) {
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("testsign: %w", err)
