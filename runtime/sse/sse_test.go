@@ -299,3 +299,25 @@ func TestFedReaderUnread(t *testing.T) {
 		t.Fatalf("at the end: %q, %v", l, err)
 	}
 }
+
+// TestFedReaderLargePiece: a piece larger than the reader's buffer is read
+// whole, and after each line Unread is exactly what follows it.
+func TestFedReaderLargePiece(t *testing.T) {
+	line := "data: " + strings.Repeat("x", 90) + "\n"
+	piece := []byte(strings.Repeat(line, 3*BufferSize/len(line)))
+	r := NewFedReader(128)
+	defer r.Release()
+	r.Feed(piece)
+	for i := 1; ; i++ {
+		l, err := r.Line()
+		if errors.Is(err, ErrMore) {
+			if i-1 != len(piece)/len(line) {
+				t.Fatalf("read %d lines of %d", i-1, len(piece)/len(line))
+			}
+			return
+		}
+		if err != nil || len(l) != len(line)-1 || r.Unread() != len(piece)-i*len(line) {
+			t.Fatalf("line %d: %d bytes, %v, unread %d", i, len(l), err, r.Unread())
+		}
+	}
+}
