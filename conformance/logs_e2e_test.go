@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,21 +74,5 @@ func checkJSONLines(t *testing.T, file string) {
 // user and returns the HTTP status and body.
 func helloTurn(t *testing.T, info *localUp, user string) (int, []byte) {
 	t.Helper()
-	appKey, err := os.ReadFile(info.AppKeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := `{"jsonrpc":"2.0","id":"h","method":"SendMessage","params":{"message":{"messageId":"m-` + user +
-		`","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`
-	req, _ := http.NewRequest(http.MethodPost, info.URL+"/agents/field-guide", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(appKey)))
-	req.Header.Set("X-Vessel-User", user)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, b
+	return postJSONRPC(t, info, "field-guide", user, "m-"+user, "hello")
 }

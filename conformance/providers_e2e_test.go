@@ -87,10 +87,6 @@ func TestLocalStackProviderReplays(t *testing.T) {
 	dep, env := upstreamDeployment(t)
 	env = append(env, "VESSEL_UPSTREAM_MODEL_URL="+srv.URL+"/v1", "VESSEL_MODEL_KEY=sk-replay")
 	info := startUp(t, bin, env, dep)
-	appKey, err := os.ReadFile(info.AppKeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		file     string
 		want     []string // in the task's answer
@@ -116,22 +112,10 @@ func TestLocalStackProviderReplays(t *testing.T) {
 			[]string{`"tool_call_id":"call_q2UyBRP7eXNTzAoR8lEhjc9Z"`, `"tool_call_id":"call_b51ijcpFkDiTQG1bQzsrmtW5"`}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			msg, _ := json.Marshal(c.file)
-			body := `{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m-` + strings.ReplaceAll(c.file, "/", "-") +
-				`","role":"ROLE_USER","parts":[{"text":` + string(msg) + `}]}}}`
-			req, _ := http.NewRequest(http.MethodPost, info.URL+"/agents/field-guide", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(appKey)))
-			req.Header.Set("X-Vessel-User", "replay")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			code, b := postJSONRPC(t, info, "field-guide", "replay", "m-"+strings.ReplaceAll(c.file, "/", "-"), c.file)
 			for _, w := range c.want {
 				if !strings.Contains(string(b), w) {
-					t.Fatalf("HTTP %d: the task lacks %q: %.1500s", resp.StatusCode, w, b)
+					t.Fatalf("HTTP %d: the task lacks %q: %.1500s", code, w, b)
 				}
 			}
 			last := up.last()
@@ -142,28 +126,4 @@ func TestLocalStackProviderReplays(t *testing.T) {
 			}
 		})
 	}
-}
-
-// upstreamDeployment writes the conformance deployment allowed a plain-HTTP
-// upstream (a model on loopback), with its package paths made absolute, and
-// returns it with the environment without VESSEL_ variables.
-func upstreamDeployment(t *testing.T) (string, []string) {
-	t.Helper()
-	orig, err := os.ReadFile("testdata/deployment.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(orig), "[egress]\n", "[egress]\nallow_http_upstream = true\n", 1)
-	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
-	dep := filepath.Join(t.TempDir(), "deployment.toml")
-	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "VESSEL_") {
-			env = append(env, kv)
-		}
-	}
-	return dep, env
 }

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,14 +31,7 @@ func TestLocalStackTwoRoutes(t *testing.T) {
 	bin := productBins(t)
 	key1, key2 := marked(t, "sk-default-"), marked(t, "az-classic-")
 
-	modelAddr := freeAddr(t)
-	model := exec.Command(filepath.Join(bin, "scripted-model"), "--listen", modelAddr)
-	model.Env = []string{"PATH=" + os.Getenv("PATH")}
-	if err := model.Start(); err != nil {
-		t.Fatalf("scripted-model: %v", err)
-	}
-	t.Cleanup(func() { _ = model.Process.Kill(); _ = model.Wait() })
-	waitTCP(t, modelAddr)
+	modelAddr := startModel(t, bin)
 
 	// The Azure-classic front: refuses anything but its own shape, then
 	// hands the request to the scripted model's /v1/chat/completions.
@@ -61,51 +52,23 @@ func TestLocalStackTwoRoutes(t *testing.T) {
 	}))
 	t.Cleanup(front.Close)
 
-	orig, err := os.ReadFile("testdata/deployment.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(orig), "[egress]\n", "[egress]\nallow_http_upstream = true\n", 1)
-	text = strings.Replace(text, "id = \"field-guide-reader\"\n", "id = \"field-guide-reader\"\nmodel_route = \"classic\"\n", 1)
-	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
-	text += "\n[models.classic]\nurl = \"" + front.URL + "/openai/deployments/guide?api-version=2024-10-21\"\n" +
-		"key = \"env:CLASSIC_MODEL_KEY\"\nauth = \"api-key\"\nallow_http = true\n"
-	dep := filepath.Join(t.TempDir(), "deployment.toml")
-	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "VESSEL_") {
-			env = append(env, kv)
-		}
-	}
+	dep, env := upstreamDeployment(t, func(text string) string {
+		text = strings.Replace(text, "id = \"field-guide-reader\"\n", "id = \"field-guide-reader\"\nmodel_route = \"classic\"\n", 1)
+		return text + "\n[models.classic]\nurl = \"" + front.URL + "/openai/deployments/guide?api-version=2024-10-21\"\n" +
+			"key = \"env:CLASSIC_MODEL_KEY\"\nauth = \"api-key\"\nallow_http = true\n"
+	})
 	env = append(env, "VESSEL_UPSTREAM_MODEL_URL=http://"+modelAddr+"/v1", "VESSEL_MODEL_KEY="+key1, "CLASSIC_MODEL_KEY="+key2)
 	info := startUp(t, bin, env, dep)
-	appKey, err := os.ReadFile(info.AppKeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	for _, c := range []struct {
 		agent    string
 		viaFront bool
 	}{{"field-guide", false}, {"field-guide-reader", true}, {"field-guide", false}} {
 		before := served.Load()
-		body := `{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m-` + c.agent + strconv.FormatInt(before, 10) +
-			`","role":"ROLE_USER","parts":[{"text":"hello from ` + c.agent + `"}]}}}`
-		req, _ := http.NewRequest(http.MethodPost, info.URL+"/agents/"+c.agent, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(appKey)))
-		req.Header.Set("X-Vessel-User", "routes")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "TASK_STATE_COMPLETED") || !strings.Contains(string(b), "hello from "+c.agent) {
-			t.Fatalf("%s: HTTP %d %.600s", c.agent, resp.StatusCode, b)
+		msgID := "m-" + c.agent + strconv.FormatInt(before, 10)
+		code, b := postJSONRPC(t, info, c.agent, "routes", msgID, "hello from "+c.agent)
+		if code != http.StatusOK || !strings.Contains(string(b), "TASK_STATE_COMPLETED") || !strings.Contains(string(b), "hello from "+c.agent) {
+			t.Fatalf("%s: HTTP %d %.600s", c.agent, code, b)
 		}
 		if got := served.Load() > before; got != c.viaFront {
 			t.Errorf("%s: went through the classic route: %v, want %v", c.agent, got, c.viaFront)

@@ -30,16 +30,7 @@ func TestLocalStackModelKeyOnlyInEgress(t *testing.T) {
 	_, _ = rand.Read(rnd)
 	key := "sk-audit-" + hex.EncodeToString(rnd)
 
-	// The upstream model, on loopback.
-	modelAddr := freeAddr(t)
-	model := exec.Command(filepath.Join(bin, "scripted-model"), "--listen", modelAddr)
-	model.Env = []string{"PATH=" + os.Getenv("PATH")}
-	if err := model.Start(); err != nil {
-		t.Fatalf("scripted-model: %v", err)
-	}
-	t.Cleanup(func() { _ = model.Process.Kill(); _ = model.Wait() })
-	waitTCP(t, modelAddr)
-
+	modelAddr := startModel(t, bin) // the upstream model, on loopback
 	// The conformance deployment, allowed a plain-HTTP upstream (the model
 	// here is on loopback).
 	dep, env := upstreamDeployment(t)

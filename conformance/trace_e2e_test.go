@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -67,18 +66,7 @@ func startSink(t *testing.T, bin string) (endpoint, out string) {
 			t.Logf("==== otlp-sink\n%s", logb.String())
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", httpAddr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("otlp-sink did not listen on %s: %v", httpAddr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitTCP(t, httpAddr)
 	return "http://" + httpAddr, out
 }
 

@@ -132,15 +132,9 @@ func (k *Keys) JWKS() ([]byte, error) {
 	return b, nil
 }
 
-// detached signs payload with the signing key under the given protected
-// header members (besides alg) and returns the detached compact JWS.
-func (k *Keys) detached(payload []byte, members map[string]any) ([]byte, error) {
-	h := jws.NewHeaders()
-	for name, v := range members {
-		if err := h.Set(name, v); err != nil {
-			return nil, fmt.Errorf("cardsign: header %s: %w", name, err)
-		}
-	}
+// es256 is the private-key half of a signature (cardsig.SignFunc): the
+// detached compact JWS of payload under h, signed with the signing key.
+func (k *Keys) es256(payload []byte, h jws.Headers) ([]byte, error) {
 	compact, err := jws.Sign(nil, jws.WithKey(jwa.ES256(), k.sign, jws.WithProtectedHeaders(h)), jws.WithDetachedPayload(payload))
 	if err != nil {
 		return nil, fmt.Errorf("cardsign: sign: %w", err)
@@ -151,15 +145,7 @@ func (k *Keys) detached(payload []byte, members map[string]any) ([]byte, error) 
 // Sign signs a card's JSON (any "signatures" in it are ignored) and
 // returns the signature to put in its "signatures".
 func (k *Keys) Sign(card []byte) (cardsig.Signature, error) {
-	payload, err := cardsig.Canonical(card)
-	if err != nil {
-		return cardsig.Signature{}, err
-	}
-	compact, err := k.detached(payload, map[string]any{jws.TypeKey: "JOSE", jws.KeyIDKey: k.kid})
-	if err != nil {
-		return cardsig.Signature{}, err
-	}
-	return cardsig.FromCompact(compact)
+	return cardsig.AssembleCard(card, k.kid, k.es256)
 }
 
 // SignPush signs a push notification body (the exact bytes sent) for one
@@ -169,13 +155,5 @@ func (k *Keys) SignPush(body []byte, c cardsig.PushClaims) (string, error) {
 	if c.Audience == "" || c.TaskID == "" || c.DeliveryID == "" || c.IssuedAt.IsZero() {
 		return "", errors.New("cardsign: a push signature needs its audience, task, delivery id and time")
 	}
-	compact, err := k.detached(body, map[string]any{jws.TypeKey: cardsig.PushType, jws.KeyIDKey: k.kid,
-		"aud": c.Audience, "iat": c.IssuedAt.Unix(), cardsig.DeliveryHeader: c.DeliveryID, cardsig.TaskHeader: c.TaskID})
-	if err != nil {
-		return "", err
-	}
-	if _, err := cardsig.FromCompact(compact); err != nil {
-		return "", err
-	}
-	return string(compact), nil
+	return cardsig.AssemblePush(body, k.kid, c, k.es256)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"regexp"
@@ -12,8 +13,9 @@ import (
 	"github.com/astraldeep/astralvessel-go/runtime/sse"
 )
 
-// maxUsageLine bounds one SSE line kept to look for a usage report; a
-// longer line (a big content chunk) is passed through and not parsed.
+// maxUsageLine bounds one SSE line (its end not counted) kept to look for
+// a usage report; a longer line (a big content chunk) is passed through
+// and not parsed.
 const maxUsageLine = 64 << 10
 
 // maxUsageBody bounds a whole JSON answer (a server that ignored
@@ -82,19 +84,21 @@ type wireUsage struct {
 // line with a usage member (providers that repeat a running total in
 // every chunk end with the whole); in a plain JSON answer, its usage. On
 // Close it hands what it found to done, once; an answer that reported no
-// usage hands nothing. It is no reader of its own: it splits the bytes it
-// passes on into lines as they go by (the caller's reads decide where a
-// cut may fall) and reads each line with runtime/sse's Field.
+// usage hands nothing. A stream's lines come from runtime/sse's reader,
+// fed each piece as it is passed on (the caller's reads decide where a
+// piece ends): the reader keeps a line's start until its end comes, and
+// a line over maxUsageLine (a big content chunk) passes on unparsed.
 type usageReader struct {
-	rc   io.ReadCloser
-	sse  bool
-	buf  []byte
-	over bool // the current line (or body) passed its bound: not parsed
-	in   int64
-	out  int64
-	seen bool
-	once sync.Once
-	done func(in, out int64)
+	rc    io.ReadCloser
+	sse   bool
+	lines *sse.Reader // a stream's lines; nil once finished or cut
+	buf   []byte      // a plain JSON answer, kept to read its usage
+	over  bool        // the JSON answer passed its bound: not parsed
+	in    int64
+	out   int64
+	seen  bool
+	once  sync.Once
+	done  func(in, out int64)
 	// report, when set, is called with every usage the answer reports (in
 	// a stream, the running total so far). canCut is true in a stream with
 	// more to come: a non-empty answer then cuts the stream there, what
@@ -107,7 +111,11 @@ type usageReader struct {
 
 func newUsageReader(rc io.ReadCloser, contentType string, done func(in, out int64)) *usageReader {
 	mt, _, _ := mime.ParseMediaType(contentType)
-	return &usageReader{rc: rc, sse: mt == "text/event-stream", done: done}
+	u := &usageReader{rc: rc, sse: mt == "text/event-stream", done: done}
+	if u.sse {
+		u.lines = sse.NewFedReader(maxUsageLine + 1) // the bound counts the LF
+	}
+	return u
 }
 
 func (u *usageReader) Read(p []byte) (int, error) {
@@ -145,48 +153,48 @@ func (u *usageReader) scan(b []byte) int {
 		}
 		return -1
 	}
-	off := 0
-	for off < len(b) {
-		rest := b[off:]
-		i := bytes.IndexByte(rest, '\n')
-		part := rest
-		if i >= 0 {
-			part = rest[:i]
+	if u.lines == nil {
+		return -1
+	}
+	u.lines.Feed(b)
+	for {
+		line, err := u.lines.Line()
+		if errors.Is(err, sse.ErrLineTooLong) {
+			continue // passed on, not parsed
 		}
-		if !u.over {
-			if len(u.buf)+len(part) > maxUsageLine {
-				u.over, u.buf = true, u.buf[:0]
-			} else {
-				u.buf = append(u.buf, part...)
-			}
+		if err != nil {
+			return -1 // ErrMore: b is read up to its last whole line
 		}
-		if i < 0 {
-			return -1
-		}
-		off += i + 1
-		if u.line() {
-			return off
+		if u.line(line) {
+			k := len(b) - u.lines.Unread()
+			u.release()
+			return k
 		}
 	}
-	return -1
 }
 
-// line parses the SSE line held in buf and starts the next; true when the
-// usage it reported cuts the stream.
-func (u *usageReader) line() bool {
-	cut := false
-	if !u.over {
-		name, data := sse.Field(bytes.TrimSuffix(u.buf, []byte{'\r'}))
-		if string(name) == "data" && bytes.Contains(data, []byte(`"usage"`)) {
-			if u.parse(bytes.TrimSpace(data)) && u.report != nil {
-				if ev := u.report(u.in, u.out, !u.ending); len(ev) > 0 && !u.ending {
-					u.tail, cut = ev, true
-				}
-			}
+// line parses one SSE line; true when the usage it reported cuts the
+// stream.
+func (u *usageReader) line(l []byte) bool {
+	name, data := sse.Field(l)
+	if string(name) != "data" || !bytes.Contains(data, []byte(`"usage"`)) {
+		return false
+	}
+	if u.parse(bytes.TrimSpace(data)) && u.report != nil {
+		if ev := u.report(u.in, u.out, !u.ending); len(ev) > 0 && !u.ending {
+			u.tail = ev
+			return true
 		}
 	}
-	u.over, u.buf = false, u.buf[:0]
-	return cut
+	return false
+}
+
+// release gives the stream's line reader back: the stream is over or cut.
+func (u *usageReader) release() {
+	if u.lines != nil {
+		u.lines.Release()
+		u.lines = nil
+	}
 }
 
 func (u *usageReader) parse(b []byte) bool {
@@ -203,8 +211,14 @@ func (u *usageReader) finish() {
 	u.once.Do(func() {
 		u.ending = true
 		switch {
-		case u.sse && len(u.buf) > 0:
-			u.line()
+		case u.lines != nil:
+			// The stream ended (or the caller closed it): a last line
+			// without its end still counts.
+			u.lines.End()
+			if line, err := u.lines.Line(); errors.Is(err, io.EOF) && len(line) > 0 {
+				u.line(line)
+			}
+			u.release()
 		case !u.sse && !u.over:
 			if u.parse(u.buf) && u.report != nil {
 				u.report(u.in, u.out, false) // a whole answer is already sent: counted, not cut

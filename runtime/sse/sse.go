@@ -4,8 +4,10 @@
 // field prefixes itself (vessel/model/stream.go: it trims the space around
 // a value and tolerates lines that are not SSE, which Field does not), the
 // conformance suite reads whole events (Reader.Event), tests read a whole
-// answer's events (ReadAll), and the egress's usage count and the
-// vessel's HTTP+JSON error check read lines they already hold with Field.
+// answer's events (ReadAll), the egress's usage count feeds the bytes it
+// passes on to a fed reader (NewFedReader) and reads the lines going by,
+// and the vessel's HTTP+JSON error check reads lines it already holds
+// with Field.
 //
 // A line ends at LF; a CR before it is dropped (CRLF). A lone CR does not
 // end a line: no server the services read sends one. Lines are bounded:
@@ -42,12 +44,41 @@ const DefaultMaxEvent = 16 << 20
 // Reader reads one stream. Its lines and events are valid until the next
 // call.
 type Reader struct {
-	br   *bufio.Reader
-	long []byte // a line longer than br's buffer, reused
+	br *bufio.Reader
+	// long is a line longer than br's buffer, reused; in a fed reader it
+	// also holds the start of a line whose end is not fed yet (non-empty
+	// only then).
+	long []byte
+	// skip: the rest of a line over the bound is still to be passed over.
+	skip bool
+	fed  feed // a fed reader's source (NewFedReader)
 	max  int
 	data []byte // Event's data, reused
 	// maxEvent bounds len(data) (SetMaxEvent)
 	maxEvent int
+}
+
+// ErrMore is a fed reader's (NewFedReader) answer when the bytes fed so
+// far hold no further whole line: Feed the next bytes, or End.
+var ErrMore = errors.New("sse: more bytes needed")
+
+// feed is a fed reader's source: the bytes Feed handed over that the
+// buffer has not taken yet.
+type feed struct {
+	b   []byte
+	end bool
+}
+
+func (f *feed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		if f.end {
+			return 0, io.EOF
+		}
+		return 0, ErrMore
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
 }
 
 // readers holds the readers of finished streams: the model adapter reads
@@ -67,6 +98,36 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 	return sr
 }
 
+// NewFedReader is a reader of the bytes its caller hands it (Feed) rather
+// than of a stream of its own: for a caller that passes a stream on
+// unchanged, as its pieces come, and reads the lines going by (the
+// egress's usage count). Its Line answers ErrMore once the bytes fed are
+// read up to the last whole line; the start of a line whose end is not
+// fed yet is kept for the next Feed. Event is not for a fed reader.
+func NewFedReader(maxLine int) *Reader {
+	sr := NewReader(nil, maxLine)
+	sr.br.Reset(&sr.fed)
+	return sr
+}
+
+// Feed hands a fed reader the next bytes of the stream, to be read by
+// Line until it answers ErrMore; b must stay unchanged until then. Feed
+// before that (bytes fed before still unread) panics: they would be lost.
+func (r *Reader) Feed(b []byte) {
+	if len(r.fed.b) > 0 {
+		panic("sse: Feed before the bytes fed before were read")
+	}
+	r.fed.b = b
+}
+
+// End tells a fed reader the stream ended: Line then answers what is
+// left (a last line without its end) with io.EOF.
+func (r *Reader) End() { r.fed.end = true }
+
+// Unread is how many of the bytes fed no line returned so far covers:
+// right after a line, the bytes fed after its end.
+func (r *Reader) Unread() int { return len(r.fed.b) + r.br.Buffered() + len(r.long) }
+
 // SetMaxEvent bounds the joined data of each event Event returns to n
 // bytes (the LFs between data lines counted); n <= 0 restores the
 // default (NewReader).
@@ -82,6 +143,8 @@ func (r *Reader) SetMaxEvent(n int) {
 func (r *Reader) Release() {
 	r.br.Reset(nil)
 	r.long = nil
+	r.skip = false
+	r.fed = feed{}
 	if cap(r.data) > BufferSize {
 		r.data = nil
 	}
@@ -91,14 +154,23 @@ func (r *Reader) Release() {
 // Line reads the next line, its end removed. An error (io.EOF when the
 // stream ended) comes with what the stream held after the last line end,
 // possibly nothing; ErrLineTooLong comes with no line, as soon as the
-// bound is passed (the rest of the line is not read).
+// bound is passed, and the next call passes over the rest of that line
+// first. A fed reader answers ErrMore (no line) where its bytes run out.
 func (r *Reader) Line() ([]byte, error) {
+	if r.skip {
+		if err := r.skipRest(); err != nil {
+			return nil, err
+		}
+	}
 	line, err := r.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		line, err = r.longLine(line)
+	if len(r.long) > 0 || err != nil && !errors.Is(err, io.EOF) {
+		line, err = r.gather(line, err)
 	}
 	if len(line) > r.max || errors.Is(err, ErrLineTooLong) {
 		return nil, ErrLineTooLong
+	}
+	if errors.Is(err, ErrMore) {
+		return nil, ErrMore
 	}
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
@@ -109,22 +181,45 @@ func (r *Reader) Line() ([]byte, error) {
 	return line, err
 }
 
-// longLine gathers a line longer than the buffer into r.long, stopping
-// once it passes the bound.
-func (r *Reader) longLine(first []byte) ([]byte, error) {
-	b := append(r.long[:0], first...)
-	err := bufio.ErrBufferFull
-	for errors.Is(err, bufio.ErrBufferFull) {
+// gather joins in r.long a line that did not come whole from one read of
+// the buffer: one longer than the buffer, or in a fed reader one whose
+// start was fed before (held in r.long) or whose end is not fed yet (then
+// held, ErrMore). It stops once the line passes the bound.
+func (r *Reader) gather(first []byte, err error) ([]byte, error) {
+	b := append(r.long, first...)
+	for {
 		if len(b) > r.max {
 			r.long = b[:0]
+			r.skip = errors.Is(err, bufio.ErrBufferFull) || errors.Is(err, ErrMore)
 			return nil, ErrLineTooLong
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			break
 		}
 		var more []byte
 		more, err = r.br.ReadSlice('\n')
 		b = append(b, more...)
 	}
+	if errors.Is(err, ErrMore) {
+		r.long = b
+		return nil, ErrMore
+	}
 	r.long = b[:0]
 	return b, err
+}
+
+// skipRest passes over the rest of a line that passed the bound.
+func (r *Reader) skipRest() error {
+	for {
+		_, err := r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if !errors.Is(err, ErrMore) {
+			r.skip = false
+		}
+		return err
+	}
 }
 
 // Field splits a line into its field name and value: "data: x" is data

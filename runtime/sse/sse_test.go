@@ -211,3 +211,113 @@ func FuzzEvent(f *testing.F) {
 		}
 	})
 }
+
+// readLines is every line r gives until the stream's end, ErrLineTooLong
+// as "!" (the reader passes over the rest of that line and goes on).
+func readLines(r *Reader, feed func() bool) []string {
+	var out []string
+	for {
+		l, err := r.Line()
+		switch {
+		case errors.Is(err, ErrMore):
+			if !feed() {
+				r.End()
+			}
+			continue
+		case errors.Is(err, ErrLineTooLong):
+			out = append(out, "!")
+			continue
+		case err != nil:
+			if len(l) > 0 {
+				out = append(out, string(l))
+			}
+			return out
+		}
+		out = append(out, string(l))
+	}
+}
+
+// FuzzFedReader: a fed reader, handed the stream in pieces of any size,
+// reads the same lines as a reader of the whole stream, refuses the same
+// lines over the bound, and after each line counts as unread exactly the
+// bytes fed after its end.
+func FuzzFedReader(f *testing.F) {
+	f.Add([]byte("data: a\r\n\n: c\nerror: x\n{\"a\":1}\ndata: [DONE]"), 8, uint8(3))
+	f.Add([]byte("12345678901234\nab\n123456789"), 6, uint8(4))
+	f.Add([]byte("\r\r\n\n\r"), 1, uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, max int, piece uint8) {
+		if max <= 0 || max > 1<<20 {
+			return
+		}
+		whole := NewReader(bytes.NewReader(in), max)
+		want := readLines(whole, nil)
+		whole.Release()
+		n := int(piece)%23 + 1
+		r := NewFedReader(max)
+		defer r.Release()
+		rest := in
+		feed := func() bool {
+			if len(rest) == 0 {
+				return false
+			}
+			k := min(n, len(rest))
+			r.Feed(rest[:k])
+			rest = rest[k:]
+			return true
+		}
+		got := readLines(r, feed)
+		if strings.Join(got, "\x00|") != strings.Join(want, "\x00|") {
+			t.Fatalf("fed in pieces of %d: %q, want %q", n, got, want)
+		}
+	})
+}
+
+// TestFedReaderUnread: after a line, Unread is the bytes of the current
+// piece that follow its end, where a caller cuts the stream.
+func TestFedReaderUnread(t *testing.T) {
+	r := NewFedReader(64)
+	defer r.Release()
+	r.Feed([]byte("data: a"))
+	if _, err := r.Line(); !errors.Is(err, ErrMore) {
+		t.Fatalf("a line without its end: %v, want ErrMore", err)
+	}
+	piece := []byte("bc\r\ndata: d\nda")
+	r.Feed(piece)
+	l, err := r.Line()
+	if err != nil || string(l) != "data: abc" || r.Unread() != len("data: d\nda") {
+		t.Fatalf("line %q, %v, unread %d", l, err, r.Unread())
+	}
+	l, err = r.Line()
+	if err != nil || string(l) != "data: d" || len(piece)-r.Unread() != len(piece)-2 {
+		t.Fatalf("line %q, %v, unread %d", l, err, r.Unread())
+	}
+	if _, err := r.Line(); !errors.Is(err, ErrMore) {
+		t.Fatalf("%v, want ErrMore", err)
+	}
+	r.End()
+	if l, err := r.Line(); !errors.Is(err, io.EOF) || string(l) != "da" {
+		t.Fatalf("at the end: %q, %v", l, err)
+	}
+}
+
+// TestFedReaderLargePiece: a piece larger than the reader's buffer is read
+// whole, and after each line Unread is exactly what follows it.
+func TestFedReaderLargePiece(t *testing.T) {
+	line := "data: " + strings.Repeat("x", 90) + "\n"
+	piece := []byte(strings.Repeat(line, 3*BufferSize/len(line)))
+	r := NewFedReader(128)
+	defer r.Release()
+	r.Feed(piece)
+	for i := 1; ; i++ {
+		l, err := r.Line()
+		if errors.Is(err, ErrMore) {
+			if i-1 != len(piece)/len(line) {
+				t.Fatalf("read %d lines of %d", i-1, len(piece)/len(line))
+			}
+			return
+		}
+		if err != nil || len(l) != len(line)-1 || r.Unread() != len(piece)-i*len(line) {
+			t.Fatalf("line %d: %d bytes, %v, unread %d", i, len(l), err, r.Unread())
+		}
+	}
+}

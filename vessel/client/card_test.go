@@ -67,15 +67,6 @@ func (cs *cardServer) set(id string, card, jwks []byte) {
 	}
 }
 
-func signKey(t *testing.T, kid string) *testsign.Keys {
-	t.Helper()
-	k, err := testsign.New(kid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 func signed(t *testing.T, k *testsign.Keys, card []byte) []byte {
 	t.Helper()
 	b, err := k.SignedCard(card)
@@ -111,7 +102,7 @@ func readCard(t *testing.T, base, agent string, verify bool, opts Options) error
 // TestCardVerification: a signed card verifies against the vessel's key
 // set; a card changed after signing, and an unsigned one, are refused.
 func TestCardVerification(t *testing.T) {
-	k := signKey(t, "k1")
+	k := testsign.New(t, "k1")
 	srv := newCardServer(t, false)
 	birds := signed(t, k, cardFor("birds", srv.URL))
 	srv.set("birds", birds, testsign.JWKS(k))
@@ -139,7 +130,7 @@ func TestCardVerification(t *testing.T) {
 // its name or only an interface changed before signing), is refused with
 // or without verification.
 func TestCardOfAnotherAgentRefused(t *testing.T) {
-	k := signKey(t, "k1")
+	k := testsign.New(t, "k1")
 	srv := newCardServer(t, false)
 	gated := cardFor("gated", srv.URL)
 	nameOnly := strings.Replace(string(cardFor("field-guide-reader", srv.URL)), `"name":"field-guide-reader"`, `"name":"gated"`, 1)
@@ -164,7 +155,7 @@ func TestCardOfAnotherAgentRefused(t *testing.T) {
 // and refused when the application pins the vessel's keys, by thumbprint
 // or by the vessel's https JWK set URL; the genuine card passes both pins.
 func TestCardKeysPinned(t *testing.T) {
-	genuine, impostor := signKey(t, "vessel"), signKey(t, "vessel") // the impostor even copies the kid
+	genuine, impostor := testsign.New(t, "vessel"), testsign.New(t, "vessel") // the impostor even copies the kid
 	keySrv := newCardServer(t, true)
 	keySrv.set("", nil, testsign.JWKS(genuine))
 	srv := newCardServer(t, false)
@@ -198,7 +189,7 @@ func TestCardKeysPinned(t *testing.T) {
 // TestCardKeyRotation: one client reads the key set once for many cards,
 // and fetches it again when a card names a kid it lacks.
 func TestCardKeyRotation(t *testing.T) {
-	oldK, newK := signKey(t, "old"), signKey(t, "new")
+	oldK, newK := testsign.New(t, "old"), testsign.New(t, "new")
 	srv := newCardServer(t, false)
 	srv.set("birds", signed(t, oldK, cardFor("birds", srv.URL)), testsign.JWKS(oldK))
 	c, err := New(srv.URL, "birds", Options{AppKey: testKey, User: "alice"})

@@ -1,35 +1,22 @@
 package server_test
 
 import (
-	"bytes"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/runtime/outputfiles/outputfilestest"
 	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 )
-
-func pngBytes(t *testing.T) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
-	img.Set(0, 0, color.RGBA{255, 0, 0, 255})
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 func writeGoodFiles(t *testing.T, e *env) string {
 	dir := filepath.Join(e.pkg, "files")
 	if err := mkdirAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(dir, "chart.png"), pngBytes(t), 0o644)
+	write(t, filepath.Join(dir, "chart.png"), outputfilestest.TinyPNG(t), 0o644)
 	write(t, filepath.Join(dir, "chart.svg"), []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1"/></svg>`), 0o644)
 	write(t, filepath.Join(dir, "table.csv"), []byte("name,count\nwren,3\n\"robin, red\",4\n"), 0o644)
 	write(t, filepath.Join(dir, "report.pdf"), []byte("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"), 0o644)

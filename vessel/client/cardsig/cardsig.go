@@ -4,7 +4,9 @@
 // its "signatures" member, and a protected header carrying alg, typ "JOSE"
 // and kid. The vessel holds the private keys and signs (its server side,
 // deployer/cardsign; no private-key code is in this public module); it
-// serves the public keys as a JWK set at JWKSPath.
+// serves the public keys as a JWK set at JWKSPath. What a signature signs
+// and carries is assembled here once (AssembleCard, AssemblePush) for
+// every signer, which passes the signing itself (SignFunc).
 package cardsig
 
 import (

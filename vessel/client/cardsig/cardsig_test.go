@@ -13,20 +13,11 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/client/internal/testsign"
 )
 
-func newKey(t *testing.T, kid string) *testsign.Keys {
-	t.Helper()
-	k, err := testsign.New(kid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 // TestVerifyCard: a card signed by any JOSE signer verifies against the
 // key set holding its key, in any member order; changed, unsigned or
 // signed by a key outside the set, it is refused.
 func TestVerifyCard(t *testing.T) {
-	k, other := newKey(t, "a"), newKey(t, "b")
+	k, other := testsign.New(t, "a"), testsign.New(t, "b")
 	card, err := k.SignedCard([]byte(`{"name":"birds","version":"1","description":"Answers questions.","n":1.50}`))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +51,7 @@ func TestVerifyCard(t *testing.T) {
 // nested, and in the signature's protected header; the signed card
 // without the duplicate still verifies.
 func TestDuplicateMembersRefused(t *testing.T) {
-	k := newKey(t, "a")
+	k := testsign.New(t, "a")
 	card, err := k.SignedCard([]byte(`{"name":"field-guide-reader","skills":[{"id":"x"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +79,7 @@ func TestDuplicateMembersRefused(t *testing.T) {
 // TestVerifyPush: a push signature made by any JOSE signer verifies over
 // the exact body against a set holding its key, and names its claims.
 func TestVerifyPush(t *testing.T) {
-	k := newKey(t, "p")
+	k := testsign.New(t, "p")
 	set, err := jwk.Parse(testsign.JWKS(k))
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +97,7 @@ func TestVerifyPush(t *testing.T) {
 	if _, err := cardsig.VerifyPush(sig, append(body, ' '), set); !errors.Is(err, cardsig.ErrBadPush) {
 		t.Fatalf("changed body: %v", err)
 	}
-	oset, _ := jwk.Parse(testsign.JWKS(newKey(t, "q")))
+	oset, _ := jwk.Parse(testsign.JWKS(testsign.New(t, "q")))
 	if _, err := cardsig.VerifyPush(sig, body, oset); !errors.Is(err, cardsig.ErrUnknownKey) {
 		t.Fatalf("another set: %v", err)
 	}

@@ -51,15 +51,6 @@ func (s *source) fetch(context.Context) ([]byte, error) {
 	return s.doc, s.err
 }
 
-func key(t *testing.T, kid string) *testsign.Keys {
-	t.Helper()
-	k, err := testsign.New(kid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 func hasKid(t *testing.T, c *jwks.Cache, kid string) bool {
 	t.Helper()
 	set, err := c.KeysFor(context.Background(), kid)
@@ -74,7 +65,7 @@ func hasKid(t *testing.T, c *jwks.Cache, kid string) bool {
 // lacks reloads it, at most once per MinInterval however many ask, so a
 // rotated-in key is picked up and made-up kids cost one load per interval.
 func TestUnknownKidReloadRateLimited(t *testing.T) {
-	a, b := key(t, "a"), key(t, "b")
+	a, b := testsign.New(t, "a"), testsign.New(t, "b")
 	src := &source{}
 	src.set(testsign.JWKS(a), nil)
 	clk := &clock{t: time.Unix(1_800_000_000, 0)}
@@ -104,7 +95,7 @@ func TestUnknownKidReloadRateLimited(t *testing.T) {
 // use; when that fails the stale set stays in use and Err says why, until
 // a reload works.
 func TestStaleSetKeptWhenReloadFails(t *testing.T) {
-	a := key(t, "a")
+	a := testsign.New(t, "a")
 	src := &source{}
 	src.set(testsign.JWKS(a), nil)
 	clk := &clock{t: time.Unix(1_800_000_000, 0)}
@@ -147,7 +138,7 @@ func TestAcceptRefuses(t *testing.T) {
 // TestClosed: once the cache's context ends, a load fails at once with
 // ErrClosed and the keys held stay usable.
 func TestClosed(t *testing.T) {
-	a := key(t, "a")
+	a := testsign.New(t, "a")
 	src := &source{}
 	src.set(testsign.JWKS(a), nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -173,7 +164,7 @@ func TestBackgroundRefresh(t *testing.T) {
 	if err := c.Prime(t.Context()); err == nil {
 		t.Fatal("prime should fail")
 	}
-	src.set(testsign.JWKS(key(t, "a")), nil)
+	src.set(testsign.JWKS(testsign.New(t, "a")), nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for c.Err() != nil && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -186,7 +177,7 @@ func TestBackgroundRefresh(t *testing.T) {
 // TestURLSource: the URL source follows no redirect, takes only 200, and
 // refuses a document over its bound, declared or streamed.
 func TestURLSource(t *testing.T) {
-	doc := testsign.JWKS(key(t, "a"))
+	doc := testsign.JWKS(testsign.New(t, "a"))
 	var elsewhere atomic.Int64
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		elsewhere.Add(1)

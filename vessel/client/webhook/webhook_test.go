@@ -30,10 +30,7 @@ var kids atomic.Int64
 
 func keys(t testing.TB) (*testsign.Keys, []byte) {
 	t.Helper()
-	k, err := testsign.New(fmt.Sprintf("k%d", kids.Add(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := testsign.New(t, fmt.Sprintf("k%d", kids.Add(1)))
 	return k, testsign.JWKS(k)
 }
 

@@ -1,9 +1,9 @@
-// Package testsign signs cards and push notifications for this module's
-// tests only. The vessel's signer is deployer/cardsign, on the server
-// side; this public module must not import it (nor ship private-key code
-// to applications), so its tests sign with jwx directly, the way any other
-// JOSE signer would, which also checks that verification does not depend
-// on the vessel's own signing code.
+// Package testsign holds a private key for this module's tests only. The
+// vessel's signer is deployer/cardsign, on the server side; this public
+// module must not import it (nor ship private-key code to applications).
+// What a signature signs and carries is assembled once, by
+// cardsig.AssembleCard and AssemblePush, for both: each keeps only its
+// key and the one jwx call that signs with it (cardsig.SignFunc).
 package testsign
 
 import (
@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
@@ -27,8 +28,17 @@ type Keys struct {
 	kid  string
 }
 
-// New makes a key whose kid is kid.
-func New(kid string) (*Keys, error) {
+// New makes a key whose kid is kid; t fails when it cannot.
+func New(t testing.TB, kid string) *Keys {
+	t.Helper()
+	k, err := newKeys(kid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func newKeys(kid string) (*Keys, error) {
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("testsign: %w", err)
@@ -73,13 +83,8 @@ func (k *Keys) PrivateJWKS() []byte {
 	return b
 }
 
-func (k *Keys) detached(payload []byte, members map[string]any) ([]byte, error) {
-	h := jws.NewHeaders()
-	for name, v := range members {
-		if err := h.Set(name, v); err != nil {
-			return nil, fmt.Errorf("testsign: %w", err)
-		}
-	}
+// es256 signs with the private key (cardsig.SignFunc).
+func (k *Keys) es256(payload []byte, h jws.Headers) ([]byte, error) {
 	b, err := jws.Sign(nil, jws.WithKey(jwa.ES256(), k.priv, jws.WithProtectedHeaders(h)), jws.WithDetachedPayload(payload))
 	if err != nil {
 		return nil, fmt.Errorf("testsign: %w", err)
@@ -89,15 +94,7 @@ func (k *Keys) detached(payload []byte, members map[string]any) ([]byte, error) 
 
 // Sign signs a card's canonical form.
 func (k *Keys) Sign(card []byte) (cardsig.Signature, error) {
-	payload, err := cardsig.Canonical(card)
-	if err != nil {
-		return cardsig.Signature{}, err
-	}
-	compact, err := k.detached(payload, map[string]any{jws.TypeKey: "JOSE", jws.KeyIDKey: k.kid})
-	if err != nil {
-		return cardsig.Signature{}, err
-	}
-	return cardsig.FromCompact(compact)
+	return cardsig.AssembleCard(card, k.kid, k.es256)
 }
 
 // SignedCard is card (a JSON object) with its signature added.
@@ -116,7 +113,5 @@ func (k *Keys) SignedCard(card []byte) ([]byte, error) {
 
 // SignPush signs a push body with the claims in the protected header.
 func (k *Keys) SignPush(body []byte, c cardsig.PushClaims) (string, error) {
-	b, err := k.detached(body, map[string]any{jws.TypeKey: cardsig.PushType, jws.KeyIDKey: k.kid,
-		"aud": c.Audience, "iat": c.IssuedAt.Unix(), cardsig.DeliveryHeader: c.DeliveryID, cardsig.TaskHeader: c.TaskID})
-	return string(b), err
+	return cardsig.AssemblePush(body, k.kid, c, k.es256)
 }
