@@ -14,7 +14,7 @@ import (
 // the cap costs what its first MaxMessages+1 messages cost to read, not
 // what the whole history does.
 //
-// final reports that bytes after b cannot change the answer: the list
+// final reports that bytes after b cannot change n: the list
 // holds more than MaxMessages entries (n is MaxMessages+1), or it ended,
 // or something other than an object is where an entry should be (such a
 // history is refused as malformed, not for its length). When b is a whole
