@@ -87,6 +87,9 @@ func (rb *ReadBody) Envelope() (*Envelope, *EnvelopeError) {
 // NewReadBody wraps a body read whole.
 func NewReadBody(b []byte) *ReadBody { return &ReadBody{Reader: bytes.NewReader(b), b: b} }
 
+// Bytes returns the body's bytes (not a copy: they must not be changed).
+func (rb *ReadBody) Bytes() []byte { return rb.b }
+
 // Close implements io.Closer.
 func (*ReadBody) Close() error { return nil }
 

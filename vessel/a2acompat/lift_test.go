@@ -257,6 +257,10 @@ func FuzzLiftTranscript(f *testing.F) {
 		if !ok {
 			return
 		}
+		if aside.Over {
+			checkRefused(t, params, rest, aside)
+			return
+		}
 		if len(aside.Bytes) == 0 {
 			t.Fatal("lifted nothing")
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/runtime/sse"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
+	"github.com/astraldeep/astralvessel-go/vessel/turn"
 )
 
 // RESTPath is where an agent's HTTP+JSON (REST) binding lives, under the
@@ -70,14 +72,19 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prefix := "/agents/" + id + RESTPath
+	starts := 0
 	r, done, ok := s.admit(w, r, a, restRefusal, func(r *http.Request) int {
-		return restStarts(r.Method, strings.TrimPrefix(r.URL.Path, prefix))
+		starts = restStarts(r.Method, strings.TrimPrefix(r.URL.Path, prefix))
+		return starts
 	})
 	if !ok {
 		return
 	}
 	defer done()
 	r2 := r.Clone(r.Context())
+	if starts&startsTurn != 0 {
+		r2 = refuseOversize(r2)
+	}
 	r2.URL.Path = strings.TrimPrefix(r.URL.Path, prefix)
 	if r.URL.RawPath != "" {
 		r2.URL.RawPath = strings.TrimPrefix(r.URL.RawPath, prefix)
@@ -90,6 +97,26 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 	sw := &restStatusWriter{ResponseWriter: w}
 	defer sw.finish()
 	a.rest.ServeHTTP(sw, r2)
+}
+
+// refuseOversize hands the SDK a send whose history is over the cap
+// without it (a2acompat.RefuseOversize; the JSON-RPC front does the same
+// in a2acompat.Handler): the turn is rejected for its length, as it would
+// be with the whole history decoded.
+func refuseOversize(r *http.Request) *http.Request {
+	rb, ok := r.Body.(*a2acompat.ReadBody)
+	if !ok {
+		return r
+	}
+	rest, aside, over := a2acompat.RefuseOversize(rb.Bytes())
+	if !over {
+		return r
+	}
+	r = r.WithContext(turn.WithAside(r.Context(), aside))
+	r.Body = a2acompat.NewReadBody(rest)
+	r.ContentLength = int64(len(rest))
+	r.Header.Set("Content-Length", strconv.Itoa(len(rest)))
+	return r
 }
 
 // restStatusWriter corrects the HTTP status of the SDK's REST errors where

@@ -87,18 +87,26 @@ func TestParseListRoom(t *testing.T) {
 }
 
 // TestOversizeRefusedWithoutTheList: a history over the cap is refused
-// with the message the whole list's check gives (its version checked
-// first, its count exact), on the scanner's path and on encoding/json's,
-// and the scanner's path never holds more than MaxMessages+1 messages.
+// for its length before anything else is checked (its version, what
+// follows its 2,001st message), on the scanner's path and on
+// encoding/json's, and the scanner's path never holds more than
+// MaxMessages+1 messages.
 func TestOversizeRefusedWithoutTheList(t *testing.T) {
 	one := `{"role":"user","content":"Which birds hunt fish?"},{"role":"assistant","content":"Ospreys."},`
 	list := strings.TrimSuffix(strings.Repeat(one, 5000), ",")
+	over := ErrOverCap.Error()
 	for doc, want := range map[string]string{
-		`{"version":1,"messages":[` + list + `]}`:            "the history holds 10000 messages; at most 2000 are allowed",
-		`{"messages":[` + list + `],"version":1}`:            "the history holds 10000 messages; at most 2000 are allowed",
-		`{"Messages":[` + list + `],"version":1}`:            "the history holds 10000 messages; at most 2000 are allowed", // encoding/json's path
-		`{"version":2,"messages":[` + list + `]}`:            "the history's version must be 1, got 2",
-		`{"version":1,"messages":[` + list + `,{"role":7}]}`: `the history is not a valid transcript envelope: field "messages.role" has the wrong type`,
+		`{"version":1,"messages":[` + list + `]}`:                                               over,
+		`{"messages":[` + list + `],"version":1}`:                                               over,
+		`{"Messages":[` + list + `],"version":1}`:                                               over, // encoding/json's path
+		`{"version":2,"messages":[` + list + `]}`:                                               over,
+		`{"version":1,"messages":[` + list + `,{"role":7}]}`:                                    over,
+		`{"version":1,"messages":[` + list + `,{"role":`:                                        over, // not read past the 2,001st
+		`{"version":1,"messages":[` + list + `],"messages":[]}`:                                 over, // the first list counts
+		"{\"version\":1,\"messages\":[" + list + ",{\"content\":\"\xff\"}]}":                    over, // not read for UTF-8 either
+		`{"version":1,"messages":[{"role":7},` + list + `]}`:                                    over, // an object counts, whatever it holds
+		`{"version":1,"messages":[{"role":"user"` + strings.Repeat("[", 70) + `,` + list + `]}`: `the history is not a valid transcript envelope: malformed JSON at byte 40`,
+		`{"version":1,"messages":[1,` + list + `]}`:                                             `the history is not a valid transcript envelope: field "messages" has the wrong type`,
 	} {
 		_, err := Parse([]byte(doc))
 		if err == nil || err.Error() != want {

@@ -107,7 +107,16 @@ func invalid(format string, args ...any) error { return &Error{Reason: fmt.Sprin
 // Parse decodes and validates an envelope from JSON. The messages' Content
 // may be slices of b (a long history is then held once): b must not change
 // while they are in use.
+//
+// A history over MaxMessages is refused for its length before anything
+// else is checked, once its first MaxMessages+1 messages are read
+// (CountMessages): what follows them is not read, so the refusal does not
+// depend on it, and the front of the vessel, which counts the same way
+// while the request is still undecoded, refuses the same histories.
 func Parse(b []byte) (*Envelope, error) {
+	if overCap(b) {
+		return nil, ErrOverCap
+	}
 	if !utf8.Valid(b) {
 		return nil, invalid("the history is not valid UTF-8")
 	}
@@ -150,13 +159,14 @@ func decodeEnvelope(b []byte) (*Envelope, error) {
 	return &env, nil
 }
 
-// checkHead checks an envelope's version and its number of messages, n.
+// checkHead checks an envelope's number of messages, n, and its version:
+// the length first, as Parse does.
 func checkHead(version, n int) error {
+	if n > MaxMessages {
+		return ErrOverCap
+	}
 	if version != 1 {
 		return invalid("the history's version must be 1, got %d", version)
-	}
-	if n > MaxMessages {
-		return invalid("the history holds %d messages; at most %d are allowed", n, MaxMessages)
 	}
 	return nil
 }
@@ -177,7 +187,7 @@ func jsonReason(err error) string {
 	}
 }
 
-// Validate checks the envelope's version, size and every message.
+// Validate checks the envelope's size, version and every message.
 func (e *Envelope) Validate() error {
 	if err := checkHead(e.Version, len(e.Messages)); err != nil {
 		return err

@@ -59,7 +59,7 @@ func TestParseRejects(t *testing.T) {
 		}
 	}
 	many := `{"version":1,"messages":[` + strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, MaxMessages+1), ",") + `]}`
-	if _, err := Parse([]byte(many)); err == nil || !strings.Contains(err.Error(), "2001") {
+	if _, err := Parse([]byte(many)); err == nil || err.Error() != "the history holds more than 2000 messages; at most 2000 are allowed" {
 		t.Fatalf("too many: %v", err)
 	}
 }

@@ -13,6 +13,14 @@ type Aside struct {
 	Part int
 	// Bytes is the part's decoded content; nil once taken.
 	Bytes []byte
+	// Over, set instead of Bytes, says the part's history holds more than
+	// transcript.MaxMessages messages, counted as transcript.Parse counts
+	// (transcript.CountMessages) before the rest of it was read: the part
+	// is refused with transcript.ErrOverCap, as Parse would refuse it. The
+	// message keeps the part empty (raw "" or data {}). Only the vessel's
+	// front handler puts an Aside in a turn's context: nothing a caller
+	// sends can set it.
+	Over bool
 }
 
 // take returns the bytes and drops the Aside's hold on them.

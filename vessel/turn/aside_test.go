@@ -75,3 +75,33 @@ func TestAsideOnlyForItsPart(t *testing.T) {
 		t.Fatal("the aside is not carried")
 	}
 }
+
+// TestAsideOver: a part the front counted over the cap is refused with
+// the words Parse gives the whole history, in the part's place (a second
+// transcript part is refused as such); the mark reads only for its own
+// emptied part.
+func TestAsideOver(t *testing.T) {
+	want := "the history is malformed: " + transcript.ErrOverCap.Error()
+	h := a2a.Raw(`{"version":1,"messages":[{"role":"user","content":"hi"}]}`)
+	for name, c := range map[string]struct {
+		parts []*a2a.Part
+		want  string
+	}{
+		"raw":         {[]*a2a.Part{a2a.NewTextPart("q"), {Content: a2a.Raw{}, MediaType: transcript.MediaType}}, want},
+		"data":        {[]*a2a.Part{a2a.NewTextPart("q"), {Content: a2a.Data{Value: map[string]any{}}, MediaType: transcript.MediaType}}, want},
+		"second":      {[]*a2a.Part{{Content: h, MediaType: transcript.MediaType}, {Content: a2a.Raw{}, MediaType: transcript.MediaType}}, "the message holds more than one transcript part"},
+		"not emptied": {[]*a2a.Part{a2a.NewTextPart("q"), {Content: h, MediaType: transcript.MediaType}}, ""},
+		"data held":   {[]*a2a.Part{a2a.NewTextPart("q"), {Content: a2a.Data{Value: map[string]any{"version": 1}}, MediaType: transcript.MediaType}}, ""},
+	} {
+		_, err := Parse(a2a.NewMessage(a2a.MessageRoleUser, c.parts...), "c", Options{Aside: &Aside{Part: 1, Over: true}})
+		if c.want == "" {
+			if err != nil && strings.Contains(err.Error(), "2000") {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}

@@ -135,8 +135,11 @@ func (r *partReader) part(i int, p *a2a.Part) error {
 func (r *partReader) raw(i int, mt, declared string, c a2a.Raw) error {
 	switch {
 	case mt == transcript.MediaType:
-		if r.opt.Aside != nil && i == r.opt.Aside.Part && len(c) == 0 {
-			c = r.opt.Aside.take()
+		if a := r.opt.Aside; a != nil && i == a.Part && len(c) == 0 {
+			if a.Over {
+				return r.in.overCap(&r.sawHistory)
+			}
+			c = a.take()
 		}
 		return r.in.readHistory(c, &r.sawHistory)
 	case ImageMediaTypes[mt]:
@@ -151,6 +154,9 @@ func (r *partReader) raw(i int, mt, declared string, c a2a.Raw) error {
 // data reads a data part: a history, or the one tools/call skill call.
 func (r *partReader) data(i int, mt string, c a2a.Data) error {
 	if mt == transcript.MediaType {
+		if a := r.opt.Aside; a != nil && a.Over && i == a.Part && isEmptyObject(c.Value) {
+			return r.in.overCap(&r.sawHistory)
+		}
 		b, err := json.Marshal(c.Value)
 		if err != nil {
 			return reject("part %d: the history could not be read", i)
@@ -212,6 +218,21 @@ func (in *Input) readHistory(b []byte, saw *bool) error {
 	}
 	in.History = env.Messages
 	return nil
+}
+
+// overCap refuses a history part the front counted over the cap
+// (Aside.Over), in the place and with the words readHistory would give.
+func (in *Input) overCap(saw *bool) error {
+	if *saw {
+		return reject("the message holds more than one transcript part")
+	}
+	*saw = true
+	return reject("the history is malformed: %s", transcript.ErrOverCap.Error())
+}
+
+func isEmptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
 }
 
 func (in *Input) addImage(mt string, data []byte, opt Options) error {
