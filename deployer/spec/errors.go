@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 	toml "github.com/pelletier/go-toml/v2"
 )
 
@@ -85,7 +86,7 @@ func labelByID(es Errors, file string, arrays map[string][]string) {
 				continue
 			}
 			i, err := strconv.Atoi(n)
-			if err != nil || i < 0 || i >= len(ids) || badID[name+"["+n+"]"] || !idPattern.MatchString(ids[i]) ||
+			if err != nil || i < 0 || i >= len(ids) || badID[name+"["+n+"]"] || !issuers.ValidID(ids[i]) ||
 				slices.Index(ids, ids[i]) != i || slices.Index(ids[i+1:], ids[i]) >= 0 {
 				continue
 			}

@@ -4,7 +4,9 @@
 // mean the same thing everywhere.
 package spec
 
-import "slices"
+import (
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+)
 
 // Deployment is a loaded and validated deployment.toml.
 type Deployment struct {
@@ -297,7 +299,7 @@ func (m *Manifest) StdioMCP(name string) *Tool {
 }
 
 // AllMCPTools in an [mcp] tools list offers every tool the server lists.
-const AllMCPTools = "*"
+const AllMCPTools = toolset.AllMCPTools
 
 // Grant is the server as the vessel's MCP client reads a remote grant:
 // its allowlist, scopes and timeout (no URL, no headers).
@@ -306,26 +308,21 @@ func (m StdioMCP) Grant() MCPServer {
 }
 
 // AllTools reports whether the server offers every tool it lists.
-func (m MCPServer) AllTools() bool { return len(m.Tools) == 1 && m.Tools[0] == AllMCPTools }
+func (m MCPServer) AllTools() bool { return toolset.MCPAllTools(m.Tools) }
 
 // Allows reports whether the grant offers the server's tool.
-func (m MCPServer) Allows(tool string) bool {
-	return m.AllTools() || slices.Contains(m.Tools, tool)
-}
+func (m MCPServer) Allows(tool string) bool { return toolset.MCPAllows(m.Tools, tool) }
 
 // MCPToolSeparator joins a server's name and its tool's name in the name
 // the model sees: "github__search_issues".
-const MCPToolSeparator = "__"
+const MCPToolSeparator = toolset.MCPToolSeparator
 
 // MCPToolName is the name the model sees for tool of server.
-func MCPToolName(server, tool string) string { return server + MCPToolSeparator + tool }
+func MCPToolName(server, tool string) string { return toolset.MCPToolName(server, tool) }
 
 // ToolScope is the scope of one of the server's tools.
 func (m MCPServer) ToolScope(tool string) string {
-	if s, ok := m.Scopes[tool]; ok {
-		return s
-	}
-	return m.Scope
+	return toolset.MCPToolScope(m.Scope, m.Scopes, tool)
 }
 
 // Manifest is an agent's vessel.toml plus its declared tools.
@@ -399,17 +396,10 @@ type Tool struct {
 	File string `toml:"-"`
 }
 
-// The six Astral permission scopes, weakest first (see docs/configuration.md).
-var Scopes = []string{"tools:read", "tools:search", "tools:files", "tools:system", "tools:write", "tools:execute"}
+// Scopes are the six Astral permission scopes, weakest first
+// (runtime/toolset, which the vessel shares).
+var Scopes = toolset.Scopes
 
-// BuiltinTools lists the built-in tools a manifest may enable and their scopes.
-var BuiltinTools = map[string]string{
-	"read":      "tools:files",
-	"glob":      "tools:files",
-	"list":      "tools:files",
-	"grep":      "tools:files",
-	"bash":      "tools:execute",
-	"webfetch":  "tools:search",
-	"websearch": "tools:search",
-	"present":   "tools:read",
-}
+// BuiltinTools lists the built-in tools a manifest may enable and their
+// scopes (runtime/toolset).
+var BuiltinTools = toolset.BuiltinTools

@@ -49,7 +49,7 @@ type ModelRoute struct {
 	// under: max_tokens (default) or max_completion_tokens.
 	TokenParam string `toml:"token_param" json:"-"`
 	// Provider names the route's provider profile (the vessel's reader
-	// and writer; deployer/spec.Providers); "" is "auto". Not the egress's.
+	// and writer; Providers); "" is "auto". Not the egress's.
 	Provider string `toml:"provider" json:"-"`
 	// SendBack, when set, overrides the profile: the provider fields sent
 	// back on the assistant message and on each tool call ([]: none).
