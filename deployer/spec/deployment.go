@@ -18,6 +18,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 	"github.com/astraldeep/astralvessel-go/runtime/routes"
 	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 )
 
 // Deployment defaults.
@@ -25,8 +26,8 @@ const (
 	DefaultProject      = "astralvessel"
 	DefaultFrontSubnet  = "172.31.247.0/24"
 	DefaultFrontAddress = "172.31.247.10"
-	DefaultPort         = 8700
-	DefaultGRPCPort     = 8701
+	DefaultPort         = vesseldefaults.Port
+	DefaultGRPCPort     = vesseldefaults.GRPCPort
 	DefaultTaskTTLHours = 24
 	DefaultProvider     = "searxng"
 	DefaultScratch      = ByteSize(256 << 20)
@@ -41,14 +42,14 @@ const (
 
 // DefaultRequestBodyTimeout is [vessel] request_body_timeout_seconds's
 // default.
-const DefaultRequestBodyTimeout = 60
+const DefaultRequestBodyTimeout = vesseldefaults.RequestBodyTimeoutSecs
 
 // Stopping the vessel: running turns get shutdown_grace_seconds (default
 // DefaultShutdownGrace) to finish, then ShutdownMarginSecs at most to stop
 // the rest and close connections. Compose's stop_grace_period is the sum.
 const (
 	DefaultShutdownGrace = 20
-	ShutdownMarginSecs   = 20
+	ShutdownMarginSecs   = vesseldefaults.ShutdownMarginSecs
 )
 
 // StopGraceSecs is how long the vessel may take to stop after SIGTERM.

@@ -15,13 +15,13 @@ import (
 
 	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
-	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 )
 
 // Package defaults.
 const (
 	DefaultAPIKey       = "env:VESSEL_MODEL_KEY"
-	DefaultMaxSteps     = toolset.DefaultMaxSteps
+	DefaultMaxSteps     = vesseldefaults.DefaultMaxSteps
 	DefaultDeadline     = 300 // seconds
 	DefaultVersion      = "1.0.0"
 	DefaultToolTimeout  = 60 // seconds
@@ -490,6 +490,16 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// PromptFiles are the files of an agent's briefing, relative to its
+// package: prompt.md, then each prompt_append file. The vessel reads and
+// joins them on every turn, so prompt edits need no redeploy.
+func PromptFiles(m *Manifest) []string {
+	if m == nil {
+		return nil
+	}
+	return append([]string{promptFile}, m.PromptAppend...)
 }
 
 // ResolveAPIKey returns the model key the manifest names: for "env:NAME"

@@ -6,6 +6,7 @@ package spec
 
 import (
 	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 )
 
 // Deployment is a loaded and validated deployment.toml.
@@ -180,17 +181,12 @@ type Sandbox struct {
 
 // Sandbox isolation tiers ([agents.sandbox] runtime).
 const (
-	RuntimeConfined = "confined"
-	RuntimeGVisor   = "gvisor"
+	RuntimeConfined = vesseldefaults.RuntimeConfined
+	RuntimeGVisor   = vesseldefaults.RuntimeGVisor
 )
 
 // Tier is the sandbox's isolation tier, the default when unset.
-func (s Sandbox) Tier() string {
-	if s.Runtime == "" {
-		return RuntimeConfined
-	}
-	return s.Runtime
-}
+func (s Sandbox) Tier() string { return vesseldefaults.Tier(s.Runtime) }
 
 // Approval is an agent's [agents.approval] table. A call needs approval
 // when its tool is listed in Tools, its scope in Scopes, or its service in
@@ -213,30 +209,30 @@ type Approval struct {
 // it has been idle that long: a paused turn's workspace must outlive its
 // pause.
 const (
-	DefaultApprovalTimeout = 600
-	MaxApprovalTimeout     = 1200
+	DefaultApprovalTimeout = vesseldefaults.DefaultApprovalTimeout
+	MaxApprovalTimeout     = vesseldefaults.MaxApprovalTimeout
 )
 
 // What a timed-out approval means.
 const (
-	OnTimeoutDeny = "deny"
-	OnTimeoutFail = "fail"
+	OnTimeoutDeny = vesseldefaults.OnTimeoutDeny
+	OnTimeoutFail = vesseldefaults.OnTimeoutFail
 )
 
 // Timeout is the approval timeout in seconds, the default when unset.
 func (a *Approval) Timeout() int {
-	if a == nil || a.TimeoutSecs <= 0 {
+	if a == nil {
 		return DefaultApprovalTimeout
 	}
-	return a.TimeoutSecs
+	return vesseldefaults.ApprovalTimeout(a.TimeoutSecs)
 }
 
 // TimeoutAction is OnTimeoutDeny or OnTimeoutFail.
 func (a *Approval) TimeoutAction() string {
-	if a == nil || a.OnTimeout == "" {
+	if a == nil {
 		return OnTimeoutDeny
 	}
-	return a.OnTimeout
+	return vesseldefaults.ApprovalAction(a.OnTimeout)
 }
 
 // Mount is a read-only data mount into an agent's sandbox.

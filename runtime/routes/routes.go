@@ -67,6 +67,15 @@ const (
 // without model_route uses.
 const DefaultRoute = "default"
 
+// Name is the route a model request carries for an agent's route setting:
+// route, or DefaultRoute when unset.
+func Name(route string) string {
+	if route == "" {
+		return DefaultRoute
+	}
+	return route
+}
+
 // RouteHeader is the request header naming the route of a model request;
 // the egress reads it and never forwards it.
 const RouteHeader = "X-Vessel-Route"

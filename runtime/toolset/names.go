@@ -25,10 +25,6 @@ var BuiltinTools = map[string]string{
 	"present":   "tools:read",
 }
 
-// DefaultMaxSteps is how many model steps a turn may take when the
-// agent's package sets no max_steps.
-const DefaultMaxSteps = 12
-
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // ValidToolName reports whether name may be the name of a tool the model
