@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 	toml "github.com/pelletier/go-toml/v2"
+
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 )
 
 // Error is one problem found in a configuration file. Its text reads

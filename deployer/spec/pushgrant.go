@@ -11,7 +11,3 @@ const MaxPushURLBytes = pushgrant.MaxURLBytes
 
 // ParsePushGrant reads a push_urls entry (pushgrant.Parse).
 func ParsePushGrant(s string) (PushGrant, error) { return pushgrant.Parse(s) }
-
-// ParsePushURL reads a webhook URL into the parts a grant is matched on
-// (pushgrant.ParseURL).
-func ParsePushURL(s string) (PushGrant, error) { return pushgrant.ParseURL(s) }
