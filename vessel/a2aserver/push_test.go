@@ -20,9 +20,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
 	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )

@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/runtime/audit"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
@@ -35,6 +34,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"

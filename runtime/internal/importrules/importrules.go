@@ -71,13 +71,6 @@ var ImportRules = []ImportRule{
 	{
 		Name: "only vessel/internal/fromspec imports deployer code or go-toml", Dir: "vessel",
 		Owners: []string{fromspec}, Forbidden: deployerOrTOML,
-		// Card signing keys: cardsign imports vessel/client/cardsig, so it
-		// cannot move to runtime as it is; the deployer generates the keys
-		// with it.
-		Exceptions: map[string][]string{
-			repo + "vessel/a2aserver":  {repo + "deployer/cardsign"},
-			repo + "vessel/cmd/vessel": {repo + "deployer/cardsign"},
-		},
 	},
 	{
 		Name: "only vessel/cmd/vessel imports vessel/internal/fromspec", Dir: "vessel",

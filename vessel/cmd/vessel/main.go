@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/runtime/audit"
 	"github.com/astraldeep/astralvessel-go/runtime/envfile"
 	"github.com/astraldeep/astralvessel-go/runtime/healthcheck"
@@ -31,6 +30,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/runtime/usage"
 	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/fromspec"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
 	"github.com/astraldeep/astralvessel-go/vessel/settings"

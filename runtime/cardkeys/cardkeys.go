@@ -1,9 +1,10 @@
-// Package cardsign is the signing half of agent-card and push signatures
-// (the verifying half, which applications need, is vessel/client/cardsig):
-// it generates and reads the vessel's private card keys, signs cards and
-// push notifications, and publishes the public keys. It lives on the
-// server side so that no private-key code ships in the public client.
-package cardsign
+// Package cardkeys holds the vessel's card-signing keys: it generates a key
+// set (the deployer writes one for each deployment), reads and checks one
+// (the deployer before it deploys, the vessel at start), publishes the
+// public halves and signs detached payloads. What is signed and how
+// (agent cards, push notifications) is vessel/cardsign's; the verifying
+// half, which applications need, is vessel/client/cardsig.
+package cardkeys
 
 import (
 	"crypto"
@@ -18,8 +19,6 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
-
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 // Generate returns a new signing key set holding one ES256 (P-256) private
@@ -132,9 +131,9 @@ func (k *Keys) JWKS() ([]byte, error) {
 	return b, nil
 }
 
-// detached signs payload with the signing key under the given protected
+// Detached signs payload with the signing key under the given protected
 // header members (besides alg) and returns the detached compact JWS.
-func (k *Keys) detached(payload []byte, members map[string]any) ([]byte, error) {
+func (k *Keys) Detached(payload []byte, members map[string]any) ([]byte, error) {
 	h := jws.NewHeaders()
 	for name, v := range members {
 		if err := h.Set(name, v); err != nil {
@@ -146,36 +145,4 @@ func (k *Keys) detached(payload []byte, members map[string]any) ([]byte, error) 
 		return nil, fmt.Errorf("cardsign: sign: %w", err)
 	}
 	return compact, nil
-}
-
-// Sign signs a card's JSON (any "signatures" in it are ignored) and
-// returns the signature to put in its "signatures".
-func (k *Keys) Sign(card []byte) (cardsig.Signature, error) {
-	payload, err := cardsig.Canonical(card)
-	if err != nil {
-		return cardsig.Signature{}, err
-	}
-	compact, err := k.detached(payload, map[string]any{jws.TypeKey: "JOSE", jws.KeyIDKey: k.kid})
-	if err != nil {
-		return cardsig.Signature{}, err
-	}
-	return cardsig.FromCompact(compact)
-}
-
-// SignPush signs a push notification body (the exact bytes sent) for one
-// attempt and returns the detached compact JWS "protected..signature"
-// that cardsig.VerifyPush checks.
-func (k *Keys) SignPush(body []byte, c cardsig.PushClaims) (string, error) {
-	if c.Audience == "" || c.TaskID == "" || c.DeliveryID == "" || c.IssuedAt.IsZero() {
-		return "", errors.New("cardsign: a push signature needs its audience, task, delivery id and time")
-	}
-	compact, err := k.detached(body, map[string]any{jws.TypeKey: cardsig.PushType, jws.KeyIDKey: k.kid,
-		"aud": c.Audience, "iat": c.IssuedAt.Unix(), cardsig.DeliveryHeader: c.DeliveryID, cardsig.TaskHeader: c.TaskID})
-	if err != nil {
-		return "", err
-	}
-	if _, err := cardsig.FromCompact(compact); err != nil {
-		return "", err
-	}
-	return string(compact), nil
 }
