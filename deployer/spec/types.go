@@ -1,7 +1,9 @@
 // Package spec is the one reader of AstralVessel's configuration files:
-// deployment.toml, an agent's vessel.toml and its tools/*.toml. The vessel,
-// sandboxd and the deployer all load configuration through it, so the files
-// mean the same thing everywhere.
+// deployment.toml, an agent's vessel.toml and its tools/*.toml. The deployer
+// loads configuration through it, and so does the vessel, in one place
+// (vessel/internal/fromspec, which turns it into the vessel's own settings);
+// sandboxd and the egress get their settings from the deployer, so the
+// files mean the same thing everywhere.
 package spec
 
 import (
