@@ -12,12 +12,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/cardkeys"
 )
 
 // CardKeyFile is the vessel's card-signing key set (a JWK set of EC P-256
-// private keys, see deployer/cardsign), mounted into the vessel only.
+// private keys, see runtime/cardkeys), mounted into the vessel only.
 const CardKeyFile = "card-signing.jwks"
 
 // OperatorTokenFile is the operator API's token (docs/operations.md,
@@ -215,7 +215,7 @@ func keepOrCreate(dir, name string) (string, error) {
 func keepOrCreateCardKey(p string) error {
 	b, err := os.ReadFile(p)
 	if err == nil {
-		if _, err := cardsign.ParseKeys(b); err != nil {
+		if _, err := cardkeys.ParseKeys(b); err != nil {
 			return fmt.Errorf("secrets: %s: %w; fix it or delete it to generate a new key", p, err)
 		}
 		if err := os.Chmod(p, 0o600); err != nil {
@@ -226,7 +226,7 @@ func keepOrCreateCardKey(p string) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("secrets: %w", err)
 	}
-	k, err := cardsign.Generate()
+	k, err := cardkeys.Generate()
 	if err != nil {
 		return fmt.Errorf("secrets: %w", err)
 	}

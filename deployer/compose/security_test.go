@@ -18,9 +18,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/cardkeys"
 )
 
 // twoAgents writes a deployment with two agents, each with a data mount, and
@@ -439,7 +440,7 @@ func TestCardKeyGeneratedKeptAndChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cardsign.ParseKeys(first); err != nil {
+	if _, err := cardkeys.ParseKeys(first); err != nil {
 		t.Fatalf("generated key set: %v", err)
 	}
 	if _, _, err := WriteSecrets(out, d); err != nil {

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
 	"github.com/astraldeep/astralvessel-go/deployer/compose"
+	"github.com/astraldeep/astralvessel-go/runtime/cardkeys"
 )
 
 // keys are the stack's secrets, kept in the state dir so they stay the
@@ -76,7 +76,7 @@ func cardKeyFile(stateDir string) (string, error) {
 	p := filepath.Join(stateDir, compose.CardKeyFile)
 	b, err := os.ReadFile(p)
 	if err == nil {
-		if _, err := cardsign.ParseKeys(b); err != nil {
+		if _, err := cardkeys.ParseKeys(b); err != nil {
 			return "", fmt.Errorf("localstack: %s: %w; fix it or delete it to generate a new key", p, err)
 		}
 		return p, nil
@@ -84,7 +84,7 @@ func cardKeyFile(stateDir string) (string, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("localstack: read %s: %w", p, err)
 	}
-	k, err := cardsign.Generate()
+	k, err := cardkeys.Generate()
 	if err != nil {
 		return "", fmt.Errorf("localstack: %w", err)
 	}

@@ -5,8 +5,8 @@ import (
 	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 )
 
-// This file fixes the package's public API that the vessel and sandboxd build
-// against. The deployer owns the implementation behind it.
+// This file gives the package's API over shared runtime values (sizes,
+// derived tokens) that the deployer and vessel/internal/fromspec use.
 
 // Env looks up an environment variable; os.LookupEnv fits.
 type Env func(name string) (string, bool)

@@ -3,12 +3,10 @@ package spec
 import (
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,7 +15,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 	"github.com/astraldeep/astralvessel-go/runtime/routes"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 )
 
 // Deployment defaults.
@@ -25,8 +26,8 @@ const (
 	DefaultProject      = "astralvessel"
 	DefaultFrontSubnet  = "172.31.247.0/24"
 	DefaultFrontAddress = "172.31.247.10"
-	DefaultPort         = 8700
-	DefaultGRPCPort     = 8701
+	DefaultPort         = vesseldefaults.Port
+	DefaultGRPCPort     = vesseldefaults.GRPCPort
 	DefaultTaskTTLHours = 24
 	DefaultProvider     = "searxng"
 	DefaultScratch      = ByteSize(256 << 20)
@@ -41,14 +42,14 @@ const (
 
 // DefaultRequestBodyTimeout is [vessel] request_body_timeout_seconds's
 // default.
-const DefaultRequestBodyTimeout = 60
+const DefaultRequestBodyTimeout = vesseldefaults.RequestBodyTimeoutSecs
 
 // Stopping the vessel: running turns get shutdown_grace_seconds (default
 // DefaultShutdownGrace) to finish, then ShutdownMarginSecs at most to stop
 // the rest and close connections. Compose's stop_grace_period is the sum.
 const (
 	DefaultShutdownGrace = 20
-	ShutdownMarginSecs   = 20
+	ShutdownMarginSecs   = vesseldefaults.ShutdownMarginSecs
 )
 
 // StopGraceSecs is how long the vessel may take to stop after SIGTERM.
@@ -182,7 +183,7 @@ func (v *validator) agents() map[string]bool {
 		switch {
 		case a.ID == "":
 			c.add(f+".id", "required: the agent's id, used in its URL /agents/<id>")
-		case !idPattern.MatchString(a.ID):
+		case !issuers.ValidID(a.ID):
 			c.add(f+".id", "invalid id %q; allowed: lowercase letters, digits and -, starting with a letter or digit, at most 63", a.ID)
 		case len(a.ID) > maxAgentID:
 			c.add(f+".id", "%q is %d characters; at most %d, so the sandbox's host name sandbox-<id> fits a DNS label", a.ID, len(a.ID), maxAgentID)
@@ -376,7 +377,7 @@ func (v *validator) services(f string, a *Agent) {
 	for _, n := range names {
 		s := a.Services[n]
 		sf := f + "." + n
-		if !idPattern.MatchString(n) {
+		if !issuers.ValidID(n) {
 			v.c.add(sf, "invalid service name %q; allowed: lowercase letters, digits and -", n)
 		}
 		if s.URL == "" {
@@ -448,7 +449,7 @@ func (v *validator) mcpNames(f string, a *Agent) {
 }
 
 // MaxMCPTimeout is the most [agents.mcp.<name>] timeout_seconds may be.
-const MaxMCPTimeout = 600
+const MaxMCPTimeout = toolset.MaxMCPTimeout
 
 // MCPToolNames are the names the model sees for the agent's MCP tools,
 // sorted: the listed tools of the servers granted to it and of the ones its
@@ -511,7 +512,7 @@ func MCPStarTool(a *Agent, name string) bool {
 
 // ValidToolName reports whether name may be the name of a tool the model
 // sees: 1 to 64 letters, digits, _ and -.
-func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
+func ValidToolName(name string) bool { return toolset.ValidToolName(name) }
 
 func validHeaderName(h string) bool { return routes.ValidHeaderName(h) }
 
@@ -532,7 +533,7 @@ func (v *validator) apps(agents map[string]bool) {
 		a := &v.d.Apps[i]
 		f := fmt.Sprintf("apps[%d]", i)
 		switch {
-		case !idPattern.MatchString(a.ID):
+		case !issuers.ValidID(a.ID):
 			v.c.add(f+".id", "invalid or missing id %q; allowed: lowercase letters, digits and -, starting with a letter or digit", a.ID)
 		case ids[a.ID]:
 			v.c.add(f+".id", "duplicate app id %q", a.ID)
@@ -561,15 +562,15 @@ func (v *validator) checkPushURLs(f string, list []string) {
 }
 
 func (v *validator) issuers(agents map[string]bool) {
-	for _, p := range issuerProblems(v.d.Issuers) {
-		v.c.add(p.field, "%s", p.msg)
+	for _, p := range issuers.Problems(issuerEntries(v.d.Issuers)) {
+		v.c.add(p.Field, "%s", p.Msg)
 	}
 	for i := range v.d.Issuers {
 		is := &v.d.Issuers[i]
 		f := fmt.Sprintf("issuers[%d]", i)
 		switch {
 		case is.JWKSURL != "" && is.JWKSFile != "", is.JWKSURL == "" && is.JWKSFile == "":
-			// issuerProblems said so
+			// issuers.Problems said so
 		case is.JWKSURL != "":
 			if msg := checkURL(is.JWKSURL, true); msg != "" {
 				v.c.add(f+".jwks_url", "%s", msg)
@@ -584,55 +585,16 @@ func (v *validator) issuers(agents map[string]bool) {
 
 // ValidateIssuers checks a list of [[issuers]] the way the deployment
 // loader does, as far as the entries themselves go (ids, issuer URL,
-// audience, one key source, authorized parties): the JWT verifier refuses
-// what the loader would. The loader checks besides that jwks_url uses https,
+// audience, one key source, authorized parties): runtime/issuers, which the
+// JWT verifier runs too. The loader checks besides that jwks_url uses https,
 // that jwks_file holds a JWK set and that the agents named exist.
-func ValidateIssuers(list []Issuer) error {
-	var errs []error
-	for _, p := range issuerProblems(list) {
-		errs = append(errs, fmt.Errorf("%s: %s", p.field, p.msg))
-	}
-	return errors.Join(errs...)
-}
+func ValidateIssuers(list []Issuer) error { return issuers.Validate(issuerEntries(list)) }
 
-type fieldProblem struct{ field, msg string }
-
-// issuerProblems is what is wrong with the entries of list on their own.
-func issuerProblems(list []Issuer) []fieldProblem {
-	var out []fieldProblem
-	add := func(field, format string, a ...any) {
-		out = append(out, fieldProblem{field, fmt.Sprintf(format, a...)})
-	}
-	ids := map[string]bool{}
-	for i := range list {
-		is := &list[i]
-		f := fmt.Sprintf("issuers[%d]", i)
-		switch {
-		case !idPattern.MatchString(is.ID):
-			add(f+".id", "invalid or missing id %q; allowed: lowercase letters, digits and -, starting with a letter or digit", is.ID)
-		case ids[is.ID]:
-			add(f+".id", "duplicate issuer id %q", is.ID)
-		}
-		ids[is.ID] = true
-		if is.Issuer == "" {
-			add(f+".issuer", "required: the token issuer (iss) URL")
-		} else if msg := checkURL(is.Issuer, true); msg != "" {
-			add(f+".issuer", "%s", msg)
-		}
-		if is.Audience == "" {
-			add(f+".audience", "required: the audience (aud) tokens must carry")
-		}
-		switch {
-		case is.JWKSURL != "" && is.JWKSFile != "":
-			add(f+".jwks_file", "set exactly one of jwks_url and jwks_file, not both")
-		case is.JWKSURL == "" && is.JWKSFile == "":
-			add(f+".jwks_url", "required: set jwks_url (https) or jwks_file (a JWK set on disk)")
-		}
-		for j, p := range is.AuthorizedParties {
-			if strings.TrimSpace(p) == "" {
-				add(fmt.Sprintf("%s.authorized_parties[%d]", f, j), "must not be empty")
-			}
-		}
+func issuerEntries(list []Issuer) []issuers.Entry {
+	out := make([]issuers.Entry, len(list))
+	for i, is := range list {
+		out[i] = issuers.Entry{ID: is.ID, Issuer: is.Issuer, Audience: is.Audience,
+			JWKSURL: is.JWKSURL, JWKSFile: is.JWKSFile, AuthorizedParties: is.AuthorizedParties}
 	}
 	return out
 }
@@ -651,23 +613,9 @@ func (v *validator) checkJWKS(f, p string) {
 	}
 }
 
-// checkURL returns "" for an acceptable absolute http(s) URL, else why not.
-func checkURL(s string, httpsOnly bool) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		if httpsOnly {
-			return fmt.Sprintf("invalid URL %q; want https://host/...", s)
-		}
-		return fmt.Sprintf("invalid URL %q; want http:// or https:// with a host", s)
-	}
-	if httpsOnly && u.Scheme != "https" {
-		return fmt.Sprintf("%q must use https", s)
-	}
-	if u.User != nil {
-		return fmt.Sprintf("%q must not carry credentials in the URL", s)
-	}
-	return ""
-}
+// checkURL returns "" for an acceptable absolute http(s) URL, else why
+// not (issuers.CheckURL).
+func checkURL(s string, httpsOnly bool) string { return issuers.CheckURL(s, httpsOnly) }
 
 // ids are the ids of the arrays of tables, for labelByID.
 func (d *Deployment) ids() map[string][]string {

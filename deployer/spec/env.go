@@ -16,15 +16,10 @@ func LookupFile(env Env, name string) (value string, found bool, err error) {
 }
 
 // EnvWithFiles is env with the NAME_FILE convention (LookupFile) as an Env,
-// for the loaders: the vessel loads with EnvWithFiles(os.LookupEnv). A
+// for the loaders (envfile.WithFiles, which the vessel loads with). A
 // NAME_FILE that cannot be read gives no value here, and the loaders then
 // report that read error for the env:NAME they were resolving.
-func EnvWithFiles(env Env) Env {
-	return func(name string) (string, bool) {
-		v, ok, _ := LookupFile(env, name)
-		return v, ok
-	}
-}
+func EnvWithFiles(env Env) Env { return envfile.WithFiles(env) }
 
 // missing says why env has no value for name: the read error of its
 // NAME_FILE when env follows that convention and the file cannot be read,

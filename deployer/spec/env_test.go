@@ -23,13 +23,6 @@ func TestEnvWithFiles(t *testing.T) {
 			t.Errorf("%s found", name)
 		}
 	}
-	m := Model{APIKey: "env:B"}
-	if k, err := m.ResolveAPIKey(env); err != nil || k != "tok" {
-		t.Errorf("ResolveAPIKey = %q, %v", k, err)
-	}
-	if _, err := (&Model{APIKey: "env:D"}).ResolveAPIKey(env); err == nil {
-		t.Error("missing key: no error")
-	}
 }
 
 // A NAME_FILE that cannot be read is an error, not a missing value, and the
@@ -42,9 +35,6 @@ func TestLookupFileReadError(t *testing.T) {
 	}
 	if msg := missing(EnvWithFiles(env), "K"); !strings.Contains(msg, "K_FILE") || !strings.Contains(msg, "absent") {
 		t.Errorf("missing = %q; want the read error", msg)
-	}
-	if _, err := (&Model{APIKey: "env:K"}).ResolveAPIKey(env); err == nil || !strings.Contains(err.Error(), "K_FILE") {
-		t.Errorf("ResolveAPIKey error = %v; want the read error", err)
 	}
 	if msg := missing(env, "J"); msg != "environment variable J is not set" {
 		t.Errorf("missing = %q", msg)

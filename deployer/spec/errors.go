@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
+
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 )
 
 // Error is one problem found in a configuration file. Its text reads
@@ -85,7 +87,7 @@ func labelByID(es Errors, file string, arrays map[string][]string) {
 				continue
 			}
 			i, err := strconv.Atoi(n)
-			if err != nil || i < 0 || i >= len(ids) || badID[name+"["+n+"]"] || !idPattern.MatchString(ids[i]) ||
+			if err != nil || i < 0 || i >= len(ids) || badID[name+"["+n+"]"] || !issuers.ValidID(ids[i]) ||
 				slices.Index(ids, ids[i]) != i || slices.Index(ids[i+1:], ids[i]) >= 0 {
 				continue
 			}

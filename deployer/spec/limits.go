@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/astraldeep/astralvessel-go/runtime/domains"
+	"github.com/astraldeep/astralvessel-go/runtime/limits"
 	"github.com/astraldeep/astralvessel-go/runtime/webclients"
 )
 
@@ -43,45 +44,26 @@ type Limits struct {
 	RetryAfterSecs int `toml:"retry_after_seconds"`
 }
 
-// Defaults of [limits].
+// Defaults of [limits] (runtime/limits).
 const (
-	DefaultMaxTurns                = 256
-	DefaultMaxTurnsPerAgent        = 128
-	DefaultMaxTurnsPerApp          = 128
-	DefaultMaxTurnsPerOwner        = 8
-	DefaultMaxStreamsPerOwner      = 16
-	DefaultMaxRequestsPerOwner     = 32
-	DefaultMaxRequestsPerApp       = 256
-	DefaultRequestsPerSecondPerApp = 200
-	DefaultRequestBurstPerApp      = 400
-	DefaultRetryAfterSecs          = 2
+	DefaultMaxTurns                = limits.DefaultMaxTurns
+	DefaultMaxTurnsPerAgent        = limits.DefaultMaxTurnsPerAgent
+	DefaultMaxTurnsPerApp          = limits.DefaultMaxTurnsPerApp
+	DefaultMaxTurnsPerOwner        = limits.DefaultMaxTurnsPerOwner
+	DefaultMaxStreamsPerOwner      = limits.DefaultMaxStreamsPerOwner
+	DefaultMaxRequestsPerOwner     = limits.DefaultMaxRequestsPerOwner
+	DefaultMaxRequestsPerApp       = limits.DefaultMaxRequestsPerApp
+	DefaultRequestsPerSecondPerApp = limits.DefaultRequestsPerSecondPerApp
+	DefaultRequestBurstPerApp      = limits.DefaultRequestBurstPerApp
+	DefaultRetryAfterSecs          = limits.DefaultRetryAfterSecs
 )
 
 // maxLimit bounds every count of [limits].
 const maxLimit = 1_000_000
 
-// WithDefaults returns l with every unset (zero) field at its default: the
-// vessel uses it for a Deployment built in code rather than loaded.
-func (l Limits) WithDefaults() Limits {
-	def := func(p *int, d int) {
-		if *p == 0 {
-			*p = d
-		}
-	}
-	def(&l.MaxTurns, DefaultMaxTurns)
-	def(&l.MaxTurnsPerAgent, DefaultMaxTurnsPerAgent)
-	def(&l.MaxTurnsPerApp, DefaultMaxTurnsPerApp)
-	def(&l.MaxTurnsPerOwner, DefaultMaxTurnsPerOwner)
-	def(&l.MaxStreamsPerOwner, DefaultMaxStreamsPerOwner)
-	def(&l.MaxRequestsPerOwner, DefaultMaxRequestsPerOwner)
-	def(&l.MaxRequestsPerApp, DefaultMaxRequestsPerApp)
-	def(&l.RequestBurstPerApp, DefaultRequestBurstPerApp)
-	def(&l.RetryAfterSecs, DefaultRetryAfterSecs)
-	if l.RequestsPerSecondPerApp == 0 {
-		l.RequestsPerSecondPerApp = DefaultRequestsPerSecondPerApp
-	}
-	return l
-}
+// WithDefaults returns l with every unset (zero) field at its default
+// (limits.Limits.WithDefaults).
+func (l Limits) WithDefaults() Limits { return Limits(limits.Limits(l).WithDefaults()) }
 
 func (v *validator) limits() {
 	c, l := v.c, &v.d.Limits

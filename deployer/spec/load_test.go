@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,9 +62,8 @@ func TestLoadFixture(t *testing.T) {
 	}
 	checkFixtureVessel(t, d)
 	checkFixtureAgents(t, d)
-	p, err := ReadPrompt(&d.Agents[0])
-	if err != nil || p != "You are alpha.\n\nExtra notes." {
-		t.Errorf("prompt %q %v", p, err)
+	if got := PromptFiles(d.Agents[0].Manifest); !slices.Equal(got, []string{"prompt.md", "extra.md"}) {
+		t.Errorf("prompt files %q", got)
 	}
 }
 

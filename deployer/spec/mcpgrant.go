@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 )
 
 func (v *validator) mcp(f string, a *Agent) {
@@ -19,7 +21,7 @@ func (v *validator) mcp(f string, a *Agent) {
 // mcpServer checks one [agents.mcp.<n>] grant: its name, URL, headers,
 // tool allowlist, scopes and timeout.
 func (v *validator) mcpServer(mf, n string, a *Agent, m *MCPServer) {
-	if !idPattern.MatchString(n) {
+	if !issuers.ValidID(n) {
 		v.c.add(mf, "invalid MCP server name %q; allowed: lowercase letters, digits and - (so <server>__<tool> splits one way)", n)
 	}
 	if _, dup := a.Services[n]; dup {
@@ -56,7 +58,7 @@ func (v *validator) mcpTools(mf, n string, m *MCPServer) map[string]bool {
 		case t == AllMCPTools && !all:
 			v.c.add(tf, `"*" (every tool) must be the only entry`)
 		case t == AllMCPTools:
-		case t == "" || !toolNamePattern.MatchString(full):
+		case t == "" || !ValidToolName(full):
 			v.c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", t, full)
 		case seen[t]:
 			v.c.add(tf, "tool %q is listed twice", t)
@@ -78,7 +80,7 @@ func (v *validator) mcpScopes(mf, n string, m *MCPServer, seen map[string]bool) 
 		switch {
 		case !all && !seen[t]:
 			v.c.add(mf+".scopes."+t, "tool %q is not in tools", t)
-		case !toolNamePattern.MatchString(MCPToolName(n, t)):
+		case !ValidToolName(MCPToolName(n, t)):
 			v.c.add(mf+".scopes."+t, "invalid tool name %q", t)
 		case !contains(Scopes, sc):
 			v.c.add(mf+".scopes."+t, "unknown scope %q; allowed: %s", sc, strings.Join(Scopes, ", "))

@@ -13,13 +13,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 )
 
 // Package defaults.
 const (
 	DefaultAPIKey       = "env:VESSEL_MODEL_KEY"
-	DefaultMaxSteps     = 12
+	DefaultMaxSteps     = vesseldefaults.DefaultMaxSteps
 	DefaultDeadline     = 300 // seconds
 	DefaultVersion      = "1.0.0"
 	DefaultToolTimeout  = 60 // seconds
@@ -52,9 +54,7 @@ const (
 )
 
 var (
-	idPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // loadedPackage keeps a manifest with the positions of its files, so the
@@ -346,7 +346,7 @@ func validateStdioMCP(c *collector, t *Tool) {
 	m := t.MCP
 	if t.Name == "" {
 		c.add("name", "required: the server's name; its tools reach the model as <name>__<tool>")
-	} else if !idPattern.MatchString(t.Name) {
+	} else if !issuers.ValidID(t.Name) {
 		c.add("name", "invalid MCP server name %q; allowed: lowercase letters, digits and - (so <server>__<tool> splits one way)", t.Name)
 	}
 	for _, k := range []string{"command", "service", "path", "scope", "timeout_seconds", "parameters"} {
@@ -370,7 +370,7 @@ func validateStdioMCP(c *collector, t *Tool) {
 		switch sc := m.Scopes[tn]; {
 		case !all && !seen[tn]:
 			c.add("mcp.scopes."+tn, "tool %q is not in tools", tn)
-		case !toolNamePattern.MatchString(tn):
+		case !ValidToolName(tn):
 			c.add("mcp.scopes."+tn, "invalid tool name %q", tn)
 		case !contains(Scopes, sc):
 			c.add("mcp.scopes."+tn, "unknown scope %q; allowed: %s", sc, strings.Join(Scopes, ", "))
@@ -412,7 +412,7 @@ func validateStdioMCPTools(c *collector, server string, tools []string, all bool
 		case tn == AllMCPTools && !all:
 			c.add(tf, `"*" (every tool) must be the only entry`)
 		case tn == AllMCPTools:
-		case !toolNamePattern.MatchString(full):
+		case !ValidToolName(full):
 			c.add(tf, "invalid tool name %q; allowed: letters, digits, _ and -, and %q with the server's name at most 64 characters", tn, full)
 		case seen[tn]:
 			c.add(tf, "tool %q is listed twice", tn)
@@ -425,7 +425,7 @@ func validateStdioMCPTools(c *collector, server string, tools []string, all bool
 func validateTool(c *collector, t *Tool) {
 	if t.Name == "" {
 		c.add("name", "required: the name the model calls the tool by")
-	} else if !toolNamePattern.MatchString(t.Name) {
+	} else if !ValidToolName(t.Name) {
 		c.add("name", "invalid tool name %q; allowed: 1 to 64 letters, digits, _ and -", t.Name)
 	}
 	if strings.TrimSpace(t.Description) == "" {
@@ -445,7 +445,7 @@ func validateTool(c *collector, t *Tool) {
 			c.add("path", "only service tools have a path")
 		}
 	case hasSvc:
-		if !idPattern.MatchString(t.Service) {
+		if !issuers.ValidID(t.Service) {
 			c.add("service", "invalid service name %q; allowed: lowercase letters, digits and -, starting with a letter or digit", t.Service)
 		}
 		if !strings.HasPrefix(t.Path, "/") {
@@ -492,39 +492,12 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ResolveAPIKey returns the model key the manifest names: for "env:NAME"
-// the value of NAME, or of the file NAME_FILE names (LookupFile), else the
-// literal string.
-func (m *Model) ResolveAPIKey(env Env) (string, error) {
-	name, ok := strings.CutPrefix(m.APIKey, "env:")
-	if !ok {
-		return m.APIKey, nil
+// PromptFiles are the files of an agent's briefing, relative to its
+// package: prompt.md, then each prompt_append file. The vessel reads and
+// joins them on every turn, so prompt edits need no redeploy.
+func PromptFiles(m *Manifest) []string {
+	if m == nil {
+		return nil
 	}
-	v, found, err := LookupFile(env, name)
-	if err != nil {
-		return "", fmt.Errorf("model.api_key: %w", err)
-	}
-	if !found {
-		return "", fmt.Errorf("model.api_key: environment variable %s is not set", name)
-	}
-	return v, nil
-}
-
-// ReadPrompt returns the agent's briefing: prompt.md followed by each
-// prompt_append file, separated by blank lines. It reads the files on every
-// call so prompt edits need no redeploy.
-func ReadPrompt(agent *Agent) (string, error) {
-	if agent == nil || agent.Manifest == nil {
-		return "", errors.New("read prompt: agent has no loaded manifest")
-	}
-	files := append([]string{promptFile}, agent.Manifest.PromptAppend...)
-	parts := make([]string, 0, len(files))
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(agent.PackageDir, f))
-		if err != nil {
-			return "", fmt.Errorf("read prompt of agent %s: %w", agent.ID, err)
-		}
-		parts = append(parts, strings.TrimRight(string(b), "\n"))
-	}
-	return strings.Join(parts, "\n\n"), nil
+	return append([]string{promptFile}, m.PromptAppend...)
 }

@@ -151,12 +151,7 @@ func (d *Deployment) TokenParam(a *Agent) string {
 }
 
 // Route is the route name the agent's model requests carry.
-func (a *Agent) Route() string {
-	if a.ModelRoute == "" {
-		return DefaultRoute
-	}
-	return a.ModelRoute
-}
+func (a *Agent) Route() string { return routes.Name(a.ModelRoute) }
 
 // EncodeRoutes is the egress's VESSEL_EGRESS_ROUTES: the [models] routes,
 // URLs resolved, keys named by variable only.

@@ -109,7 +109,7 @@ func validateResponseFormat(c *collector, rf *ResponseFormat) {
 			c.add("model.response_format.type", "name and schema belong to type = \"json_schema\"")
 		}
 	case "json_schema":
-		if rf.Name == "" || !toolNamePattern.MatchString(rf.Name) {
+		if rf.Name == "" || !ValidToolName(rf.Name) {
 			c.add("model.response_format.name", "required with json_schema: letters, digits, _ and -, at most 64")
 		}
 		if rf.Schema == nil {

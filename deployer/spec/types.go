@@ -1,10 +1,15 @@
 // Package spec is the one reader of AstralVessel's configuration files:
-// deployment.toml, an agent's vessel.toml and its tools/*.toml. The vessel,
-// sandboxd and the deployer all load configuration through it, so the files
-// mean the same thing everywhere.
+// deployment.toml, an agent's vessel.toml and its tools/*.toml. The deployer
+// loads configuration through it, and so does the vessel, in one place
+// (vessel/internal/fromspec, which turns it into the vessel's own settings);
+// sandboxd and the egress get their settings from the deployer, so the
+// files mean the same thing everywhere.
 package spec
 
-import "slices"
+import (
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
+)
 
 // Deployment is a loaded and validated deployment.toml.
 type Deployment struct {
@@ -178,17 +183,12 @@ type Sandbox struct {
 
 // Sandbox isolation tiers ([agents.sandbox] runtime).
 const (
-	RuntimeConfined = "confined"
-	RuntimeGVisor   = "gvisor"
+	RuntimeConfined = vesseldefaults.RuntimeConfined
+	RuntimeGVisor   = vesseldefaults.RuntimeGVisor
 )
 
 // Tier is the sandbox's isolation tier, the default when unset.
-func (s Sandbox) Tier() string {
-	if s.Runtime == "" {
-		return RuntimeConfined
-	}
-	return s.Runtime
-}
+func (s Sandbox) Tier() string { return vesseldefaults.Tier(s.Runtime) }
 
 // Approval is an agent's [agents.approval] table. A call needs approval
 // when its tool is listed in Tools, its scope in Scopes, or its service in
@@ -211,30 +211,30 @@ type Approval struct {
 // it has been idle that long: a paused turn's workspace must outlive its
 // pause.
 const (
-	DefaultApprovalTimeout = 600
-	MaxApprovalTimeout     = 1200
+	DefaultApprovalTimeout = vesseldefaults.DefaultApprovalTimeout
+	MaxApprovalTimeout     = vesseldefaults.MaxApprovalTimeout
 )
 
 // What a timed-out approval means.
 const (
-	OnTimeoutDeny = "deny"
-	OnTimeoutFail = "fail"
+	OnTimeoutDeny = vesseldefaults.OnTimeoutDeny
+	OnTimeoutFail = vesseldefaults.OnTimeoutFail
 )
 
 // Timeout is the approval timeout in seconds, the default when unset.
 func (a *Approval) Timeout() int {
-	if a == nil || a.TimeoutSecs <= 0 {
+	if a == nil {
 		return DefaultApprovalTimeout
 	}
-	return a.TimeoutSecs
+	return vesseldefaults.ApprovalTimeout(a.TimeoutSecs)
 }
 
 // TimeoutAction is OnTimeoutDeny or OnTimeoutFail.
 func (a *Approval) TimeoutAction() string {
-	if a == nil || a.OnTimeout == "" {
+	if a == nil {
 		return OnTimeoutDeny
 	}
-	return a.OnTimeout
+	return vesseldefaults.ApprovalAction(a.OnTimeout)
 }
 
 // Mount is a read-only data mount into an agent's sandbox.
@@ -297,7 +297,7 @@ func (m *Manifest) StdioMCP(name string) *Tool {
 }
 
 // AllMCPTools in an [mcp] tools list offers every tool the server lists.
-const AllMCPTools = "*"
+const AllMCPTools = toolset.AllMCPTools
 
 // Grant is the server as the vessel's MCP client reads a remote grant:
 // its allowlist, scopes and timeout (no URL, no headers).
@@ -306,26 +306,21 @@ func (m StdioMCP) Grant() MCPServer {
 }
 
 // AllTools reports whether the server offers every tool it lists.
-func (m MCPServer) AllTools() bool { return len(m.Tools) == 1 && m.Tools[0] == AllMCPTools }
+func (m MCPServer) AllTools() bool { return toolset.MCPAllTools(m.Tools) }
 
 // Allows reports whether the grant offers the server's tool.
-func (m MCPServer) Allows(tool string) bool {
-	return m.AllTools() || slices.Contains(m.Tools, tool)
-}
+func (m MCPServer) Allows(tool string) bool { return toolset.MCPAllows(m.Tools, tool) }
 
 // MCPToolSeparator joins a server's name and its tool's name in the name
 // the model sees: "github__search_issues".
-const MCPToolSeparator = "__"
+const MCPToolSeparator = toolset.MCPToolSeparator
 
 // MCPToolName is the name the model sees for tool of server.
-func MCPToolName(server, tool string) string { return server + MCPToolSeparator + tool }
+func MCPToolName(server, tool string) string { return toolset.MCPToolName(server, tool) }
 
 // ToolScope is the scope of one of the server's tools.
 func (m MCPServer) ToolScope(tool string) string {
-	if s, ok := m.Scopes[tool]; ok {
-		return s
-	}
-	return m.Scope
+	return toolset.MCPToolScope(m.Scope, m.Scopes, tool)
 }
 
 // Manifest is an agent's vessel.toml plus its declared tools.
@@ -399,17 +394,10 @@ type Tool struct {
 	File string `toml:"-"`
 }
 
-// The six Astral permission scopes, weakest first (see docs/configuration.md).
-var Scopes = []string{"tools:read", "tools:search", "tools:files", "tools:system", "tools:write", "tools:execute"}
+// Scopes are the six Astral permission scopes, weakest first
+// (runtime/toolset, which the vessel shares).
+var Scopes = toolset.Scopes
 
-// BuiltinTools lists the built-in tools a manifest may enable and their scopes.
-var BuiltinTools = map[string]string{
-	"read":      "tools:files",
-	"glob":      "tools:files",
-	"list":      "tools:files",
-	"grep":      "tools:files",
-	"bash":      "tools:execute",
-	"webfetch":  "tools:search",
-	"websearch": "tools:search",
-	"present":   "tools:read",
-}
+// BuiltinTools lists the built-in tools a manifest may enable and their
+// scopes (runtime/toolset).
+var BuiltinTools = toolset.BuiltinTools

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 )
 
 // vessel checks [vessel] and fills its defaults, one step per group of
@@ -44,7 +46,7 @@ func (v *validator) vesselProject() {
 	ves := &v.d.Vessel
 	if !v.c.set("vessel.project") {
 		ves.Project = DefaultProject
-	} else if !idPattern.MatchString(ves.Project) {
+	} else if !issuers.ValidID(ves.Project) {
 		v.c.add("vessel.project", "invalid project %q; allowed: lowercase letters, digits and -, starting with a letter or digit", ves.Project)
 	}
 }

@@ -27,3 +27,14 @@ func LookupFile(env func(name string) (string, bool), name string) (value string
 	}
 	return strings.TrimSpace(string(b)), true, nil
 }
+
+// WithFiles is env with the NAME_FILE convention (LookupFile), for loaders
+// that take a plain lookup: a NAME_FILE that cannot be read gives no
+// value here, and the loader then reports that read error (LookupFile) for
+// the name it was resolving.
+func WithFiles(env func(name string) (string, bool)) func(name string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok, _ := LookupFile(env, name)
+		return v, ok
+	}
+}

@@ -49,7 +49,7 @@ type ModelRoute struct {
 	// under: max_tokens (default) or max_completion_tokens.
 	TokenParam string `toml:"token_param" json:"-"`
 	// Provider names the route's provider profile (the vessel's reader
-	// and writer; deployer/spec.Providers); "" is "auto". Not the egress's.
+	// and writer; Providers); "" is "auto". Not the egress's.
 	Provider string `toml:"provider" json:"-"`
 	// SendBack, when set, overrides the profile: the provider fields sent
 	// back on the assistant message and on each tool call ([]: none).
@@ -66,6 +66,15 @@ const (
 // DefaultRoute is the route of [egress] upstream_url: the one an agent
 // without model_route uses.
 const DefaultRoute = "default"
+
+// Name is the route a model request carries for an agent's route setting:
+// route, or DefaultRoute when unset.
+func Name(route string) string {
+	if route == "" {
+		return DefaultRoute
+	}
+	return route
+}
 
 // RouteHeader is the request header naming the route of a model request;
 // the egress reads it and never forwards it.

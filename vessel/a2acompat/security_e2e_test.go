@@ -37,12 +37,14 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
+	"github.com/astraldeep/astralvessel-go/vessel/internal/fromspec"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
@@ -134,7 +136,7 @@ func newSecVessel(t *testing.T) *secVessel {
 	}
 	path := filepath.Join(dir, "deployment.toml")
 	noEnv := func(string) (string, bool) { return "", false }
-	d, err := spec.LoadDeployment(path, noEnv)
+	d, err := fromspec.Load(path, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +144,7 @@ func newSecVessel(t *testing.T) *secVessel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.fp, err = spec.Fingerprint(d, secAgent); err != nil {
+	if v.fp, err = a2aserver.AgentFingerprint(d, secAgent); err != nil {
 		t.Fatal(err)
 	}
 
@@ -156,7 +158,7 @@ func newSecVessel(t *testing.T) *secVessel {
 	sandboxv1.RegisterRunServiceServer(gs, v.sandbox)
 	go func() { _ = gs.Serve(ln) }()
 	t.Cleanup(gs.Stop)
-	sb, err := tools.DialSandbox("http://"+ln.Addr().String(), spec.DeriveToken("master", "sandbox/"+secAgent))
+	sb, err := tools.DialSandbox("http://"+ln.Addr().String(), tokens.DeriveToken("master", "sandbox/"+secAgent))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,9 +182,9 @@ func newSecVessel(t *testing.T) *secVessel {
 	v.logs = logs
 	v.srv, err = a2aserver.New(a2aserver.Config{
 		Deployment:    d,
-		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, noEnv) },
+		Reload:        func() (*settings.Deployment, error) { return fromspec.Load(path, noEnv) },
 		Sandboxes:     map[string]a2aserver.AgentSandbox{secAgent: sb},
-		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(sb, a) },
+		SandboxTools:  func(a *settings.Agent) []tools.Tool { return tools.SandboxTools(sb, a) },
 		Auth:          auth.Chain{keys, jwt.Authenticator{V: verifier}},
 		Store:         backend,
 		ModelKey:      "k",

@@ -38,8 +38,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
@@ -47,6 +47,7 @@ import (
 	"github.com/astraldeep/astralvessel-go/vessel/primitives"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/tools/service"
@@ -129,21 +130,21 @@ func newE2E(t *testing.T) *e2e {
 	}
 	agentID := "records-agent"
 	sum := sha256.Sum256([]byte(e.appKey))
-	d := &spec.Deployment{
+	d := &settings.Deployment{
 		Path:   filepath.Join(dir, "deployment.toml"),
-		Vessel: spec.Vessel{Port: 8700, PublicURL: "http://vessel:8700", TaskTTLHours: 24},
-		Apps:   []spec.App{{ID: "app1", KeySHA256: hex.EncodeToString(sum[:]), Agents: []string{agentID}}},
-		Issuers: []spec.Issuer{{ID: "astral", Issuer: "https://iam.example.test/realms/Astral", Audience: "astral-agent-service",
+		Vessel: settings.Vessel{Port: 8700, PublicURL: "http://vessel:8700", TaskTTLHours: 24},
+		Apps:   []settings.App{{ID: "app1", KeySHA256: hex.EncodeToString(sum[:]), Agents: []string{agentID}}},
+		Issuers: []settings.Issuer{{ID: "astral", Issuer: "https://iam.example.test/realms/Astral", Audience: "astral-agent-service",
 			JWKSURL: idp.URL + "/certs", AuthorizedParties: []string{"astral-frontend"}, Agents: []string{agentID}}},
-		Agents: []spec.Agent{{
-			ID: agentID, PackageDir: dir,
-			Services: map[string]spec.Service{"records": {URL: app.URL, Headers: map[string]string{"X-Internal-Token": "s3cret"}}},
-			Manifest: &spec.Manifest{
+		Agents: []settings.Agent{{
+			ID: agentID, PackageDir: dir, PromptFiles: []string{"prompt.md"},
+			Services: map[string]settings.Service{"records": {URL: app.URL, Headers: map[string]string{"X-Internal-Token": "s3cret"}}},
+			Manifest: &settings.Manifest{
 				Name: "Records", Description: "Looks records up.", Version: "0.1.0",
-				Model:  spec.Model{Name: "scripted", BaseURL: model.URL + "/v1", APIKey: "k", MaxSteps: 5, AcceptsImages: true},
-				Tools:  spec.Builtins{Enabled: []string{"bash", "present"}},
-				Output: spec.Output{Primitives: true},
-				Declared: []spec.Tool{{Name: "lookup", Description: "Look a record up.", Service: "records", Path: "/agent-tools/lookup",
+				Model:  settings.Model{Name: "scripted", BaseURL: model.URL + "/v1", APIKey: "k", MaxSteps: 5, AcceptsImages: true},
+				Tools:  settings.Builtins{Enabled: []string{"bash", "present"}},
+				Output: settings.Output{Primitives: true},
+				Declared: []settings.Tool{{Name: "lookup", Description: "Look a record up.", Service: "records", Path: "/agent-tools/lookup",
 					Scope: "tools:read", Parameters: map[string]any{"type": "object"}}},
 			},
 		}},
@@ -161,7 +162,7 @@ func newE2E(t *testing.T) *e2e {
 	sandboxv1.RegisterRunServiceServer(gs, fake)
 	go func() { _ = gs.Serve(ln) }()
 	t.Cleanup(gs.Stop)
-	token := spec.DeriveToken("master", "sandbox/"+agentID)
+	token := tokens.DeriveToken("master", "sandbox/"+agentID)
 	sb, err := tools.DialSandbox("http://"+ln.Addr().String(), token)
 	if err != nil {
 		t.Fatal(err)
@@ -192,9 +193,9 @@ func newE2E(t *testing.T) *e2e {
 	}
 	srv, err := a2aserver.New(a2aserver.Config{
 		Deployment:   d,
-		Fingerprint:  func(*spec.Deployment, string) (string, error) { return e2eFP, nil },
+		Fingerprint:  func(*settings.Deployment, string) (string, error) { return e2eFP, nil },
 		Sandboxes:    map[string]a2aserver.AgentSandbox{agentID: sb},
-		SandboxTools: func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(sb, a) },
+		SandboxTools: func(a *settings.Agent) []tools.Tool { return tools.SandboxTools(sb, a) },
 		ToolFactories: []tools.Factory{
 			service.Factory(&service.Client{HTTP: app.Client()}),
 			primitives.Factory(primitives.NewTool(primitives.Limits{})),

@@ -7,9 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // BenchmarkAdmitTurn is what [limits] add to one streamed turn: the rate
@@ -17,7 +17,7 @@ import (
 // release, and the request's end (docs/performance.md, "Admission").
 func BenchmarkAdmitTurn(b *testing.B) {
 	s := &Server{cfg: Config{Metrics: NewMetrics(prometheus.NewRegistry())}, log: zap.NewNop(),
-		adm: admission.New(spec.Limits{RequestsPerSecondPerApp: 1e9, RequestBurstPerApp: 1_000_000}, nil)}
+		adm: admission.New(settings.Limits{RequestsPerSecondPerApp: 1e9, RequestBurstPerApp: 1_000_000}, nil)}
 	p := &auth.Principal{Owner: "app/alice", Kind: auth.KindApp, AppID: "app"}
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -40,7 +40,7 @@ func BenchmarkAdmitTurn(b *testing.B) {
 // BenchmarkAdmitRefused is the cost of one refused request of a flood.
 func BenchmarkAdmitRefused(b *testing.B) {
 	s := &Server{cfg: Config{Metrics: NewMetrics(prometheus.NewRegistry())}, log: zap.NewNop(),
-		adm: admission.New(spec.Limits{MaxTurnsPerOwner: 1, RequestsPerSecondPerApp: 1e9, RequestBurstPerApp: 1_000_000}, nil)}
+		adm: admission.New(settings.Limits{MaxTurnsPerOwner: 1, RequestsPerSecondPerApp: 1e9, RequestBurstPerApp: 1_000_000}, nil)}
 	p := &auth.Principal{Owner: "app/alice", Kind: auth.KindApp, AppID: "app"}
 	_, hold, err := s.AdmitMethod(context.Background(), p, "agent", "SendMessage")
 	if err != nil {

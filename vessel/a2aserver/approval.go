@@ -333,13 +333,13 @@ func approvalExtra(a *agent, p *auth.Principal, header []string) (approval.Extra
 		names = append(names, t.Def().Function.Name)
 	}
 	var services []string
-	for s := range a.spec.Services {
+	for s := range a.conf.Services {
 		services = append(services, s)
 	}
-	for s := range a.spec.MCP { // an MCP server is named like a service
+	for s := range a.conf.MCP { // an MCP server is named like a service
 		services = append(services, s)
 	}
-	if m := a.spec.Manifest; m != nil { // and so is a package's stdio one, as the policy allows
+	if m := a.conf.Manifest; m != nil { // and so is a package's stdio one, as the policy allows
 		for _, t := range m.Declared {
 			if t.MCP != nil {
 				services = append(services, t.Name)

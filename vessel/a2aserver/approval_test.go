@@ -16,21 +16,21 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
 // withApproval sets the first agent's [agents.approval] table.
-func withApproval(ap spec.Approval) harnessOpt {
-	return func(d *spec.Deployment) { d.Agents[0].Approval = &ap }
+func withApproval(ap settings.Approval) harnessOpt {
+	return func(d *settings.Deployment) { d.Agents[0].Approval = &ap }
 }
 
 // asWith is as() plus extra headers.
@@ -105,7 +105,7 @@ func finishedStatus(t *testing.T, task *a2a.Task) string {
 // deny the other) make exactly those calls go on, and a repeated decision
 // is refused.
 func TestApprovalPauseApproveDenyEdit(t *testing.T) {
-	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}, AllowEdit: true}))
+	h := newHarness(t, withApproval(settings.Approval{Tools: []string{"bash"}, AllowEdit: true}))
 	alice := as(h.keyApp1, "alice")
 	task, err := h.send(alice, textMsg("#script:twocalls go"))
 	if err != nil {
@@ -159,7 +159,7 @@ func TestApprovalPauseApproveDenyEdit(t *testing.T) {
 // and closes; the resumed stream tells of the refusal, and the model reads
 // the reason in the refused call's result.
 func TestApprovalStreamAndDenial(t *testing.T) {
-	h := newHarness(t, withApproval(spec.Approval{Scopes: []string{"tools:execute"}}))
+	h := newHarness(t, withApproval(settings.Approval{Scopes: []string{"tools:execute"}}))
 	alice := as(h.keyApp1, "alice")
 	evs, err := h.stream(alice, h.agentID, &a2a.SendMessageRequest{Message: textMsg("#script:parallel go")})
 	if err != nil {
@@ -205,7 +205,7 @@ func TestApprovalStreamAndDenial(t *testing.T) {
 // add approvals (X-Vessel-Approve) but narrowing a tool away means its call
 // is not offered, so nothing waits for it.
 func TestApprovalOwnerAndScopes(t *testing.T) {
-	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.NarrowTools = narrowByHeader }, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.NarrowTools = narrowByHeader }, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	alice := as(h.keyApp1, "alice")
 	task, err := h.send(alice, textMsg("#script:parallel go"))
 	if err != nil {
@@ -264,7 +264,7 @@ func narrowByHeader(r *http.Request, p *auth.Principal, list []tools.Tool) ([]to
 // TestApprovalCancelWhilePaused: CancelTask ends a paused turn and its
 // workspace; the turn sweep keeps a paused turn's workspace meanwhile.
 func TestApprovalCancelWhilePaused(t *testing.T) {
-	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarness(t, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	alice := as(h.keyApp1, "alice")
 	task, err := h.send(alice, textMsg("#script:sleeptool go"))
 	if err != nil {
@@ -320,7 +320,7 @@ func TestApprovalTimeout(t *testing.T) {
 		status    string
 	}{{"deny", a2a.TaskStateCompleted, "ok"}, {"fail", a2a.TaskStateFailed, "approval_timeout"}} {
 		t.Run(tc.onTimeout, func(t *testing.T) {
-			h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}, TimeoutSecs: 1, OnTimeout: tc.onTimeout}))
+			h := newHarness(t, withApproval(settings.Approval{Tools: []string{"bash"}, TimeoutSecs: 1, OnTimeout: tc.onTimeout}))
 			alice := as(h.keyApp1, "alice")
 			task, err := h.send(alice, textMsg("#script:parallel go"))
 			if err != nil {
@@ -351,8 +351,8 @@ func TestApprovalTimeout(t *testing.T) {
 // never has more than one of them at work (the model called again once
 // their calls are refused), and every place comes back.
 func TestTimedOutPausesResumeInTurn(t *testing.T) {
-	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}, TimeoutSecs: 1, OnTimeout: "deny"}),
-		limitsOf(spec.Limits{MaxTurnsPerOwner: 1}))
+	h := newHarness(t, withApproval(settings.Approval{Tools: []string{"bash"}, TimeoutSecs: 1, OnTimeout: "deny"}),
+		limitsOf(settings.Limits{MaxTurnsPerOwner: 1}))
 	alice := as(h.keyApp1, "alice")
 	var tasks []*a2a.Task
 	for range 3 {
@@ -394,7 +394,7 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 		sep = "&"
 	}
 	t.Cleanup(func() { dropSchema(t, dsn, schema) })
-	opt := withApproval(spec.Approval{Tools: []string{"bash"}})
+	opt := withApproval(settings.Approval{Tools: []string{"bash"}})
 	h1 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
 	h2 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
 	alice := as(h1.keyApp1, "alice")
@@ -478,7 +478,7 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 // once (their state is in its memory), failed with status shutdown, and
 // ends their workspaces.
 func TestApprovalDrainEndsPaused(t *testing.T) {
-	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarness(t, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	alice := as(h.keyApp1, "alice")
 	task, err := h.send(alice, textMsg("#script:parallel go"))
 	if err != nil {
@@ -507,7 +507,7 @@ func TestApprovalDrainEndsPaused(t *testing.T) {
 // TestApprovalDecisionOnlyOnPausedTask: a decision naming no task, or a
 // task that is not paused, is refused with a clear error.
 func TestApprovalDecisionOnlyOnPausedTask(t *testing.T) {
-	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarness(t, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	alice := as(h.keyApp1, "alice")
 	orphan := decide(&a2a.Task{}, "ap1", verdict("c1", "approve"))
 	if _, err := h.send(alice, orphan); err == nil || !strings.Contains(err.Error(), "must name the paused task") {
@@ -526,7 +526,7 @@ func TestApprovalDecisionOnlyOnPausedTask(t *testing.T) {
 // each binding, gets the task as it stands (the pending request in its
 // status) and the stream ends; another user still sees no task.
 func TestApprovalSubscribeWhilePaused(t *testing.T) {
-	h := newHarnessConfig(t, selfCards, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarnessConfig(t, selfCards, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	for _, b := range bindings {
 		t.Run(string(b), func(t *testing.T) {
 			h.t = t
@@ -580,7 +580,7 @@ func TestForwardedDecisionCountsOnce(t *testing.T) {
 		sep = "&"
 	}
 	t.Cleanup(func() { dropSchema(t, dsn, schema) })
-	opt := withApproval(spec.Approval{Tools: []string{"bash"}})
+	opt := withApproval(settings.Approval{Tools: []string{"bash"}})
 	h1 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
 	h2 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, nil, opt)
 	alice := as(h1.keyApp1, "alice")

@@ -19,7 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -141,7 +141,7 @@ measured about 3 ms at a load average of 10 and 6 to 9 ms at load averages of 15
 func benchDirect(t *testing.T, h *harness) func(i int) {
 	// Direct: the same two model calls and the tool call, no vessel.
 	mc := &model.Client{BaseURL: h.deploy.Agents[0].Manifest.Model.BaseURL, HTTP: h.httpc}
-	sb, err := tools.DialSandbox(h.sbURL, spec.DeriveToken("master-secret", "sandbox/"+h.agentID))
+	sb, err := tools.DialSandbox(h.sbURL, tokens.DeriveToken("master-secret", "sandbox/"+h.agentID))
 	if err != nil {
 		t.Fatal(err)
 	}

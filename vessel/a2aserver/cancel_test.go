@@ -11,7 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -117,7 +117,7 @@ func TestCancelMidToolCall(t *testing.T) {
 }
 
 func TestDeadlineStepLimitModelErrors(t *testing.T) {
-	h := newHarness(t, func(d *spec.Deployment) { d.Agents[0].Manifest.DeadlineSecs = 1 })
+	h := newHarness(t, func(d *settings.Deployment) { d.Agents[0].Manifest.DeadlineSecs = 1 })
 	run := func(text string) (a2a.TaskState, map[string]any, *a2a.Task) {
 		res, err := h.client("field-guide").SendMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg(text)})
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // TestApprovalCancelRacesApprove races a CancelTask with an approving
@@ -15,7 +15,7 @@ import (
 // (it was not: the cancel took it), never COMPLETED (the approved call,
 // a sleep, only ends when cancelled).
 func TestApprovalCancelRacesApprove(t *testing.T) {
-	h := newHarness(t, withApproval(spec.Approval{Tools: []string{"bash"}}), func(d *spec.Deployment) {
+	h := newHarness(t, withApproval(settings.Approval{Tools: []string{"bash"}}), func(d *settings.Deployment) {
 		// 200 rounds of three requests each: the rate limit is not what
 		// this test is about.
 		d.Limits.RequestsPerSecondPerApp, d.Limits.RequestBurstPerApp = 1e6, 1e6

@@ -13,10 +13,11 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -29,17 +30,17 @@ const (
 )
 
 // strongestScope is the strongest scope among an agent's tools.
-func strongestScope(a *spec.Agent) string {
+func strongestScope(a *settings.Agent) string {
 	m := a.Manifest
 	list := make([]string, 0, len(m.Tools.Enabled)+len(m.Declared))
 	for _, name := range m.Tools.Enabled {
-		list = append(list, spec.BuiltinTools[name])
+		list = append(list, toolset.BuiltinTools[name])
 	}
 	for _, t := range m.Declared {
 		list = append(list, scopes.Of(t.Scope))
 	}
 	// MCP tools: the remote grants' and the package's stdio servers'.
-	grants := make([]spec.MCPServer, 0, len(a.MCP)+len(m.MCP))
+	grants := make([]settings.MCPServer, 0, len(a.MCP)+len(m.MCP))
 	for _, g := range a.MCP {
 		grants = append(grants, g)
 	}
@@ -60,7 +61,7 @@ func strongestScope(a *spec.Agent) string {
 }
 
 // BuildCard builds an agent's card; baseURL is the public base (no slash).
-func BuildCard(a *spec.Agent, baseURL string) *a2a.AgentCard {
+func BuildCard(a *settings.Agent, baseURL string) *a2a.AgentCard {
 	m := a.Manifest
 	in := []string{"text/plain", transcript.MediaType}
 	if m.Model.AcceptsImages {

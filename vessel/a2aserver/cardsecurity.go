@@ -5,8 +5,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // The security schemes every card declares (A2A 1.0 §7.3–7.4; docs/a2a.md,
@@ -49,7 +49,7 @@ func cardSecurity(card *a2a.AgentCard, tokens bool) {
 
 // issuerTrusts reports whether an [[issuers]] entry of d lets its tokens
 // call agent id.
-func issuerTrusts(d *spec.Deployment, id string) bool {
+func issuerTrusts(d *settings.Deployment, id string) bool {
 	if d == nil {
 		return false
 	}

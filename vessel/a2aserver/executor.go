@@ -15,13 +15,13 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/runtime/usage"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -51,7 +51,7 @@ const cancelWait = 10 * time.Second
 
 type executor struct {
 	srv      *Server
-	agent    *spec.Agent
+	agent    *settings.Agent
 	tools    *tools.Set
 	loopCfg  loop.Config
 	imageOpt turn.Options

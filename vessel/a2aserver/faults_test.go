@@ -15,8 +15,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // brokenModel is an OpenAI-compatible server that misbehaves in the way the
@@ -134,7 +134,7 @@ func (p *heapPeak) growth() uint64 {
 // the reason is in turn.finished and in the final status's metadata.
 func TestIncompleteAnswerFails(t *testing.T) {
 	bm := newBrokenModel(t)
-	h := newHarness(t, func(d *spec.Deployment) {
+	h := newHarness(t, func(d *settings.Deployment) {
 		d.Agents[0].Manifest.Model.BaseURL = bm.srv.URL + "/v1"
 	})
 	var evs []a2a.Event
@@ -160,7 +160,7 @@ func TestIncompleteAnswerFails(t *testing.T) {
 // far less than what the model sent.
 func TestModelOutputLimits(t *testing.T) {
 	bm := newBrokenModel(t)
-	h := newHarness(t, func(d *spec.Deployment) {
+	h := newHarness(t, func(d *settings.Deployment) {
 		d.Agents[0].Manifest.Model.BaseURL = bm.srv.URL + "/v1" // limits left at their defaults (1 MiB)
 		d.Agents[1].Manifest.Model.BaseURL = bm.srv.URL + "/v1"
 		d.Agents[1].Manifest.Model.MaxAnswerBytes = 64 << 10

@@ -5,11 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -93,7 +93,7 @@ func TestCallCarrierCountsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := spec.Limits{MaxTurns: 1, MaxTurnsPerAgent: 1, MaxTurnsPerApp: 1, MaxTurnsPerOwner: 1,
+	lim := settings.Limits{MaxTurns: 1, MaxTurnsPerAgent: 1, MaxTurnsPerApp: 1, MaxTurnsPerOwner: 1,
 		MaxStreamsPerOwner: 1, MaxRequestsPerOwner: 1, RequestsPerSecondPerApp: 100, RequestBurstPerApp: 100, RetryAfterSecs: 1}
 	received, holding := admission.New(lim, nil), admission.New(lim, nil)
 	p := &auth.Principal{Owner: "app1/alice", Kind: auth.KindApp, AppID: "app1", Subject: "alice"}

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // grpcClient is a raw A2A gRPC client on the harness's gRPC listener, for
@@ -251,7 +251,7 @@ func TestGRPCStreamOrder(t *testing.T) {
 // and the owner's decision (a data part, through the proto's Struct) lets
 // the turn finish with the approved call run.
 func TestGRPCApproval(t *testing.T) {
-	h := newHarnessConfig(t, selfCards, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarnessConfig(t, selfCards, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	cl := h.cardClient(h.agentID, a2a.TransportProtocolGRPC)
 	alice := as(h.keyApp1, "alice")
 	send := func(ctx context.Context, msg *a2a.Message) (*a2a.Task, error) {
@@ -290,7 +290,7 @@ func TestGRPCApproval(t *testing.T) {
 // RESOURCE_EXHAUSTED with the reason TOO_MANY_REQUESTS, a GetTask is still
 // served, and a gRPC call gives its place back when it ends.
 func TestGRPCTurnCap(t *testing.T) {
-	h := newHarness(t, limitsOf(spec.Limits{MaxTurnsPerOwner: 1}))
+	h := newHarness(t, limitsOf(settings.Limits{MaxTurnsPerOwner: 1}))
 	cl := h.grpcClient()
 	alice := md("authorization", "Bearer "+h.keyApp1, "x-vessel-user", "alice")
 	a := post(h.httpc, h.url+"/agents/"+h.agentID, sleepSend(1), appHdr(h.keyApp1, "alice"))

@@ -17,8 +17,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/limits"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // h2conn is a raw HTTP/2 connection to a gRPC listener, for the frames a
@@ -108,7 +109,7 @@ func TestGRPCStreamsPerConnection(t *testing.T) {
 	b := h.srv.GRPCBounds()
 	if b.MaxConcurrentStreams != a2aserver.GRPCMinStreams {
 		t.Fatalf("streams per connection %d, want %d (max_requests_per_owner %d is below the floor)",
-			b.MaxConcurrentStreams, a2aserver.GRPCMinStreams, spec.DefaultMaxRequestsPerOwner)
+			b.MaxConcurrentStreams, a2aserver.GRPCMinStreams, limits.DefaultMaxRequestsPerOwner)
 	}
 	c := dialH2(t, h.grpcAddr)
 	set := c.settings()
@@ -137,7 +138,7 @@ func TestGRPCStreamsPerConnection(t *testing.T) {
 	}
 
 	// A raised owner allowance raises the bound with it.
-	h2 := newHarness(t, limitsOf(spec.Limits{MaxRequestsPerOwner: 300, MaxStreamsPerOwner: 16}))
+	h2 := newHarness(t, limitsOf(settings.Limits{MaxRequestsPerOwner: 300, MaxStreamsPerOwner: 16}))
 	if got := h2.srv.GRPCBounds().MaxConcurrentStreams; got != 300 {
 		t.Fatalf("with max_requests_per_owner 300: %d streams per connection", got)
 	}

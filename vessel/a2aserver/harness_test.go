@@ -28,12 +28,13 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
@@ -265,7 +266,7 @@ type harness struct {
 	model    *scripted.Server
 	backend  store.Backend
 	dbPath   string
-	deploy   *spec.Deployment
+	deploy   *settings.Deployment
 	httpc    *http.Client
 	keyApp1  string
 	keyApp2  string
@@ -289,7 +290,7 @@ type harness struct {
 	grpcAddr string
 }
 
-type harnessOpt func(d *spec.Deployment)
+type harnessOpt func(d *settings.Deployment)
 
 // selfURL as Config.PublicURL makes the harness put its own address in
 // the cards, so that a client can start from a card on loopback.
@@ -346,45 +347,45 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 	if err := os.WriteFile(filepath.Join(pkg, "prompt.md"), []byte("You answer questions about birds."), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	manifest := func(name string) *spec.Manifest {
-		return &spec.Manifest{
+	manifest := func(name string) *settings.Manifest {
+		return &settings.Manifest{
 			Name: name, Description: "Answers questions about birds.", Version: "0.1.0",
 			Examples: []string{"Which birds hunt fish?"},
-			Model:    spec.Model{Name: "scripted", BaseURL: ms.URL + "/v1", APIKey: "egress-token", MaxSteps: 3},
-			Tools:    spec.Builtins{Enabled: []string{"bash", "read"}},
-			Output:   spec.Output{Files: []string{"png", "csv"}},
-			Declared: []spec.Tool{
+			Model:    settings.Model{Name: "scripted", BaseURL: ms.URL + "/v1", APIKey: "egress-token", MaxSteps: 3},
+			Tools:    settings.Builtins{Enabled: []string{"bash", "read"}},
+			Output:   settings.Output{Files: []string{"png", "csv"}},
+			Declared: []settings.Tool{
 				{Name: "species", Description: "List species.", Command: []string{"true"}, Scope: "tools:read"},
 				{Name: "draw", Description: "Draw.", Command: []string{"true"}, Scope: "tools:files"},
 				{Name: "hostile", Description: "Return files sandboxd would refuse.", Command: []string{"true"}, Scope: "tools:files"},
 			},
 		}
 	}
-	d := &spec.Deployment{
+	d := &settings.Deployment{
 		Path:   filepath.Join(dir, "deployment.toml"),
-		Vessel: spec.Vessel{Port: 8700, PublicURL: "http://vessel:8700", TaskTTLHours: 24},
-		Apps: []spec.App{
+		Vessel: settings.Vessel{Port: 8700, PublicURL: "http://vessel:8700", TaskTTLHours: 24},
+		Apps: []settings.App{
 			{ID: "app1", KeySHA256: digest(h.keyApp1), Agents: []string{h.agentID}},
 			{ID: "app2", KeySHA256: digest(h.keyApp2), Agents: []string{h.agentID, h.otherID, h.brokenID}},
 		},
-		Agents: []spec.Agent{
-			{ID: h.agentID, PackageDir: pkg, Manifest: manifest("Field guide")},
-			{ID: h.otherID, PackageDir: pkg, Manifest: manifest("Reader")},
-			{ID: h.brokenID, PackageDir: pkg, Manifest: manifest("Broken")},
+		Agents: []settings.Agent{
+			{ID: h.agentID, PackageDir: pkg, PromptFiles: []string{"prompt.md"}, Manifest: manifest("Field guide")},
+			{ID: h.otherID, PackageDir: pkg, PromptFiles: []string{"prompt.md"}, Manifest: manifest("Reader")},
+			{ID: h.brokenID, PackageDir: pkg, PromptFiles: []string{"prompt.md"}, Manifest: manifest("Broken")},
 		},
 	}
 	for _, o := range opts {
 		o(d)
 	}
 	h.deploy = d
-	fs, sbURL := startFakeSandbox(t, h.agentID, spec.DeriveToken(master, "sandbox/"+h.agentID))
+	fs, sbURL := startFakeSandbox(t, h.agentID, tokens.DeriveToken(master, "sandbox/"+h.agentID))
 	h.sandbox = fs
 	h.sbURL = sbURL
-	_, sbURL2 := startFakeSandbox(t, h.otherID, spec.DeriveToken(master, "sandbox/"+h.otherID))
+	_, sbURL2 := startFakeSandbox(t, h.otherID, tokens.DeriveToken(master, "sandbox/"+h.otherID))
 	sbs := map[string]a2aserver.AgentSandbox{}
 	clients := map[string]*tools.Sandbox{}
 	for id, u := range map[string]string{h.agentID: sbURL, h.otherID: sbURL2, h.brokenID: "http://127.0.0.1:1"} {
-		sb, err := tools.DialSandbox(u, spec.DeriveToken(master, "sandbox/"+id))
+		sb, err := tools.DialSandbox(u, tokens.DeriveToken(master, "sandbox/"+id))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,9 +409,9 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 	h.logs = logs
 	cfg := a2aserver.Config{
 		Deployment:    d,
-		Fingerprint:   func(*spec.Deployment, string) (string, error) { return testFP, nil },
+		Fingerprint:   func(*settings.Deployment, string) (string, error) { return testFP, nil },
 		Sandboxes:     sbs,
-		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
+		SandboxTools:  func(a *settings.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
 		Auth:          auth.Chain{keys},
 		Store:         h.backend,
 		Logger:        zap.New(logCore),

@@ -15,13 +15,14 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/limits"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // limitsOf sets the harness deployment's [limits].
-func limitsOf(l spec.Limits) harnessOpt { return func(d *spec.Deployment) { d.Limits = l } }
+func limitsOf(l settings.Limits) harnessOpt { return func(d *settings.Deployment) { d.Limits = l } }
 
 // sleepSend is a JSON-RPC SendMessage that returns at once and leaves a
 // 60 s tool call running: the turn holds its place until cancelled.
@@ -106,7 +107,7 @@ func heapAfterGC() uint64 {
 // turns, not the flood.
 func TestFloodFromOneOwner(t *testing.T) {
 	const flood, limit = 1000, 4
-	h := newHarness(t, limitsOf(spec.Limits{MaxTurnsPerOwner: limit, MaxRequestsPerOwner: 2 * flood, MaxStreamsPerOwner: flood,
+	h := newHarness(t, limitsOf(settings.Limits{MaxTurnsPerOwner: limit, MaxRequestsPerOwner: 2 * flood, MaxStreamsPerOwner: flood,
 		RequestsPerSecondPerApp: 1e6, RequestBurstPerApp: 1e6}))
 	before := heapAfterGC()
 	goroutines := runtime.NumGoroutine()
@@ -134,7 +135,7 @@ func TestFloodFromOneOwner(t *testing.T) {
 		case a.status == http.StatusTooManyRequests:
 			refused++
 			code, msg := rpcError(t, a.body)
-			if code != a2aserver.CodeTooManyRequests || !strings.Contains(msg, admission.LimitTurnsPerOwner) || a.retry != strconv.Itoa(spec.DefaultRetryAfterSecs) {
+			if code != a2aserver.CodeTooManyRequests || !strings.Contains(msg, admission.LimitTurnsPerOwner) || a.retry != strconv.Itoa(limits.DefaultRetryAfterSecs) {
 				t.Fatalf("send %d refused as %d %q, Retry-After %q", i, code, msg, a.retry)
 			}
 		default:
@@ -183,14 +184,14 @@ func TestFloodFromOneOwner(t *testing.T) {
 func TestTurnCapsOnBothBindings(t *testing.T) {
 	for _, tc := range []struct {
 		limit string
-		lim   spec.Limits
+		lim   settings.Limits
 		// second is the caller of the refused send: the cap counts both.
 		key, user string
 	}{
-		{admission.LimitTurnsPerOwner, spec.Limits{MaxTurnsPerOwner: 2}, "key-one", "alice"},
-		{admission.LimitTurnsPerApp, spec.Limits{MaxTurnsPerApp: 2}, "key-one", "bob"},
-		{admission.LimitTurnsPerAgent, spec.Limits{MaxTurnsPerAgent: 2}, "key-two", "carol"},
-		{admission.LimitTurns, spec.Limits{MaxTurns: 2}, "key-two", "dave"},
+		{admission.LimitTurnsPerOwner, settings.Limits{MaxTurnsPerOwner: 2}, "key-one", "alice"},
+		{admission.LimitTurnsPerApp, settings.Limits{MaxTurnsPerApp: 2}, "key-one", "bob"},
+		{admission.LimitTurnsPerAgent, settings.Limits{MaxTurnsPerAgent: 2}, "key-two", "carol"},
+		{admission.LimitTurns, settings.Limits{MaxTurns: 2}, "key-two", "dave"},
 	} {
 		t.Run(tc.limit, func(t *testing.T) {
 			h := newHarness(t, limitsOf(tc.lim))
@@ -282,7 +283,7 @@ func openStream(t *testing.T, h *harness, body string, hdr map[string]string) (s
 
 // Streams per owner and requests in flight per owner at their boundary.
 func TestStreamsAndRequestsPerOwner(t *testing.T) {
-	h := newHarness(t, limitsOf(spec.Limits{MaxStreamsPerOwner: 2, MaxRequestsPerOwner: 3}))
+	h := newHarness(t, limitsOf(settings.Limits{MaxStreamsPerOwner: 2, MaxRequestsPerOwner: 3}))
 	alice := appHdr(h.keyApp1, "alice")
 	a := post(h.httpc, h.url+"/agents/"+h.agentID, sleepSend(1), alice)
 	if a.status != 200 {
@@ -338,7 +339,7 @@ func TestStreamsAndRequestsPerOwner(t *testing.T) {
 
 // Requests in flight per owner: a held stream fills the owner's one place.
 func TestRequestsInFlightPerOwner(t *testing.T) {
-	h := newHarness(t, limitsOf(spec.Limits{MaxRequestsPerOwner: 1}))
+	h := newHarness(t, limitsOf(settings.Limits{MaxRequestsPerOwner: 1}))
 	alice := appHdr(h.keyApp1, "alice")
 	status, b, closeStream := openStream(t, h, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"s","role":"ROLE_USER","parts":[{"text":"#script:sleeptool"}]}}}`, alice)
 	if status != 200 {
@@ -372,7 +373,7 @@ func TestRequestsInFlightPerOwner(t *testing.T) {
 // The request rate per app: the burst is served, the next request gets 429
 // with the wait for the next token, another app is not affected.
 func TestRatePerApp(t *testing.T) {
-	h := newHarness(t, limitsOf(spec.Limits{RequestsPerSecondPerApp: 0.001, RequestBurstPerApp: 3}))
+	h := newHarness(t, limitsOf(settings.Limits{RequestsPerSecondPerApp: 0.001, RequestBurstPerApp: 3}))
 	list := `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`
 	for i := range 3 {
 		if a := post(h.httpc, h.url+"/agents/"+h.agentID, list, appHdr(h.keyApp1, fmt.Sprint("user", i))); a.status != 200 {
@@ -409,7 +410,7 @@ func TestRatePerApp(t *testing.T) {
 // every turn frees its place before its final status leaves (the other
 // outcomes: TestPlaceFreedBeforeTheEnd).
 func TestSequentialCallerAtOneTurn(t *testing.T) {
-	h := newHarness(t, limitsOf(spec.Limits{MaxTurnsPerOwner: 1}))
+	h := newHarness(t, limitsOf(settings.Limits{MaxTurnsPerOwner: 1}))
 	turns := []struct{ parts, state string }{
 		{`[{"text":"#script:parallel"}]`, "TASK_STATE_COMPLETED"},
 		{`[{"text":"hi"}]`, "TASK_STATE_COMPLETED"},

@@ -129,14 +129,14 @@ type refusal struct {
 func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal, starts func() int) (context.Context, func(), *refusal) {
 	p, err := s.cfg.Auth.Authenticate(r.Context(), r)
 	if err != nil {
-		s.authFailed(r, a.spec.ID, err)
+		s.authFailed(r, a.conf.ID, err)
 		return nil, nil, &refusal{status: http.StatusUnauthorized, msg: unauthMessage(err)}
 	}
 	noteFrom(r.Context()).setPrincipal(p)
-	if !p.MayCall(a.spec.ID) {
+	if !p.MayCall(a.conf.ID) {
 		return nil, nil, &refusal{status: http.StatusForbidden, msg: "you may not call this agent"}
 	}
-	endRequest, err := s.AdmitRequest(p, a.spec.ID)
+	endRequest, err := s.AdmitRequest(p, a.conf.ID)
 	if err != nil {
 		return nil, nil, tooMany(err)
 	}
@@ -159,7 +159,7 @@ func (s *Server) admitCall(r *http.Request, a *agent, body func() *refusal, star
 	// A caller's traceparent (header or gRPC metadata) becomes the parent
 	// of the turn's span.
 	ctx := telemetry.ExtractHTTP(r.Context(), r.Header)
-	ctx, endMethod, err := s.admitStarts(ctx, p, a.spec.ID, n)
+	ctx, endMethod, err := s.admitStarts(ctx, p, a.conf.ID, n)
 	if err != nil {
 		return nil, nil, tooMany(err)
 	}

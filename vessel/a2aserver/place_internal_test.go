@@ -12,11 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -74,7 +74,7 @@ func (m *placeModel) Complete(ctx context.Context, req *model.Request, _ model.H
 
 func placeExecutor(m loop.Modeler, w *placeWork, policy *approval.Policy) *executor {
 	met := NewMetrics(prometheus.NewRegistry())
-	return &executor{srv: &Server{}, agent: &spec.Agent{ID: "field-guide"}, log: zap.NewNop(), met: met.forAgent("field-guide", "scripted"),
+	return &executor{srv: &Server{}, agent: &settings.Agent{ID: "field-guide"}, log: zap.NewNop(), met: met.forAgent("field-guide", "scripted"),
 		deadline: time.Minute, policy: policy,
 		loopCfg: loop.Config{Model: m, Prompt: func() (string, error) { return "p", nil }, Ender: w},
 		running: map[string]*run{}, waiting: map[string]*pausedTurn{}, cancelled: map[string]time.Time{}}
@@ -84,7 +84,7 @@ func placeExecutor(m loop.Modeler, w *placeWork, policy *approval.Policy) *execu
 // the request carries it to the executor.
 func admitted(t *testing.T) (*admission.Controller, context.Context, *admission.Ticket) {
 	t.Helper()
-	c := admission.New(spec.Limits{MaxTurnsPerOwner: 1}, nil)
+	c := admission.New(settings.Limits{MaxTurnsPerOwner: 1}, nil)
 	tk, err := c.Turn(admission.Who{Owner: "o", App: "app:a", Agent: "field-guide"})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestPlaceFreedBeforeTheEnd(t *testing.T) {
 			return &model.Response{Content: "cut"}, &model.IncompleteError{Reason: model.IncompleteLength}
 		}, state: a2a.TaskStateFailed, worked: true},
 		{name: "rejected", text: "", state: a2a.TaskStateRejected},
-		{name: "paused", text: "hi", policy: approval.FromSpec(&spec.Approval{Tools: []string{"x"}}), state: a2a.TaskStateInputRequired},
+		{name: "paused", text: "hi", policy: approval.FromSettings(&settings.Approval{Tools: []string{"x"}}), state: a2a.TaskStateInputRequired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &placeWork{}
@@ -247,7 +247,7 @@ func pausedThenDecided(t *testing.T, e *executor, w *placeWork) (*admission.Cont
 func TestResumedPlaceFreedBeforeTheEnd(t *testing.T) {
 	w := &placeWork{}
 	e := placeExecutor(&placeModel{end: func() (*model.Response, error) { return &model.Response{Content: "done"}, nil }}, w,
-		approval.FromSpec(&spec.Approval{Tools: []string{"x"}}))
+		approval.FromSettings(&settings.Approval{Tools: []string{"x"}}))
 	c, ctx, ec, dk := pausedThenDecided(t, e, w)
 	var last a2a.TaskState
 	for ev, err := range e.Execute(ctx, ec) {
@@ -285,7 +285,7 @@ func TestResumedPlaceFreedBeforeTheEnd(t *testing.T) {
 func TestResumedCancelledPlaceFreedBeforeTheEnd(t *testing.T) {
 	w := &placeWork{}
 	m := &placeModel{blockEnd: true, started: make(chan struct{}), stopped: make(chan struct{}), release: make(chan struct{})}
-	e := placeExecutor(m, w, approval.FromSpec(&spec.Approval{Tools: []string{"x"}}))
+	e := placeExecutor(m, w, approval.FromSettings(&settings.Approval{Tools: []string{"x"}}))
 	c, ctx, ec, dk := pausedThenDecided(t, e, w)
 	done := make(chan struct{})
 	go func() {

@@ -9,9 +9,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/pushgrant"
 	"github.com/astraldeep/astralvessel-go/runtime/redact"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
@@ -21,7 +22,7 @@ const MaxPushTokenBytes = 512
 // PushPolicy is where the webhooks of a task owner ("<app>/<user>" or
 // "<issuer>|<subject>") may point: the push_urls and push_public of its
 // [[apps]] or [[issuers]] entry.
-func PushPolicy(d *spec.Deployment, owner string) (dest.Policy, error) {
+func PushPolicy(d *settings.Deployment, owner string) (dest.Policy, error) {
 	i := strings.IndexAny(owner, "/|")
 	if i <= 0 {
 		return dest.Policy{}, fmt.Errorf("%w: owner %q names no app or issuer", dest.ErrRefused, owner)
@@ -47,7 +48,7 @@ func PushPolicy(d *spec.Deployment, owner string) (dest.Policy, error) {
 // before they are stored.
 type checkedPushConfigs struct {
 	store.PushConfigStore
-	deployment *spec.Deployment
+	deployment *settings.Deployment
 }
 
 // check refuses a config outside the caller's grant or limits. Its errors
@@ -62,8 +63,8 @@ func (c *checkedPushConfigs) check(ctx context.Context, cfg *a2a.PushConfig) err
 	if cfg.Auth != nil && (len(cfg.Auth.Credentials) > MaxPushTokenBytes || len(cfg.Auth.Scheme) > 64) {
 		return fmt.Errorf("push notification credentials longer than %d bytes: %w", MaxPushTokenBytes, a2a.ErrInvalidParams)
 	}
-	if len(cfg.URL) > spec.MaxPushURLBytes {
-		return fmt.Errorf("push notification URL is %d bytes, longer than %d: %w", len(cfg.URL), spec.MaxPushURLBytes, a2a.ErrInvalidParams)
+	if len(cfg.URL) > pushgrant.MaxURLBytes {
+		return fmt.Errorf("push notification URL is %d bytes, longer than %d: %w", len(cfg.URL), pushgrant.MaxURLBytes, a2a.ErrInvalidParams)
 	}
 	owner, err := store.Owner(ctx)
 	if err != nil {

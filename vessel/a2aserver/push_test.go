@@ -20,13 +20,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
 	"github.com/astraldeep/astralvessel-go/vessel/push/dest"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 )
@@ -145,7 +145,7 @@ func withPush(t *testing.T, rig *pushRig, rcv *receiver, tweak func(c *outbox.Co
 		rig.ob = openOutbox(t, c, keys, tweak)
 		c.Outbox = rig.ob
 	}
-	ho := func(d *spec.Deployment) { d.Apps[0].PushURLs = []string{rcv.url + "/hooks/"} }
+	ho := func(d *settings.Deployment) { d.Apps[0].PushURLs = []string{rcv.url + "/hooks/"} }
 	return so, ho
 }
 
@@ -298,7 +298,7 @@ func TestPushDelivered(t *testing.T) {
 	rcv := newReceiver(t)
 	rig := &pushRig{}
 	so, ho := withPush(t, rig, rcv, nil)
-	h := newHarnessConfig(t, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarnessConfig(t, so, ho, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	keys, err := webhook.NewKeyCache(t.Context(), h.url, webhook.KeyCacheConfig{Refresh: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +440,7 @@ func TestPushReceiverDownThenUp(t *testing.T) {
 	grant := &receiver{url: "http://" + addr}
 	rig := &pushRig{}
 	so, ho := withPush(t, rig, grant, nil)
-	h := newHarnessConfig(t, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarnessConfig(t, so, ho, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	tasks := pausedTurns(t, h, 3, grant.url+"/hooks/down")
 	decideAll(t, h, tasks)
 	// Attempts fail (connection refused) and are retried.

@@ -16,9 +16,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/testenv"
 	"github.com/astraldeep/astralvessel-go/vessel/client/webhook"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 )
@@ -222,7 +222,7 @@ func testPushWorking(t *testing.T, storeURL string) {
 	rcv := newReceiver(t)
 	rig := &pushRig{}
 	so, ho := withPush(t, rig, rcv, nil)
-	h := newHarnessStore(t, storeURL, so, ho, withApproval(spec.Approval{Tools: []string{"bash"}}))
+	h := newHarnessStore(t, storeURL, so, ho, withApproval(settings.Approval{Tools: []string{"bash"}}))
 	alice, aliceW := as(h.keyApp1, "alice"), asWorking(h.keyApp1, "alice")
 	cl := h.client(h.agentID)
 

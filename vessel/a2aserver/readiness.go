@@ -13,9 +13,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Start polls every sandbox's status (and re-reads the deployment from
@@ -69,7 +70,7 @@ const MaxSilentChecks = 3
 // vessel computed at start, and while the deployment on disk still gives
 // that fingerprint.
 func (s *Server) CheckReadiness(ctx context.Context) {
-	var disk *spec.Deployment
+	var disk *settings.Deployment
 	var diskErr error
 	if s.cfg.Reload != nil {
 		disk, diskErr = s.cfg.Reload()
@@ -88,7 +89,7 @@ func (s *Server) CheckReadiness(ctx context.Context) {
 
 // checkUnready checks again the agents out of service.
 func (s *Server) checkUnready(ctx context.Context) {
-	var disk *spec.Deployment
+	var disk *settings.Deployment
 	var diskErr error
 	loaded := false
 	for _, id := range s.order {
@@ -104,12 +105,12 @@ func (s *Server) checkUnready(ctx context.Context) {
 	}
 }
 
-func (s *Server) checkAgent(ctx context.Context, a *agent, disk *spec.Deployment, diskErr error) {
+func (s *Server) checkAgent(ctx context.Context, a *agent, disk *settings.Deployment, diskErr error) {
 	why, silent := s.agentProblem(ctx, a, disk, diskErr)
 	was := a.ready.Load()
 	if silent && was {
 		if n := a.silent.Add(1); n < MaxSilentChecks {
-			s.log.Warn("sandbox did not answer a status check", zap.String("agent", a.spec.ID), zap.Int32("in_a_row", n))
+			s.log.Warn("sandbox did not answer a status check", zap.String("agent", a.conf.ID), zap.Int32("in_a_row", n))
 			return
 		}
 	}
@@ -126,16 +127,16 @@ func (s *Server) checkAgent(ctx context.Context, a *agent, disk *spec.Deployment
 	}
 	if was != (why == "") {
 		if why == "" {
-			s.log.Info("agent ready", zap.String("agent", a.spec.ID))
+			s.log.Info("agent ready", zap.String("agent", a.conf.ID))
 		} else {
-			s.log.Warn("agent unavailable", zap.String("agent", a.spec.ID), zap.String("reason", why))
+			s.log.Warn("agent unavailable", zap.String("agent", a.conf.ID), zap.String("reason", why))
 		}
 	}
 }
 
 // agentProblem says why an agent cannot be served ("" when it can), and
 // whether the reason is only that the sandbox did not answer.
-func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployment, diskErr error) (string, bool) {
+func (s *Server) agentProblem(ctx context.Context, a *agent, disk *settings.Deployment, diskErr error) (string, bool) {
 	if a.sandbox == nil {
 		return "no sandbox is configured", false
 	}
@@ -146,7 +147,7 @@ func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployme
 		return "the deployment on disk no longer loads; redeploy", false
 	}
 	if disk != nil {
-		fp, err := s.cfg.Fingerprint(disk, a.spec.ID)
+		fp, err := s.cfg.Fingerprint(disk, a.conf.ID)
 		if err != nil {
 			return "the agent is no longer in the deployment on disk; redeploy", false
 		}
@@ -167,15 +168,15 @@ func (s *Server) agentProblem(ctx context.Context, a *agent, disk *spec.Deployme
 	switch {
 	case !st.GetConfined():
 		return "the sandbox is not confined", false
-	case st.GetAgent() != "" && st.GetAgent() != a.spec.ID:
+	case st.GetAgent() != "" && st.GetAgent() != a.conf.ID:
 		return fmt.Sprintf("the sandbox serves agent %q", st.GetAgent()), false
 	case st.GetFingerprint() != a.fp:
 		return "the sandbox was started from a different profile fingerprint; redeploy", false
-	case sandboxTier(st) != a.spec.Sandbox.Tier():
+	case sandboxTier(st) != a.conf.Sandbox.Tier():
 		// A gvisor agent on the host kernel (or the reverse) would run its
 		// calls with other guarantees than the deployment promised.
 		return fmt.Sprintf("the sandbox runs in the %s tier but the deployment asks for %s ([agents.sandbox] runtime); "+
-			"fix the sandbox's runtime and redeploy", sandboxTier(st), a.spec.Sandbox.Tier()), false
+			"fix the sandbox's runtime and redeploy", sandboxTier(st), a.conf.Sandbox.Tier()), false
 	}
 	return "", false
 }
@@ -186,7 +187,7 @@ func sandboxTier(st *sandboxv1.StatusResponse) string {
 	if t := st.GetTier(); t != "" {
 		return t
 	}
-	return spec.RuntimeConfined
+	return vesseldefaults.RuntimeConfined
 }
 
 // refused reports a connection the sandbox's host refused (gRPC reports it
@@ -275,13 +276,13 @@ func (s *Server) setReady(a *agent, why string) {
 	} else {
 		cause = unavailableCause(why)
 	}
-	s.cfg.Metrics.agentReady.WithLabelValues(a.spec.ID).Set(ready)
+	s.cfg.Metrics.agentReady.WithLabelValues(a.conf.ID).Set(ready)
 	for _, c := range unavailableCauses {
 		v := 0.0
 		if c == cause {
 			v = 1
 		}
-		s.cfg.Metrics.agentUnavailable.WithLabelValues(a.spec.ID, c).Set(v)
+		s.cfg.Metrics.agentUnavailable.WithLabelValues(a.conf.ID, c).Set(v)
 	}
 }
 

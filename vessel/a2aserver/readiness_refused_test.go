@@ -11,10 +11,11 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
@@ -54,8 +55,8 @@ func oneAgentServer(t *testing.T, addr string, cfg func(*a2aserver.Config)) (*a2
 	}
 	t.Cleanup(func() { b.Close() })
 	c := a2aserver.Config{
-		Deployment:  &spec.Deployment{Agents: []spec.Agent{{ID: "a", PackageDir: t.TempDir(), Manifest: &spec.Manifest{Name: "A"}}}},
-		Fingerprint: func(*spec.Deployment, string) (string, error) { return testFP, nil },
+		Deployment:  &settings.Deployment{Agents: []settings.Agent{{ID: "a", PackageDir: t.TempDir(), Manifest: &settings.Manifest{Name: "A"}}}},
+		Fingerprint: func(*settings.Deployment, string) (string, error) { return testFP, nil },
 		Sandboxes:   map[string]a2aserver.AgentSandbox{"a": sb},
 		Auth:        auth.Chain{},
 		Store:       b,
@@ -126,10 +127,10 @@ func TestSandboxInAnotherTierKeepsAgentOut(t *testing.T) {
 		asked, reported string
 		ready           bool
 	}{
-		{spec.RuntimeGVisor, "", false},
-		{spec.RuntimeGVisor, spec.RuntimeConfined, false},
-		{"", spec.RuntimeGVisor, false},
-		{spec.RuntimeGVisor, spec.RuntimeGVisor, true},
+		{vesseldefaults.RuntimeGVisor, "", false},
+		{vesseldefaults.RuntimeGVisor, vesseldefaults.RuntimeConfined, false},
+		{"", vesseldefaults.RuntimeGVisor, false},
+		{vesseldefaults.RuntimeGVisor, vesseldefaults.RuntimeGVisor, true},
 		{"", "", true},
 	} {
 		_, addr := serveFakeTier(t, "127.0.0.1:0", tc.reported)

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 )
 
@@ -36,8 +36,8 @@ func TestReadinessToleratesSilentSandbox(t *testing.T) {
 	sb := &stubSandbox{}
 	sb.confined.Store(true)
 	srv, err := New(Config{
-		Deployment:  &spec.Deployment{Agents: []spec.Agent{{ID: "a", PackageDir: t.TempDir(), Manifest: &spec.Manifest{Name: "A"}}}},
-		Fingerprint: func(*spec.Deployment, string) (string, error) { return "fp", nil },
+		Deployment:  &settings.Deployment{Agents: []settings.Agent{{ID: "a", PackageDir: t.TempDir(), Manifest: &settings.Manifest{Name: "A"}}}},
+		Fingerprint: func(*settings.Deployment, string) (string, error) { return "fp", nil },
 		Sandboxes:   map[string]AgentSandbox{"a": sb},
 		Auth:        auth.Chain{},
 		Store:       b,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 )
 
@@ -34,7 +34,7 @@ func TestForwardedMessageKeepsPushWorking(t *testing.T) {
 	rcv := newReceiver(t)
 	so1, ho1 := withPush(t, &pushRig{}, rcv, nil)
 	so2, ho2 := withPush(t, &pushRig{}, rcv, nil)
-	opt := withApproval(spec.Approval{Tools: []string{"bash"}})
+	opt := withApproval(settings.Approval{Tools: []string{"bash"}})
 	h1 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, so1, ho1, opt)
 	h2 := newHarnessStore(t, dsn+sep+"vessel_schema="+schema, so2, ho2, opt)
 	alice, aliceW := as(h1.keyApp1, "alice"), asWorking(h1.keyApp1, "alice")

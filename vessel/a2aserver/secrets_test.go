@@ -11,10 +11,10 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Distinct planted secrets, one per refusal path, so that a leak names its
@@ -82,7 +82,7 @@ func TestNoSecretInLogsOrAnswers(t *testing.T) {
 		c.CardKeys = keys
 		c.Outbox = openOutbox(t, c, keys, func(oc *outbox.Config) { oc.Log = c.Logger })
 	}
-	h := newHarnessConfig(t, so, func(d *spec.Deployment) {
+	h := newHarnessConfig(t, so, func(d *settings.Deployment) {
 		d.Apps[0].PushURLs = []string{hook.URL + "/hooks/"}
 		for i := range d.Agents {
 			if d.Agents[i].ID == "reader" {

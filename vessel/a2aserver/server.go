@@ -25,24 +25,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/runtime/audit"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/runtime/usage"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 	"github.com/astraldeep/astralvessel-go/vessel/a2acompat"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
 	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/push/outbox"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/turn"
-
-	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 )
 
 // MaxBodyBytes is the largest request body accepted.
@@ -72,29 +72,30 @@ type AgentSandbox interface {
 
 // Config configures a Server.
 type Config struct {
-	Deployment *spec.Deployment
+	Deployment *settings.Deployment
 	// Reload re-reads the deployment from disk for the readiness check (an
 	// edit that was not redeployed makes the agent unavailable); nil skips it.
-	Reload func() (*spec.Deployment, error)
-	// Fingerprint computes an agent's profile fingerprint; default spec.Fingerprint.
-	Fingerprint func(d *spec.Deployment, agentID string) (string, error)
+	Reload func() (*settings.Deployment, error)
+	// Fingerprint gives an agent's profile fingerprint; default
+	// AgentFingerprint (the one the settings carry).
+	Fingerprint func(d *settings.Deployment, agentID string) (string, error)
 	// Sandboxes by agent id; SandboxTools gives each agent's sandbox tools.
 	Sandboxes    map[string]AgentSandbox
-	SandboxTools func(agent *spec.Agent) []tools.Tool
+	SandboxTools func(agent *settings.Agent) []tools.Tool
 	// ToolFactories add tools beyond the sandbox's (web, service, present).
 	ToolFactories []tools.Factory
 	Auth          auth.Authenticator
 	Store         store.Backend
 	// Env resolves a manifest's api_key "env:NAME" (NAME or NAME_FILE, see
-	// spec.Model.ResolveAPIKey); without Env, ModelKey stands for every
+	// settings.Model.ResolveAPIKey); without Env, ModelKey stands for every
 	// env: key. ModelKey is also used when a key resolves empty;
 	// ModelBaseURL when a manifest sets no base_url.
-	Env          spec.Env
+	Env          func(name string) (string, bool)
 	ModelKey     string
 	ModelBaseURL string
 	ModelHTTP    *http.Client
 	// NewModel overrides the model client (tests); nil builds model.Client.
-	NewModel func(agent *spec.Agent) loop.Modeler
+	NewModel func(agent *settings.Agent) loop.Modeler
 	// CheckImage looks inside attached images (vessel/images).
 	CheckImage func(mediaType string, data []byte) error
 	// AnswerParts builds the answer artifact's parts; nil gives the
@@ -173,7 +174,7 @@ type Server struct {
 }
 
 type agent struct {
-	spec    *spec.Agent
+	conf    *settings.Agent
 	card    *cardDoc
 	cardV03 *cardDoc     // the 0.3-compatible card older AstralDeep builds read
 	rpc     http.Handler // JSON-RPC (with 0.3 callers)
@@ -188,7 +189,7 @@ type agent struct {
 }
 
 // PublicBase is the base URL of card interface URLs.
-func PublicBase(v spec.Vessel) string {
+func PublicBase(v settings.Vessel) string {
 	if v.PublicURL != "" {
 		return strings.TrimSuffix(v.PublicURL, "/")
 	}
@@ -203,6 +204,17 @@ func PublicBase(v spec.Vessel) string {
 	return fmt.Sprintf("http://%s:%d", host, port)
 }
 
+// AgentFingerprint is the fingerprint d's settings carry for the agent:
+// what the translation computed from the deployment files.
+func AgentFingerprint(d *settings.Deployment, agentID string) (string, error) {
+	for i := range d.Agents {
+		if a := &d.Agents[i]; a.ID == agentID {
+			return a.Fingerprint, a.FingerprintErr
+		}
+	}
+	return "", fmt.Errorf("fingerprint: no agent %q in the deployment", agentID)
+}
+
 // New builds the server; Start begins readiness polling.
 func New(cfg Config) (*Server, error) {
 	if cfg.Deployment == nil {
@@ -212,7 +224,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("vessel: an authenticator and a task store are required")
 	}
 	if cfg.Fingerprint == nil {
-		cfg.Fingerprint = spec.Fingerprint
+		cfg.Fingerprint = AgentFingerprint
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -239,7 +251,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.BodyTimeout = time.Duration(cfg.Deployment.Vessel.RequestBodyTimeoutSecs) * time.Second
 	}
 	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = spec.DefaultRequestBodyTimeout * time.Second
+		cfg.BodyTimeout = vesseldefaults.RequestBodyTimeoutSecs * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -293,8 +305,8 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
-	ag := &agent{spec: a, sandbox: s.cfg.Sandboxes[a.ID]}
+func (s *Server) buildAgent(a *settings.Agent, started time.Time) (*agent, error) {
+	ag := &agent{conf: a, sandbox: s.cfg.Sandboxes[a.ID]}
 	s.setReady(ag, "the sandbox has not reported yet")
 	fp, err := s.cfg.Fingerprint(s.cfg.Deployment, a.ID)
 	if err != nil {
@@ -347,7 +359,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 			base = s.cfg.ModelBaseURL
 		}
 		mdl = &model.Client{BaseURL: base, APIKey: key, HTTP: s.cfg.ModelHTTP, Agent: a.ID, Route: a.ModelRoute,
-			Profile:          s.cfg.Deployment.Profile(a),
+			Profile:          a.Provider,
 			FirstByteTimeout: time.Duration(a.Manifest.Model.FirstByteTimeoutSecs) * time.Second,
 			IdleTimeout:      time.Duration(a.Manifest.Model.IdleTimeoutSecs) * time.Second}
 	}
@@ -362,7 +374,7 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 			failures: s.cfg.Metrics.endFailures.WithLabelValues(a.ID),
 			log:      s.log.With(zap.String(telemetry.FieldAgent, a.ID))}
 	}
-	settings, err := model.NewSettings(a.Manifest.Model.RequestSettings, s.cfg.Deployment.TokenParam(a))
+	reqSettings, err := model.NewSettings(a.Manifest.Model.RequestSettings, a.TokenParam)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
@@ -373,14 +385,14 @@ func (s *Server) buildAgent(a *spec.Agent, started time.Time) (*agent, error) {
 	met := s.cfg.Metrics.forAgent(a.ID, a.Manifest.Model.Name)
 	ag.exec = &executor{
 		srv: s, agent: a, tools: set, deadline: deadline, log: s.log.With(zap.String(telemetry.FieldAgent, a.ID)), met: met, shape: shape,
-		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, ModelSettings: settings, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
-			Prompt: func() (string, error) { return spec.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
+		loopCfg: loop.Config{Model: mdl, ModelName: a.Manifest.Model.Name, ModelSettings: reqSettings, MaxSteps: a.Manifest.Model.MaxSteps, Observer: met,
+			Prompt: func() (string, error) { return settings.ReadPrompt(a) }, Ender: ender, OutputFiles: a.Manifest.Output.Files,
 			MaxAnswerBytes: int(a.Manifest.Model.MaxAnswerBytes), MaxArgumentsBytes: int(a.Manifest.Model.MaxToolArgumentsBytes)},
 		imageOpt:  turn.Options{AcceptsImages: a.Manifest.Model.AcceptsImages, CheckImage: s.cfg.CheckImage},
 		running:   map[string]*run{},
 		waiting:   map[string]*pausedTurn{},
 		cancelled: map[string]time.Time{},
-		policy:    approval.FromSpec(a.Approval),
+		policy:    approval.FromSettings(a.Approval),
 	}
 	ts := taskstore.Store(&timedStore{Store: s.cfg.Store.Agent(a.ID), h: s.cfg.Metrics.storeDuration})
 	var pushCfgs *checkedPushConfigs
@@ -509,7 +521,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		}
 		a := s.agents[id]
 		out = append(out, map[string]any{
-			"id": id, "name": a.spec.Manifest.Name, "description": a.spec.Manifest.Description,
+			"id": id, "name": a.conf.Manifest.Name, "description": a.conf.Manifest.Description,
 			"card_url":  s.base + "/agents/" + id + "/.well-known/agent-card.json",
 			"available": a.ready.Load(),
 		})
@@ -531,7 +543,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !p.MayCall(a.spec.ID) {
+	if !p.MayCall(a.conf.ID) {
 		writeJSONError(w, http.StatusForbidden, "you may not call this agent")
 		return
 	}
@@ -539,13 +551,13 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) {
 }
 
 func manifestSummary(a *agent) map[string]any {
-	m := a.spec.Manifest
+	m := a.conf.Manifest
 	var tl []any
 	for _, t := range a.exec.tools.Filter(nil) {
 		tl = append(tl, map[string]any{"name": t.Def().Function.Name, "scope": t.Scope()})
 	}
 	var mounts []any
-	for _, mt := range a.spec.Sandbox.Mounts {
+	for _, mt := range a.conf.Sandbox.Mounts {
 		mounts = append(mounts, map[string]any{"target": mt.Target})
 	}
 	deadline := m.DeadlineSecs
@@ -554,7 +566,7 @@ func manifestSummary(a *agent) map[string]any {
 	}
 	maxSteps := m.Model.MaxSteps
 	if maxSteps <= 0 {
-		maxSteps = spec.DefaultMaxSteps
+		maxSteps = vesseldefaults.DefaultMaxSteps
 	}
 	files := m.Output.Files
 	if files == nil {
@@ -571,11 +583,11 @@ func manifestSummary(a *agent) map[string]any {
 		examples = []string{}
 	}
 	return map[string]any{
-		"id": a.spec.ID, "name": m.Name, "description": m.Description, "version": m.Version,
+		"id": a.conf.ID, "name": m.Name, "description": m.Description, "version": m.Version,
 		"examples":                  examples,
 		"model":                     map[string]any{"name": m.Model.Name, "max_steps": maxSteps, "accepts_images": m.Model.AcceptsImages},
 		"tools":                     tl,
-		"scope":                     strongestScope(a.spec),
+		"scope":                     strongestScope(a.conf),
 		"mounts":                    mounts,
 		"deadline_seconds":          deadline,
 		"output":                    map[string]any{"files": files, "primitives": m.Output.Primitives},

@@ -17,8 +17,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -677,8 +677,8 @@ func TestSubscribeToTask(t *testing.T) {
 // output modes only when the agent has them; the scope tag is the
 // strongest scope among the agent's tools.
 func TestCardModesFollowManifest(t *testing.T) {
-	plain := &spec.Agent{ID: "plain", Manifest: &spec.Manifest{Name: "Plain", Version: "1.0.0",
-		Tools: spec.Builtins{Enabled: []string{"read"}}}}
+	plain := &settings.Agent{ID: "plain", Manifest: &settings.Manifest{Name: "Plain", Version: "1.0.0",
+		Tools: settings.Builtins{Enabled: []string{"read"}}}}
 	c := a2aserver.BuildCard(plain, "https://v.example")
 	if got := strings.Join(c.DefaultInputModes, ","); got != "text/plain,"+transcript.MediaType {
 		t.Fatalf("plain input modes: %s", got)
@@ -690,11 +690,11 @@ func TestCardModesFollowManifest(t *testing.T) {
 		t.Fatalf("plain card: %+v %v", c.SupportedInterfaces[0], c.Skills[0].Tags)
 	}
 
-	rich := &spec.Agent{ID: "rich", Manifest: &spec.Manifest{Name: "Rich", Version: "1.0.0",
-		Model:    spec.Model{AcceptsImages: true},
-		Tools:    spec.Builtins{Enabled: []string{"present", "websearch"}},
-		Output:   spec.Output{Files: []string{"svg", "pdf"}},
-		Declared: []spec.Tool{{Name: "lookup", Service: "http://svc"}}}}
+	rich := &settings.Agent{ID: "rich", Manifest: &settings.Manifest{Name: "Rich", Version: "1.0.0",
+		Model:    settings.Model{AcceptsImages: true},
+		Tools:    settings.Builtins{Enabled: []string{"present", "websearch"}},
+		Output:   settings.Output{Files: []string{"svg", "pdf"}},
+		Declared: []settings.Tool{{Name: "lookup", Service: "http://svc"}}}}
 	c = a2aserver.BuildCard(rich, "https://v.example")
 	if got := strings.Join(c.DefaultInputModes, ","); got != "text/plain,"+transcript.MediaType+",image/png,image/jpeg,image/gif,image/webp" {
 		t.Fatalf("rich input modes: %s", got)
@@ -707,9 +707,9 @@ func TestCardModesFollowManifest(t *testing.T) {
 	}
 
 	// An MCP server's tools count: a stdio server's per-tool scope.
-	notes := &spec.Agent{ID: "notes", Manifest: &spec.Manifest{Name: "Notes", Version: "1.0.0",
-		Tools: spec.Builtins{Enabled: []string{"read"}},
-		MCP: []spec.Tool{{Name: "notes", MCP: &spec.StdioMCP{Tools: []string{"add_note"}, Scope: "tools:files",
+	notes := &settings.Agent{ID: "notes", Manifest: &settings.Manifest{Name: "Notes", Version: "1.0.0",
+		Tools: settings.Builtins{Enabled: []string{"read"}},
+		MCP: []settings.Tool{{Name: "notes", MCP: &settings.StdioMCP{Tools: []string{"add_note"}, Scope: "tools:files",
 			Scopes: map[string]string{"add_note": "tools:write"}}}}}}
 	if c = a2aserver.BuildCard(notes, "https://v.example"); c.Skills[0].Tags[1] != "scope:tools:write" {
 		t.Fatalf("stdio MCP scope tag: %v", c.Skills[0].Tags)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // slowBody opens a connection and sends a JSON-RPC request's headers as
@@ -58,7 +58,7 @@ func heapInUse() uint64 {
 // app is still served.
 func TestSlowBodiesBoundedByBytesReceived(t *testing.T) {
 	const inFlight = 48
-	h := newHarness(t, limitsOf(spec.Limits{MaxRequestsPerOwner: 4, MaxRequestsPerApp: inFlight, MaxStreamsPerOwner: 4,
+	h := newHarness(t, limitsOf(settings.Limits{MaxRequestsPerOwner: 4, MaxRequestsPerApp: inFlight, MaxStreamsPerOwner: 4,
 		RequestsPerSecondPerApp: 1e6, RequestBurstPerApp: 1e6}))
 	before := heapInUse()
 	for i := range inFlight {

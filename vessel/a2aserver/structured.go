@@ -8,8 +8,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // MediaJSON is the media type of a structured answer's data part.
@@ -25,7 +25,7 @@ type answerShape struct {
 // newAnswerShape compiles rf's schema; nil when the agent's answers are
 // plain text. A schema's remote references are refused (no loader): the
 // vessel fetches nothing to check an answer.
-func newAnswerShape(rf *spec.ResponseFormat) (*answerShape, error) {
+func newAnswerShape(rf *settings.ResponseFormat) (*answerShape, error) {
 	if rf == nil || (rf.Type != "json_object" && rf.Type != "json_schema") {
 		return nil, nil
 	}

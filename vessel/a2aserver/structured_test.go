@@ -7,22 +7,23 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/scripted"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // onRoute puts the field guide on route "azure" (token limit under
 // max_completion_tokens) with request settings and a structured answer.
-func onRoute(d *spec.Deployment) {
-	d.Models = map[string]spec.ModelRoute{"azure": {TokenParam: spec.TokenParamMaxCompletionTokens}}
+func onRoute(d *settings.Deployment) {
 	a := &d.Agents[0]
 	a.ModelRoute = "azure"
+	a.TokenParam = routes.TokenParamMaxCompletionTokens
 	m := *a.Manifest
 	temp := 0.3
-	m.Model.RequestSettings = spec.RequestSettings{MaxOutputTokens: 500, Temperature: &temp,
+	m.Model.RequestSettings = settings.RequestSettings{MaxOutputTokens: 500, Temperature: &temp,
 		ExtraBody: map[string]any{"thinking": map[string]any{"type": "disabled"}},
-		ResponseFormat: &spec.ResponseFormat{Type: "json_schema", Name: "count", Strict: true, Schema: map[string]any{
+		ResponseFormat: &settings.ResponseFormat{Type: "json_schema", Name: "count", Strict: true, Schema: map[string]any{
 			"type": "object", "required": []any{"count"}, "properties": map[string]any{"count": map[string]any{"type": "integer"}}}}}
 	a.Manifest = &m
 }
@@ -67,8 +68,8 @@ func TestStructuredAnswerOnRoute(t *testing.T) {
 		t.Fatalf("data part %#v in %+v", data, task.Artifacts)
 	}
 	hdr := h.modelHeaders.Load().(interface{ Get(string) string })
-	if hdr.Get(spec.RouteHeader) != "azure" {
-		t.Errorf("route header %q", hdr.Get(spec.RouteHeader))
+	if hdr.Get(routes.RouteHeader) != "azure" {
+		t.Errorf("route header %q", hdr.Get(routes.RouteHeader))
 	}
 	var body map[string]any
 	if err := json.Unmarshal(h.modelBody.Load().([]byte), &body); err != nil {
@@ -95,12 +96,13 @@ func TestStructuredAnswerOnRoute(t *testing.T) {
 	}
 }
 
-// TestRouteProviderTokenParam: a route that names a provider and no
-// token_param sends the token limit under the profile's parameter.
+// TestRouteProviderTokenParam: an agent whose route's provider profile
+// gives the token parameter (fromspec resolves it; TestTranslateRoutes)
+// sends the token limit under it.
 func TestRouteProviderTokenParam(t *testing.T) {
-	h := newHarness(t, func(d *spec.Deployment) {
+	h := newHarness(t, func(d *settings.Deployment) {
 		onRoute(d)
-		d.Models = map[string]spec.ModelRoute{"azure": {Provider: "openai"}}
+		d.Agents[0].TokenParam = routes.ProfileOf("openai").TokenParam
 	})
 	h.model.SetScript(answerScript(t, `{"count": 3}`))
 	if _, err := h.client(h.agentID).SendMessage(as(h.keyApp1, "alice"), &a2a.SendMessageRequest{Message: textMsg("how many?")}); err != nil {

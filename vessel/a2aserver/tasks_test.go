@@ -15,10 +15,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/sse"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -304,7 +304,7 @@ func TestUnknownRoleRefused(t *testing.T) {
 // cards and /v1/agents advertise that address, not the deployment's front
 // address.
 func TestPublicURLOverride(t *testing.T) {
-	front := func(d *spec.Deployment) {
+	front := func(d *settings.Deployment) {
 		d.Vessel.PublicURL, d.Vessel.FrontAddress = "http://172.31.247.10:8700", "172.31.247.10"
 	}
 	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.PublicURL = "http://127.0.0.1:18700/" }, front)
@@ -323,7 +323,7 @@ func TestPublicURLOverride(t *testing.T) {
 	}
 	build := func(u string) error {
 		srv, err := a2aserver.New(a2aserver.Config{Deployment: h.deploy, Auth: auth.Chain{}, Store: h.backend, PublicURL: u,
-			Fingerprint: func(*spec.Deployment, string) (string, error) { return testFP, nil }})
+			Fingerprint: func(*settings.Deployment, string) (string, error) { return testFP, nil }})
 		if err == nil {
 			srv.Close()
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // TestSilentModelKeepAliveAndTimeout: a model that sends its headers and
@@ -39,7 +39,7 @@ func TestSilentModelKeepAliveAndTimeout(t *testing.T) {
 		}
 	}))
 	defer silent.Close()
-	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.KeepAlive = 200 * time.Millisecond }, func(d *spec.Deployment) {
+	h := newHarnessConfig(t, func(c *a2aserver.Config) { c.KeepAlive = 200 * time.Millisecond }, func(d *settings.Deployment) {
 		d.Agents[0].Manifest.Model.BaseURL = silent.URL + "/v1"
 		d.Agents[0].Manifest.Model.FirstByteTimeoutSecs = 1
 	})

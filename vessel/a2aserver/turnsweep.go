@@ -84,7 +84,7 @@ func (s *Server) abandoned(ctx context.Context, a *agent, ti *sandboxv1.TurnInfo
 	// Tasks are bound to their owners: read it as the turn's owner.
 	octx, cc := a2asrv.NewCallContext(ctx, nil)
 	cc.User = a2asrv.NewAuthenticatedUser(ti.GetOwner(), nil)
-	st, err := s.cfg.Store.Agent(a.spec.ID).Get(octx, a2a.TaskID(ti.GetTurnId()))
+	st, err := s.cfg.Store.Agent(a.conf.ID).Get(octx, a2a.TaskID(ti.GetTurnId()))
 	switch {
 	case errors.Is(err, a2a.ErrTaskNotFound):
 		return true

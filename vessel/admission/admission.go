@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Limit names, as refusals, logs and the refusal metric carry them: the
@@ -62,7 +62,7 @@ type ownerCounts struct{ turns, streams, requests int }
 
 // Controller holds the counts. The zero value is not usable; use New.
 type Controller struct {
-	lim   spec.Limits
+	lim   settings.Limits
 	retry time.Duration
 	now   func() time.Time
 
@@ -86,7 +86,7 @@ type Controller struct {
 
 // New returns a Controller for lim (unset fields at their defaults); now
 // is the clock of the rate buckets (nil: time.Now).
-func New(lim spec.Limits, now func() time.Time) *Controller {
+func New(lim settings.Limits, now func() time.Time) *Controller {
 	lim = lim.WithDefaults()
 	if now == nil {
 		now = time.Now
@@ -97,7 +97,7 @@ func New(lim spec.Limits, now func() time.Time) *Controller {
 }
 
 // Limits returns the limits in force.
-func (c *Controller) Limits() spec.Limits { return c.lim }
+func (c *Controller) Limits() settings.Limits { return c.lim }
 
 func (c *Controller) refuse(limit string, n int) *Refusal {
 	return &Refusal{Limit: limit, RetryAfter: c.retry, max: float64(n)}

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/limits"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 func refusedBy(t *testing.T, err error, limit string) *Refusal {
@@ -24,15 +25,15 @@ func refusedBy(t *testing.T, err error, limit string) *Refusal {
 func TestTurnCapsAtTheirBoundary(t *testing.T) {
 	for _, tc := range []struct {
 		limit string
-		lim   spec.Limits
+		lim   settings.Limits
 		who   func(i int) Who // the i-th caller; all share what the cap counts
 	}{
-		{LimitTurns, spec.Limits{MaxTurns: 3}, func(i int) Who {
+		{LimitTurns, settings.Limits{MaxTurns: 3}, func(i int) Who {
 			return Who{Owner: string(rune('a' + i)), App: string(rune('a' + i)), Agent: string(rune('a' + i))}
 		}},
-		{LimitTurnsPerAgent, spec.Limits{MaxTurnsPerAgent: 3}, func(i int) Who { return Who{Owner: string(rune('a' + i)), App: string(rune('a' + i)), Agent: "x"} }},
-		{LimitTurnsPerApp, spec.Limits{MaxTurnsPerApp: 3}, func(i int) Who { return Who{Owner: string(rune('a' + i)), App: "app", Agent: string(rune('a' + i))} }},
-		{LimitTurnsPerOwner, spec.Limits{MaxTurnsPerOwner: 3}, func(i int) Who { return Who{Owner: "o", App: string(rune('a' + i)), Agent: string(rune('a' + i))} }},
+		{LimitTurnsPerAgent, settings.Limits{MaxTurnsPerAgent: 3}, func(i int) Who { return Who{Owner: string(rune('a' + i)), App: string(rune('a' + i)), Agent: "x"} }},
+		{LimitTurnsPerApp, settings.Limits{MaxTurnsPerApp: 3}, func(i int) Who { return Who{Owner: string(rune('a' + i)), App: "app", Agent: string(rune('a' + i))} }},
+		{LimitTurnsPerOwner, settings.Limits{MaxTurnsPerOwner: 3}, func(i int) Who { return Who{Owner: "o", App: string(rune('a' + i)), Agent: string(rune('a' + i))} }},
 	} {
 		t.Run(tc.limit, func(t *testing.T) {
 			c := New(tc.lim, nil)
@@ -46,7 +47,7 @@ func TestTurnCapsAtTheirBoundary(t *testing.T) {
 			}
 			_, err := c.Turn(tc.who(3))
 			r := refusedBy(t, err, tc.limit)
-			if r.RetryAfterSeconds() != spec.DefaultRetryAfterSecs {
+			if r.RetryAfterSeconds() != limits.DefaultRetryAfterSecs {
 				t.Errorf("retry after %d", r.RetryAfterSeconds())
 			}
 			held[1].Done()
@@ -70,7 +71,7 @@ func TestTurnCapsAtTheirBoundary(t *testing.T) {
 
 // A claimed ticket is not freed by the request's end, only by the turn's.
 func TestTicketClaim(t *testing.T) {
-	c := New(spec.Limits{MaxTurnsPerOwner: 1}, nil)
+	c := New(settings.Limits{MaxTurnsPerOwner: 1}, nil)
 	w := Who{Owner: "o", App: "a", Agent: "g"}
 	tk, err := c.Turn(w)
 	if err != nil {
@@ -103,7 +104,7 @@ func TestTicketClaim(t *testing.T) {
 }
 
 func TestStreamsAndRequestsPerOwner(t *testing.T) {
-	c := New(spec.Limits{MaxStreamsPerOwner: 2, MaxRequestsPerOwner: 3, RequestBurstPerApp: 1000, RequestsPerSecondPerApp: 1000}, nil)
+	c := New(settings.Limits{MaxStreamsPerOwner: 2, MaxRequestsPerOwner: 3, RequestBurstPerApp: 1000, RequestsPerSecondPerApp: 1000}, nil)
 	a, b := Who{Owner: "a", App: "x"}, Who{Owner: "b", App: "x"}
 	var rel []func()
 	for range 2 {
@@ -151,7 +152,7 @@ func TestRatePerApp(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	c := New(spec.Limits{RequestsPerSecondPerApp: 2, RequestBurstPerApp: 4}, clock)
+	c := New(settings.Limits{RequestsPerSecondPerApp: 2, RequestBurstPerApp: 4}, clock)
 	w := Who{Owner: "o", App: "k"}
 	for i := range 4 {
 		f, err := c.Request(w)
@@ -189,7 +190,7 @@ func TestRatePerApp(t *testing.T) {
 
 // Many goroutines racing for a cap never get more than it.
 func TestTurnCapUnderRace(t *testing.T) {
-	c := New(spec.Limits{MaxTurnsPerOwner: 5}, nil)
+	c := New(settings.Limits{MaxTurnsPerOwner: 5}, nil)
 	w := Who{Owner: "o", App: "a", Agent: "g"}
 	var (
 		wg       sync.WaitGroup
@@ -215,14 +216,14 @@ func TestTurnCapUnderRace(t *testing.T) {
 }
 
 func BenchmarkTurn(b *testing.B) {
-	c := New(spec.Limits{}, nil)
+	c := New(settings.Limits{}, nil)
 	w := Who{Owner: "app/user", App: "app:app", Agent: "agent"}
 	b.ReportAllocs()
 	for b.Loop() {
 		rel, err := c.Request(w)
 		if err != nil {
 			// The default rate refuses a tight loop: reset the bucket.
-			c = New(spec.Limits{RequestsPerSecondPerApp: 1e6, RequestBurstPerApp: 1e6}, nil)
+			c = New(settings.Limits{RequestsPerSecondPerApp: 1e6, RequestBurstPerApp: 1e6}, nil)
 			continue
 		}
 		tk, err := c.Turn(w)
@@ -239,7 +240,7 @@ func BenchmarkTurn(b *testing.B) {
 // many owners it names; another app is not affected, and a released place
 // is free again.
 func TestRequestsPerApp(t *testing.T) {
-	c := New(spec.Limits{MaxRequestsPerOwner: 2, MaxRequestsPerApp: 5, RequestBurstPerApp: 1000, RequestsPerSecondPerApp: 1000}, nil)
+	c := New(settings.Limits{MaxRequestsPerOwner: 2, MaxRequestsPerApp: 5, RequestBurstPerApp: 1000, RequestsPerSecondPerApp: 1000}, nil)
 	var rel []func()
 	for i := range 5 {
 		f, err := c.Request(Who{Owner: fmt.Sprintf("x/user-%d", i), App: "app:x"})
@@ -276,7 +277,7 @@ func TestRequestsPerApp(t *testing.T) {
 
 // Freed is closed when a turn's place comes back, and not before.
 func TestFreedSignalsAPlace(t *testing.T) {
-	c := New(spec.Limits{MaxTurnsPerOwner: 1}, nil)
+	c := New(settings.Limits{MaxTurnsPerOwner: 1}, nil)
 	w := Who{Owner: "o", App: "a", Agent: "g"}
 	tk, err := c.Turn(w)
 	if err != nil {

@@ -8,11 +8,11 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 func TestPolicyNeeds(t *testing.T) {
-	p := FromSpec(&spec.Approval{Tools: []string{"lookup"}, Scopes: []string{"tools:execute"}, Services: []string{"crm"}})
+	p := FromSettings(&settings.Approval{Tools: []string{"lookup"}, Scopes: []string{"tools:execute"}, Services: []string{"crm"}})
 	cases := []struct {
 		tool, scope, service string
 		want                 bool
@@ -34,7 +34,7 @@ func TestPolicyNeeds(t *testing.T) {
 
 // TestExtraOnlyAdds: a caller's entries widen the policy and never narrow it.
 func TestExtraOnlyAdds(t *testing.T) {
-	p := FromSpec(&spec.Approval{Tools: []string{"bash"}})
+	p := FromSettings(&settings.Approval{Tools: []string{"bash"}})
 	r, _ := http.NewRequest("POST", "/", nil)
 	r.Header.Add(Header, "tools:files, service:crm")
 	x, err := FromRequest(r, []string{"read"}, []string{"bash", "read"}, []string{"crm"})
@@ -54,7 +54,7 @@ func TestExtraOnlyAdds(t *testing.T) {
 	if err != nil || !all.All {
 		t.Fatal(all, err)
 	}
-	if ok, _ := FromSpec(nil).With(all).Needs("x", "tools:read", ""); !ok {
+	if ok, _ := FromSettings(nil).With(all).Needs("x", "tools:read", ""); !ok {
 		t.Error("all makes every call wait")
 	}
 	for _, bad := range []string{"bsh", "service:billing", "tools:root", strings.Repeat("a,", MaxEntries+1)} {

@@ -14,7 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Header is the HTTP header a caller uses to ask for more approvals on one
@@ -45,16 +46,16 @@ type Policy struct {
 	scopes   map[string]bool
 	services map[string]bool
 	// Timeout bounds the wait for a decision; OnTimeout is
-	// spec.OnTimeoutDeny or spec.OnTimeoutFail.
+	// vesseldefaults.OnTimeoutDeny or vesseldefaults.OnTimeoutFail.
 	Timeout   time.Duration
 	OnTimeout string
 	// AllowEdit lets the decider replace a waiting call's arguments.
 	AllowEdit bool
 }
 
-// FromSpec is the policy of an agent's [agents.approval] table (nil gives
+// FromSettings is the policy of an agent's [agents.approval] table (nil gives
 // a policy that needs nothing, with the default timeout).
-func FromSpec(a *spec.Approval) *Policy {
+func FromSettings(a *settings.Approval) *Policy {
 	p := &Policy{Timeout: time.Duration(a.Timeout()) * time.Second, OnTimeout: a.TimeoutAction(),
 		tools: map[string]bool{}, scopes: map[string]bool{}, services: map[string]bool{}}
 	if a == nil {
@@ -115,7 +116,7 @@ func (x Extra) Empty() bool {
 // for the default policy (nothing needs approval, default timeout).
 func (p *Policy) With(x Extra) *Policy {
 	if p == nil {
-		p = FromSpec(nil)
+		p = FromSettings(nil)
 	}
 	if x.Empty() {
 		return p
@@ -159,7 +160,7 @@ func ParseExtra(values []string, toolNames, services []string) (Extra, error) {
 			switch {
 			case e == EntryAll:
 				x.All = true
-			case slices.Contains(spec.Scopes, e):
+			case slices.Contains(toolset.Scopes, e):
 				x.Scopes = append(x.Scopes, e)
 			case strings.HasPrefix(e, servicePrefix):
 				s := strings.TrimPrefix(e, servicePrefix)

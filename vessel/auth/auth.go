@@ -17,7 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Kind tells how a caller proved who it is.
@@ -144,7 +144,7 @@ type appKey struct {
 }
 
 // NewAppKeys reads the [[apps]] entries; a malformed digest is an error.
-func NewAppKeys(apps []spec.App) (*AppKeys, error) {
+func NewAppKeys(apps []settings.App) (*AppKeys, error) {
 	k := &AppKeys{}
 	for _, a := range apps {
 		raw, err := hex.DecodeString(strings.TrimSpace(a.KeySHA256))

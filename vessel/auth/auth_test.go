@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 func TestAppKeys(t *testing.T) {
 	sum := sha256.Sum256([]byte("secret"))
-	k, err := NewAppKeys([]spec.App{{ID: "app", KeySHA256: hex.EncodeToString(sum[:]), Agents: []string{"a"}}})
+	k, err := NewAppKeys([]settings.App{{ID: "app", KeySHA256: hex.EncodeToString(sum[:]), Agents: []string{"a"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestAppKeys(t *testing.T) {
 			t.Errorf("two Authorization headers %v: %v", pair, err)
 		}
 	}
-	if _, err := NewAppKeys([]spec.App{{ID: "x", KeySHA256: "zz"}}); err == nil {
+	if _, err := NewAppKeys([]settings.App{{ID: "x", KeySHA256: "zz"}}); err == nil {
 		t.Fatal("bad digest accepted")
 	}
 }

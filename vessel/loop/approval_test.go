@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -51,7 +51,7 @@ func TestPauseResume(t *testing.T) {
 	}}
 	en := &ender{}
 	cfg := &Config{Model: recorder{rec, m}, Prompt: func() (string, error) { return "p", nil }, Ender: en,
-		Approval:      approval.FromSpec(&spec.Approval{Scopes: []string{"tools:execute"}, AllowEdit: true}),
+		Approval:      approval.FromSettings(&settings.Approval{Scopes: []string{"tools:execute"}, AllowEdit: true}),
 		NewApprovalID: func() string { return "ap1" }}
 	in := &Input{Turn: &tools.Turn{ID: "t1"}, Text: "go", Tools: []tools.Tool{bash, read}}
 	var evs []Event
@@ -117,7 +117,7 @@ func TestPauseEnd(t *testing.T) {
 	m := &stepsModel{steps: []*model.Response{{ToolCalls: []transcript.ToolCall{callOf("a", "bash", `{}`)}}}}
 	en := &ender{}
 	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil }, Ender: en,
-		Approval: approval.FromSpec(&spec.Approval{Tools: []string{"bash"}})}
+		Approval: approval.FromSettings(&settings.Approval{Tools: []string{"bash"}})}
 	res := Run(context.Background(), cfg, &Input{Turn: &tools.Turn{ID: "t1"}, Text: "go", Tools: []tools.Tool{bash}}, func(Event) bool { return true })
 	if res.Status != StatusPaused {
 		t.Fatal(res.Status)
@@ -133,7 +133,7 @@ func TestNoApprovalNoPause(t *testing.T) {
 	read := &recTool{name: "read", scope: "tools:files"}
 	m := &stepsModel{steps: []*model.Response{{ToolCalls: []transcript.ToolCall{callOf("a", "read", `{}`)}}, {Content: "ok"}}}
 	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil },
-		Approval: approval.FromSpec(&spec.Approval{Scopes: []string{"tools:execute"}})}
+		Approval: approval.FromSettings(&settings.Approval{Scopes: []string{"tools:execute"}})}
 	res := Run(context.Background(), cfg, &Input{Text: "go", Tools: []tools.Tool{read}}, func(Event) bool { return true })
 	if res.Status != StatusOK || len(read.ran) != 1 {
 		t.Fatalf("%q %v", res.Status, read.ran)
@@ -160,7 +160,7 @@ func TestPauseOnService(t *testing.T) {
 	svc := &svcTool{recTool{name: "order", scope: "tools:read"}}
 	m := &stepsModel{steps: []*model.Response{{ToolCalls: []transcript.ToolCall{callOf("a", "order", `{}`)}}, {Content: "ok"}}}
 	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil },
-		Approval: approval.FromSpec(&spec.Approval{Services: []string{"crm"}})}
+		Approval: approval.FromSettings(&settings.Approval{Services: []string{"crm"}})}
 	res := Run(context.Background(), cfg, &Input{Text: "go", Tools: []tools.Tool{svc}}, func(Event) bool { return true })
 	if res.Status != StatusPaused || res.Pause.Request.Calls[0].Service != "crm" {
 		t.Fatalf("%q %+v", res.Status, res.Pause)
@@ -175,7 +175,7 @@ func TestPauseRepeatedCallIDs(t *testing.T) {
 	m := &stepsModel{steps: []*model.Response{{ToolCalls: []transcript.ToolCall{
 		callOf("c1", "bash", `{"command":"ls"}`), callOf("c1", "bash", `{"command":"rm -r /data"}`)}}, {Content: "ok"}}}
 	cfg := &Config{Model: m, Prompt: func() (string, error) { return "p", nil },
-		Approval: approval.FromSpec(&spec.Approval{Tools: []string{"bash"}})}
+		Approval: approval.FromSettings(&settings.Approval{Tools: []string{"bash"}})}
 	res := Run(context.Background(), cfg, &Input{Text: "go", Tools: []tools.Tool{bash}}, func(Event) bool { return true })
 	if res.Status != StatusPaused {
 		t.Fatal(res.Status)

@@ -16,8 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -105,7 +105,7 @@ type Modeler interface {
 type Config struct {
 	Model     Modeler
 	ModelName string
-	MaxSteps  int // default spec.DefaultMaxSteps
+	MaxSteps  int // default vesseldefaults.DefaultMaxSteps
 	// Prompt returns the system prompt, read fresh each turn.
 	Prompt func() (string, error)
 	// Ender ends the turn's sandbox workspace; nil when the agent has none.
@@ -128,7 +128,7 @@ type Config struct {
 	// (the answer and any text written before tool calls), and separately
 	// their reasoning; MaxArgumentsBytes
 	// bounds each tool call's name and arguments. Zero takes model's
-	// defaults (1 MiB each, as in deployer/spec).
+	// defaults (1 MiB each, the deployer's defaults too).
 	MaxAnswerBytes    int
 	MaxArgumentsBytes int
 	// Observer hears of each model call and tool call (the metrics); nil
@@ -403,7 +403,7 @@ func (r *runner) run(ctx context.Context) {
 
 	r.maxSteps = cfg.MaxSteps
 	if r.maxSteps <= 0 {
-		r.maxSteps = spec.DefaultMaxSteps
+		r.maxSteps = vesseldefaults.DefaultMaxSteps
 	}
 	r.maxText, r.maxArgs = cfg.MaxAnswerBytes, cfg.MaxArgumentsBytes
 	if r.maxText <= 0 {

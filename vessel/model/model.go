@@ -20,8 +20,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/redact"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/backoff"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -335,12 +335,12 @@ type Client struct {
 	// Agent, when set, is sent as telemetry.AgentHeader: the egress counts
 	// tokens by it and never forwards it.
 	Agent string
-	// Route, when set, is sent as spec.RouteHeader: the egress forwards
+	// Route, when set, is sent as routes.RouteHeader: the egress forwards
 	// the request to that model route, and never forwards the header.
 	Route string
-	// Profile is the route's provider profile (spec.Deployment.Profile):
+	// Profile is the route's provider profile (settings.Agent.Provider):
 	// which provider fields the reader keeps and sends back. nil is auto.
-	Profile *spec.Provider
+	Profile *routes.Provider
 	HTTP    *http.Client
 	// The retry policy. Attempts is how many times a call is tried while
 	// nothing has streamed (default 4); Backoff the first wait, doubled
@@ -649,7 +649,7 @@ func (c *Client) attempt(ctx context.Context, body *requestBody, lim Limits, wd 
 		hreq.Header.Set(telemetry.AgentHeader, c.Agent) // likewise
 	}
 	if c.Route != "" {
-		hreq.Header.Set(spec.RouteHeader, c.Route) // likewise
+		hreq.Header.Set(routes.RouteHeader, c.Route) // likewise
 	}
 	if o := telemetry.OwnerFrom(ctx); o != "" {
 		hreq.Header.Set(telemetry.OwnerHeader, url.PathEscape(o)) // the egress's owner budget; likewise

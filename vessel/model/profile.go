@@ -5,20 +5,20 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 )
 
-// The reader takes a provider's quirks from its profile (spec.Providers):
+// The reader takes a provider's quirks from its profile (routes.Providers):
 // which delta members are no provider field, which members go back on the
 // assistant message and on each tool call, and which streamed arrays are
 // merged into their non-streamed form.
 
 // markers are the profiles a stream read under ProviderAuto switches to
 // when it carries their marker member.
-var markers = func() map[string]*spec.Provider {
-	m := map[string]*spec.Provider{}
-	for _, n := range spec.ProviderNames() {
-		if p := spec.ProfileOf(n); p.Marker != "" {
+var markers = func() map[string]*routes.Provider {
+	m := map[string]*routes.Provider{}
+	for _, n := range routes.ProviderNames() {
+		if p := routes.ProfileOf(n); p.Marker != "" {
 			m[p.Marker] = p
 		}
 	}
@@ -26,10 +26,10 @@ var markers = func() map[string]*spec.Provider {
 }()
 
 // autoProfile is the profile of a call that names none.
-var autoProfile = spec.ProfileOf(spec.ProviderAuto)
+var autoProfile = routes.ProfileOf(routes.ProviderAuto)
 
 // profile sets the profile the call reads with (nil: auto).
-func (st *streamState) profile(p *spec.Provider) {
+func (st *streamState) profile(p *routes.Provider) {
 	if p == nil {
 		p = autoProfile
 	}
@@ -63,7 +63,7 @@ func (e *extras) keep(names []string) {
 }
 
 // mergeText merges the streamed items of the named array members (see
-// spec.Provider.MergeText).
+// routes.Provider.MergeText).
 func (e *extras) mergeText(names []string) {
 	for i, k := range e.keys {
 		if e.kind[i] == '[' && slices.Contains(names, k) {

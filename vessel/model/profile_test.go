@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 )
 
 // TestMergeTextItems: consecutive reasoning.text items with one index are
@@ -42,16 +42,16 @@ func TestMergeTextItems(t *testing.T) {
 // every marker is one the reader recognises, and auto is the reader's
 // former behaviour.
 func TestProfileTable(t *testing.T) {
-	for _, n := range spec.ProviderNames() {
-		p := spec.ProfileOf(n)
-		if p.TokenParam != spec.TokenParamMaxTokens && p.TokenParam != spec.TokenParamMaxCompletionTokens {
+	for _, n := range routes.ProviderNames() {
+		p := routes.ProfileOf(n)
+		if p.TokenParam != routes.TokenParamMaxTokens && p.TokenParam != routes.TokenParamMaxCompletionTokens {
 			t.Errorf("%s: token param %q", n, p.TokenParam)
 		}
 		if p.Marker != "" && p.Marker != "x_groq" {
 			t.Errorf("%s: marker %q is not read by the chunk decoder", n, p.Marker)
 		}
 	}
-	if p := spec.ProfileOf("nope"); !p.Detect || p.SendBack != nil {
+	if p := routes.ProfileOf("nope"); !p.Detect || p.SendBack != nil {
 		t.Error("an unknown profile is not read as auto")
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -319,11 +319,11 @@ func checkSentBack(t *testing.T, c replayCase, resp *Response) {
 
 // profile is the case's profile: its provider's, with its sendBack
 // override; nil for auto.
-func (c *replayCase) profile() *spec.Provider {
+func (c *replayCase) profile() *routes.Provider {
 	if c.provider == "" && c.sendBack == nil {
 		return nil
 	}
-	p := spec.ProfileOf(c.provider)
+	p := routes.ProfileOf(c.provider)
 	if c.sendBack != nil {
 		p.SendBack, p.CallSendBack, p.Detect = c.sendBack, c.sendBack, false
 	}
@@ -382,7 +382,7 @@ func TestReplayCorpusListed(t *testing.T) {
 }
 
 // profileCases replay corpus files read with a route's provider profile
-// (spec.Providers) instead of auto: what the profile changes, and what it
+// (routes.Providers) instead of auto: what the profile changes, and what it
 // keeps.
 var profileCases = []replayCase{
 	// OpenRouter's streamed reasoning_details pieces are merged into one

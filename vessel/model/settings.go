@@ -7,7 +7,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Settings are an agent's request settings (vessel.toml [model]), encoded
@@ -18,17 +19,17 @@ type Settings struct {
 }
 
 // NewSettings encodes s; tokenParam is the name the route takes the token
-// limit under (spec.TokenParamMaxTokens or TokenParamMaxCompletionTokens).
+// limit under (routes.TokenParamMaxTokens or TokenParamMaxCompletionTokens).
 // Keys the vessel writes itself are refused (spec refuses them first, with
 // their line).
-func NewSettings(s spec.RequestSettings, tokenParam string) (*Settings, error) {
+func NewSettings(s settings.RequestSettings, tokenParam string) (*Settings, error) {
 	m := map[string]any{}
 	for k, v := range s.ExtraBody {
 		m[k] = v
 	}
 	if s.MaxOutputTokens > 0 {
 		if tokenParam == "" {
-			tokenParam = spec.TokenParamMaxTokens
+			tokenParam = routes.TokenParamMaxTokens
 		}
 		m[tokenParam] = s.MaxOutputTokens
 	}

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -19,11 +20,11 @@ import (
 // route in its header.
 func TestRequestCarriesSettings(t *testing.T) {
 	temp, topP, seed := 0.2, 0.9, int64(7)
-	rs := spec.RequestSettings{MaxOutputTokens: 900, Temperature: &temp, TopP: &topP, Stop: []string{"END"}, Seed: &seed,
+	rs := settings.RequestSettings{MaxOutputTokens: 900, Temperature: &temp, TopP: &topP, Stop: []string{"END"}, Seed: &seed,
 		ReasoningEffort: "low", ExtraBody: map[string]any{"thinking": map[string]any{"type": "disabled"}, "provider": map[string]any{"order": []any{"a"}}},
-		ResponseFormat: &spec.ResponseFormat{Type: "json_schema", Name: "birds", Strict: true,
+		ResponseFormat: &settings.ResponseFormat{Type: "json_schema", Name: "birds", Strict: true,
 			Schema: map[string]any{"type": "object", "properties": map[string]any{"count": map[string]any{"type": "integer"}}}}}
-	for _, param := range []string{spec.TokenParamMaxTokens, spec.TokenParamMaxCompletionTokens} {
+	for _, param := range []string{routes.TokenParamMaxTokens, routes.TokenParamMaxCompletionTokens} {
 		t.Run(param, func(t *testing.T) {
 			var body map[string]any
 			var route string
@@ -32,7 +33,7 @@ func TestRequestCarriesSettings(t *testing.T) {
 				if err := json.Unmarshal(b, &body); err != nil {
 					t.Errorf("body is not JSON: %v: %s", err, b)
 				}
-				route = r.Header.Get(spec.RouteHeader)
+				route = r.Header.Get(routes.RouteHeader)
 				w.Header().Set("Content-Type", "text/event-stream")
 				_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 			}))
@@ -46,9 +47,9 @@ func TestRequestCarriesSettings(t *testing.T) {
 			if _, err := c.Complete(context.Background(), &Request{Model: "m", Messages: msgs, Settings: s}, nopHandler{}); err != nil {
 				t.Fatal(err)
 			}
-			other := spec.TokenParamMaxCompletionTokens
+			other := routes.TokenParamMaxCompletionTokens
 			if param == other {
-				other = spec.TokenParamMaxTokens
+				other = routes.TokenParamMaxTokens
 			}
 			if body[param] != 900.0 || body[other] != nil {
 				t.Errorf("token limit: %v=%v %v=%v", param, body[param], other, body[other])
@@ -75,7 +76,7 @@ func TestRequestCarriesSettings(t *testing.T) {
 	if want := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`; string(got.bytes()) != want {
 		t.Errorf("plain body %s", got.bytes())
 	}
-	if _, err := NewSettings(spec.RequestSettings{ExtraBody: map[string]any{"messages": 1}}, ""); err == nil {
+	if _, err := NewSettings(settings.RequestSettings{ExtraBody: map[string]any{"messages": 1}}, ""); err == nil {
 		t.Error("extra_body messages accepted")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/routes"
 	"github.com/astraldeep/astralvessel-go/runtime/sse"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -59,14 +59,14 @@ type streamState struct {
 	// prof is the provider profile the stream is read with (profile.go);
 	// a stream carrying a profile's marker (Groq's x_groq) switches to it
 	// while prof.Detect (auto).
-	prof *spec.Provider
+	prof *routes.Provider
 }
 
 // readStream reads an SSE answer; progress is called for every data line.
 // The lines come from runtime/sse (pooled buffers, the line bound); what
 // each means, tolerance included, is streamState.line's. prof is the
 // route's provider profile (nil: auto).
-func readStream(r io.Reader, lim Limits, progress func(), h Handler, prof *spec.Provider) (*Response, bool, error) {
+func readStream(r io.Reader, lim Limits, progress func(), h Handler, prof *routes.Provider) (*Response, bool, error) {
 	sr := sse.NewReader(r, lim.Line)
 	// Nothing read through sr outlives the call: lines are decoded into
 	// strings (copies) before the next read, so sr can be reused after it.
@@ -591,7 +591,7 @@ type wholeAnswer struct {
 // readWhole handles a server that ignored stream:true: the answer is read
 // as one delta, with the stream's rules (limits, provider fields,
 // outcomes). The body counts as one line for the limits.
-func readWhole(r io.Reader, lim Limits, h Handler, prof *spec.Provider) (*Response, bool, error) {
+func readWhole(r io.Reader, lim Limits, h Handler, prof *routes.Provider) (*Response, bool, error) {
 	body, err := io.ReadAll(io.LimitReader(r, int64(lim.Line)+1))
 	if err != nil {
 		return nil, false, &Error{Message: "response broke", Err: err}

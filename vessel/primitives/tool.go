@@ -7,8 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -40,7 +41,7 @@ func (t *Tool) Def() model.ToolDef {
 
 // Scope implements tools.Tool.
 func (t *Tool) Scope() string {
-	if s, ok := spec.BuiltinTools[ToolName]; ok {
+	if s, ok := toolset.BuiltinTools[ToolName]; ok {
 		return s
 	}
 	return "tools:read"
@@ -89,7 +90,7 @@ func (t *Tool) EndTurn(_ context.Context, turnID string) error {
 // [tools] enabled together with [output] primitives = true (the spec
 // refuses one without the other).
 func Factory(t *Tool) tools.Factory {
-	return tools.FactoryFunc(func(agent *spec.Agent) ([]tools.Tool, error) {
+	return tools.FactoryFunc(func(agent *settings.Agent) ([]tools.Tool, error) {
 		if agent == nil || agent.Manifest == nil {
 			return nil, nil
 		}

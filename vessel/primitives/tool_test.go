@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -50,15 +50,15 @@ func TestPresentTool(t *testing.T) {
 func TestPresentFactory(t *testing.T) {
 	pt := NewTool(Limits{})
 	f := Factory(pt)
-	on := &spec.Agent{Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"read", "present"}}, Output: spec.Output{Primitives: true}}}
-	off := &spec.Agent{Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"read"}}, Output: spec.Output{Primitives: true}}}
+	on := &settings.Agent{Manifest: &settings.Manifest{Tools: settings.Builtins{Enabled: []string{"read", "present"}}, Output: settings.Output{Primitives: true}}}
+	off := &settings.Agent{Manifest: &settings.Manifest{Tools: settings.Builtins{Enabled: []string{"read"}}, Output: settings.Output{Primitives: true}}}
 	if l, _ := f.Tools(on); len(l) != 1 {
 		t.Fatal("present not offered")
 	}
 	if l, _ := f.Tools(off); len(l) != 0 {
 		t.Fatal("present offered without being enabled")
 	}
-	if l, _ := f.Tools(&spec.Agent{}); len(l) != 0 {
+	if l, _ := f.Tools(&settings.Agent{}); len(l) != 0 {
 		t.Fatal("agent without manifest")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 )
 
 // Header is the HTTP header an app uses to narrow one call's tools.
@@ -28,17 +28,17 @@ const Default = "tools:read"
 // the six scopes.
 var ErrUnknownScope = errors.New("unknown scope")
 
-// rank maps each scope to its position in spec.Scopes (weakest first).
+// rank maps each scope to its position in toolset.Scopes (weakest first).
 var rank = func() map[string]int {
-	m := make(map[string]int, len(spec.Scopes))
-	for i, s := range spec.Scopes {
+	m := make(map[string]int, len(toolset.Scopes))
+	for i, s := range toolset.Scopes {
 		m[s] = i
 	}
 	return m
 }()
 
 // All returns the six scopes, weakest first.
-func All() []string { return append([]string(nil), spec.Scopes...) }
+func All() []string { return append([]string(nil), toolset.Scopes...) }
 
 // Valid reports whether s is one of the six scopes.
 func Valid(s string) bool {
@@ -66,7 +66,7 @@ func Strongest(list []string) string {
 	if best < 0 {
 		return Default
 	}
-	return spec.Scopes[best]
+	return toolset.Scopes[best]
 }
 
 // Of returns a tool's effective scope: its declared scope, or Default.
@@ -109,7 +109,7 @@ func (a Allowed) Limited() bool { return a.limited || a.tools != nil }
 // Scopes lists the allowed scopes, weakest first; all six when unrestricted.
 func (a Allowed) Scopes() []string {
 	var out []string
-	for _, s := range spec.Scopes {
+	for _, s := range toolset.Scopes {
 		if !a.limited || a.set[s] {
 			out = append(out, s)
 		}
@@ -203,7 +203,7 @@ func ParseHeader(values []string, present bool) (Allowed, error) {
 	for _, v := range values {
 		for _, s := range splitList(v) {
 			if !Valid(s) {
-				return Allowed{}, fmt.Errorf("%s: %w %q (known: %s)", Header, ErrUnknownScope, s, strings.Join(spec.Scopes, ", "))
+				return Allowed{}, fmt.Errorf("%s: %w %q (known: %s)", Header, ErrUnknownScope, s, strings.Join(toolset.Scopes, ", "))
 			}
 			a.set[s] = true
 		}

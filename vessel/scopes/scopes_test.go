@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 )
 
 func TestOrder(t *testing.T) {
@@ -108,7 +108,7 @@ func TestNarrowKeepsOrder(t *testing.T) {
 func TestNarrowNeverWidens(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	names := []string{"read", "glob", "bash", "present", "species", "lookup", "webfetch"}
-	scopeChoices := append(append([]string{}, spec.Scopes...), "", "tools:admin")
+	scopeChoices := append(append([]string{}, toolset.Scopes...), "", "tools:admin")
 	randAllowed := func() Allowed {
 		switch r.IntN(4) {
 		case 0:
@@ -134,7 +134,7 @@ func TestNarrowNeverWidens(t *testing.T) {
 			return FromToken(l)
 		default:
 			var l []string
-			for _, s := range spec.Scopes {
+			for _, s := range toolset.Scopes {
 				if r.IntN(2) == 0 {
 					l = append(l, s)
 				}

@@ -24,9 +24,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/vessel/scripted"
-
 	"github.com/astraldeep/astralvessel-go/runtime/testenv"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
+	"github.com/astraldeep/astralvessel-go/vessel/scripted"
 )
 
 const script = `{
@@ -244,7 +244,7 @@ package = "../agents/guide"
 	}
 	sbd := exec.Command(filepath.Join(bin, "sandboxd"), "--agent", "guide", "--package", filepath.Join(dir, "agents/guide"),
 		"--tools", m.Toolset().Encode(), "--scratch", scratch, "--listen", sbAddr, "--fingerprint", fp)
-	sbd.Env = append(os.Environ(), "VESSEL_SANDBOX_TOKEN="+spec.DeriveToken(master, "sandbox/guide"))
+	sbd.Env = append(os.Environ(), "VESSEL_SANDBOX_TOKEN="+tokens.DeriveToken(master, "sandbox/guide"))
 	sbd.Stdout, sbd.Stderr = logs, logs
 	if err := sbd.Start(); err != nil {
 		t.Fatal(err)

@@ -17,11 +17,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // MaxModelOutput caps the tool output handed to the model.
@@ -139,7 +140,7 @@ var SandboxBuiltins = []string{"read", "glob", "list", "grep", "bash"}
 
 // SandboxTools returns the agent's sandbox tools: enabled builtins and
 // declared command tools.
-func SandboxTools(sb *Sandbox, agent *spec.Agent) []Tool {
+func SandboxTools(sb *Sandbox, agent *settings.Agent) []Tool {
 	var out []Tool
 	m := agent.Manifest
 	if m == nil {
@@ -147,7 +148,7 @@ func SandboxTools(sb *Sandbox, agent *spec.Agent) []Tool {
 	}
 	for _, name := range SandboxBuiltins {
 		if slices.Contains(m.Tools.Enabled, name) {
-			out = append(out, &sandboxTool{sb: sb, def: builtinDefs[name], scope: spec.BuiltinTools[name]})
+			out = append(out, &sandboxTool{sb: sb, def: builtinDefs[name], scope: toolset.BuiltinTools[name]})
 		}
 	}
 	for _, t := range m.Declared {

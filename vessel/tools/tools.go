@@ -10,9 +10,9 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Call is one tool call the model asked for.
@@ -67,7 +67,7 @@ type Turn struct {
 type Tool interface {
 	// Def is the tool's definition as sent to the model.
 	Def() model.ToolDef
-	// Scope is the tool's permission scope (one of spec.Scopes).
+	// Scope is the tool's permission scope (one of toolset.Scopes).
 	Scope() string
 	// Run executes a call. A returned error is an infrastructure failure;
 	// the loop reports it to the model as a failed call.
@@ -76,14 +76,14 @@ type Tool interface {
 
 // Factory provides tools for an agent, deciding from its manifest which.
 type Factory interface {
-	Tools(agent *spec.Agent) ([]Tool, error)
+	Tools(agent *settings.Agent) ([]Tool, error)
 }
 
 // FactoryFunc adapts a function to Factory.
-type FactoryFunc func(agent *spec.Agent) ([]Tool, error)
+type FactoryFunc func(agent *settings.Agent) ([]Tool, error)
 
 // Tools implements Factory.
-func (f FactoryFunc) Tools(agent *spec.Agent) ([]Tool, error) { return f(agent) }
+func (f FactoryFunc) Tools(agent *settings.Agent) ([]Tool, error) { return f(agent) }
 
 // TurnEnder is implemented by tool backends that hold per-turn state (the
 // sandbox workspace); the loop calls EndTurn when a turn ends.

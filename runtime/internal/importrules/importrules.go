@@ -50,6 +50,85 @@ var Rules = []Rule{
 	{"sandboxd links no deployer code and no go-toml", "sandboxd", []string{"./..."}, deployerOrTOML},
 }
 
+// An ImportRule lets only its Owners, among the packages of the module in
+// Dir, import (directly, in what ships: tests are not checked) a package
+// Forbidden reports. Exceptions are the packages that still do, each with
+// the forbidden imports it keeps: the list may only shrink, and an entry
+// that is no longer needed is reported as well.
+type ImportRule struct {
+	Name       string
+	Dir        string
+	Owners     []string
+	Forbidden  func(path string) bool
+	Exceptions map[string][]string
+}
+
+// fromspec is the one vessel package that reads the deployment files.
+const fromspec = repo + "vessel/internal/fromspec"
+
+// ImportRules are the rules within one module of docs/architecture.md.
+var ImportRules = []ImportRule{
+	{
+		Name: "only vessel/internal/fromspec imports deployer code or go-toml", Dir: "vessel",
+		Owners: []string{fromspec}, Forbidden: deployerOrTOML,
+	},
+	{
+		Name: "only vessel/cmd/vessel imports vessel/internal/fromspec", Dir: "vessel",
+		Owners: []string{repo + "vessel/cmd/vessel"}, Forbidden: func(p string) bool { return p == fromspec },
+	},
+}
+
+// CheckImports runs r against the module in root/r.Dir (GOWORK=off): the
+// forbidden imports of packages that are not owners and not excepted, and
+// the exceptions no longer needed.
+func CheckImports(root string, r ImportRule) (vs []Violation, stale []string, err error) {
+	out, err := goList(filepath.Join(root, r.Dir), "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
+	if err != nil {
+		return nil, nil, err
+	}
+	used := map[string]bool{}
+	for l := range strings.Lines(out) {
+		f := strings.Fields(l)
+		if len(f) == 0 || slices.Contains(r.Owners, f[0]) {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if !r.Forbidden(imp) {
+				continue
+			}
+			if slices.Contains(r.Exceptions[f[0]], imp) {
+				used[f[0]+" "+imp] = true
+				continue
+			}
+			vs = append(vs, Violation{Rule: r.Name, Pkg: f[0] + " imports " + imp})
+		}
+	}
+	for pkg, imps := range r.Exceptions {
+		for _, imp := range imps {
+			if !used[pkg+" "+imp] {
+				stale = append(stale, pkg+" no longer imports "+imp+": remove the exception")
+			}
+		}
+	}
+	slices.SortFunc(vs, func(a, b Violation) int { return strings.Compare(a.Pkg, b.Pkg) })
+	slices.Sort(stale)
+	return vs, stale, nil
+}
+
+// goList runs go with args in dir, each module alone (GOWORK=off).
+func goList(dir string, args ...string) (string, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go %s in %s: %w: %s", args[0], dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
 // Violation is one forbidden package a rule's packages link.
 type Violation struct {
 	Rule, Pkg string
@@ -60,18 +139,12 @@ func (v Violation) String() string { return v.Rule + ": links " + v.Pkg }
 // Check runs r against the module in root/r.Dir: `go list -deps` of its
 // packages (without tests: what ships), each module alone (GOWORK=off).
 func Check(root string, r Rule) ([]Violation, error) {
-	args := append([]string{"list", "-deps"}, r.Pkgs...)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = filepath.Join(root, r.Dir)
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := goList(filepath.Join(root, r.Dir), append([]string{"list", "-deps"}, r.Pkgs...)...)
 	if err != nil {
-		return nil, fmt.Errorf("go list -deps in %s: %w: %s", r.Dir, err, strings.TrimSpace(stderr.String()))
+		return nil, err
 	}
 	var vs []Violation
-	for p := range strings.Lines(string(out)) {
+	for p := range strings.Lines(out) {
 		p = strings.TrimSpace(p)
 		if r.Forbidden(p) {
 			vs = append(vs, Violation{Rule: r.Name, Pkg: p})

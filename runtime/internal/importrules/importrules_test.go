@@ -5,12 +5,19 @@ import (
 	"testing"
 )
 
-// TestImportRules fails on any import the module boundaries forbid.
-func TestImportRules(t *testing.T) {
+// repoRoot is the repository's root folder.
+func repoRoot(t *testing.T) string {
+	t.Helper()
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return root
+}
+
+// TestImportRules fails on any import the module boundaries forbid.
+func TestImportRules(t *testing.T) {
+	root := repoRoot(t)
 	for _, r := range Rules {
 		t.Run(r.Name, func(t *testing.T) {
 			vs, err := Check(root, r)
@@ -22,6 +29,49 @@ func TestImportRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVesselReadsDeploymentInOnePlace: no vessel package but
+// vessel/internal/fromspec imports the deployer (the listed exceptions
+// aside, which may only shrink), and only cmd/vessel imports fromspec.
+func TestVesselReadsDeploymentInOnePlace(t *testing.T) {
+	root := repoRoot(t)
+	for _, r := range ImportRules {
+		t.Run(r.Name, func(t *testing.T) {
+			vs, stale, err := CheckImports(root, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vs {
+				t.Error(v)
+			}
+			for _, s := range stale {
+				t.Error(s)
+			}
+		})
+	}
+}
+
+// TestImportRuleCatchesPlanted runs the vessel's rule on a fixture module
+// claiming the vessel's path, where vessel/tools imports deployer/spec (a
+// local stand-in) beside the allowed vessel/internal/fromspec: the rule
+// reports tools alone, and an exception for a package that does not need
+// it as no longer needed.
+func TestImportRuleCatchesPlanted(t *testing.T) {
+	r := ImportRules[0]
+	r.Dir = "planted/vessel"
+	r.Exceptions = map[string][]string{repo + "vessel/loop": {repo + "deployer/spec"}}
+	vs, stale, err := CheckImports("testdata", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || vs[0].Pkg != repo+"vessel/tools imports "+repo+"deployer/spec" {
+		t.Fatalf("want the one planted violation, got %v", vs)
+	}
+	if len(stale) != len(r.Exceptions) {
+		t.Errorf("stale exceptions %v, want one per exception", stale)
+	}
+	t.Logf("caught: %v", vs[0])
 }
 
 // TestImportRulesCatchPlanted runs the egress and sandboxd rules on a

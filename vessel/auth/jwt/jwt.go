@@ -39,8 +39,9 @@ import (
 	jwxjwt "github.com/lestrrat-go/jwx/v3/jwt"
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/issuers"
 	"github.com/astraldeep/astralvessel-go/vessel/client/jwks"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // ErrInvalidToken is wrapped by every refusal of a token.
@@ -62,7 +63,7 @@ const (
 
 // Config configures a Verifier.
 type Config struct {
-	Issuers []spec.Issuer
+	Issuers []settings.Issuer
 	// HTTPClient fetches jwks_url key sets. In the vessel it sends through
 	// the egress proxy (VESSEL_EGRESS_PROXY). Nil means http.DefaultClient.
 	HTTPClient *http.Client
@@ -96,7 +97,7 @@ type Principal struct {
 func (p *Principal) MayCall(agent string) bool { return slices.Contains(p.Agents, agent) }
 
 type issuer struct {
-	cfg   spec.Issuer
+	cfg   settings.Issuer
 	iss   string // configured issuer, trailing slash trimmed
 	keys  *jwks.Cache
 	azps  map[string]bool
@@ -138,7 +139,7 @@ func New(cfg Config) (*Verifier, error) {
 	refresh := orDefault(cfg.RefreshInterval, DefaultRefreshInterval)
 	maxAge := orDefault(cfg.MaxKeyAge, DefaultMaxKeyAge)
 	timeout := orDefault(cfg.FetchTimeout, DefaultFetchTimeout)
-	if err := spec.ValidateIssuers(cfg.Issuers); err != nil {
+	if err := issuers.Validate(issuerEntries(cfg.Issuers)); err != nil {
 		return nil, err
 	}
 
@@ -419,4 +420,15 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// issuerEntries are the issuers as runtime/issuers checks them: the same
+// checks the deployment loader makes.
+func issuerEntries(list []settings.Issuer) []issuers.Entry {
+	out := make([]issuers.Entry, len(list))
+	for i, is := range list {
+		out[i] = issuers.Entry{ID: is.ID, Issuer: is.Issuer, Audience: is.Audience,
+			JWKSURL: is.JWKSURL, JWKSFile: is.JWKSFile, AuthorizedParties: is.AuthorizedParties}
+	}
+	return out
 }

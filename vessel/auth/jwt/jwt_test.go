@@ -28,13 +28,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
-	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // clock is a settable test clock.
@@ -198,7 +199,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	v, err := New(Config{
-		Issuers: []spec.Issuer{
+		Issuers: []settings.Issuer{
 			{ID: "astral", Issuer: iss + "/", Audience: "research-vessel", JWKSURL: srv.URL + "/certs",
 				AuthorizedParties: []string{"astral-orchestrator"}, Agents: []string{"records-agent"}},
 			{ID: "partner", Issuer: "https://partner.example.test", Audience: "vessel", JWKSFile: "partner.json",
@@ -315,7 +316,7 @@ func TestKeyAlgMismatch(t *testing.T) {
 	doc, _ := json.Marshal(set)
 	dir := t.TempDir()
 	_ = os.WriteFile(filepath.Join(dir, "k.json"), doc, 0o600)
-	v, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSFile: filepath.Join(dir, "k.json")}},
+	v, err := New(Config{Issuers: []settings.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSFile: filepath.Join(dir, "k.json")}},
 		Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
@@ -402,7 +403,7 @@ func TestJWKSDown(t *testing.T) {
 	}))
 	defer srv.Close()
 	rs, _, _, _ := newSigners(t)
-	v, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSURL: srv.URL}},
+	v, err := New(Config{Issuers: []settings.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSURL: srv.URL}},
 		HTTPClient: srv.Client(), Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
@@ -418,7 +419,7 @@ func TestJWKSDown(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	bad := []spec.Issuer{
+	bad := []settings.Issuer{
 		{ID: "", Issuer: iss, Audience: "a", JWKSFile: "x"},
 		{ID: "a|b", Issuer: iss, Audience: "a", JWKSFile: "x"},
 		{ID: "a", Issuer: "", Audience: "a", JWKSFile: "x"},
@@ -427,11 +428,11 @@ func TestConfigErrors(t *testing.T) {
 		{ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x", JWKSURL: "http://127.0.0.1/"},
 	}
 	for i, ic := range bad {
-		if _, err := New(Config{Issuers: []spec.Issuer{ic}}); err == nil {
+		if _, err := New(Config{Issuers: []settings.Issuer{ic}}); err == nil {
 			t.Errorf("case %d accepted: %+v", i, ic)
 		}
 	}
-	if _, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x"}, {ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x"}}}); err == nil {
+	if _, err := New(Config{Issuers: []settings.Issuer{{ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x"}, {ID: "a", Issuer: iss, Audience: "a", JWKSFile: "x"}}}); err == nil {
 		t.Error("duplicate id accepted")
 	}
 }
@@ -500,7 +501,7 @@ func TestNoKidSeveralKeys(t *testing.T) {
 	rs, _, _, other := newSigners(t)
 	dir := t.TempDir()
 	_ = os.WriteFile(filepath.Join(dir, "k.json"), jwksOf(t, rs, other), 0o600)
-	v, err := New(Config{Issuers: []spec.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSFile: filepath.Join(dir, "k.json")}},
+	v, err := New(Config{Issuers: []settings.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSFile: filepath.Join(dir, "k.json")}},
 		Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

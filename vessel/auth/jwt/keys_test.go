@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/lestrrat-go/jwx/v3/jwa"
+
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // TestKeyReloadRateLimited: tokens naming unknown kids reload the issuer's
@@ -86,7 +87,7 @@ func TestJWKSFetchRules(t *testing.T) {
 	rt := &recordingTransport{}
 	verifier := func(path string) *Verifier {
 		v, err := New(Config{
-			Issuers:      []spec.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSURL: srv.URL + path}},
+			Issuers:      []settings.Issuer{{ID: "a", Issuer: iss, Audience: "research-vessel", JWKSURL: srv.URL + path}},
 			HTTPClient:   &http.Client{Transport: rt},
 			Now:          func() time.Time { return t0 },
 			FetchTimeout: 300 * time.Millisecond,

@@ -9,7 +9,7 @@ import (
 // A SignFunc makes the detached compact JWS ("protected..signature") of
 // payload under the protected header h, adding alg: the private-key half
 // of a signature, which this module does not carry. The vessel's is
-// deployer/cardsign's; this module's tests have one of their own keys.
+// vessel/cardsign's (runtime/cardkeys.Keys.ES256); this module's tests have one of their own keys.
 type SignFunc func(payload []byte, h jws.Headers) ([]byte, error)
 
 // AssembleCard is the one assembly of a card signature, for a signer

@@ -3,7 +3,7 @@
 // detached payload, the RFC 8785 (JCS) canonical form of the card without
 // its "signatures" member, and a protected header carrying alg, typ "JOSE"
 // and kid. The vessel holds the private keys and signs (its server side,
-// deployer/cardsign; no private-key code is in this public module); it
+// vessel/cardsign; no private-key code is in this public module); it
 // serves the public keys as a JWK set at JWKSPath. What a signature signs
 // and carries is assembled here once (AssembleCard, AssemblePush) for
 // every signer, which passes the signing itself (SignFunc).

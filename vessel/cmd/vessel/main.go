@@ -21,16 +21,19 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/astraldeep/astralvessel-go/deployer/cardsign"
-
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/audit"
+	"github.com/astraldeep/astralvessel-go/runtime/envfile"
 	"github.com/astraldeep/astralvessel-go/runtime/healthcheck"
 	"github.com/astraldeep/astralvessel-go/runtime/rotlog"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 	"github.com/astraldeep/astralvessel-go/runtime/usage"
+	"github.com/astraldeep/astralvessel-go/runtime/vesseldefaults"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
+	"github.com/astraldeep/astralvessel-go/vessel/cardsign"
+	"github.com/astraldeep/astralvessel-go/vessel/internal/fromspec"
 	"github.com/astraldeep/astralvessel-go/vessel/internal/listen"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/store"
 	"github.com/astraldeep/astralvessel-go/vessel/store/postgres"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -108,7 +111,7 @@ func main() {
 // neither, cards are served unsigned. A key that cannot be read stops the
 // start: a deployment that signs its cards must not serve them unsigned.
 func loadCardKeys() (*cardsign.Keys, error) {
-	v, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_CARD_SIGNING_KEY")
+	v, ok, err := envfile.LookupFile(os.LookupEnv, "VESSEL_CARD_SIGNING_KEY")
 	if err != nil {
 		return nil, fmt.Errorf("card-signing key: %w", err)
 	}
@@ -124,7 +127,7 @@ func loadCardKeys() (*cardsign.Keys, error) {
 
 // envOr is the variable name (or the file name_FILE names), else def.
 func envOr(name, def string) string {
-	if v, ok := spec.EnvWithFiles(os.LookupEnv)(name); ok && v != "" {
+	if v, ok := envfile.WithFiles(os.LookupEnv)(name); ok && v != "" {
 		return v
 	}
 	return def
@@ -135,8 +138,8 @@ func run(log *zap.Logger, f *flags) error {
 	if *deployment == "" {
 		return errors.New("--deployment is required")
 	}
-	env := spec.EnvWithFiles(os.LookupEnv)
-	d, err := spec.LoadDeployment(*deployment, env)
+	env := envfile.WithFiles(os.LookupEnv)
+	d, err := fromspec.Load(*deployment, env)
 	if err != nil {
 		return fmt.Errorf("load deployment: %w", err)
 	}
@@ -151,7 +154,7 @@ func run(log *zap.Logger, f *flags) error {
 	// store and the sandboxes.
 	addr := *listenAddr
 	if addr == "" {
-		addr = frontAddr(d, d.Vessel.Port, spec.DefaultPort)
+		addr = frontAddr(d, d.Vessel.Port, vesseldefaults.Port)
 	}
 	ln, err := listen.TCP(context.Background(), addr, "--listen")
 	if err != nil {
@@ -245,9 +248,9 @@ func run(log *zap.Logger, f *flags) error {
 	defer stopOutbox()
 	srv, err := a2aserver.New(a2aserver.Config{
 		Deployment:    d,
-		Reload:        func() (*spec.Deployment, error) { return spec.LoadDeployment(path, env) },
+		Reload:        func() (*settings.Deployment, error) { return fromspec.Load(path, env) },
 		Sandboxes:     sbs,
-		SandboxTools:  func(a *spec.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
+		SandboxTools:  func(a *settings.Agent) []tools.Tool { return tools.SandboxTools(clients[a.ID], a) },
 		ToolFactories: factories,
 		Auth:          authn,
 		CheckImage:    checkImage,  // wiring.go
@@ -282,7 +285,7 @@ func run(log *zap.Logger, f *flags) error {
 // masterToken is the sandbox master token, from which each agent's
 // sandbox token is derived.
 func masterToken() (string, error) {
-	master, ok, err := spec.LookupFile(os.LookupEnv, "VESSEL_SANDBOX_MASTER_TOKEN")
+	master, ok, err := envfile.LookupFile(os.LookupEnv, "VESSEL_SANDBOX_MASTER_TOKEN")
 	if err != nil {
 		return "", err
 	}
@@ -295,7 +298,7 @@ func masterToken() (string, error) {
 // dialSandboxes dials each agent's sandbox (--sandbox-url, else
 // http://sandbox-<agent>:8600). closeAll closes them, the last dialled
 // first; a failed dial closes those dialled before it.
-func dialSandboxes(d *spec.Deployment, urls sandboxFlags, master string) (map[string]a2aserver.AgentSandbox, map[string]*tools.Sandbox, func(), error) {
+func dialSandboxes(d *settings.Deployment, urls sandboxFlags, master string) (map[string]a2aserver.AgentSandbox, map[string]*tools.Sandbox, func(), error) {
 	sbs := map[string]a2aserver.AgentSandbox{}
 	clients := map[string]*tools.Sandbox{}
 	var dialled []*tools.Sandbox
@@ -309,7 +312,7 @@ func dialSandboxes(d *spec.Deployment, urls sandboxFlags, master string) (map[st
 		if u == "" {
 			u = "http://sandbox-" + a.ID + ":8600"
 		}
-		sb, err := tools.DialSandbox(u, spec.DeriveToken(master, "sandbox/"+a.ID))
+		sb, err := tools.DialSandbox(u, tokens.DeriveToken(master, "sandbox/"+a.ID))
 		if err != nil {
 			closeAll()
 			return nil, nil, nil, fmt.Errorf("agent %s: %w", a.ID, err)
@@ -322,7 +325,7 @@ func dialSandboxes(d *spec.Deployment, urls sandboxFlags, master string) (map[st
 
 // taskStore is the task store's URL ([vessel] task_store, else SQLite in
 // VESSEL_DATA_DIR) and how long tasks are kept (default 24 hours).
-func taskStore(d *spec.Deployment) (string, time.Duration) {
+func taskStore(d *settings.Deployment) (string, time.Duration) {
 	ttl := time.Duration(d.Vessel.TaskTTLHours) * time.Hour
 	if ttl <= 0 {
 		ttl = 24 * time.Hour
@@ -335,7 +338,7 @@ func taskStore(d *spec.Deployment) (string, time.Duration) {
 }
 
 // agentIDs are the deployment's agent ids, in its order.
-func agentIDs(d *spec.Deployment) []string {
+func agentIDs(d *settings.Deployment) []string {
 	ids := make([]string, len(d.Agents))
 	for i, a := range d.Agents {
 		ids[i] = a.ID
@@ -407,10 +410,10 @@ func serve(sig context.Context, log *zap.Logger, srv *a2aserver.Server, l listen
 // drain stops the vessel after SIGTERM: readiness off at once, running
 // turns get grace to finish, the rest end with status shutdown, then the
 // HTTP server closes its connections once their final frames are out. The
-// whole takes at most grace + spec.ShutdownMarginSecs, which is what
+// whole takes at most grace + vesseldefaults.ShutdownMarginSecs, which is what
 // Compose's stop_grace_period allows.
 func drain(log *zap.Logger, srv *a2aserver.Server, hs *http.Server, gs *grpc.Server, grace time.Duration) {
-	margin := time.Duration(spec.ShutdownMarginSecs) * time.Second
+	margin := time.Duration(vesseldefaults.ShutdownMarginSecs) * time.Second
 	log.Info("vessel stopping: not ready any more, letting running turns finish", zap.Duration("grace", grace))
 	dctx, cancel := context.WithTimeout(context.Background(), grace+margin*3/4)
 	running, stopped := srv.Drain(dctx, grace)
@@ -437,7 +440,7 @@ func drain(log *zap.Logger, srv *a2aserver.Server, hs *http.Server, gs *grpc.Ser
 // grpc_port; "off" opens none. The address the cards give is the
 // deployment's grpc_public_address, or, with --public-url (the local
 // stack), that URL's host with the port listened on.
-func listenGRPC(d *spec.Deployment, flagAddr, httpAddr, publicURL string) (net.Listener, string, error) {
+func listenGRPC(d *settings.Deployment, flagAddr, httpAddr, publicURL string) (net.Listener, string, error) {
 	if flagAddr == "off" {
 		return nil, "", nil
 	}
@@ -449,7 +452,7 @@ func listenGRPC(d *spec.Deployment, flagAddr, httpAddr, publicURL string) (net.L
 		}
 		port := d.Vessel.GRPCPort
 		if port == 0 {
-			port = spec.DefaultGRPCPort
+			port = vesseldefaults.GRPCPort
 		}
 		addr = net.JoinHostPort(host, strconv.Itoa(port))
 	}
@@ -471,7 +474,7 @@ func listenGRPC(d *spec.Deployment, flagAddr, httpAddr, publicURL string) (net.L
 }
 
 // frontAddr is the front address (or 0.0.0.0) with port (def when 0).
-func frontAddr(d *spec.Deployment, port, def int) string {
+func frontAddr(d *settings.Deployment, port, def int) string {
 	host := d.Vessel.FrontAddress
 	if host == "" {
 		host = "0.0.0.0"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // The real binary on an address another process holds: one plain line on
@@ -69,7 +69,7 @@ func TestBusyListenAddress(t *testing.T) {
 // grpc_public_address; "off" opens nothing; a busy address is an error
 // naming --grpc-listen.
 func TestListenGRPC(t *testing.T) {
-	d := &spec.Deployment{Vessel: spec.Vessel{GRPCPort: 8701, GRPCPublicAddress: "vessel.example.org:8701"}}
+	d := &settings.Deployment{Vessel: settings.Vessel{GRPCPort: 8701, GRPCPublicAddress: "vessel.example.org:8701"}}
 	ln, public, err := listenGRPC(d, "127.0.0.1:0", "127.0.0.1:18700", "http://127.0.0.1:18700")
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestListenGRPC(t *testing.T) {
 	}
 	port := free.Addr().(*net.TCPAddr).Port
 	free.Close()
-	d2 := &spec.Deployment{Vessel: spec.Vessel{GRPCPort: port}}
+	d2 := &settings.Deployment{Vessel: settings.Vessel{GRPCPort: port}}
 	ln3, _, err := listenGRPC(d2, "", "127.0.0.1:18700", "")
 	if err != nil {
 		t.Fatal(err)

@@ -17,14 +17,16 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/envfile"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
+	"github.com/astraldeep/astralvessel-go/runtime/webclients"
 	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
 	"github.com/astraldeep/astralvessel-go/vessel/auth/jwt"
 	"github.com/astraldeep/astralvessel-go/vessel/images"
 	"github.com/astraldeep/astralvessel-go/vessel/primitives"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/tools/mcp"
 	"github.com/astraldeep/astralvessel-go/vessel/tools/service"
@@ -33,7 +35,7 @@ import (
 
 // egressProxy is the egress web proxy's URL (VESSEL_EGRESS_PROXY): the
 // vessel itself has no route out. With the vessel's egress token it
-// carries the vessel's own web client credentials (spec.VesselWebClient).
+// carries the vessel's own web client credentials (webclients.Vessel).
 // Unset (or "none") it is nil: no egress. The name egress:3128 means
 // something only on a Compose network, where the deployer writes it; a
 // vessel started elsewhere (the local stack without an egress, the load
@@ -48,7 +50,7 @@ func egressProxy() (*url.URL, error) {
 		return nil, fmt.Errorf("VESSEL_EGRESS_PROXY %q is not a URL", proxy)
 	}
 	if tok := egressToken(); tok != "" && pu.User == nil {
-		pu.User = url.UserPassword(spec.VesselWebClient, spec.WebClientToken(tok, spec.VesselWebClient))
+		pu.User = url.UserPassword(webclients.Vessel, webclients.Token(tok, webclients.Vessel))
 	}
 	return pu, nil
 }
@@ -70,7 +72,7 @@ func proxyOrRefuse(pu *url.URL) func(*http.Request) (*url.URL, error) {
 // key (VESSEL_MODEL_KEY or VESSEL_MODEL_KEY_FILE); the web proxy
 // credentials are derived from it. Empty when neither is set.
 func egressToken() string {
-	tok, _, err := spec.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_MODEL_KEY")
+	tok, _, err := envfile.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_MODEL_KEY")
 	if err != nil {
 		return ""
 	}
@@ -80,7 +82,7 @@ func egressToken() string {
 // authenticators are the app keys, then the [[issuers]] tokens. A bad
 // issuer entry stops the vessel rather than leaving it open or silently
 // refusing everyone.
-func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
+func authenticators(d *settings.Deployment, log *zap.Logger) (auth.Chain, error) {
 	appKeys, err := auth.NewAppKeys(d.Apps)
 	if err != nil {
 		return nil, fmt.Errorf("apps: %w", err)
@@ -118,7 +120,7 @@ func authenticators(d *spec.Deployment, log *zap.Logger) (auth.Chain, error) {
 // `present`, and webfetch and
 // websearch, which reach the web only through the egress proxy
 // (VESSEL_EGRESS_PROXY) and the deployment's search container.
-func toolFactories(d *spec.Deployment, log *zap.Logger) ([]tools.Factory, error) {
+func toolFactories(d *settings.Deployment, log *zap.Logger) ([]tools.Factory, error) {
 	cfg := web.ConfigFromEnv(os.Getenv, d.Search.Provider)
 	cfg.EgressToken = egressToken()
 	wc, err := web.New(cfg)
@@ -145,7 +147,7 @@ func mcpClient(log *zap.Logger) *mcp.Client {
 // package declares, run in its sandbox and reached over the sandbox API.
 func stdioMCPFactory(clients map[string]*tools.Sandbox, log *zap.Logger) tools.Factory {
 	c := mcpClient(log)
-	return tools.FactoryFunc(func(a *spec.Agent) ([]tools.Tool, error) {
+	return tools.FactoryFunc(func(a *settings.Agent) ([]tools.Tool, error) {
 		sb := clients[a.ID]
 		if sb == nil {
 			return nil, nil
@@ -177,7 +179,7 @@ var (
 // metrics listener when VESSEL_OPERATOR_TOKEN or VESSEL_OPERATOR_TOKEN_FILE
 // gives its token (docs/operations.md).
 func serveOperator(srv *a2aserver.Server, ms *telemetry.MetricsServer, log *zap.Logger) error {
-	tok, found, err := spec.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_OPERATOR_TOKEN")
+	tok, found, err := envfile.LookupFile(func(name string) (string, bool) { return os.LookupEnv(name) }, "VESSEL_OPERATOR_TOKEN")
 	if err != nil {
 		return fmt.Errorf("operator API: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/pushgrant"
 )
 
 // ErrRefused wraps every refusal.
@@ -85,7 +85,7 @@ func Classify(a netip.Addr) Class {
 
 // Policy is what one caller's webhooks may reach.
 type Policy struct {
-	Grants []spec.PushGrant
+	Grants []pushgrant.Grant
 	// Public allows public addresses (through the egress proxy).
 	Public bool
 }
@@ -94,7 +94,7 @@ type Policy struct {
 func NewPolicy(urls []string, public bool) (Policy, error) {
 	p := Policy{Public: public}
 	for _, s := range urls {
-		g, err := spec.ParsePushGrant(s)
+		g, err := pushgrant.Parse(s)
 		if err != nil {
 			return Policy{}, err
 		}
@@ -119,7 +119,7 @@ const (
 // literal of a special-purpose class is refused either way, and an
 // internal one is only allowed through a grant.
 func (p Policy) Check(raw string) (Route, error) {
-	u, err := spec.ParsePushURL(raw)
+	u, err := pushgrant.ParseURL(raw)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
@@ -142,7 +142,7 @@ func (p Policy) Check(raw string) (Route, error) {
 	return 0, fmt.Errorf("%w: %s is outside the push_urls granted to this caller", ErrRefused, u)
 }
 
-func (p Policy) granted(u spec.PushGrant) bool {
+func (p Policy) granted(u pushgrant.Grant) bool {
 	for _, g := range p.Grants {
 		if g.Allows(u) {
 			return true

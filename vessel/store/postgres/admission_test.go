@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/admission"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 )
 
 // Two replicas on one database share the turn caps: what one admitted
@@ -17,7 +17,7 @@ func TestAdmissionSharedAcrossReplicas(t *testing.T) {
 	schema := testSchema(t, dsn)
 	a := openTest(t, dsn, schema, func(o *Options) { o.ReplicaID = "a" })
 	b := openTest(t, dsn, schema, func(o *Options) { o.ReplicaID = "b" })
-	lim := spec.Limits{MaxTurnsPerOwner: 3, MaxTurns: 5}
+	lim := settings.Limits{MaxTurnsPerOwner: 3, MaxTurns: 5}
 	ca, cb := admission.New(lim, nil), admission.New(lim, nil)
 	peersA := a.ShareAdmission(ca.Snapshot, 20*time.Millisecond)
 	ca.SetPeers(peersA)

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
@@ -63,10 +63,10 @@ func TestLoopPausesMCPTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ap := range []*spec.Approval{{Tools: []string{"issues__search"}}, {Scopes: []string{"tools:read"}}, {Services: []string{"issues"}}} {
+	for _, ap := range []*settings.Approval{{Tools: []string{"issues__search"}}, {Scopes: []string{"tools:read"}}, {Services: []string{"issues"}}} {
 		m := &callingModel{tool: "issues__search", args: `{"query":"leak"}`}
 		before := s.callCount()
-		cfg := &loop.Config{Model: m, Prompt: func() (string, error) { return "p", nil }, Approval: approval.FromSpec(ap)}
+		cfg := &loop.Config{Model: m, Prompt: func() (string, error) { return "p", nil }, Approval: approval.FromSettings(ap)}
 		res := loop.Run(context.Background(), cfg, &loop.Input{Turn: turn, Text: "q", Tools: list}, func(loop.Event) bool { return true })
 		if res.Status != loop.StatusPaused || res.Pause == nil || len(res.Pause.Request.Calls) != 1 ||
 			res.Pause.Request.Calls[0].Tool != "issues__search" || res.Pause.Request.Calls[0].Service != "issues" {

@@ -30,7 +30,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 	"github.com/astraldeep/astralvessel-go/vessel/tools/service"
 )
@@ -120,7 +121,7 @@ type Server struct {
 	client *Client
 	agent  string
 	name   string
-	grant  spec.MCPServer
+	grant  settings.MCPServer
 
 	mu       sync.Mutex
 	listed   map[string]*mcp.Tool // the granted tools the server offered, by name
@@ -135,7 +136,7 @@ type Server struct {
 }
 
 // NewServer builds the server name granted to agent.
-func NewServer(agent *spec.Agent, name string, c *Client) (*Server, error) {
+func NewServer(agent *settings.Agent, name string, c *Client) (*Server, error) {
 	if c == nil {
 		c = &Client{}
 	}
@@ -165,12 +166,12 @@ func (s *Server) Tools() []tools.Tool {
 }
 
 func (s *Server) tool(name string) *Tool {
-	return &Tool{srv: s, name: name, full: spec.MCPToolName(s.name, name), scope: s.grant.ToolScope(name)}
+	return &Tool{srv: s, name: name, full: toolset.MCPToolName(s.name, name), scope: s.grant.ToolScope(name)}
 }
 
 func (s *Server) timeout() time.Duration {
 	if s.grant.TimeoutSecs > 0 {
-		return min(time.Duration(s.grant.TimeoutSecs)*time.Second, spec.MaxMCPTimeout*time.Second)
+		return min(time.Duration(s.grant.TimeoutSecs)*time.Second, toolset.MaxMCPTimeout*time.Second)
 	}
 	if s.client.Timeout > 0 {
 		return s.client.Timeout
@@ -279,7 +280,7 @@ func (s *Server) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 			if t == nil || !s.grant.Allows(t.Name) {
 				continue
 			}
-			if s.grant.AllTools() && (t.Name == "" || !spec.ValidToolName(spec.MCPToolName(s.name, t.Name))) {
+			if s.grant.AllTools() && (t.Name == "" || !toolset.ValidToolName(toolset.MCPToolName(s.name, t.Name))) {
 				continue // a name the model could not call, or one that splits another way
 			}
 			if _, dup := out[t.Name]; dup {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -133,15 +133,15 @@ func realServer(t *testing.T) (*httptest.Server, *seen) {
 // realServers are realServer's SDK servers by URL.
 var realServers sync.Map
 
-func agentWith(url string, toolNames ...string) *spec.Agent {
-	return &spec.Agent{ID: "issues-agent", MCP: map[string]spec.MCPServer{"issues": {
+func agentWith(url string, toolNames ...string) *settings.Agent {
+	return &settings.Agent{ID: "issues-agent", MCP: map[string]settings.MCPServer{"issues": {
 		URL:     url,
 		Headers: map[string]string{"Authorization": "Bearer deploy-secret", "X-Vessel-Owner": "impostor"},
 		Tools:   toolNames, Scope: "tools:read", Scopes: map[string]string{"chart": "tools:files"}, TimeoutSecs: 5,
 	}}}
 }
 
-func toolsOf(t testing.TB, a *spec.Agent, c *Client) map[string]*Tool {
+func toolsOf(t testing.TB, a *settings.Agent, c *Client) map[string]*Tool {
 	t.Helper()
 	list, err := Tools(a, c)
 	if err != nil {

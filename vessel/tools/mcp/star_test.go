@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/loop"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -84,10 +85,10 @@ func TestStarRealServer(t *testing.T) {
 	if len(kept) != 1 || kept[0].Def().Function.Name != "issues__chart" {
 		t.Errorf("narrowed to tools:files: %d tools", len(kept))
 	}
-	for _, ap := range []*spec.Approval{{Tools: []string{"issues__search"}}, {Scopes: []string{"tools:read"}}, {Services: []string{"issues"}}} {
+	for _, ap := range []*settings.Approval{{Tools: []string{"issues__search"}}, {Scopes: []string{"tools:read"}}, {Services: []string{"issues"}}} {
 		m := &callingModel{tool: "issues__search", args: `{"query":"leak"}`}
 		before := s.callCount()
-		cfg := &loop.Config{Model: m, Prompt: func() (string, error) { return "p", nil }, Approval: approval.FromSpec(ap)}
+		cfg := &loop.Config{Model: m, Prompt: func() (string, error) { return "p", nil }, Approval: approval.FromSettings(ap)}
 		r := loop.Run(ctx, cfg, &loop.Input{Turn: turn, Text: "q", Tools: set.Filter(nil)}, func(loop.Event) bool { return true })
 		if r.Status != loop.StatusPaused || r.Pause == nil || r.Pause.Request.Calls[0].Service != "issues" {
 			t.Fatalf("%+v: status %q", ap, r.Status)
@@ -193,7 +194,7 @@ func TestStarHostileNames(t *testing.T) {
 		t.Errorf("a name listed twice: %q", d)
 	}
 	for _, n := range set.Names() {
-		if !spec.ValidToolName(n) {
+		if !toolset.ValidToolName(n) {
 			t.Errorf("offered an invalid name %q", n)
 		}
 	}

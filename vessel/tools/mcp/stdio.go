@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -62,7 +62,7 @@ type turnSession struct {
 // StdioTools builds the tools of every MCP server agent's package
 // declares, run by sb. Only listed tools are offered; a server declared
 // with tools = ["*"] offers every valid tool it lists (see Server.Tools).
-func StdioTools(sb Sandbox, agent *spec.Agent, c *Client) ([]tools.Tool, error) {
+func StdioTools(sb Sandbox, agent *settings.Agent, c *Client) ([]tools.Tool, error) {
 	if agent == nil || agent.Manifest == nil || len(agent.Manifest.MCP) == 0 || sb == nil {
 		return nil, nil
 	}

@@ -15,8 +15,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -175,13 +175,13 @@ func newServeSandbox(t testing.TB) (*serveSandbox, *tools.Sandbox) {
 // stdioAgent grants one stdio server with a 10 s timeout: starting a server
 // process and listing its tools can take seconds on a loaded machine (a 2 s
 // timeout failed CI once). Tests of the timeout itself set their own.
-func stdioAgent(server string, toolNames ...string) *spec.Agent {
-	return &spec.Agent{ID: "notes-agent", Manifest: &spec.Manifest{MCP: []spec.Tool{{Name: server, MCP: &spec.StdioMCP{
+func stdioAgent(server string, toolNames ...string) *settings.Agent {
+	return &settings.Agent{ID: "notes-agent", Manifest: &settings.Manifest{MCP: []settings.Tool{{Name: server, MCP: &settings.StdioMCP{
 		Command: []string{"{package}/bin/" + server}, Tools: toolNames, Scope: "tools:files",
 		Scopes: map[string]string{"add_note": "tools:write"}, TimeoutSecs: 10}}}}}
 }
 
-func stdioTools(t testing.TB, sb *tools.Sandbox, a *spec.Agent, c *Client) map[string]*Tool {
+func stdioTools(t testing.TB, sb *tools.Sandbox, a *settings.Agent, c *Client) map[string]*Tool {
 	t.Helper()
 	list, err := StdioTools(sb, a, c)
 	if err != nil {

@@ -10,10 +10,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/outputfiles"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -237,7 +238,7 @@ func failed(format string, args ...any) *tools.Result {
 }
 
 // Tools builds the tools of every MCP server granted to agent.
-func Tools(agent *spec.Agent, c *Client) ([]tools.Tool, error) {
+func Tools(agent *settings.Agent, c *Client) ([]tools.Tool, error) {
 	if agent == nil || len(agent.MCP) == 0 {
 		return nil, nil
 	}
@@ -259,7 +260,7 @@ func Tools(agent *spec.Agent, c *Client) ([]tools.Tool, error) {
 
 // Factory offers an agent the tools of its granted MCP servers.
 func Factory(c *Client) tools.Factory {
-	return tools.FactoryFunc(func(agent *spec.Agent) ([]tools.Tool, error) { return Tools(agent, c) })
+	return tools.FactoryFunc(func(agent *settings.Agent) ([]tools.Tool, error) { return Tools(agent, c) })
 }
 
 // starTool stands for the tools of a server with tools = ["*"]
@@ -281,7 +282,7 @@ func (t *starTool) Refresh(ctx context.Context) { t.srv.refresh(ctx) }
 
 // Def implements tools.Tool; a Set never offers it.
 func (t *starTool) Def() model.ToolDef {
-	return model.ToolDef{Type: "function", Function: model.FunctionDef{Name: spec.MCPToolName(t.srv.name, spec.AllMCPTools),
+	return model.ToolDef{Type: "function", Function: model.FunctionDef{Name: toolset.MCPToolName(t.srv.name, toolset.AllMCPTools),
 		Description: fmt.Sprintf("Every tool the %s MCP server lists.", t.srv.name), Parameters: map[string]any{"type": "object"}}}
 }
 
@@ -290,7 +291,7 @@ func (t *starTool) Scope() string { return scopes.Of(t.srv.grant.Scope) }
 
 // Run implements tools.Tool: the model is never offered a starTool.
 func (t *starTool) Run(context.Context, *tools.Turn, tools.Call) (*tools.Result, error) {
-	return failed("%s is not a tool: call one of the tools of the %s MCP server", spec.MCPToolName(t.srv.name, spec.AllMCPTools), t.srv.name), nil
+	return failed("%s is not a tool: call one of the tools of the %s MCP server", toolset.MCPToolName(t.srv.name, toolset.AllMCPTools), t.srv.name), nil
 }
 
 // expand is a Tool per listed name, sorted (with s.mu held).

@@ -28,10 +28,10 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/scopes"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -75,7 +75,7 @@ var defaultHTTP = &http.Client{Transport: &http.Transport{
 type Tool struct {
 	client  *Client
 	agent   string
-	decl    spec.Tool
+	decl    settings.Tool
 	service string
 	url     string
 	headers map[string]string
@@ -83,7 +83,7 @@ type Tool struct {
 
 // New builds the tool t of agent. t.Service must be granted to the agent
 // (a key of agent.Services); the URL must be http(s) with no user info.
-func New(agent *spec.Agent, t spec.Tool, c *Client) (*Tool, error) {
+func New(agent *settings.Agent, t settings.Tool, c *Client) (*Tool, error) {
 	if c == nil {
 		c = &Client{}
 	}
@@ -282,7 +282,7 @@ func truncate(s string, n int) string {
 }
 
 // Tools builds every service tool of agent's manifest.
-func Tools(agent *spec.Agent, c *Client) ([]tools.Tool, error) {
+func Tools(agent *settings.Agent, c *Client) ([]tools.Tool, error) {
 	if agent == nil || agent.Manifest == nil {
 		return nil, nil
 	}
@@ -302,5 +302,5 @@ func Tools(agent *spec.Agent, c *Client) ([]tools.Tool, error) {
 
 // Factory offers an agent its declared service tools.
 func Factory(c *Client) tools.Factory {
-	return tools.FactoryFunc(func(agent *spec.Agent) ([]tools.Tool, error) { return Tools(agent, c) })
+	return tools.FactoryFunc(func(agent *settings.Agent) ([]tools.Tool, error) { return Tools(agent, c) })
 }

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
 	"github.com/astraldeep/astralvessel-go/vessel/approval"
 	"github.com/astraldeep/astralvessel-go/vessel/auth"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -26,17 +26,17 @@ type seen struct {
 	body   []byte
 }
 
-func agentWith(url string, decl ...spec.Tool) *spec.Agent {
-	return &spec.Agent{
+func agentWith(url string, decl ...settings.Tool) *settings.Agent {
+	return &settings.Agent{
 		ID: "records-agent",
-		Services: map[string]spec.Service{
+		Services: map[string]settings.Service{
 			"records": {URL: url, Headers: map[string]string{"X-Internal-Token": "s3cret"}},
 		},
-		Manifest: &spec.Manifest{Declared: decl},
+		Manifest: &settings.Manifest{Declared: decl},
 	}
 }
 
-var lookup = spec.Tool{Name: "lookup", Description: "Look a record up.", Service: "records", Path: "/agent-tools/lookup", Scope: "tools:read",
+var lookup = settings.Tool{Name: "lookup", Description: "Look a record up.", Service: "records", Path: "/agent-tools/lookup", Scope: "tools:read",
 	Parameters: map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}}
 
 func turn() *tools.Turn {
@@ -226,7 +226,7 @@ func TestOnlyGrantedServices(t *testing.T) {
 		}
 	}
 	// Command tools are not service tools.
-	list, err := Tools(agentWith("http://127.0.0.1:9", spec.Tool{Name: "species", Command: []string{"x"}, Scope: "tools:read"}, lookup), nil)
+	list, err := Tools(agentWith("http://127.0.0.1:9", settings.Tool{Name: "species", Command: []string{"x"}, Scope: "tools:read"}, lookup), nil)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("Tools = %d, %v", len(list), err)
 	}

@@ -62,7 +62,7 @@ type Config struct {
 	MaxResults     int           // search results shown (default 8)
 	// EgressToken, when set, gives each agent's web tools credentials of
 	// their own at the egress (Factory): Proxy-Authorization as
-	// spec.AgentWebClient with spec.WebClientToken, so the egress applies
+	// webclients.Agent with webclients.Token, so the egress applies
 	// that agent's [agents.web] policy.
 	EgressToken string
 }

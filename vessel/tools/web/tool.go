@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/toolset"
+	"github.com/astraldeep/astralvessel-go/runtime/webclients"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -65,7 +67,7 @@ type SearchTool struct{ C *Client }
 func (FetchTool) Def() model.ToolDef { return FetchDef() }
 
 // Scope implements tools.Tool.
-func (FetchTool) Scope() string { return spec.BuiltinTools[FetchToolName] }
+func (FetchTool) Scope() string { return toolset.BuiltinTools[FetchToolName] }
 
 // Run implements tools.Tool. A fetch that fails or is refused is a failed
 // call the model reads, not an infrastructure error.
@@ -90,7 +92,7 @@ func (t FetchTool) Run(ctx context.Context, _ *tools.Turn, call tools.Call) (*to
 func (SearchTool) Def() model.ToolDef { return SearchDef() }
 
 // Scope implements tools.Tool.
-func (SearchTool) Scope() string { return spec.BuiltinTools[SearchToolName] }
+func (SearchTool) Scope() string { return toolset.BuiltinTools[SearchToolName] }
 
 // Run implements tools.Tool. Failures and refusals come back as failed
 // calls, never as an empty result list.
@@ -115,14 +117,14 @@ func (t SearchTool) Run(ctx context.Context, _ *tools.Turn, call tools.Call) (*t
 // them. With Config.EgressToken each agent's tools authenticate to the
 // egress as that agent.
 func Factory(c *Client) tools.Factory {
-	return tools.FactoryFunc(func(agent *spec.Agent) ([]tools.Tool, error) {
+	return tools.FactoryFunc(func(agent *settings.Agent) ([]tools.Tool, error) {
 		if agent == nil || agent.Manifest == nil {
 			return nil, nil
 		}
 		c := c // this agent's client
 		if tok := c.cfg.EgressToken; tok != "" && (slices.Contains(agent.Manifest.Tools.Enabled, FetchToolName) || slices.Contains(agent.Manifest.Tools.Enabled, SearchToolName)) {
-			name := spec.AgentWebClient(agent.ID)
-			ac, err := c.WithProxyUser(name, spec.WebClientToken(tok, name))
+			name := webclients.Agent(agent.ID)
+			ac, err := c.WithProxyUser(name, webclients.Token(tok, name))
 			if err != nil {
 				return nil, fmt.Errorf("web tools of %s: %w", agent.ID, err)
 			}

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraldeep/astralvessel-go/deployer/spec"
+	"github.com/astraldeep/astralvessel-go/runtime/webclients"
+	"github.com/astraldeep/astralvessel-go/vessel/settings"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
 )
 
@@ -339,7 +340,7 @@ func TestFetchTool(t *testing.T) {
 	if ft.Scope() != "tools:search" || ft.Def().Function.Name != "webfetch" {
 		t.Fatal("def/scope")
 	}
-	ts, err := Factory(e.client).Tools(&spec.Agent{Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{"read", "websearch"}}}})
+	ts, err := Factory(e.client).Tools(&settings.Agent{Manifest: &settings.Manifest{Tools: settings.Builtins{Enabled: []string{"read", "websearch"}}}})
 	if err != nil || len(ts) != 1 || ts[0].Def().Function.Name != "websearch" {
 		t.Fatalf("factory: %v %v", ts, err)
 	}
@@ -546,9 +547,9 @@ func TestAgentCredentialsAndPolicyRefusal(t *testing.T) {
 		fmt.Fprint(w, "<p>hello</p>")
 	})
 	e.proxy.policy["ads.test"] = "denylist *.ads.test"
-	agents := map[string]*spec.Agent{}
+	agents := map[string]*settings.Agent{}
 	for _, id := range []string{"alpha", "beta"} {
-		agents[id] = &spec.Agent{ID: id, Manifest: &spec.Manifest{Tools: spec.Builtins{Enabled: []string{FetchToolName}}}}
+		agents[id] = &settings.Agent{ID: id, Manifest: &settings.Manifest{Tools: settings.Builtins{Enabled: []string{FetchToolName}}}}
 	}
 	fetch := func(id, target string) *tools.Result {
 		list, err := Factory(e.client).Tools(agents[id])
@@ -568,9 +569,9 @@ func TestAgentCredentialsAndPolicyRefusal(t *testing.T) {
 		t.Fatalf("beta: %s", res.Output)
 	}
 	want := func(id string) string {
-		name := spec.AgentWebClient(id)
+		name := webclients.Agent(id)
 		r := &http.Request{Header: http.Header{}}
-		r.SetBasicAuth(name, spec.WebClientToken("egress-token-for-tests-0123456789", name))
+		r.SetBasicAuth(name, webclients.Token("egress-token-for-tests-0123456789", name))
 		return r.Header.Get("Authorization")
 	}
 	mu.Lock()

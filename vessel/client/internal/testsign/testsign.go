@@ -1,5 +1,5 @@
 // Package testsign holds a private key for this module's tests only. The
-// vessel's signer is deployer/cardsign, on the server side; this public
+// vessel's signer is vessel/cardsign, on the server side; this public
 // module must not import it (nor ship private-key code to applications).
 // What a signature signs and carries is assembled once, by
 // cardsig.AssembleCard and AssemblePush, for both: each keeps only its

@@ -1,9 +1,10 @@
-// Package cardsign is the signing half of agent-card and push signatures
-// (the verifying half, which applications need, is vessel/client/cardsig):
-// it generates and reads the vessel's private card keys, signs cards and
-// push notifications, and publishes the public keys. It lives on the
-// server side so that no private-key code ships in the public client.
-package cardsign
+// Package cardkeys holds the vessel's card-signing keys: it generates a key
+// set (the deployer writes one for each deployment), reads and checks one
+// (the deployer before it deploys, the vessel at start), publishes the
+// public halves and signs detached payloads. What is signed and how
+// (agent cards, push notifications) is vessel/cardsign's; the verifying
+// half, which applications need, is vessel/client/cardsig.
+package cardkeys
 
 import (
 	"crypto"
@@ -18,8 +19,6 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
-
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 // Generate returns a new signing key set holding one ES256 (P-256) private
@@ -132,28 +131,13 @@ func (k *Keys) JWKS() ([]byte, error) {
 	return b, nil
 }
 
-// es256 is the private-key half of a signature (cardsig.SignFunc): the
-// detached compact JWS of payload under h, signed with the signing key.
-func (k *Keys) es256(payload []byte, h jws.Headers) ([]byte, error) {
+// ES256 is the private-key half of a signature (the shape of
+// vessel/client/cardsig.SignFunc): the detached compact JWS of payload
+// under the protected header h, signed with the signing key.
+func (k *Keys) ES256(payload []byte, h jws.Headers) ([]byte, error) {
 	compact, err := jws.Sign(nil, jws.WithKey(jwa.ES256(), k.sign, jws.WithProtectedHeaders(h)), jws.WithDetachedPayload(payload))
 	if err != nil {
 		return nil, fmt.Errorf("cardsign: sign: %w", err)
 	}
 	return compact, nil
-}
-
-// Sign signs a card's JSON (any "signatures" in it are ignored) and
-// returns the signature to put in its "signatures".
-func (k *Keys) Sign(card []byte) (cardsig.Signature, error) {
-	return cardsig.AssembleCard(card, k.kid, k.es256)
-}
-
-// SignPush signs a push notification body (the exact bytes sent) for one
-// attempt and returns the detached compact JWS "protected..signature"
-// that cardsig.VerifyPush checks.
-func (k *Keys) SignPush(body []byte, c cardsig.PushClaims) (string, error) {
-	if c.Audience == "" || c.TaskID == "" || c.DeliveryID == "" || c.IssuedAt.IsZero() {
-		return "", errors.New("cardsign: a push signature needs its audience, task, delivery id and time")
-	}
-	return cardsig.AssemblePush(body, k.kid, c, k.es256)
 }

@@ -4,13 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 // A push signature carries its binding in the protected header, as a

@@ -4,9 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 	"strings"
 	"testing"
+
+	"github.com/astraldeep/astralvessel-go/vessel/client/cardsig"
 )
 
 func signedCard(t *testing.T, k *Keys, card string) []byte {
