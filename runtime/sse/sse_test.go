@@ -321,3 +321,48 @@ func TestFedReaderLargePiece(t *testing.T) {
 		}
 	}
 }
+
+// TestFedReaderLongLineBounded: a fed reader handed megabytes with no line
+// end holds no more than its bound and one buffer's worth beyond it (the
+// line buffer's capacity, which append may have doubled), however the
+// bytes come, holds no more once the line is refused, and reads the next
+// line after that one.
+func TestFedReaderLongLineBounded(t *testing.T) {
+	const bound = 16 << 10
+	for _, piece := range []int{1000, FedBufferSize, 3*FedBufferSize + 7, 1 << 20} {
+		r := NewFedReader(bound)
+		chunk := bytes.Repeat([]byte("x"), piece)
+		tooLong, held := 0, 0
+		for fed := 0; fed < 4<<20; fed += piece {
+			r.Feed(chunk)
+			for {
+				_, err := r.Line()
+				if errors.Is(err, ErrMore) {
+					break
+				}
+				if !errors.Is(err, ErrLineTooLong) {
+					t.Fatalf("pieces of %d: %v, want ErrLineTooLong or ErrMore", piece, err)
+				}
+				tooLong++
+			}
+			c := cap(r.long)
+			if c > 2*(bound+FedBufferSize) || tooLong > 0 && held > 0 && c > held {
+				t.Fatalf("pieces of %d: %d bytes fed, line buffer of %d (%d before), bound %d", piece, fed+piece, c, held, bound)
+			}
+			if tooLong > 0 {
+				held = c
+			}
+			if r.br.Size() != FedBufferSize {
+				t.Fatalf("fed reader's buffer is %d bytes, want %d", r.br.Size(), FedBufferSize)
+			}
+		}
+		if tooLong != 1 {
+			t.Fatalf("pieces of %d: %d lines refused, want 1", piece, tooLong)
+		}
+		r.Feed([]byte("\ndata: a\n"))
+		if l, err := r.Line(); err != nil || string(l) != "data: a" {
+			t.Fatalf("pieces of %d: after the long line: %q, %v", piece, l, err)
+		}
+		r.Release()
+	}
+}
