@@ -213,8 +213,10 @@ func FuzzEvent(f *testing.F) {
 }
 
 // readLines is every line r gives until the stream's end, ErrLineTooLong
-// as "!" (the reader passes over the rest of that line and goes on).
-func readLines(r *Reader, feed func() bool) []string {
+// as "!" (the reader passes over the rest of that line and goes on). Each
+// whole line read (its end read too), ended, when set, is told how many
+// lines, "!" included, were read with it.
+func readLines(r *Reader, feed func() bool, ended func(n int)) []string {
 	var out []string
 	for {
 		l, err := r.Line()
@@ -234,6 +236,9 @@ func readLines(r *Reader, feed func() bool) []string {
 			return out
 		}
 		out = append(out, string(l))
+		if ended != nil {
+			ended(len(out))
+		}
 	}
 }
 
@@ -250,22 +255,36 @@ func FuzzFedReader(f *testing.F) {
 			return
 		}
 		whole := NewReader(bytes.NewReader(in), max)
-		want := readLines(whole, nil)
+		want := readLines(whole, nil, nil)
 		whole.Release()
 		n := int(piece)%23 + 1
 		r := NewFedReader(max)
 		defer r.Release()
-		rest := in
+		var ends []int // the offset just after each LF of in
+		for i, c := range in {
+			if c == '\n' {
+				ends = append(ends, i+1)
+			}
+		}
+		rest, fed := in, 0
 		feed := func() bool {
 			if len(rest) == 0 {
 				return false
 			}
 			k := min(n, len(rest))
 			r.Feed(rest[:k])
-			rest = rest[k:]
+			rest, fed = rest[k:], fed+k
 			return true
 		}
-		got := readLines(r, feed)
+		// The n-th line (one over the bound counted) ends at the n-th LF:
+		// what was fed beyond it is what Unread counts.
+		ended := func(lines int) {
+			if got := fed - r.Unread(); got != ends[lines-1] {
+				t.Fatalf("fed in pieces of %d: after line %d, %d bytes fed and %d unread: read up to %d, want %d",
+					n, lines, fed, r.Unread(), got, ends[lines-1])
+			}
+		}
+		got := readLines(r, feed, ended)
 		if strings.Join(got, "\x00|") != strings.Join(want, "\x00|") {
 			t.Fatalf("fed in pieces of %d: %q, want %q", n, got, want)
 		}
