@@ -69,9 +69,6 @@ at 1,000 (%d frames: text is merged up to 25 ms a frame); **%.2f µs per spaced 
 `, n, ms(r.v100), r.frames100, ms(r.v1000), r.frames1000, r.perPiece(),
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.load, loadAvg())
 	t.Log("\n" + section)
-	if os.Getenv("VESSEL_BENCH_NO_WRITE") != "" {
-		return
-	}
 	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "### Per spaced piece (measured)", section); err != nil {
 		t.Fatal(err)
 	}

@@ -272,8 +272,13 @@ func sdkCopyCost(t *testing.T) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
 // writeSection replaces the section starting with heading (up to the next
-// heading) in a Markdown file, or appends it.
+// heading) in a Markdown file, or appends it. With VESSEL_BENCH_NO_WRITE
+// set it writes nothing: every bench-turn test then only logs its section
+// (a run to look at, or one on a loaded machine, leaves the doc as it is).
 func writeSection(path, heading, section string) error {
+	if os.Getenv("VESSEL_BENCH_NO_WRITE") != "" {
+		return nil
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("read %s: %w", path, err)
