@@ -12,13 +12,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -56,10 +56,7 @@ func TestBenchTurn(t *testing.T) {
 			t.Fatalf("turn did not complete: %s", last)
 		}
 	}
-	load := "unknown"
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	load := benchenv.LoadAvg()
 	for i := range 20 { // warm up connections and caches
 		direct(i)
 		viaVessel()
@@ -67,15 +64,15 @@ func TestBenchTurn(t *testing.T) {
 	var d, v []time.Duration
 	var cpuD, cpuV time.Duration
 	for i := range n { // interleaved so both see the same machine load
-		c0 := cpuTime()
+		c0 := benchenv.CPUTime()
 		t0 := time.Now()
 		direct(1000 + i)
 		d = append(d, time.Since(t0))
-		c1 := cpuTime()
+		c1 := benchenv.CPUTime()
 		t1 := time.Now()
 		viaVessel()
 		v = append(v, time.Since(t1))
-		c2 := cpuTime()
+		c2 := benchenv.CPUTime()
 		cpuD += c1 - c0
 		cpuV += c2 - c1
 	}
@@ -204,15 +201,6 @@ func benchPost(t *testing.T, h *harness, body []byte) []byte {
 // benchText asks the scripted model for one species call, then a six-piece
 // answer.
 const benchText = "Which birds hunt fish? #script:tool"
-
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1000) }
 
