@@ -185,6 +185,9 @@ e2e-k8s:
 bench-sandbox:
 	$(MAKE) -C sandboxd bench
 
+## bench-turn: the vessel's turn benchmarks (vessel/Makefile); each writes its
+## section of docs/performance.md, unless VESSEL_BENCH_NO_WRITE=1 (then they only
+## log the sections: a look, or a run on a loaded machine).
 bench-turn:
 	$(MAKE) -C vessel bench-turn
 

@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -87,28 +85,14 @@ func TestLocalStackOneTrace(t *testing.T) {
 		"OTEL_BSP_SCHEDULE_DELAY=200")
 	dep, _ := filepath.Abs("testdata/deployment.toml")
 	info := startUp(t, bin, env, "--scripted", dep)
-	key, err := os.ReadFile(info.AppKeyFile)
+	key, err := os.ReadFile(info.AppKeyFile) // no span may carry it
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"trace-1","role":"ROLE_USER",` +
-		`"parts":[{"text":"Which birds hunt fish?"}]}}}`
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, info.URL+"/agents/field-guide", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
-	req.Header.Set("X-Vessel-User", "alice")
-	req.Header.Set("traceparent", fmt.Sprintf("00-%s-%s-01", traceID, appSpan))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte("TASK_STATE_COMPLETED")) {
-		t.Fatalf("SendMessage: %d %s", resp.StatusCode, b)
+	code, b := postJSONRPC(t, info, "field-guide", "alice", "trace-1", "Which birds hunt fish?",
+		"A2A-Version", "1.0", "traceparent", fmt.Sprintf("00-%s-%s-01", traceID, appSpan))
+	if code != http.StatusOK || !bytes.Contains(b, []byte("TASK_STATE_COMPLETED")) {
+		t.Fatalf("SendMessage: %d %s", code, b)
 	}
 
 	want := func(spans []sinkSpan) (turn *sinkSpan, services map[string]int) {

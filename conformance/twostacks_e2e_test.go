@@ -75,20 +75,12 @@ func TestLocalStackTwoAtOnce(t *testing.T) {
 }
 
 // projectDeployment is the conformance deployment under another project
-// name, its package paths made absolute.
+// name, its package paths made absolute (writeDeployment).
 func projectDeployment(t *testing.T, project string) string {
 	t.Helper()
-	orig, err := os.ReadFile("testdata/deployment.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(orig), `project = "conformance"`, `project = "`+project+`"`, 1)
-	text = strings.ReplaceAll(text, `"../../examples/`, `"`+filepath.Join(repoRoot(t), "examples")+"/")
-	dep := filepath.Join(t.TempDir(), "deployment.toml")
-	if err := os.WriteFile(dep, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dep
+	return writeDeployment(t, func(text string) string {
+		return strings.Replace(text, `project = "conformance"`, `project = "`+project+`"`, 1)
+	})
 }
 
 // runWithin runs cmd to its end (killing it after d) and returns its

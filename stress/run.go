@@ -12,9 +12,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 	"github.com/astraldeep/astralvessel-go/stress/internal/load"
 	"github.com/astraldeep/astralvessel-go/stress/internal/stack"
 )
@@ -161,7 +161,7 @@ func run(ctx context.Context, o Options) (*load.Report, error) {
 
 	fmt.Fprintf(o.Log, "stress: %d users × %d turns, history %d, pieces %d, cancels %d, replicas %d\n",
 		o.Users, o.Turns, o.History, o.Pieces, o.Cancels, o.Replicas)
-	rep.LoadAvg[0] = load.LoadAverage()
+	rep.LoadAvg[0] = benchenv.Load1()
 	cpu0 := cpuSnapshot(st)
 	began := time.Now()
 	profiles := make(chan struct{})
@@ -180,7 +180,7 @@ func run(ctx context.Context, o Options) (*load.Report, error) {
 	})
 	rep.Summarize(turns, time.Since(began))
 	cpu1 := cpuSnapshot(st)
-	rep.LoadAvg[1] = load.LoadAverage()
+	rep.LoadAvg[1] = benchenv.Load1()
 	for i := range st.Vessels {
 		rep.VesselCPUSeconds = append(rep.VesselCPUSeconds, cpu1.vessels[i]-cpu0.vessels[i])
 	}
@@ -275,10 +275,7 @@ func cpuSnapshot(st *stack.Stack) cpuTimes {
 	}
 	c.sandbox = st.Sandbox.CPUSeconds()
 	c.model = st.Model.CPUSeconds()
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		c.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	}
+	c.self = benchenv.CPUTime().Seconds()
 	return c
 }
 

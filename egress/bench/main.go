@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 )
 
 func main() {
@@ -59,7 +61,7 @@ type row struct {
 }
 
 func run(out, egressBin, tinyBin string, bigReps, small int) error {
-	loadStart := loadAvg()
+	loadStart := benchenv.LoadAvg()
 	tmp, err := os.MkdirTemp("", "bench-egress-")
 	if err != nil {
 		return fmt.Errorf("temp dir: %w", err)
@@ -166,7 +168,7 @@ func run(out, egressBin, tinyBin string, bigReps, small int) error {
 		}
 		fmt.Fprintln(os.Stderr, "done:", sc.name)
 	}
-	table := render(rows, modes, bigReps, loadStart, loadAvg()) + renderCPU(rows, modes) + verdict(rows, modes)
+	table := render(rows, modes, bigReps, loadStart, benchenv.LoadAvg()) + renderCPU(rows, modes) + verdict(rows, modes)
 	fmt.Print(table)
 	if out != "" {
 		if err := writeSection(out, table); err != nil {
@@ -393,20 +395,6 @@ func stop(c *exec.Cmd) {
 			_ = c.Process.Kill()
 		}
 	}
-}
-
-// loadAvg is the machine's 1, 5 and 15 minute load averages, for the
-// report: other work on the machine moves the wall-clock figures.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func render(rows []row, modes []mode, bigReps int, loadStart, loadEnd string) string {

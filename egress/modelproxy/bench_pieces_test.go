@@ -9,11 +9,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 )
 
 // TestBenchPiecesSpaced measures the egress's CPU per streamed piece when
@@ -63,15 +64,15 @@ func TestBenchPiecesSpaced(t *testing.T) {
 			read(up.URL, p)
 		}
 	}
-	load := benchLoad()
+	load := benchenv.LoadAvg()
 	cpu := map[string]time.Duration{}
 	for range n {
 		for _, p := range []int{100, 1000} {
-			c0 := benchCPU()
+			c0 := benchenv.CPUTime()
 			read(px.URL, p)
-			c1 := benchCPU()
+			c1 := benchenv.CPUTime()
 			read(up.URL, p)
-			c2 := benchCPU()
+			c2 := benchenv.CPUTime()
 			cpu[fmt.Sprint("via", p)] += c1 - c0
 			cpu[fmt.Sprint("direct", p)] += c2 - c1
 		}
@@ -79,7 +80,7 @@ func TestBenchPiecesSpaced(t *testing.T) {
 	d := time.Duration(n)
 	v100, v1000 := (cpu["via100"]-cpu["direct100"])/d, (cpu["via1000"]-cpu["direct1000"])/d
 	t.Logf("egress CPU per stream: %.2f ms at 100 spaced pieces, %.2f ms at 1,000; %.2f µs per spaced piece (%d streams each, load average %s at the start, %s at the end)",
-		float64(v100.Microseconds())/1000, float64(v1000.Microseconds())/1000, float64(((v1000-v100)/900).Nanoseconds())/1000, n, load, benchLoad())
+		float64(v100.Microseconds())/1000, float64(v1000.Microseconds())/1000, float64(((v1000-v100)/900).Nanoseconds())/1000, n, load, benchenv.LoadAvg())
 }
 
 // spacedStream is a model answering with ?pieces= chunks of text, 1 ms
@@ -101,19 +102,4 @@ func spacedStream(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":`+
 		strconv.Itoa(n)+`,"total_tokens":`+strconv.Itoa(n+5)+`}}`+"\n\ndata: [DONE]\n\n")
-}
-
-func benchCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func benchLoad() string {
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		return strings.Join(strings.Fields(string(b))[:3], " ")
-	}
-	return "unknown"
 }

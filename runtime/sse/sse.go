@@ -29,6 +29,12 @@ import (
 // lines (up to the reader's bound) go to a buffer of their own.
 const BufferSize = 64 << 10
 
+// FedBufferSize is the size of a fed reader's buffer (NewFedReader). A fed
+// reader lives as long as the stream it watches, so its buffer is held
+// for the stream's whole life: it is kept small, and a longer line (up
+// to the reader's bound) goes to the buffer of its own as in any reader.
+const FedBufferSize = 4 << 10
+
 // ErrLineTooLong is returned once a line passes the reader's bound.
 var ErrLineTooLong = errors.New("sse: line too long")
 
@@ -56,6 +62,7 @@ type Reader struct {
 	data []byte // Event's data, reused
 	// maxEvent bounds len(data) (SetMaxEvent)
 	maxEvent int
+	fedPool  bool // Release puts it in fedReaders, not readers
 }
 
 // ErrMore is a fed reader's (NewFedReader) answer when the bytes fed so
@@ -88,14 +95,23 @@ func (f *feed) Read(p []byte) (int, error) {
 // it grew past BufferSize.
 var readers = sync.Pool{New: func() any { return &Reader{br: bufio.NewReaderSize(nil, BufferSize)} }}
 
+// fedReaders holds the fed readers of finished streams, whose buffer is
+// FedBufferSize: a pool of their own, so that a fed reader never takes a
+// reader with the larger buffer.
+var fedReaders = sync.Pool{New: func() any { return &Reader{br: bufio.NewReaderSize(nil, FedBufferSize), fedPool: true} }}
+
 // NewReader reads r with lines of at most maxLine bytes, their end (LF or
 // CRLF) included. Release gives it back for reuse.
 func NewReader(r io.Reader, maxLine int) *Reader {
 	sr := readers.Get().(*Reader)
-	sr.br.Reset(r)
-	sr.max = maxLine
-	sr.maxEvent = max(DefaultMaxEvent, maxLine)
+	sr.init(r, maxLine)
 	return sr
+}
+
+func (r *Reader) init(src io.Reader, maxLine int) {
+	r.br.Reset(src)
+	r.max = maxLine
+	r.maxEvent = max(DefaultMaxEvent, maxLine)
 }
 
 // NewFedReader is a reader of the bytes its caller hands it (Feed) rather
@@ -104,9 +120,10 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 // egress's usage count). Its Line answers ErrMore once the bytes fed are
 // read up to the last whole line; the start of a line whose end is not
 // fed yet is kept for the next Feed. Event is not for a fed reader.
+// Its buffer is FedBufferSize, held for the stream's whole life.
 func NewFedReader(maxLine int) *Reader {
-	sr := NewReader(nil, maxLine)
-	sr.br.Reset(&sr.fed)
+	sr := fedReaders.Get().(*Reader)
+	sr.init(&sr.fed, maxLine)
 	return sr
 }
 
@@ -147,6 +164,10 @@ func (r *Reader) Release() {
 	r.fed = feed{}
 	if cap(r.data) > BufferSize {
 		r.data = nil
+	}
+	if r.fedPool {
+		fedReaders.Put(r)
+		return
 	}
 	readers.Put(r)
 }

@@ -213,8 +213,10 @@ func FuzzEvent(f *testing.F) {
 }
 
 // readLines is every line r gives until the stream's end, ErrLineTooLong
-// as "!" (the reader passes over the rest of that line and goes on).
-func readLines(r *Reader, feed func() bool) []string {
+// as "!" (the reader passes over the rest of that line and goes on). Each
+// whole line read (its end read too), ended, when set, is told how many
+// lines, "!" included, were read with it.
+func readLines(r *Reader, feed func() bool, ended func(n int)) []string {
 	var out []string
 	for {
 		l, err := r.Line()
@@ -234,6 +236,9 @@ func readLines(r *Reader, feed func() bool) []string {
 			return out
 		}
 		out = append(out, string(l))
+		if ended != nil {
+			ended(len(out))
+		}
 	}
 }
 
@@ -250,22 +255,36 @@ func FuzzFedReader(f *testing.F) {
 			return
 		}
 		whole := NewReader(bytes.NewReader(in), max)
-		want := readLines(whole, nil)
+		want := readLines(whole, nil, nil)
 		whole.Release()
 		n := int(piece)%23 + 1
 		r := NewFedReader(max)
 		defer r.Release()
-		rest := in
+		var ends []int // the offset just after each LF of in
+		for i, c := range in {
+			if c == '\n' {
+				ends = append(ends, i+1)
+			}
+		}
+		rest, fed := in, 0
 		feed := func() bool {
 			if len(rest) == 0 {
 				return false
 			}
 			k := min(n, len(rest))
 			r.Feed(rest[:k])
-			rest = rest[k:]
+			rest, fed = rest[k:], fed+k
 			return true
 		}
-		got := readLines(r, feed)
+		// The n-th line (one over the bound counted) ends at the n-th LF:
+		// what was fed beyond it is what Unread counts.
+		ended := func(lines int) {
+			if got := fed - r.Unread(); got != ends[lines-1] {
+				t.Fatalf("fed in pieces of %d: after line %d, %d bytes fed and %d unread: read up to %d, want %d",
+					n, lines, fed, r.Unread(), got, ends[lines-1])
+			}
+		}
+		got := readLines(r, feed, ended)
 		if strings.Join(got, "\x00|") != strings.Join(want, "\x00|") {
 			t.Fatalf("fed in pieces of %d: %q, want %q", n, got, want)
 		}
@@ -319,5 +338,50 @@ func TestFedReaderLargePiece(t *testing.T) {
 		if err != nil || len(l) != len(line)-1 || r.Unread() != len(piece)-i*len(line) {
 			t.Fatalf("line %d: %d bytes, %v, unread %d", i, len(l), err, r.Unread())
 		}
+	}
+}
+
+// TestFedReaderLongLineBounded: a fed reader handed megabytes with no line
+// end holds no more than its bound and one buffer's worth beyond it (the
+// line buffer's capacity, which append may have doubled), however the
+// bytes come, holds no more once the line is refused, and reads the next
+// line after that one.
+func TestFedReaderLongLineBounded(t *testing.T) {
+	const bound = 16 << 10
+	for _, piece := range []int{1000, FedBufferSize, 3*FedBufferSize + 7, 1 << 20} {
+		r := NewFedReader(bound)
+		chunk := bytes.Repeat([]byte("x"), piece)
+		tooLong, held := 0, 0
+		for fed := 0; fed < 4<<20; fed += piece {
+			r.Feed(chunk)
+			for {
+				_, err := r.Line()
+				if errors.Is(err, ErrMore) {
+					break
+				}
+				if !errors.Is(err, ErrLineTooLong) {
+					t.Fatalf("pieces of %d: %v, want ErrLineTooLong or ErrMore", piece, err)
+				}
+				tooLong++
+			}
+			c := cap(r.long)
+			if c > 2*(bound+FedBufferSize) || tooLong > 0 && held > 0 && c > held {
+				t.Fatalf("pieces of %d: %d bytes fed, line buffer of %d (%d before), bound %d", piece, fed+piece, c, held, bound)
+			}
+			if tooLong > 0 {
+				held = c
+			}
+			if r.br.Size() != FedBufferSize {
+				t.Fatalf("fed reader's buffer is %d bytes, want %d", r.br.Size(), FedBufferSize)
+			}
+		}
+		if tooLong != 1 {
+			t.Fatalf("pieces of %d: %d lines refused, want 1", piece, tooLong)
+		}
+		r.Feed([]byte("\ndata: a\n"))
+		if l, err := r.Line(); err != nil || string(l) != "data: a" {
+			t.Fatalf("pieces of %d: after the long line: %q, %v", piece, l, err)
+		}
+		r.Release()
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 )
 
 // TestBenchPieces measures the vessel's CPU per streamed piece: turns whose
@@ -36,7 +38,7 @@ frame); **%.2f µs per streamed piece** (the difference ÷ 900). Measured %s
 on %s/%s, %d CPUs, Go %s, load average %s at the start, %s at the end.
 
 `, n, ms(r.v100), r.frames100, ms(r.v1000), r.frames1000, r.perPiece(),
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.load, loadAvg())
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.load, benchenv.LoadAvg())
 	t.Log("\n" + section)
 	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "### Per streamed piece (measured)", section); err != nil {
 		t.Fatal(err)
@@ -67,11 +69,8 @@ at 1,000 (%d frames: text is merged up to 25 ms a frame); **%.2f µs per spaced 
 ÷ 900). Measured %s on %s/%s, %d CPUs, Go %s, load average %s at the start, %s at the end.
 
 `, n, ms(r.v100), r.frames100, ms(r.v1000), r.frames1000, r.perPiece(),
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.load, loadAvg())
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.load, benchenv.LoadAvg())
 	t.Log("\n" + section)
-	if os.Getenv("VESSEL_BENCH_NO_WRITE") != "" {
-		return
-	}
 	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "### Per spaced piece (measured)", section); err != nil {
 		t.Fatal(err)
 	}
@@ -131,15 +130,15 @@ func benchPieces(t *testing.T, prefix string, n int) piecesResult {
 		direct(small)
 		direct(large)
 	}
-	r := piecesResult{load: loadAvg()}
+	r := piecesResult{load: benchenv.LoadAvg()}
 	cpu := map[string]time.Duration{}
 	for range n {
 		for _, name := range []string{small, large} {
-			c0 := cpuTime()
+			c0 := benchenv.CPUTime()
 			via(name)
-			c1 := cpuTime()
+			c1 := benchenv.CPUTime()
 			direct(name)
-			c2 := cpuTime()
+			c2 := benchenv.CPUTime()
 			cpu["via "+name] += c1 - c0
 			cpu["direct "+name] += c2 - c1
 		}

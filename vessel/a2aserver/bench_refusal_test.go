@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -94,7 +95,7 @@ func TestBenchRefusal(t *testing.T) {
 	}
 	normalK, smallK, overK, restK, floorK := kinds[0], kinds[1], kinds[2], kinds[3], kinds[4]
 	refusedAs := string(benchPost(t, h, over))
-	load := loadAvg()
+	load := benchenv.LoadAvg()
 	for i := range 10 {
 		direct(i)
 		for _, k := range kinds {
@@ -103,13 +104,13 @@ func TestBenchRefusal(t *testing.T) {
 	}
 	var cpuD time.Duration
 	for i := range n {
-		c0 := cpuTime()
+		c0 := benchenv.CPUTime()
 		direct(1000 + i)
-		cpuD += cpuTime() - c0
+		cpuD += benchenv.CPUTime() - c0
 		for _, k := range kinds {
-			c := cpuTime()
+			c := benchenv.CPUTime()
 			cl := p.post(t, k.url, k.body, k.needle)
-			k.server += cpuTime() - c
+			k.server += benchenv.CPUTime() - c
 			k.client += cl
 		}
 	}
@@ -144,7 +145,7 @@ Answer: %s
 
 `, n, len(over)/1000, ms(turnCPU), ms(smallS), x(smallS), ms(overS), x(overS), ms(overC), ms(restS), x(restS), ms(restC),
 		ms(floorS), x(floorS), ms(floorC),
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load, loadAvg(),
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load, benchenv.LoadAvg(),
 		"`"+snippetOf(refusedAs)+"`")
 	t.Log("\n" + section)
 	if err := writeSection(filepath.Join("..", "..", "docs", "performance.md"), "## Refused oversize history", section); err != nil {
@@ -232,7 +233,7 @@ func TestBenchPoster(t *testing.T) {
 			bodies[f[1]] = b
 		}
 		needle, _ := base64.StdEncoding.DecodeString(f[2])
-		c0 := cpuTime()
+		c0 := benchenv.CPUTime()
 		req, _ := http.NewRequest(http.MethodPost, f[0], bytes.NewReader(b))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")
@@ -250,15 +251,8 @@ func TestBenchPoster(t *testing.T) {
 				verdict = fmt.Sprintf("no %q in %d %.300s", needle, resp.StatusCode, got)
 			}
 		}
-		fmt.Printf("POSTED %d %s\n", cpuTime()-c0, verdict)
+		fmt.Printf("POSTED %d %s\n", benchenv.CPUTime()-c0, verdict)
 	}
-}
-
-func loadAvg() string {
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		return strings.Join(strings.Fields(string(b))[:3], " ")
-	}
-	return "unknown"
 }
 
 func snippetOf(s string) string {

@@ -12,13 +12,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 	"github.com/astraldeep/astralvessel-go/runtime/tokens"
 	"github.com/astraldeep/astralvessel-go/vessel/model"
 	"github.com/astraldeep/astralvessel-go/vessel/tools"
@@ -56,10 +56,7 @@ func TestBenchTurn(t *testing.T) {
 			t.Fatalf("turn did not complete: %s", last)
 		}
 	}
-	load := "unknown"
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	load := benchenv.LoadAvg()
 	for i := range 20 { // warm up connections and caches
 		direct(i)
 		viaVessel()
@@ -67,15 +64,15 @@ func TestBenchTurn(t *testing.T) {
 	var d, v []time.Duration
 	var cpuD, cpuV time.Duration
 	for i := range n { // interleaved so both see the same machine load
-		c0 := cpuTime()
+		c0 := benchenv.CPUTime()
 		t0 := time.Now()
 		direct(1000 + i)
 		d = append(d, time.Since(t0))
-		c1 := cpuTime()
+		c1 := benchenv.CPUTime()
 		t1 := time.Now()
 		viaVessel()
 		v = append(v, time.Since(t1))
-		c2 := cpuTime()
+		c2 := benchenv.CPUTime()
 		cpuD += c1 - c0
 		cpuV += c2 - c1
 	}
@@ -205,15 +202,6 @@ func benchPost(t *testing.T, h *harness, body []byte) []byte {
 // answer.
 const benchText = "Which birds hunt fish? #script:tool"
 
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1000) }
 
 // copyTask is shaped like a working task of this turn.
@@ -272,8 +260,13 @@ func sdkCopyCost(t *testing.T) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
 // writeSection replaces the section starting with heading (up to the next
-// heading) in a Markdown file, or appends it.
+// heading) in a Markdown file, or appends it. With VESSEL_BENCH_NO_WRITE
+// set it writes nothing: every bench-turn test then only logs its section
+// (a run to look at, or one on a loaded machine, leaves the doc as it is).
 func writeSection(path, heading, section string) error {
+	if os.Getenv("VESSEL_BENCH_NO_WRITE") != "" {
+		return nil
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("read %s: %w", path, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry/otlpsink"
 	"github.com/astraldeep/astralvessel-go/runtime/telemetry/tracetest"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
@@ -52,13 +53,13 @@ func TestBenchTurnTracing(t *testing.T) {
 			turn(h)
 		}
 		var ds []time.Duration
-		c0 := cpuTime()
+		c0 := benchenv.CPUTime()
 		for range n {
 			t0 := time.Now()
 			turn(h)
 			ds = append(ds, time.Since(t0))
 		}
-		c1 := cpuTime()
+		c1 := benchenv.CPUTime()
 		slices.Sort(ds)
 		return ds[len(ds)/2], (c1 - c0) / n
 	}
@@ -88,10 +89,7 @@ func TestBenchTurnTracing(t *testing.T) {
 	// checks the machine did not drift.
 	rcv.Stop(t)
 	w3, c3 := block(off)
-	load := "unknown"
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	load := benchenv.LoadAvg()
 	t.Logf("\n| tracing | median per turn | process CPU per turn |\n|---|---|---|\n| off | %s | %s |\n| on | %s | %s |\n| off again | %s | %s |\n"+
 		"CPU difference on - mean(off): %s per turn; %d spans exported, %d turns; %s/%s, %d CPUs, Go %s, load %s, %s",
 		ms(w1), ms(c1), ms(w2), ms(c2), ms(w3), ms(c3), us(c2-(c1+c3)/2), len(spans), turns,

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -476,15 +475,17 @@ func (w *watchdog) data() {
 	if w.stopped {
 		return
 	}
-	// Created far off and then armed: check, which reads w.idleT, runs
-	// only after the Reset, which comes after the assignment.
-	w.idleT = time.AfterFunc(time.Duration(math.MaxInt64), w.check)
-	w.idleT.Reset(w.idle)
+	// check reads w.idleT only under the lock, which is held until the
+	// assignment is done, however soon the timer fires.
+	w.idleT = time.AfterFunc(w.idle, w.check)
 }
 
 // check runs when the idle timer fires.
 func (w *watchdog) check() {
-	quiet := time.Since(w.base) - time.Duration(w.last.Load())
+	// last first, then the clock: a data line stored in between is then
+	// older than now, never newer, so quiet is never negative.
+	last := time.Duration(w.last.Load())
+	quiet := time.Since(w.base) - last
 	if quiet >= w.idle {
 		w.cancel(&TimeoutError{After: w.idle})
 		return

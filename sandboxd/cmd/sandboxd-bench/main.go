@@ -21,6 +21,7 @@ import (
 	"time"
 
 	sandboxv1 "github.com/astraldeep/astralvessel-go/proto/astralvessel/sandbox/v1"
+	"github.com/astraldeep/astralvessel-go/runtime/benchenv"
 	"github.com/astraldeep/astralvessel-go/runtime/toolset"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/confine"
 	"github.com/astraldeep/astralvessel-go/sandboxd/internal/server"
@@ -242,16 +243,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseco
 
 // cpuTime is the CPU time used so far by this process (the server and the
 // client) and its reaped children (the calls, bwrap).
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	var sum time.Duration
-	for _, tv := range []syscall.Timeval{self.Utime, self.Stime, kids.Utime, kids.Stime} {
-		sum += time.Duration(tv.Nano())
-	}
-	return sum
-}
+func cpuTime() time.Duration { return benchenv.CPUTime() + benchenv.ChildrenCPUTime() }
 
 func render(vs []variant, times, cpus [][]time.Duration, n int) string {
 	var b strings.Builder
@@ -259,7 +251,7 @@ func render(vs []variant, times, cpus [][]time.Duration, n int) string {
 	bwrapOver := pct(times[3], 0.5) - bareP50
 	fmt.Fprintf(&b, "Measured %s UTC by `make bench-sandbox` (%d runs per variant, interleaved; %d CPUs, "+
 		"load average %s at the end, %s, kernel %s).\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04"), n, runtime.NumCPU(), loadavg(), runtime.Version(), kernel())
+		time.Now().UTC().Format("2006-01-02 15:04"), n, runtime.NumCPU(), benchenv.LoadAvg(), runtime.Version(), kernel())
 	b.WriteString("| variant | p50 ms | p95 ms | p50 overhead over bare exec, ms | overhead in bare execs | CPU ms, p50 |\n|---|---|---|---|---|---|\n")
 	for i, v := range vs {
 		p50 := pct(times[i], 0.5)
@@ -280,14 +272,6 @@ func render(vs []variant, times, cpus [][]time.Duration, n int) string {
 			"the 2 ms target holds wherever a bare fork/exec of `true` takes under %.1f ms.\n", ms(bareP50), units, 2/units)
 	}
 	return b.String()
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }
 
 func verdict(ok bool) string {

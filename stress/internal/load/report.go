@@ -109,19 +109,6 @@ func ThisMachine() Machine {
 	return m
 }
 
-// LoadAverage is the 1-minute load average, 0 when unknown.
-func LoadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var l float64
-	if _, err := fmt.Sscanf(string(b), "%f", &l); err != nil {
-		return 0
-	}
-	return l
-}
-
 // Summarize fills the turn figures of r from turns.
 func (r *Report) Summarize(turns []Turn, wall time.Duration) {
 	r.TurnsTotal = len(turns)
