@@ -141,6 +141,26 @@ func TestRefuseOversize(t *testing.T) {
 	}
 }
 
+// TestRefuseOversizePaddedHistory: braces and white space before the
+// messages list (more than MaxMessages '{' in a string, then more white
+// space than countRaw first decodes) do not end the count before the list.
+func TestRefuseOversizePaddedHistory(t *testing.T) {
+	env := `{"version":1,"x":"` + strings.Repeat("{", transcript.MaxMessages+1) + `",` + strings.Repeat(" ", 2*firstDecode) +
+		strings.TrimPrefix(envelopeOf(10_000), `{"version":1,`)
+	if _, err := transcript.Parse([]byte(env)); err != transcript.ErrOverCap {
+		t.Fatalf("Parse: %v", err)
+	}
+	params := []byte(sendParams(`{"text":"q"},` + rawPart(env)))
+	rest, aside, ok := RefuseOversize(params)
+	if !ok || aside.Part != 1 {
+		t.Fatalf("not refused: %v %+v", ok, aside)
+	}
+	checkRefused(t, params, rest, aside)
+	if _, laside, lok := liftTranscript(params); !lok || !laside.Over {
+		t.Fatalf("the JSON-RPC lift does not refuse it: %v %+v", lok, laside)
+	}
+}
+
 // TestHandlerRefusesOversize: on JSON-RPC the SDK gets the send with the
 // history emptied and the mark in its context; the 0.3 methods are passed
 // on whole.

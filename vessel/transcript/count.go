@@ -29,7 +29,7 @@ func CountMessages(b []byte) (n int, final bool) {
 		return 0, c != 0
 	}
 	found := false
-	s.Object(func(key []byte) bool {
+	whole := s.Object(func(key []byte) bool {
 		if string(key) != "messages" {
 			return s.Skip()
 		}
@@ -37,7 +37,10 @@ func CountMessages(b []byte) (n int, final bool) {
 		n, final = countList(&s)
 		return false
 	})
-	return n, final || (!found && s.End())
+	// Without the list, only an object read to its end is final: a cut
+	// between two members stops Object with nothing left to read, and the
+	// list may still follow.
+	return n, final || (!found && whole)
 }
 
 // countList counts the entries of the list s is at (see CountMessages).
