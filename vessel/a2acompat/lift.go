@@ -244,7 +244,13 @@ const firstDecode = 48 << 10
 // unless its first MaxMessages+1 messages decode first; dec is then nil.
 func countRaw(enc []byte, keep bool) (over bool, dec []byte) {
 	whole := base64.StdEncoding.DecodedLen(len(enc))
-	dec = make([]byte, 0, min(whole, firstDecode+3))
+	size := min(whole, firstDecode)
+	if keep {
+		// The whole content is wanted unless it is over the cap: one
+		// allocation of its size, no copies as it is decoded.
+		size = whole
+	}
+	dec = make([]byte, 0, size)
 	braces, counted, final := 0, 0, false
 	for pos := 0; pos < len(enc); {
 		next := len(enc)
@@ -259,7 +265,9 @@ func countRaw(enc []byte, keep bool) (over bool, dec []byte) {
 		} else if !keep {
 			return false, nil
 		}
-		if need := len(dec) + (next-pos)/4*3 + 3; need > cap(dec) {
+		// next-pos is whole quanta but at the end, where it decodes to at
+		// most (next-pos)/4*3 bytes too (whole counts the same way).
+		if need := min(whole, len(dec)+(next-pos)/4*3); need > cap(dec) {
 			grown := make([]byte, len(dec), min(whole, max(need, 2*cap(dec))))
 			copy(grown, dec)
 			dec = grown
