@@ -121,6 +121,7 @@ func TestRefuseOversize(t *testing.T) {
 		"data, messages twice folded": dataPart(strings.TrimSuffix(big, "}") + `,"MESSAGES":[]}`),
 		"not a transcript":            `{"mediaType":"text/plain","raw":"` + base64.StdEncoding.EncodeToString([]byte(big)) + `"}`,
 		"raw twice":                   `{"mediaType":"` + transcript.MediaType + `","raw":"AAAA","raw":"` + base64.StdEncoding.EncodeToString([]byte(big)) + `"}`,
+		"escaped key in metadata":     `{"text":"q","metadata":{"\u0061":1}},` + rawPart(big),
 	} {
 		if rest, aside, ok := RefuseOversize([]byte(sendParams(parts))); ok {
 			t.Errorf("%s: refused: %+v %.200s", name, aside, rest)
@@ -158,6 +159,28 @@ func TestRefuseOversizePaddedHistory(t *testing.T) {
 	checkRefused(t, params, rest, aside)
 	if _, laside, lok := liftTranscript(params); !lok || !laside.Over {
 		t.Fatalf("the JSON-RPC lift does not refuse it: %v %+v", lok, laside)
+	}
+}
+
+// TestRefuseOversizeMediaTypeSpellings: a history over the cap is refused
+// however its media type is spelled as turn.MediaType reads it (other
+// case, parameters, escapes).
+func TestRefuseOversizeMediaTypeSpellings(t *testing.T) {
+	enc := base64.StdEncoding.EncodeToString([]byte(envelopeOf(10_000)))
+	for _, mt := range []string{strings.ToUpper(transcript.MediaType), "Application/Vnd.AstralVessel.Transcript+JSON; v=1",
+		`application\/vnd.astralvessel.transcript+json`, `\u0061pplication/vnd.astralvessel.transcript+json`} {
+		for kind, part := range map[string]string{
+			"raw":  `{"mediaType":"` + mt + `","raw":"` + enc + `"}`,
+			"data": `{"mediaType":"` + mt + `","data":` + envelopeOf(10_000) + `}`,
+		} {
+			params := []byte(sendParams(`{"text":"q"},` + part))
+			rest, aside, ok := RefuseOversize(params)
+			if !ok || aside.Part != 1 {
+				t.Errorf("%s %s: not refused", kind, mt)
+				continue
+			}
+			checkRefused(t, params, rest, aside)
+		}
 	}
 }
 
