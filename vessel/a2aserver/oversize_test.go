@@ -136,3 +136,36 @@ func TestOversizeRefusedAtTheFront(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryNamingMessagesTwice: a raw history naming messages twice is
+// refused as malformed; a data one reaches the turn as the SDK decoded it,
+// with the last list only (docs/a2a.md).
+func TestHistoryNamingMessagesTwice(t *testing.T) {
+	h := newHarness(t)
+	last := `"messages":[{"role":"user","content":"hi"}]}`
+	over, err := json.Marshal(historyOf(transcript.MaxMessages + 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := `{"version":1,"messages":[{"role":"user","content":"a"}],` + last
+	twice := strings.TrimSuffix(string(over), "}") + "," + last
+	send := func(part string) string {
+		status, _, body := h.rawPost("/agents/field-guide", `{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"and now?"},`+part+`]}}}`, appHdr(h.keyApp1, "alice"))
+		if status != http.StatusOK {
+			t.Fatalf("%d %.300s", status, body)
+		}
+		return string(body)
+	}
+	raw := func(env string) string {
+		return `{"mediaType":"` + transcript.MediaType + `","raw":"` + base64.StdEncoding.EncodeToString([]byte(env)) + `"}`
+	}
+	if body := send(raw(within)); !strings.Contains(body, `"TASK_STATE_REJECTED"`) || !strings.Contains(body, "the history names messages more than once") {
+		t.Errorf("raw, both within the cap: %.400s", body)
+	}
+	if body := send(raw(twice)); !strings.Contains(body, `"TASK_STATE_REJECTED"`) || !strings.Contains(body, "more than 2000 messages") {
+		t.Errorf("raw, the first over the cap: %.400s", body)
+	}
+	if body := send(`{"mediaType":"` + transcript.MediaType + `","data":` + twice + `}`); !strings.Contains(body, `"TASK_STATE_COMPLETED"`) {
+		t.Errorf("data, the last within the cap: %.400s", body)
+	}
+}

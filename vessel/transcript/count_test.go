@@ -75,3 +75,28 @@ func FuzzCountMessages(f *testing.F) {
 		}
 	})
 }
+
+// TestParseMessagesTwice: an envelope naming messages twice (in any case,
+// escaped or not) is refused as malformed, not read as encoding/json would
+// read it (the last list); one over the cap in its first list is refused
+// for its length first.
+func TestParseMessagesTwice(t *testing.T) {
+	one := `[{"role":"user","content":"hi"}]`
+	for _, doc := range []string{
+		`{"version":1,"messages":` + one + `,"messages":` + one + `}`,
+		`{"version":1,"messages":` + one + `,"Messages":[]}`,
+		`{"version":1,"messages":` + one + `,"me\u0073sages":` + one + `}`,
+		`{"version":1,"MESSAGES":null,"messages":` + one + `}`,
+	} {
+		if _, err := Parse([]byte(doc)); err != ErrMessagesTwice {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+	over := `{"version":1,"messages":[` + strings.Repeat(`{"role":"user","content":"m"},`, MaxMessages) + `{"role":"user","content":"m"}],"messages":` + one + `}`
+	if _, err := Parse([]byte(over)); err != ErrOverCap {
+		t.Errorf("first list over the cap: %v", err)
+	}
+	if _, err := Parse([]byte(`{"version":1,"messages":` + one + `,"x":{"messages":[]}}`)); err == ErrMessagesTwice {
+		t.Error("a nested messages key counted")
+	}
+}
