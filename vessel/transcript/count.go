@@ -17,7 +17,9 @@ import (
 // final reports that bytes after b cannot change n: the list
 // holds more than MaxMessages entries (n is MaxMessages+1), or it ended,
 // or something other than an object is where an entry should be (such a
-// history is refused as malformed, not for its length). When b is a whole
+// history is refused as malformed, not for its length), or b holds a
+// whole object without the list (n is 0). A b cut before the list, even
+// between two members, is not final. When b is a whole
 // envelope, n over MaxMessages is exactly what Parse refuses for its
 // length, whatever follows (another member named messages included:
 // encoding/json would keep the last; Parse refuses the first when it is
