@@ -69,7 +69,8 @@ func liftTranscript(params []byte) (rest []byte, aside *turn.Aside, ok bool) {
 //
 // Anything else (ok false) is left as it is: a history within the cap,
 // one it cannot count without decoding differently from the SDK (escapes,
-// keys twice or in other case, see liftTranscript), params that are not
+// keys twice or in other case, see liftTranscript; a key written with an
+// escape anywhere in params, nested values included), params that are not
 // one valid JSON object, a data history naming "messages" twice (the SDK
 // would keep the last). A caller cannot ask for the refusal: the mark is
 // in the request's context, never in what it sends.
@@ -128,14 +129,22 @@ func replaceValue(params []byte, sp span, v string) []byte {
 	return append(rest, params[sp.end:]...)
 }
 
+// quickCheckMax is the largest params findTranscript reads only when they
+// hold transcript.MediaType as written.
+const quickCheckMax = 64 << 10
+
 // findTranscript reads params (one JSON object, read whole: found is false
 // for anything else) for the first part of message.parts whose mediaType
 // is the transcript's with a "raw" member, and the first with a "data"
 // member.
 func findTranscript(params []byte) (tp transcriptParts, found bool) {
-	// A body without the media type has nothing to lift: one byte search
-	// instead of a scan.
-	if !bytes.Contains(params, []byte(transcript.MediaType)) {
+	// A small body without the media type as written has nothing to lift:
+	// one byte search instead of a scan. It does not see the type in other
+	// case or escaped (turn.MediaType and the SDK do), so a larger body is
+	// always scanned: a history over the cap is refused here however its
+	// media type is spelled, and what a small one costs the SDK to decode
+	// is bounded by quickCheckMax.
+	if len(params) <= quickCheckMax && !bytes.Contains(params, []byte(transcript.MediaType)) {
 		return tp, false
 	}
 	tp = transcriptParts{raw: span{part: -1}, data: span{part: -1}}
@@ -244,7 +253,13 @@ const firstDecode = 48 << 10
 // unless its first MaxMessages+1 messages decode first; dec is then nil.
 func countRaw(enc []byte, keep bool) (over bool, dec []byte) {
 	whole := base64.StdEncoding.DecodedLen(len(enc))
-	dec = make([]byte, 0, min(whole, firstDecode+3))
+	size := min(whole, firstDecode)
+	if keep {
+		// The whole content is wanted unless it is over the cap: one
+		// allocation of its size, no copies as it is decoded.
+		size = whole
+	}
+	dec = make([]byte, 0, size)
 	braces, counted, final := 0, 0, false
 	for pos := 0; pos < len(enc); {
 		next := len(enc)
@@ -259,7 +274,9 @@ func countRaw(enc []byte, keep bool) (over bool, dec []byte) {
 		} else if !keep {
 			return false, nil
 		}
-		if need := len(dec) + (next-pos)/4*3 + 3; need > cap(dec) {
+		// next-pos is whole quanta but at the end, where it decodes to at
+		// most (next-pos)/4*3 bytes too (whole counts the same way).
+		if need := min(whole, len(dec)+(next-pos)/4*3); need > cap(dec) {
 			grown := make([]byte, len(dec), min(whole, max(need, 2*cap(dec))))
 			copy(grown, dec)
 			dec = grown

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -284,4 +285,26 @@ func FuzzLiftTranscript(f *testing.F) {
 			t.Fatalf("requests differ:\n%+v\n%+v", orig, got)
 		}
 	})
+}
+
+// BenchmarkLiftTranscript: the JSON-RPC lift of a send whose raw history
+// holds 2,000 messages of about 130 bytes (the cap; a normal turn's cost)
+// and 10,000 (refused over the cap).
+func BenchmarkLiftTranscript(b *testing.B) {
+	for _, n := range []int{transcript.MaxMessages, 10_000} {
+		msgs := make([]string, n)
+		for i := range msgs {
+			msgs[i] = `{"role":"user","content":"` + strings.Repeat("m", 100) + `"}`
+		}
+		params := []byte(sendParams(`{"text":"q"},` + rawPart(`{"version":1,"messages":[`+strings.Join(msgs, ",")+`]}`)))
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.SetBytes(int64(len(params)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, aside, ok := liftTranscript(params); !ok || aside.Over != (n > transcript.MaxMessages) {
+					b.Fatalf("lifted %v %+v", ok, aside)
+				}
+			}
+		})
+	}
 }

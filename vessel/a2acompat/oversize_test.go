@@ -121,6 +121,7 @@ func TestRefuseOversize(t *testing.T) {
 		"data, messages twice folded": dataPart(strings.TrimSuffix(big, "}") + `,"MESSAGES":[]}`),
 		"not a transcript":            `{"mediaType":"text/plain","raw":"` + base64.StdEncoding.EncodeToString([]byte(big)) + `"}`,
 		"raw twice":                   `{"mediaType":"` + transcript.MediaType + `","raw":"AAAA","raw":"` + base64.StdEncoding.EncodeToString([]byte(big)) + `"}`,
+		"escaped key in metadata":     `{"text":"q","metadata":{"\u0061":1}},` + rawPart(big),
 	} {
 		if rest, aside, ok := RefuseOversize([]byte(sendParams(parts))); ok {
 			t.Errorf("%s: refused: %+v %.200s", name, aside, rest)
@@ -138,6 +139,48 @@ func TestRefuseOversize(t *testing.T) {
 	// At the cap, the JSON-RPC lift hands the whole history aside.
 	if _, aside, ok := liftTranscript([]byte(sendParams(rawPart(atCap)))); !ok || aside.Over || string(aside.Bytes) != atCap {
 		t.Fatalf("2000 messages: lifted %v %+v", ok, aside)
+	}
+}
+
+// TestRefuseOversizePaddedHistory: braces and white space before the
+// messages list (more than MaxMessages '{' in a string, then more white
+// space than countRaw first decodes) do not end the count before the list.
+func TestRefuseOversizePaddedHistory(t *testing.T) {
+	env := `{"version":1,"x":"` + strings.Repeat("{", transcript.MaxMessages+1) + `",` + strings.Repeat(" ", 2*firstDecode) +
+		strings.TrimPrefix(envelopeOf(10_000), `{"version":1,`)
+	if _, err := transcript.Parse([]byte(env)); err != transcript.ErrOverCap {
+		t.Fatalf("Parse: %v", err)
+	}
+	params := []byte(sendParams(`{"text":"q"},` + rawPart(env)))
+	rest, aside, ok := RefuseOversize(params)
+	if !ok || aside.Part != 1 {
+		t.Fatalf("not refused: %v %+v", ok, aside)
+	}
+	checkRefused(t, params, rest, aside)
+	if _, laside, lok := liftTranscript(params); !lok || !laside.Over {
+		t.Fatalf("the JSON-RPC lift does not refuse it: %v %+v", lok, laside)
+	}
+}
+
+// TestRefuseOversizeMediaTypeSpellings: a history over the cap is refused
+// however its media type is spelled as turn.MediaType reads it (other
+// case, parameters, escapes).
+func TestRefuseOversizeMediaTypeSpellings(t *testing.T) {
+	enc := base64.StdEncoding.EncodeToString([]byte(envelopeOf(10_000)))
+	for _, mt := range []string{strings.ToUpper(transcript.MediaType), "Application/Vnd.AstralVessel.Transcript+JSON; v=1",
+		`application\/vnd.astralvessel.transcript+json`, `\u0061pplication/vnd.astralvessel.transcript+json`} {
+		for kind, part := range map[string]string{
+			"raw":  `{"mediaType":"` + mt + `","raw":"` + enc + `"}`,
+			"data": `{"mediaType":"` + mt + `","data":` + envelopeOf(10_000) + `}`,
+		} {
+			params := []byte(sendParams(`{"text":"q"},` + part))
+			rest, aside, ok := RefuseOversize(params)
+			if !ok || aside.Part != 1 {
+				t.Errorf("%s %s: not refused", kind, mt)
+				continue
+			}
+			checkRefused(t, params, rest, aside)
+		}
 	}
 }
 

@@ -1,11 +1,15 @@
 package a2aserver_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/astraldeep/astralvessel-go/vessel/a2aserver"
 	"github.com/astraldeep/astralvessel-go/vessel/transcript"
 )
 
@@ -103,5 +107,65 @@ func TestOversizeMarkNotForgeable(t *testing.T) {
 			strings.Contains(task.Status.Message.Parts[0].Text(), "2000") {
 			t.Errorf("%s: %s %v", name, task.Status.State, task.Status.Message.Parts[0].Text())
 		}
+	}
+}
+
+// TestOversizeRefusedAtTheFront: a raw history whose base64 breaks after
+// its 2,001st message is refused for its length on JSON-RPC and HTTP+JSON:
+// only the front check answers so (the SDK, decoding the whole string,
+// answers 400 for the base64), so the test fails if either front check is
+// gone.
+func TestOversizeRefusedAtTheFront(t *testing.T) {
+	h := newHarness(t)
+	env, err := json.Marshal(historyOf(10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.StdEncoding.EncodeToString(env)
+	params := `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"and now?"},{"mediaType":"` + transcript.MediaType +
+		`","raw":"` + enc[:len(enc)-4] + `!!!!"}]}}`
+	hdr := appHdr(h.keyApp1, "alice")
+	for name, c := range map[string]struct{ path, body string }{
+		"HTTP+JSON": {"/agents/field-guide" + a2aserver.RESTPath + "/message:send", params},
+		"JSON-RPC":  {"/agents/field-guide", `{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":` + params + `}`},
+	} {
+		status, _, body := h.rawPost(c.path, c.body, hdr)
+		if status != http.StatusOK || !strings.Contains(string(body), `"TASK_STATE_REJECTED"`) ||
+			!strings.Contains(string(body), "the history holds more than 2000 messages") {
+			t.Errorf("%s: %d %.400s", name, status, body)
+		}
+	}
+}
+
+// TestHistoryNamingMessagesTwice: a raw history naming messages twice is
+// refused as malformed; a data one reaches the turn as the SDK decoded it,
+// with the last list only (docs/a2a.md).
+func TestHistoryNamingMessagesTwice(t *testing.T) {
+	h := newHarness(t)
+	last := `"messages":[{"role":"user","content":"hi"}]}`
+	over, err := json.Marshal(historyOf(transcript.MaxMessages + 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := `{"version":1,"messages":[{"role":"user","content":"a"}],` + last
+	twice := strings.TrimSuffix(string(over), "}") + "," + last
+	send := func(part string) string {
+		status, _, body := h.rawPost("/agents/field-guide", `{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"and now?"},`+part+`]}}}`, appHdr(h.keyApp1, "alice"))
+		if status != http.StatusOK {
+			t.Fatalf("%d %.300s", status, body)
+		}
+		return string(body)
+	}
+	raw := func(env string) string {
+		return `{"mediaType":"` + transcript.MediaType + `","raw":"` + base64.StdEncoding.EncodeToString([]byte(env)) + `"}`
+	}
+	if body := send(raw(within)); !strings.Contains(body, `"TASK_STATE_REJECTED"`) || !strings.Contains(body, "the history names messages more than once") {
+		t.Errorf("raw, both within the cap: %.400s", body)
+	}
+	if body := send(raw(twice)); !strings.Contains(body, `"TASK_STATE_REJECTED"`) || !strings.Contains(body, "more than 2000 messages") {
+		t.Errorf("raw, the first over the cap: %.400s", body)
+	}
+	if body := send(`{"mediaType":"` + transcript.MediaType + `","data":` + twice + `}`); !strings.Contains(body, `"TASK_STATE_COMPLETED"`) {
+		t.Errorf("data, the last within the cap: %.400s", body)
 	}
 }

@@ -17,7 +17,9 @@ import (
 // final reports that bytes after b cannot change n: the list
 // holds more than MaxMessages entries (n is MaxMessages+1), or it ended,
 // or something other than an object is where an entry should be (such a
-// history is refused as malformed, not for its length). When b is a whole
+// history is refused as malformed, not for its length), or b holds a
+// whole object without the list (n is 0). A b cut before the list, even
+// between two members, is not final. When b is a whole
 // envelope, n over MaxMessages is exactly what Parse refuses for its
 // length, whatever follows (another member named messages included:
 // encoding/json would keep the last; Parse refuses the first when it is
@@ -29,7 +31,7 @@ func CountMessages(b []byte) (n int, final bool) {
 		return 0, c != 0
 	}
 	found := false
-	s.Object(func(key []byte) bool {
+	whole := s.Object(func(key []byte) bool {
 		if string(key) != "messages" {
 			return s.Skip()
 		}
@@ -37,7 +39,10 @@ func CountMessages(b []byte) (n int, final bool) {
 		n, final = countList(&s)
 		return false
 	})
-	return n, final || (!found && s.End())
+	// Without the list, only an object read to its end is final: a cut
+	// between two members stops Object with nothing left to read, and the
+	// list may still follow.
+	return n, final || (!found && whole)
 }
 
 // countList counts the entries of the list s is at (see CountMessages).

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -149,6 +150,11 @@ func decodeEnvelope(b []byte) (*Envelope, error) {
 		return &env, nil
 	}
 	env = Envelope{}
+	if messagesNamed(b) > 1 {
+		// encoding/json would keep the last list: which one is the
+		// history is not the caller's to leave ambiguous.
+		return nil, ErrMessagesTwice
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&env); err != nil {
 		return nil, invalid("the history is not a valid transcript envelope: %s", jsonReason(err))
@@ -169,6 +175,35 @@ func checkHead(version, n int) error {
 		return invalid("the history's version must be 1, got %d", version)
 	}
 	return nil
+}
+
+// ErrMessagesTwice is the reason an envelope naming messages more than
+// once is refused.
+var ErrMessagesTwice error = invalid("the history names messages more than once")
+
+// messagesNamed counts the members of the JSON object b whose key
+// encoding/json would decode into Envelope.Messages: "messages" in any
+// case, escaped or not. It stops at the first syntax error.
+func messagesNamed(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		if k, _ := t.(string); strings.EqualFold(k, "messages") {
+			n++
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return n
+		}
+	}
+	return n
 }
 
 func jsonReason(err error) string {
