@@ -62,11 +62,11 @@ func toolStream(seed []byte, indexed, dupIDs bool) (string, []call) {
 			tc["index"] = i
 		}
 		if sent[i] == 0 || !indexed {
-			tc["id"] = want[i].id
+			tc["id"] = want[i].ID
 		}
 		if sent[i] == 0 {
 			tc["type"] = "function"
-			tc["function"].(map[string]any)["name"] = want[i].name
+			tc["function"].(map[string]any)["name"] = want[i].Name
 		}
 		sent[i]++
 		ch, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{tc}}}}})
@@ -105,10 +105,10 @@ func FuzzToolCallOrder(f *testing.F) {
 			t.Fatalf("%d calls, want %d\n%s", len(resp.ToolCalls), len(want), stream)
 		}
 		for i, w := range want {
-			if got[w.name] != w {
-				t.Fatalf("call %s: %+v, want %+v\n%s", w.name, got[w.name], w, stream)
+			if got[w.Name] != w {
+				t.Fatalf("call %s: %+v, want %+v\n%s", w.Name, got[w.Name], w, stream)
 			}
-			if indexed && resp.ToolCalls[i].Function.Name != w.name {
+			if indexed && resp.ToolCalls[i].Function.Name != w.Name {
 				t.Fatalf("indexed calls out of index order: %+v", resp.ToolCalls)
 			}
 		}
