@@ -281,7 +281,7 @@ type harness struct {
 	// modelBody holds the body of the last model request (a []byte).
 	modelBody atomic.Value
 	// modelDelay (a time.Duration) holds each model request before it is
-	// answered; modelInFlight counts the requests being answered and
+	// answered; modelInFlight counts the requests being held and
 	// modelMostInFlight the most at once: the turns doing work together.
 	modelDelay                       atomic.Int64
 	modelInFlight, modelMostInFlight atomic.Int32
@@ -326,11 +326,15 @@ func newHarnessStore(t *testing.T, storeURL string, cfgOpt serverOpt, opts ...ha
 	h.model = scripted.NewServer(sc)
 	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.modelHeaders.Store(r.Header.Clone())
+		// Counted while held, and no longer once the answer starts: a turn
+		// can only go on after its answer, so a handler still returning
+		// (descheduled on a loaded machine) is never counted beside the
+		// next turn's request.
 		n := h.modelInFlight.Add(1)
-		defer h.modelInFlight.Add(-1)
 		for m := h.modelMostInFlight.Load(); n > m && !h.modelMostInFlight.CompareAndSwap(m, n); m = h.modelMostInFlight.Load() {
 		}
 		time.Sleep(time.Duration(h.modelDelay.Load()))
+		h.modelInFlight.Add(-1)
 		if b, err := io.ReadAll(r.Body); err == nil {
 			h.modelBody.Store(b)
 			r.Body = io.NopCloser(bytes.NewReader(b))
